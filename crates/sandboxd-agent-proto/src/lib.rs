@@ -1,0 +1,1 @@
+//! The wire protocol between sandboxd and its in-sandbox agent.

@@ -1,0 +1,2 @@
+//! The in-sandbox agent.
+fn main() {}

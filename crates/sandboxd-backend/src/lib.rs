@@ -1,0 +1,1 @@
+//! The sandbox backend trait: what the service needs from a container platform.

@@ -1,0 +1,1 @@
+//! The operator's configuration: runtime allowlist, service-wide defaults and the service policy.

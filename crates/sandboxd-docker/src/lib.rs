@@ -1,0 +1,1 @@
+//! The Docker Engine implementation of the sandbox backend.

@@ -1,0 +1,1 @@
+//! The sandboxd HTTP service.

@@ -1,0 +1,2 @@
+//! The sandboxd command.
+fn main() {}
