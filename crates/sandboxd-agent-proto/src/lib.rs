@@ -1,1 +1,25 @@
 //! The wire protocol between sandboxd and its in-sandbox agent.
+//!
+//! The agent dials the service over a unix socket. On that byte stream both sides exchange
+//! frames: a kind byte, a big-endian `u32` payload length and the payload (see [`frame`]).
+//! Control messages travel as JSON frames ([`Request`] from the service, [`Event`] from the
+//! agent); process output and input travel as raw data frames.
+//!
+//! The core (framing, messages, errors) is std-only so the agent stays small and static. The
+//! `tokio` feature adds the service side in [`host`]: async framing, the [`AgentHub`] that
+//! accepts agent connections, and the [`run_exec`] and [`ping`] clients.
+
+mod error;
+pub mod frame;
+#[cfg(feature = "tokio")]
+pub mod host;
+mod message;
+
+pub use error::ProtoError;
+pub use frame::{read_frame, write_frame, write_json, Frame, FrameKind, MAX_FRAME_LEN};
+#[cfg(feature = "tokio")]
+pub use host::{ping, run_exec, AgentHub, ExecResult, HELLO_TIMEOUT, MAX_IDLE};
+pub use message::{
+    Event, ExecRequest, ExitReport, Request, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED,
+    OUTPUT_CHUNK_LEN, PROTOCOL_VERSION, STDIN_CHUNK_LEN,
+};

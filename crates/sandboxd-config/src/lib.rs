@@ -1,1 +1,547 @@
 //! The operator's configuration: runtime allowlist, service-wide defaults and the service policy.
+//!
+//! The file is TOML. [`Config::parse`] checks everything an operator can get wrong and says
+//! precisely what and where, so that a bad config stops the service at start, not a request later.
+
+mod size;
+
+use sandboxd_api::{ConfigView, Limits, NetworkMode, Policy, RuntimeInfo};
+use serde::Deserialize;
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use size::{format_bytes, parse_bytes};
+
+/// The configuration used when no file is given: the seed's example.
+pub const EMBEDDED_DEFAULT: &str = include_str!("default.toml");
+
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("cannot read config file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("config is not valid: {0}")]
+    Syntax(String),
+    #[error("{field}: {message}")]
+    Invalid { field: String, message: String },
+}
+
+fn invalid(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+    ConfigError::Invalid {
+        field: field.into(),
+        message: message.into(),
+    }
+}
+
+/// Where the service token comes from, before the binary resolves it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TokenSource {
+    Inline(String),
+    File(PathBuf),
+    /// Generate one at first start and keep it in the state directory.
+    Generated,
+}
+
+/// A validated configuration.
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub token: TokenSource,
+    pub default_runtime: String,
+    pub max_sessions: u32,
+    pub defaults: Limits,
+    pub runtimes: BTreeMap<String, RuntimeInfo>,
+    pub policy: Policy,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConfigFile {
+    token: Option<String>,
+    token_file: Option<PathBuf>,
+    default_runtime: Option<String>,
+    max_sessions: Option<u32>,
+    #[serde(flatten)]
+    defaults: LimitsFile,
+    #[serde(default)]
+    runtimes: BTreeMap<String, RuntimeFile>,
+    #[serde(default)]
+    policy: PolicyFile,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct LimitsFile {
+    mem_limit: Option<SizeValue>,
+    cpus: Option<f64>,
+    pids_limit: Option<i64>,
+    network_mode: Option<String>,
+    tmpfs_size: Option<SizeValue>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RuntimeFile {
+    image: Option<String>,
+    /// A recipe name from the suggested catalogue, built on first use.
+    runtime: Option<String>,
+    #[serde(default)]
+    interpreter: Vec<String>,
+    #[serde(flatten)]
+    limits: LimitsFile,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct PolicyFile {
+    default_timeout_secs: Option<u64>,
+    max_timeout_secs: Option<u64>,
+    max_output_bytes: Option<SizeValue>,
+    max_upload_bytes: Option<SizeValue>,
+    idle_timeout_secs: Option<u64>,
+    max_lifetime_secs: Option<u64>,
+}
+
+/// A size written as a number of bytes or a string such as `"512m"`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum SizeValue {
+    Bytes(u64),
+    Text(String),
+}
+
+impl SizeValue {
+    fn resolve(&self, field: &str) -> Result<u64, ConfigError> {
+        match self {
+            SizeValue::Bytes(n) => Ok(*n),
+            SizeValue::Text(text) => parse_bytes(text).map_err(|message| invalid(field, message)),
+        }
+    }
+}
+
+/// Service-wide defaults that apply when the file names none.
+const BUILTIN_DEFAULTS: Limits = Limits {
+    mem_limit_bytes: 1 << 30,
+    cpus: 1.0,
+    pids_limit: 256,
+    network_mode: NetworkMode::None,
+    tmpfs_size_bytes: 256 << 20,
+};
+
+/// Docker refuses memory limits below 6 MB; a sandbox needs more than that anyway.
+const MIN_MEM_LIMIT: u64 = 6 << 20;
+
+impl Config {
+    /// The embedded default configuration.
+    pub fn embedded() -> Config {
+        Config::parse(EMBEDDED_DEFAULT).expect("the embedded default config is valid")
+    }
+
+    pub fn load(path: &Path) -> Result<Config, ConfigError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Config::parse(&text)
+    }
+
+    pub fn parse(text: &str) -> Result<Config, ConfigError> {
+        let file: ConfigFile =
+            toml::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
+
+        let token = match (file.token, file.token_file) {
+            (Some(_), Some(_)) => {
+                return Err(invalid(
+                    "token",
+                    "give either `token` or `token_file`, not both",
+                ))
+            }
+            (Some(token), None) => {
+                check_token(&token, "token")?;
+                TokenSource::Inline(token)
+            }
+            (None, Some(path)) => TokenSource::File(path),
+            (None, None) => TokenSource::Generated,
+        };
+
+        let defaults = resolve_limits(&file.defaults, &BUILTIN_DEFAULTS, "")?;
+
+        if file.runtimes.is_empty() {
+            return Err(invalid(
+                "runtimes",
+                "no runtimes are configured; add at least one, e.g. [runtimes.python] image = \"sandboxd/python:3.11-bookworm\"",
+            ));
+        }
+        let mut runtimes = BTreeMap::new();
+        for (name, runtime) in &file.runtimes {
+            runtimes.insert(name.clone(), resolve_runtime(name, runtime, &defaults)?);
+        }
+
+        let default_runtime = match file.default_runtime {
+            Some(name) if runtimes.contains_key(&name) => name,
+            Some(name) => {
+                return Err(invalid(
+                    "default_runtime",
+                    format!(
+                        "\"{name}\" is not one of the configured runtimes ({})",
+                        names(&runtimes)
+                    ),
+                ))
+            }
+            None if runtimes.len() == 1 => runtimes.keys().next().cloned().unwrap_or_default(),
+            None => {
+                return Err(invalid(
+                    "default_runtime",
+                    format!(
+                        "name the runtime used when a request names none, one of: {}",
+                        names(&runtimes)
+                    ),
+                ))
+            }
+        };
+
+        let max_sessions = file.max_sessions.unwrap_or(20);
+        if max_sessions == 0 {
+            return Err(invalid("max_sessions", "must be at least 1"));
+        }
+        let policy = resolve_policy(&file.policy, max_sessions)?;
+
+        Ok(Config {
+            token,
+            default_runtime,
+            max_sessions,
+            defaults,
+            runtimes,
+            policy,
+        })
+    }
+
+    /// The memory the host would need if every session ran its largest runtime at its ceiling.
+    pub fn worst_case_memory_bytes(&self) -> u64 {
+        let largest = self
+            .runtimes
+            .values()
+            .map(|r| r.limits.mem_limit_bytes)
+            .max()
+            .unwrap_or(0);
+        largest.saturating_mul(u64::from(self.max_sessions))
+    }
+
+    pub fn runtime(&self, name: &str) -> Option<&RuntimeInfo> {
+        self.runtimes.get(name)
+    }
+
+    pub fn runtime_names(&self) -> String {
+        names(&self.runtimes)
+    }
+
+    /// The configuration as the API shows it: everything but the token.
+    pub fn view(&self) -> ConfigView {
+        ConfigView {
+            token: "<redacted>".into(),
+            default_runtime: self.default_runtime.clone(),
+            max_sessions: self.max_sessions,
+            defaults: self.defaults.clone(),
+            runtimes: self.runtimes.clone(),
+            policy: self.policy.clone(),
+        }
+    }
+}
+
+/// A token must be long enough to resist guessing and safe to send in a header.
+pub fn check_token(token: &str, field: &str) -> Result<(), ConfigError> {
+    if token.len() < 16 {
+        return Err(invalid(field, "the token must be at least 16 characters"));
+    }
+    if !token.bytes().all(|b| b.is_ascii_graphic()) {
+        return Err(invalid(
+            field,
+            "the token may only hold printable ASCII characters without spaces",
+        ));
+    }
+    Ok(())
+}
+
+fn names(runtimes: &BTreeMap<String, RuntimeInfo>) -> String {
+    runtimes.keys().cloned().collect::<Vec<_>>().join(", ")
+}
+
+fn resolve_runtime(
+    name: &str,
+    file: &RuntimeFile,
+    defaults: &Limits,
+) -> Result<RuntimeInfo, ConfigError> {
+    let field = format!("runtimes.{name}");
+    if name.is_empty()
+        || !name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_' || b == b'.')
+    {
+        return Err(invalid(
+            &field,
+            "a runtime alias may only hold letters, digits, '-', '_' and '.'",
+        ));
+    }
+    match (&file.image, &file.runtime) {
+        (Some(_), Some(_)) => {
+            return Err(invalid(
+                &field,
+                "give either `image` or `runtime` (a recipe to build), not both",
+            ))
+        }
+        (None, None) => {
+            return Err(invalid(
+                &field,
+                "give `image` (an image on the engine) or `runtime` (a recipe to build)",
+            ))
+        }
+        (Some(image), None) if image.trim().is_empty() => {
+            return Err(invalid(format!("{field}.image"), "must not be empty"))
+        }
+        (None, Some(recipe)) if recipe.trim().is_empty() => {
+            return Err(invalid(format!("{field}.runtime"), "must not be empty"))
+        }
+        _ => {}
+    }
+    if file.interpreter.iter().any(|arg| arg.is_empty()) {
+        return Err(invalid(
+            format!("{field}.interpreter"),
+            "must be a program and its arguments, none of them empty",
+        ));
+    }
+    Ok(RuntimeInfo {
+        name: name.to_string(),
+        image: file.image.clone(),
+        recipe: file.runtime.clone(),
+        limits: resolve_limits(&file.limits, defaults, &format!("{field}."))?,
+        interpreter: file.interpreter.clone(),
+    })
+}
+
+fn resolve_limits(
+    file: &LimitsFile,
+    inherited: &Limits,
+    prefix: &str,
+) -> Result<Limits, ConfigError> {
+    let field = |name: &str| format!("{prefix}{name}");
+    let mem_limit_bytes = match &file.mem_limit {
+        Some(value) => value.resolve(&field("mem_limit"))?,
+        None => inherited.mem_limit_bytes,
+    };
+    if mem_limit_bytes < MIN_MEM_LIMIT {
+        return Err(invalid(
+            field("mem_limit"),
+            format!(
+                "{} is below the minimum of 6m",
+                format_bytes(mem_limit_bytes)
+            ),
+        ));
+    }
+    let cpus = file.cpus.unwrap_or(inherited.cpus);
+    if !(cpus.is_finite() && cpus > 0.0) {
+        return Err(invalid(
+            field("cpus"),
+            format!("must be a number above 0 (e.g. 0.5 or 2.0), got {cpus}"),
+        ));
+    }
+    let pids_limit = match file.pids_limit {
+        Some(n) if n < 1 || n > i64::from(u32::MAX) => {
+            return Err(invalid(
+                field("pids_limit"),
+                format!("must be a whole number of processes of at least 1, got {n}"),
+            ))
+        }
+        Some(n) => n as u32,
+        None => inherited.pids_limit,
+    };
+    let network_mode = match file.network_mode.as_deref() {
+        None => inherited.network_mode,
+        Some("none") => NetworkMode::None,
+        Some("bridge") => NetworkMode::Bridge,
+        Some(other) => {
+            return Err(invalid(
+                field("network_mode"),
+                format!("unknown network mode \"{other}\"; use \"none\" or \"bridge\""),
+            ))
+        }
+    };
+    let tmpfs_size_bytes = match &file.tmpfs_size {
+        Some(value) => value.resolve(&field("tmpfs_size"))?,
+        None => inherited.tmpfs_size_bytes,
+    };
+    if tmpfs_size_bytes < 1 << 20 {
+        return Err(invalid(field("tmpfs_size"), "must be at least 1m"));
+    }
+    Ok(Limits {
+        mem_limit_bytes,
+        cpus,
+        pids_limit,
+        network_mode,
+        tmpfs_size_bytes,
+    })
+}
+
+fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, ConfigError> {
+    let size = |value: &Option<SizeValue>, name: &str, default: u64| match value {
+        Some(v) => v.resolve(&format!("policy.{name}")),
+        None => Ok(default),
+    };
+    let policy = Policy {
+        default_timeout_secs: file.default_timeout_secs.unwrap_or(60),
+        max_timeout_secs: file.max_timeout_secs.unwrap_or(600),
+        max_output_bytes: size(&file.max_output_bytes, "max_output_bytes", 1 << 20)?,
+        max_upload_bytes: size(&file.max_upload_bytes, "max_upload_bytes", 100 << 20)?,
+        idle_timeout_secs: file.idle_timeout_secs.unwrap_or(1800),
+        max_lifetime_secs: file.max_lifetime_secs.unwrap_or(86_400),
+        max_sessions,
+    };
+    let positive = [
+        ("default_timeout_secs", policy.default_timeout_secs),
+        ("max_timeout_secs", policy.max_timeout_secs),
+        ("max_output_bytes", policy.max_output_bytes),
+        ("max_upload_bytes", policy.max_upload_bytes),
+        ("idle_timeout_secs", policy.idle_timeout_secs),
+        ("max_lifetime_secs", policy.max_lifetime_secs),
+    ];
+    for (name, value) in positive {
+        if value == 0 {
+            return Err(invalid(format!("policy.{name}"), "must be above 0"));
+        }
+    }
+    if policy.default_timeout_secs > policy.max_timeout_secs {
+        return Err(invalid(
+            "policy.default_timeout_secs",
+            format!(
+                "{} is above policy.max_timeout_secs ({}); the default must fit under the limit",
+                policy.default_timeout_secs, policy.max_timeout_secs
+            ),
+        ));
+    }
+    Ok(policy)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn error_of(text: &str) -> String {
+        Config::parse(text).unwrap_err().to_string()
+    }
+
+    const MINIMAL: &str = "[runtimes.sh]\nimage = \"sandboxd/busybox:local\"\n";
+
+    #[test]
+    fn embedded_default_matches_the_seed() {
+        let config = Config::embedded();
+        assert_eq!(config.default_runtime, "python");
+        assert_eq!(config.max_sessions, 20);
+        assert_eq!(config.token, TokenSource::Generated);
+        let python = config.runtime("python").unwrap();
+        assert_eq!(python.limits.pids_limit, 512);
+        assert_eq!(python.interpreter, vec!["python3"]);
+        let datascience = config.runtime("datascience").unwrap();
+        assert_eq!(datascience.recipe.as_deref(), Some("python-datascience"));
+        assert_eq!(datascience.limits.mem_limit_bytes, 4 << 30);
+        assert_eq!(datascience.limits.cpus, 2.0);
+        assert_eq!(datascience.limits.network_mode, NetworkMode::None);
+        let scraping = config.runtime("scraping").unwrap();
+        assert_eq!(scraping.limits.network_mode, NetworkMode::Bridge);
+        assert_eq!(
+            scraping.limits.mem_limit_bytes,
+            1 << 30,
+            "inherits the default"
+        );
+        assert_eq!(config.worst_case_memory_bytes(), 20 * (4 << 30));
+    }
+
+    #[test]
+    fn a_runtime_may_name_more_than_the_default() {
+        let config = Config::parse(
+            "default_runtime = \"big\"\nmem_limit = \"512m\"\n[runtimes.big]\nimage = \"x\"\nmem_limit = \"2g\"\n[runtimes.small]\nimage = \"y\"\n",
+        )
+        .unwrap();
+        assert_eq!(
+            config.runtime("big").unwrap().limits.mem_limit_bytes,
+            2 << 30
+        );
+        assert_eq!(
+            config.runtime("small").unwrap().limits.mem_limit_bytes,
+            512 << 20
+        );
+    }
+
+    #[test]
+    fn single_runtime_is_the_default() {
+        assert_eq!(Config::parse(MINIMAL).unwrap().default_runtime, "sh");
+    }
+
+    #[test]
+    fn precise_errors() {
+        let cases = [
+            (format!("bogus = 1\n{MINIMAL}"), "unknown field `bogus`"),
+            (
+                "[runtimes.sh]\nimage = \"x\"\nprivileged = true\n".to_string(),
+                "unknown field `privileged`",
+            ),
+            (
+                "[runtimes.sh]\nimage = \"x\"\nmem_limit = \"lots\"\n".to_string(),
+                "runtimes.sh.mem_limit",
+            ),
+            (
+                "[runtimes.sh]\nimage = \"x\"\ncpus = 0\n".to_string(),
+                "runtimes.sh.cpus: must be a number above 0",
+            ),
+            (
+                "[runtimes.sh]\nimage = \"x\"\ncpus = -1.5\n".to_string(),
+                "must be a number above 0",
+            ),
+            (
+                "[runtimes.sh]\nimage = \"x\"\nnetwork_mode = \"host\"\n".to_string(),
+                "unknown network mode \"host\"",
+            ),
+            (
+                format!("default_runtime = \"nope\"\n{MINIMAL}"),
+                "default_runtime: \"nope\" is not one of the configured runtimes (sh)",
+            ),
+            (
+                "max_sessions = 3\n".to_string(),
+                "no runtimes are configured",
+            ),
+            (
+                "[runtimes.sh]\nimage = \"x\"\nruntime = \"y\"\n".to_string(),
+                "not both",
+            ),
+            ("[runtimes.sh]\ncpus = 1.0\n".to_string(), "give `image`"),
+            (
+                format!("max_sessions = 0\n{MINIMAL}"),
+                "max_sessions: must be at least 1",
+            ),
+            (
+                format!("[policy]\ndefault_timeout_secs = 900\nmax_timeout_secs = 60\n{MINIMAL}"),
+                "policy.default_timeout_secs",
+            ),
+            (format!("token = \"short\"\n{MINIMAL}"), "at least 16"),
+            (
+                format!("mem_limit = \"1k\"\n{MINIMAL}"),
+                "below the minimum",
+            ),
+        ];
+        for (text, expected) in cases {
+            let message = error_of(&text);
+            assert!(
+                message.contains(expected),
+                "config {text:?}\n  gave {message:?}\n  expected it to contain {expected:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn view_redacts_the_token() {
+        let config =
+            Config::parse(&format!("token = \"0123456789abcdef-secret\"\n{MINIMAL}")).unwrap();
+        let json = format!("{:?}", config.view());
+        assert!(!json.contains("secret"));
+        assert_eq!(config.view().token, "<redacted>");
+    }
+}

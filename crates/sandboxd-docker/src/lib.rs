@@ -1,1 +1,427 @@
 //! The Docker Engine implementation of the sandbox backend.
+//!
+//! Each sandbox is a container started with the hardened profile below, whatever the image
+//! says. The in-sandbox agent is bind-mounted read-only and is the container's entrypoint under
+//! Docker's init; it dials back to a unix socket that this backend creates on the host in a
+//! root-owned directory, mounted read-only into the sandbox. Nothing the sandbox writes lands on
+//! the host disk, and the host never resolves a path the sandbox controls.
+
+mod cgroup;
+
+use async_trait::async_trait;
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
+use bollard::query_parameters::{
+    CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
+};
+use bollard::Docker;
+use cgroup::CgroupLayout;
+use sandboxd_agent_proto::AgentHub;
+use sandboxd_backend::{
+    AgentStream, Backend, BackendError, ExistingSandbox, Sandbox, SandboxSpec, Usage,
+};
+use std::collections::HashMap;
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+/// The uid and gid every sandbox process runs as: high, so it owns nothing on the host.
+pub const SANDBOX_UID: u32 = 61000;
+pub const WORKDIR: &str = "/workspace";
+const AGENT_IN_SANDBOX: &str = "/.sandboxd-agent";
+const SOCKET_DIR_IN_SANDBOX: &str = "/.sandboxd";
+
+pub const LABEL_MANAGED: &str = "org.sandboxd.managed";
+pub const LABEL_INSTANCE: &str = "org.sandboxd.instance";
+pub const LABEL_SESSION: &str = "org.sandboxd.session";
+pub const LABEL_RUNTIME: &str = "org.sandboxd.runtime";
+
+/// How long a started container may take until its agent dials in.
+const AGENT_START_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a request waits for an idle agent connection.
+const AGENT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+/// Engine calls that should answer quickly (create, remove, inspect).
+const ENGINE_TIMEOUT: u64 = 60;
+/// The longest path a unix socket address can hold.
+const MAX_SOCKET_PATH: usize = 107;
+
+pub struct DockerOptions {
+    /// The engine's socket, e.g. `/var/run/docker.sock`.
+    pub socket: String,
+    /// Identifies this service's sandboxes among all containers on the engine.
+    pub instance_id: String,
+    /// The agent binary on the host (static, so it runs in any image).
+    pub agent_binary: PathBuf,
+    /// Host directory for the per-sandbox agent sockets.
+    pub socket_root: PathBuf,
+}
+
+pub struct DockerBackend {
+    docker: Docker,
+    options: DockerOptions,
+    cgroups: CgroupLayout,
+    hubs: Mutex<HashMap<String, Arc<AgentHub>>>,
+}
+
+fn engine_error(e: bollard::errors::Error) -> BackendError {
+    match e {
+        bollard::errors::Error::DockerResponseServerError {
+            status_code,
+            message,
+        } => BackendError::Engine(format!("{message} (status {status_code})")),
+        other => BackendError::EngineUnavailable(other.to_string()),
+    }
+}
+
+fn is_not_found(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
+
+impl DockerBackend {
+    /// Connects to the engine, negotiates the API version and reads how it lays out cgroups.
+    pub async fn connect(options: DockerOptions) -> Result<DockerBackend, BackendError> {
+        let socket_hint = |e: bollard::errors::Error| {
+            BackendError::EngineUnavailable(format!(
+                "cannot reach the Docker engine at {}: {e}; is dockerd running? (scripts/host-setup.sh starts it)",
+                options.socket
+            ))
+        };
+        let docker = Docker::connect_with_socket(
+            &options.socket,
+            ENGINE_TIMEOUT,
+            bollard::API_DEFAULT_VERSION,
+        )
+        .map_err(socket_hint)?
+        .negotiate_version()
+        .await
+        .map_err(socket_hint)?;
+        let info = docker.info().await.map_err(engine_error)?;
+        let cgroups = CgroupLayout::from_info(&info);
+        std::fs::create_dir_all(&options.socket_root).map_err(|e| {
+            BackendError::Setup(format!(
+                "cannot create {}: {e}",
+                options.socket_root.display()
+            ))
+        })?;
+        std::fs::set_permissions(&options.socket_root, std::fs::Permissions::from_mode(0o755))
+            .map_err(|e| BackendError::Setup(format!("cannot set permissions: {e}")))?;
+        Ok(DockerBackend {
+            docker,
+            options,
+            cgroups,
+            hubs: Mutex::new(HashMap::new()),
+        })
+    }
+
+    pub fn docker(&self) -> &Docker {
+        &self.docker
+    }
+
+    fn container_name(&self, session_id: &str) -> String {
+        format!("sandboxd-{session_id}")
+    }
+
+    fn socket_dir(&self, session_id: &str) -> PathBuf {
+        self.options.socket_root.join(session_id)
+    }
+
+    /// Creates the session's socket directory (root-owned, readable by the sandbox) and a hub
+    /// listening in it.
+    fn open_hub(&self, session_id: &str) -> Result<Arc<AgentHub>, BackendError> {
+        let dir = self.socket_dir(session_id);
+        let socket = dir.join("agent.sock");
+        if socket.as_os_str().len() > MAX_SOCKET_PATH {
+            return Err(BackendError::Setup(format!(
+                "the agent socket path {} is longer than a unix socket allows; use a shorter --state-dir",
+                socket.display()
+            )));
+        }
+        let setup = |e: std::io::Error| {
+            BackendError::Setup(format!("cannot prepare {}: {e}", dir.display()))
+        };
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).map_err(setup)?;
+        }
+        std::fs::create_dir(&dir).map_err(setup)?;
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).map_err(setup)?;
+        let hub = AgentHub::bind(&socket).map_err(setup)?;
+        self.hubs
+            .lock()
+            .expect("hub map lock")
+            .insert(session_id.to_string(), hub.clone());
+        Ok(hub)
+    }
+
+    fn close_hub(&self, session_id: &str) {
+        if let Some(hub) = self.hubs.lock().expect("hub map lock").remove(session_id) {
+            hub.close();
+        }
+        let dir = self.socket_dir(session_id);
+        if let Err(e) = std::fs::remove_dir_all(&dir) {
+            if e.kind() != std::io::ErrorKind::NotFound {
+                tracing::warn!(dir = %dir.display(), error = %e, "cannot remove agent socket directory");
+            }
+        }
+    }
+
+    fn hub(&self, session_id: &str) -> Option<Arc<AgentHub>> {
+        self.hubs
+            .lock()
+            .expect("hub map lock")
+            .get(session_id)
+            .cloned()
+    }
+
+    fn container_body(&self, spec: &SandboxSpec) -> ContainerCreateBody {
+        let limits = &spec.limits;
+        let tmpfs_opts =
+            |extra: &str| format!("rw,nosuid,nodev,size={},{extra}", limits.tmpfs_size_bytes);
+        let labels = HashMap::from([
+            (LABEL_MANAGED.to_string(), "true".to_string()),
+            (LABEL_INSTANCE.to_string(), self.options.instance_id.clone()),
+            (LABEL_SESSION.to_string(), spec.session_id.clone()),
+            (LABEL_RUNTIME.to_string(), spec.runtime.clone()),
+        ]);
+        let memory = i64::try_from(limits.mem_limit_bytes).unwrap_or(i64::MAX);
+        ContainerCreateBody {
+            image: Some(spec.image.clone()),
+            user: Some(format!("{SANDBOX_UID}:{SANDBOX_UID}")),
+            entrypoint: Some(vec![
+                AGENT_IN_SANDBOX.to_string(),
+                "--connect".to_string(),
+                format!("{SOCKET_DIR_IN_SANDBOX}/agent.sock"),
+            ]),
+            cmd: Some(vec![]),
+            working_dir: Some(WORKDIR.to_string()),
+            env: Some(vec![format!("HOME={WORKDIR}")]),
+            hostname: Some("sandbox".to_string()),
+            labels: Some(labels),
+            host_config: Some(HostConfig {
+                binds: Some(vec![
+                    format!(
+                        "{}:{AGENT_IN_SANDBOX}:ro",
+                        self.options.agent_binary.display()
+                    ),
+                    format!(
+                        "{}:{SOCKET_DIR_IN_SANDBOX}:ro",
+                        self.socket_dir(&spec.session_id).display()
+                    ),
+                ]),
+                cap_drop: Some(vec!["ALL".to_string()]),
+                security_opt: Some(vec!["no-new-privileges".to_string()]),
+                readonly_rootfs: Some(true),
+                tmpfs: Some(HashMap::from([
+                    ("/tmp".to_string(), tmpfs_opts("mode=1777")),
+                    (
+                        WORKDIR.to_string(),
+                        tmpfs_opts(&format!("uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755")),
+                    ),
+                ])),
+                pids_limit: Some(i64::from(limits.pids_limit)),
+                memory: Some(memory),
+                memory_swap: Some(memory),
+                nano_cpus: Some((limits.cpus * 1e9).round() as i64),
+                init: Some(true),
+                log_config: Some(HostConfigLogConfig {
+                    typ: Some("none".to_string()),
+                    config: None,
+                }),
+                network_mode: Some(limits.network_mode.as_str().to_string()),
+                privileged: Some(false),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }
+    }
+
+    async fn remove_container(&self, name: &str) -> Result<(), BackendError> {
+        let options = RemoveContainerOptionsBuilder::default()
+            .force(true)
+            .v(true)
+            .build();
+        match self.docker.remove_container(name, Some(options)).await {
+            Ok(()) => Ok(()),
+            Err(e) if is_not_found(&e) => Ok(()),
+            // Removal already under way (e.g. two closes at once) ends the same way.
+            Err(bollard::errors::Error::DockerResponseServerError {
+                status_code: 409, ..
+            }) => Ok(()),
+            Err(e) => Err(engine_error(e)),
+        }
+    }
+
+    /// Says why a container that never became ready stopped, for the error message.
+    async fn describe_failed_start(&self, name: &str) -> String {
+        match self.docker.inspect_container(name, None).await {
+            Ok(inspect) => match inspect.state {
+                Some(state) if state.running != Some(true) => format!(
+                    "the container exited with code {} before its agent started{}",
+                    state.exit_code.unwrap_or_default(),
+                    state
+                        .error
+                        .filter(|e| !e.is_empty())
+                        .map(|e| format!(": {e}"))
+                        .unwrap_or_default()
+                ),
+                _ => format!(
+                    "the sandbox agent did not dial in within {}s",
+                    AGENT_START_TIMEOUT.as_secs()
+                ),
+            },
+            Err(e) => format!("the container vanished during start: {e}"),
+        }
+    }
+
+    async fn start_container(
+        &self,
+        spec: &SandboxSpec,
+        hub: &AgentHub,
+    ) -> Result<String, BackendError> {
+        let name = self.container_name(&spec.session_id);
+        let options = CreateContainerOptionsBuilder::default().name(&name).build();
+        let created = self
+            .docker
+            .create_container(Some(options), self.container_body(spec))
+            .await
+            .map_err(|e| {
+                if is_not_found(&e) {
+                    BackendError::ImageMissing {
+                        image: spec.image.clone(),
+                        hint: image_hint(&spec.image),
+                    }
+                } else {
+                    engine_error(e)
+                }
+            })?;
+        self.docker
+            .start_container(&created.id, None)
+            .await
+            .map_err(engine_error)?;
+        if hub.wait_ready(AGENT_START_TIMEOUT).await.is_err() {
+            return Err(BackendError::AgentUnavailable(
+                self.describe_failed_start(&name).await,
+            ));
+        }
+        Ok(created.id)
+    }
+}
+
+/// What an operator can do about a missing image.
+fn image_hint(image: &str) -> String {
+    if image.starts_with("sandboxd/") {
+        format!("it is built locally; run scripts/build-images.sh (or `docker images {image}` to check)")
+    } else {
+        format!("pull it with `docker pull {image}` or build it locally and name it in the runtime's `image`")
+    }
+}
+
+#[async_trait]
+impl Backend for DockerBackend {
+    async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
+        let hub = self.open_hub(&spec.session_id)?;
+        match self.start_container(spec, &hub).await {
+            Ok(backend_id) => Ok(Sandbox {
+                session_id: spec.session_id.clone(),
+                backend_id,
+            }),
+            Err(e) => {
+                let name = self.container_name(&spec.session_id);
+                if let Err(cleanup) = self.remove_container(&name).await {
+                    tracing::warn!(container = %name, error = %cleanup, "cannot remove a sandbox that failed to start");
+                }
+                self.close_hub(&spec.session_id);
+                Err(e)
+            }
+        }
+    }
+
+    async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        let result = self.remove_container(&sandbox.backend_id).await;
+        self.close_hub(&sandbox.session_id);
+        result
+    }
+
+    async fn agent(&self, sandbox: &Sandbox) -> Result<AgentStream, BackendError> {
+        let hub = self
+            .hub(&sandbox.session_id)
+            .ok_or_else(|| BackendError::SandboxGone(sandbox.session_id.clone()))?;
+        let stream = hub.acquire(AGENT_ACQUIRE_TIMEOUT).await.map_err(|e| {
+            BackendError::AgentUnavailable(format!(
+                "{e}; the sandbox may have killed its agent or be overloaded"
+            ))
+        })?;
+        Ok(Box::new(stream))
+    }
+
+    async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError> {
+        Ok(self.cgroups.usage(&sandbox.backend_id).await)
+    }
+
+    async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
+        let filters = HashMap::from([(
+            "label".to_string(),
+            vec![format!("{LABEL_INSTANCE}={}", self.options.instance_id)],
+        )]);
+        let options = ListContainersOptionsBuilder::default()
+            .all(true)
+            .filters(&filters)
+            .build();
+        let containers = self
+            .docker
+            .list_containers(Some(options))
+            .await
+            .map_err(engine_error)?;
+        Ok(containers
+            .into_iter()
+            .filter_map(|c| {
+                let labels = c.labels.unwrap_or_default();
+                Some(ExistingSandbox {
+                    sandbox: Sandbox {
+                        session_id: labels.get(LABEL_SESSION)?.clone(),
+                        backend_id: c.id?,
+                    },
+                    runtime: labels.get(LABEL_RUNTIME).cloned().unwrap_or_default(),
+                    running: c.state.map(|s| s.to_string() == "running").unwrap_or(false),
+                })
+            })
+            .collect())
+    }
+}
+
+/// Whether a path is a statically linked ELF (no program interpreter), so it runs in any image.
+pub fn is_static_elf(path: &Path) -> std::io::Result<bool> {
+    let bytes = std::fs::read(path)?;
+    Ok(bytes.starts_with(b"\x7fELF") && !elf_has_interpreter(&bytes))
+}
+
+/// Reads the program headers of a 64-bit little-endian ELF and looks for PT_INTERP.
+fn elf_has_interpreter(elf: &[u8]) -> bool {
+    const PT_INTERP: u32 = 3;
+    let read_u16 = |at: usize| {
+        elf.get(at..at + 2)
+            .map(|b| u16::from_le_bytes([b[0], b[1]]))
+    };
+    let read_u32 = |at: usize| {
+        elf.get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let read_u64 = |at: usize| {
+        elf.get(at..at + 8)
+            .map(|b| u64::from_le_bytes(b.try_into().unwrap_or([0; 8])))
+    };
+    let (Some(phoff), Some(phentsize), Some(phnum)) =
+        (read_u64(0x20), read_u16(0x36), read_u16(0x38))
+    else {
+        return true;
+    };
+    (0..usize::from(phnum)).any(|i| {
+        let at = phoff as usize + i * usize::from(phentsize);
+        read_u32(at) == Some(PT_INTERP)
+    })
+}

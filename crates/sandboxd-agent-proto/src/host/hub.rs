@@ -1,0 +1,255 @@
+//! The host end of the dial-in pool for one sandbox.
+//!
+//! The agent inside the sandbox connects to a socket the service owns and keeps a few idle
+//! connections open. The hub accepts them, checks each one's hello and parks it until a
+//! request takes it. Anything in the sandbox can dial this socket, so everything here is
+//! bounded: handshakes in flight, their size and duration, and the parked connections.
+
+use super::read_frame_limited;
+use crate::{Event, ProtoError};
+use std::collections::VecDeque;
+use std::fs::{self, Permissions};
+use std::io::{self, ErrorKind};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+use tokio::net::{UnixListener, UnixStream};
+use tokio::sync::Notify;
+use tokio::task::{AbortHandle, JoinSet};
+use tokio::time::Instant;
+
+/// Parked connections kept at most; the agent keeps fewer, so more means someone else dials.
+pub const MAX_IDLE: usize = 8;
+/// A new connection must send its hello within this time.
+pub const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
+/// Connections accepted but not yet greeted; at this many the hub stops accepting for a while.
+const MAX_PENDING_HELLOS: usize = 16;
+/// A hello is a few dozen bytes; refusing big frames keeps a handshake's memory small.
+const MAX_HELLO_LEN: usize = 1024;
+/// Pause after a failed accept (e.g. out of file descriptors) so the loop does not spin.
+const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(50);
+
+/// Accepts and parks the agent's connections; see the module documentation.
+pub struct AgentHub {
+    path: PathBuf,
+    /// Device and inode of the socket file, so closing never unlinks a successor's socket.
+    socket_id: (u64, u64),
+    shared: Arc<Shared>,
+    accept_task: AbortHandle,
+}
+
+struct Shared {
+    idle: Mutex<VecDeque<UnixStream>>,
+    /// Signalled when a connection is parked or the hub closes.
+    changed: Notify,
+    /// Set by the first hello.
+    ready: AtomicBool,
+    closed: AtomicBool,
+}
+
+impl AgentHub {
+    /// Listens at `path` (replacing a stale socket there), lets any user connect so the
+    /// unprivileged agent can, and starts accepting. Must be called inside a Tokio runtime.
+    /// The accept task ends when the hub is closed or dropped.
+    pub fn bind(path: impl AsRef<Path>) -> io::Result<Arc<Self>> {
+        let path = path.as_ref().to_path_buf();
+        remove_stale_socket(&path)?;
+        let listener = UnixListener::bind(&path)?;
+        let socket_id = fs::set_permissions(&path, Permissions::from_mode(0o666))
+            .and_then(|()| fs::symlink_metadata(&path))
+            .map(|meta| (meta.dev(), meta.ino()))
+            .inspect_err(|_| {
+                let _ = fs::remove_file(&path);
+            })?;
+        let shared = Arc::new(Shared {
+            idle: Mutex::new(VecDeque::new()),
+            changed: Notify::new(),
+            ready: AtomicBool::new(false),
+            closed: AtomicBool::new(false),
+        });
+        let accept_task = tokio::spawn(accept_loop(listener, shared.clone())).abort_handle();
+        Ok(Arc::new(Self {
+            path,
+            socket_id,
+            shared,
+            accept_task,
+        }))
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Waits until an agent has said hello at least once.
+    pub async fn wait_ready(&self, timeout: Duration) -> Result<(), ProtoError> {
+        self.wait_for(timeout, |shared| {
+            shared.ready.load(Ordering::Acquire).then_some(())
+        })
+        .await
+    }
+
+    /// Takes an idle agent connection for one request, waiting up to `timeout` for one.
+    /// Connections the agent has closed meanwhile are skipped.
+    pub async fn acquire(&self, timeout: Duration) -> Result<UnixStream, ProtoError> {
+        self.wait_for(timeout, Shared::pop_usable).await
+    }
+
+    /// Connections parked right now.
+    pub fn idle_count(&self) -> usize {
+        self.shared.lock_idle().len()
+    }
+
+    /// Stops accepting, drops the parked connections, fails pending and future waits with
+    /// [`ProtoError::Closed`] and removes the socket file. Idempotent; dropping does the same.
+    pub fn close(&self) {
+        self.shared.closed.store(true, Ordering::Release);
+        self.accept_task.abort();
+        self.shared.lock_idle().clear();
+        self.shared.changed.notify_waiters();
+        let still_ours = fs::symlink_metadata(&self.path)
+            .is_ok_and(|meta| (meta.dev(), meta.ino()) == self.socket_id);
+        if still_ours {
+            let _ = fs::remove_file(&self.path);
+        }
+    }
+
+    async fn wait_for<T>(
+        &self,
+        timeout: Duration,
+        mut check: impl FnMut(&Shared) -> Option<T>,
+    ) -> Result<T, ProtoError> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let changed = self.shared.changed.notified();
+            tokio::pin!(changed);
+            // Registered before checking, so a change between the check and the wait wakes us.
+            changed.as_mut().enable();
+            if let Some(found) = check(&self.shared) {
+                return Ok(found);
+            }
+            if self.shared.closed.load(Ordering::Acquire) {
+                return Err(ProtoError::Closed);
+            }
+            if tokio::time::timeout_at(deadline, changed).await.is_err() {
+                return Err(ProtoError::Timeout(timeout));
+            }
+        }
+    }
+}
+
+impl std::fmt::Debug for AgentHub {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("AgentHub")
+            .field("path", &self.path)
+            .field("idle", &self.idle_count())
+            .field("closed", &self.shared.closed.load(Ordering::Acquire))
+            .finish()
+    }
+}
+
+impl Drop for AgentHub {
+    fn drop(&mut self) {
+        self.close();
+    }
+}
+
+impl Shared {
+    fn lock_idle(&self) -> MutexGuard<'_, VecDeque<UnixStream>> {
+        // The queue stays consistent even if a holder panicked: every operation is one call.
+        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn pop_usable(&self) -> Option<UnixStream> {
+        let mut idle = self.lock_idle();
+        while let Some(stream) = idle.pop_front() {
+            if awaits_request(&stream) {
+                return Some(stream);
+            }
+        }
+        None
+    }
+
+    fn park(&self, stream: UnixStream) {
+        {
+            let mut idle = self.lock_idle();
+            if self.closed.load(Ordering::Acquire) {
+                return;
+            }
+            if idle.len() >= MAX_IDLE {
+                idle.retain(awaits_request);
+            }
+            if idle.len() >= MAX_IDLE {
+                return; // dropping the stream closes it
+            }
+            idle.push_back(stream);
+        }
+        self.ready.store(true, Ordering::Release);
+        self.changed.notify_waiters();
+    }
+}
+
+/// Whether a parked connection is still usable: the agent on it neither closed it nor sent
+/// anything after its hello, it just waits for a request. A non-blocking peek tells.
+fn awaits_request(stream: &UnixStream) -> bool {
+    let mut byte = 0u8;
+    // SAFETY: the descriptor is open for the borrow of `stream`, and the buffer is one
+    // writable byte.
+    let peeked = unsafe {
+        libc::recv(
+            stream.as_raw_fd(),
+            (&mut byte as *mut u8).cast(),
+            1,
+            libc::MSG_PEEK | libc::MSG_DONTWAIT,
+        )
+    };
+    peeked < 0 && io::Error::last_os_error().kind() == ErrorKind::WouldBlock
+}
+
+fn remove_stale_socket(path: &Path) -> io::Result<()> {
+    match fs::symlink_metadata(path) {
+        Ok(meta) if meta.file_type().is_socket() => fs::remove_file(path),
+        Ok(_) => Err(io::Error::new(
+            ErrorKind::AlreadyExists,
+            format!("{} exists and is not a socket", path.display()),
+        )),
+        Err(e) if e.kind() == ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
+    // Owned by this task, so aborting it aborts the handshakes too.
+    let mut greetings = JoinSet::new();
+    loop {
+        if greetings.len() >= MAX_PENDING_HELLOS {
+            // New dialers wait in the listen backlog until a handshake ends.
+            greetings.join_next().await;
+            continue;
+        }
+        tokio::select! {
+            accepted = listener.accept() => match accepted {
+                Ok((stream, _)) => {
+                    greetings.spawn(greet(stream, shared.clone()));
+                }
+                Err(_) => tokio::time::sleep(ACCEPT_ERROR_PAUSE).await,
+            },
+            Some(_) = greetings.join_next(), if !greetings.is_empty() => {}
+        }
+    }
+}
+
+/// Parks the connection if its first frame, within [`HELLO_TIMEOUT`], is a hello.
+async fn greet(mut stream: UnixStream, shared: Arc<Shared>) {
+    let first = tokio::time::timeout(
+        HELLO_TIMEOUT,
+        read_frame_limited(&mut stream, MAX_HELLO_LEN),
+    );
+    if let Ok(Ok(frame)) = first.await {
+        if let Ok(Event::Hello { .. }) = frame.parse_json() {
+            shared.park(stream);
+        }
+    }
+}

@@ -1,0 +1,109 @@
+//! The service side of the protocol: async framing, the dial-in [`AgentHub`] and the clients.
+
+mod exec;
+mod hub;
+
+pub use exec::{ping, run_exec, ExecResult};
+pub use hub::{AgentHub, HELLO_TIMEOUT, MAX_IDLE};
+
+use crate::frame::{decode_header, encode_header, HEADER_LEN};
+use crate::{Frame, FrameKind, ProtoError, MAX_FRAME_LEN};
+use serde::Serialize;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// Reads one frame; see [`crate::read_frame`] for how a closed peer is reported.
+pub async fn read_frame<R: AsyncRead + Unpin + ?Sized>(
+    reader: &mut R,
+) -> Result<Frame, ProtoError> {
+    read_frame_limited(reader, MAX_FRAME_LEN).await
+}
+
+/// [`read_frame`] with a lower size limit, for frames that have no reason to be large.
+pub(crate) async fn read_frame_limited<R: AsyncRead + Unpin + ?Sized>(
+    reader: &mut R,
+    max_len: usize,
+) -> Result<Frame, ProtoError> {
+    let mut header = [0; HEADER_LEN];
+    if reader.read(&mut header[..1]).await? == 0 {
+        return Err(ProtoError::Closed);
+    }
+    reader.read_exact(&mut header[1..]).await?;
+    let (kind, len) = decode_header(header, max_len)?;
+    let mut payload = vec![0; len];
+    reader.read_exact(&mut payload).await?;
+    Ok(Frame { kind, payload })
+}
+
+pub async fn write_frame<W: AsyncWrite + Unpin + ?Sized>(
+    writer: &mut W,
+    kind: FrameKind,
+    payload: &[u8],
+) -> Result<(), ProtoError> {
+    let header = encode_header(kind, payload.len())?;
+    writer.write_all(&header).await?;
+    writer.write_all(payload).await?;
+    writer.flush().await?;
+    Ok(())
+}
+
+/// Writes `message` as a JSON frame.
+pub async fn write_json<W: AsyncWrite + Unpin + ?Sized, T: Serialize>(
+    writer: &mut W,
+    message: &T,
+) -> Result<(), ProtoError> {
+    write_frame(writer, FrameKind::Json, &serde_json::to_vec(message)?).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Request;
+
+    #[tokio::test]
+    async fn async_and_sync_framing_agree() {
+        let mut wire = Vec::new();
+        write_json(&mut wire, &Request::Ping).await.unwrap();
+        write_frame(&mut wire, FrameKind::Stdin, b"").await.unwrap();
+        let mut sync_reader = std::io::Cursor::new(wire.clone());
+        assert_eq!(
+            crate::read_frame(&mut sync_reader)
+                .unwrap()
+                .parse_json::<Request>()
+                .unwrap(),
+            Request::Ping
+        );
+
+        let mut reader = wire.as_slice();
+        assert_eq!(read_frame(&mut reader).await.unwrap().kind, FrameKind::Json);
+        let eof = read_frame(&mut reader).await.unwrap();
+        assert_eq!((eof.kind, eof.payload.len()), (FrameKind::Stdin, 0));
+        assert!(matches!(
+            read_frame(&mut reader).await,
+            Err(ProtoError::Closed)
+        ));
+    }
+
+    #[tokio::test]
+    async fn async_reader_refuses_oversize_and_unknown_kinds() {
+        let mut oversized: &[u8] = &[2, 0, 0x10, 0, 1];
+        assert!(matches!(
+            read_frame(&mut oversized).await,
+            Err(ProtoError::FrameTooLarge { len }) if len == MAX_FRAME_LEN as u64 + 1
+        ));
+        let mut over_custom_limit: &[u8] = &[1, 0, 0, 0, 65, b'x'];
+        assert!(matches!(
+            read_frame_limited(&mut over_custom_limit, 64).await,
+            Err(ProtoError::FrameTooLarge { len: 65 })
+        ));
+        let mut unknown: &[u8] = &[9, 0, 0, 0, 0];
+        assert!(matches!(
+            read_frame(&mut unknown).await,
+            Err(ProtoError::UnknownKind(9))
+        ));
+        let mut truncated: &[u8] = &[2, 0, 0, 0, 4, b'a'];
+        assert!(matches!(
+            read_frame(&mut truncated).await,
+            Err(ProtoError::Io(_))
+        ));
+    }
+}

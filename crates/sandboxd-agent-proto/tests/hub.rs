@@ -1,0 +1,256 @@
+//! The hub against well-behaved and hostile dialers: only greeted connections are parked,
+//! never more than `MAX_IDLE`, and closing ends everything.
+
+use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
+use sandboxd_agent_proto::{
+    AgentHub, Event, FrameKind, ProtoError, Request, HELLO_TIMEOUT, MAX_IDLE, PROTOCOL_VERSION,
+};
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::AsyncReadExt;
+use tokio::net::UnixStream;
+
+struct Setup {
+    hub: Arc<AgentHub>,
+    socket: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("agent.sock");
+    let hub = AgentHub::bind(&socket).unwrap();
+    Setup {
+        hub,
+        socket,
+        _dir: dir,
+    }
+}
+
+async fn greeted(socket: &PathBuf) -> UnixStream {
+    let mut stream = UnixStream::connect(socket).await.unwrap();
+    let hello = Event::Hello {
+        version: PROTOCOL_VERSION,
+        pid: std::process::id(),
+    };
+    write_json(&mut stream, &hello).await.unwrap();
+    stream
+}
+
+/// Whether the hub closed `stream` within `within`.
+async fn closed_by_hub(stream: &mut UnixStream, within: Duration) -> bool {
+    let mut byte = [0];
+    matches!(
+        tokio::time::timeout(within, stream.read(&mut byte)).await,
+        Ok(Ok(0) | Err(_))
+    )
+}
+
+async fn wait_for_idle(hub: &AgentHub, count: usize) {
+    let give_up = Instant::now() + Duration::from_secs(5);
+    while hub.idle_count() != count {
+        assert!(
+            Instant::now() < give_up,
+            "{} idle, expected {count}",
+            hub.idle_count()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn socket_is_open_to_the_sandbox_user() {
+    let setup = setup();
+    let mode = std::fs::metadata(&setup.socket)
+        .unwrap()
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o666);
+    assert_eq!(setup.hub.path(), setup.socket);
+}
+
+#[tokio::test]
+async fn ready_after_the_first_hello() {
+    let setup = setup();
+    assert!(matches!(
+        setup.hub.wait_ready(Duration::from_millis(100)).await,
+        Err(ProtoError::Timeout(_))
+    ));
+    let waiter = {
+        let hub = setup.hub.clone();
+        tokio::spawn(async move { hub.wait_ready(Duration::from_secs(5)).await })
+    };
+    let _agent = greeted(&setup.socket).await;
+    waiter.await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn acquire_hands_out_a_greeted_connection() {
+    let setup = setup();
+    assert!(matches!(
+        setup.hub.acquire(Duration::from_millis(100)).await,
+        Err(ProtoError::Timeout(_))
+    ));
+    // A waiting acquire is woken by the connection arriving.
+    let acquiring = {
+        let hub = setup.hub.clone();
+        tokio::spawn(async move { hub.acquire(Duration::from_secs(5)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    let mut agent = greeted(&setup.socket).await;
+    let mut connection = acquiring.await.unwrap().unwrap();
+    write_json(&mut connection, &Request::Ping).await.unwrap();
+    let request = read_frame(&mut agent)
+        .await
+        .unwrap()
+        .parse_json::<Request>()
+        .unwrap();
+    assert_eq!(request, Request::Ping);
+    assert_eq!(setup.hub.idle_count(), 0);
+}
+
+#[tokio::test]
+async fn acquire_skips_connections_the_agent_closed() {
+    let setup = setup();
+    let gone = greeted(&setup.socket).await;
+    wait_for_idle(&setup.hub, 1).await;
+    let mut alive = greeted(&setup.socket).await;
+    wait_for_idle(&setup.hub, 2).await;
+    drop(gone);
+    let mut connection = setup.hub.acquire(Duration::from_secs(1)).await.unwrap();
+    write_json(&mut connection, &Request::Ping).await.unwrap();
+    assert_eq!(read_frame(&mut alive).await.unwrap().kind, FrameKind::Json);
+    assert_eq!(setup.hub.idle_count(), 0);
+}
+
+#[tokio::test]
+async fn idle_connections_are_capped() {
+    let setup = setup();
+    let mut dialers = Vec::new();
+    for _ in 0..MAX_IDLE + 12 {
+        dialers.push(greeted(&setup.socket).await);
+    }
+    wait_for_idle(&setup.hub, MAX_IDLE).await;
+    let mut refused = 0;
+    for dialer in &mut dialers {
+        if closed_by_hub(dialer, Duration::from_millis(200)).await {
+            refused += 1;
+        }
+    }
+    assert_eq!(refused, 12);
+    assert_eq!(setup.hub.idle_count(), MAX_IDLE);
+
+    // When parked connections die, newcomers take their places.
+    dialers.clear();
+    let _newcomer = greeted(&setup.socket).await;
+    wait_for_idle(&setup.hub, 1).await;
+}
+
+#[tokio::test]
+async fn dialers_that_do_not_say_hello_are_dropped() {
+    let setup = setup();
+    let mut silent = UnixStream::connect(&setup.socket).await.unwrap();
+
+    let mut wrong_event = UnixStream::connect(&setup.socket).await.unwrap();
+    write_json(&mut wrong_event, &Event::Pong).await.unwrap();
+    let mut data_frame = UnixStream::connect(&setup.socket).await.unwrap();
+    write_frame(&mut data_frame, FrameKind::Stdout, b"hello")
+        .await
+        .unwrap();
+    let mut garbage = UnixStream::connect(&setup.socket).await.unwrap();
+    write_frame(&mut garbage, FrameKind::Json, b"{{{{")
+        .await
+        .unwrap();
+    let mut huge_hello = UnixStream::connect(&setup.socket).await.unwrap();
+    let padded = format!(
+        r#"{{"type":"hello","version":1,"pid":1,"pad":"{}"}}"#,
+        "x".repeat(4096)
+    );
+    write_frame(&mut huge_hello, FrameKind::Json, padded.as_bytes())
+        .await
+        .unwrap();
+    for stream in [
+        &mut wrong_event,
+        &mut data_frame,
+        &mut garbage,
+        &mut huge_hello,
+    ] {
+        assert!(closed_by_hub(stream, Duration::from_secs(1)).await);
+    }
+
+    let started = Instant::now();
+    assert!(closed_by_hub(&mut silent, HELLO_TIMEOUT + Duration::from_secs(1)).await);
+    assert!(started.elapsed() > HELLO_TIMEOUT - Duration::from_millis(500));
+    assert_eq!(setup.hub.idle_count(), 0);
+}
+
+#[tokio::test]
+async fn a_flood_of_silent_dialers_is_bounded_and_then_served() {
+    let setup = setup();
+    let mut silent = Vec::new();
+    for _ in 0..20 {
+        silent.push(UnixStream::connect(&setup.socket).await.unwrap());
+    }
+    let _agent = greeted(&setup.socket).await;
+    // Handshakes are limited, so the agent waits for the flood to time out, but gets in.
+    setup.hub.acquire(3 * HELLO_TIMEOUT).await.unwrap();
+    for stream in &mut silent {
+        assert!(closed_by_hub(stream, HELLO_TIMEOUT + Duration::from_secs(1)).await);
+    }
+}
+
+#[tokio::test]
+async fn close_ends_waits_and_removes_the_socket() {
+    let setup = setup();
+    let waiter = {
+        let hub = setup.hub.clone();
+        tokio::spawn(async move { hub.acquire(Duration::from_secs(5)).await })
+    };
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    setup.hub.close();
+    let started = Instant::now();
+    assert!(matches!(waiter.await.unwrap(), Err(ProtoError::Closed)));
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(matches!(
+        setup.hub.acquire(Duration::from_secs(1)).await,
+        Err(ProtoError::Closed)
+    ));
+    assert!(!setup.socket.exists());
+    assert!(UnixStream::connect(&setup.socket).await.is_err());
+}
+
+#[tokio::test]
+async fn close_drops_parked_connections() {
+    let setup = setup();
+    let mut parked = greeted(&setup.socket).await;
+    wait_for_idle(&setup.hub, 1).await;
+    setup.hub.close();
+    assert!(closed_by_hub(&mut parked, Duration::from_secs(1)).await);
+}
+
+#[tokio::test]
+async fn rebinding_replaces_a_stale_socket_and_an_old_hub_leaves_it_alone() {
+    let setup = setup();
+    let successor = AgentHub::bind(&setup.socket).unwrap();
+    drop(setup.hub);
+    assert!(
+        setup.socket.exists(),
+        "the old hub removed its successor's socket"
+    );
+    let _agent = greeted(&setup.socket).await;
+    successor.wait_ready(Duration::from_secs(5)).await.unwrap();
+    drop(successor);
+    assert!(!setup.socket.exists());
+}
+
+#[tokio::test]
+async fn bind_refuses_to_replace_a_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("agent.sock");
+    std::fs::write(&path, "data").unwrap();
+    let error = AgentHub::bind(&path).expect_err("bind must fail");
+    assert_eq!(error.kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "data");
+}

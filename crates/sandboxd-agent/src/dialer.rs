@@ -1,0 +1,185 @@
+//! Keeps spare connections to the service open, each served by its own thread.
+//!
+//! The service never waits for the agent to connect: it takes a connection that already said
+//! hello, and the request arriving on it makes the dialer open a replacement. When the
+//! service goes away (restart, or the sandbox's hub closed) the spares see end-of-file and
+//! the dialer keeps retrying with backoff until a socket answers at the same path again.
+
+use crate::exec;
+use sandboxd_agent_proto::{
+    read_frame, write_json, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
+    PROTOCOL_VERSION,
+};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::Duration;
+
+/// Connected, greeted connections waiting for a request.
+const SPARES: usize = 4;
+/// Connections open at once, idle or busy; this bounds the agent's threads.
+const MAX_CONNECTIONS: usize = 64;
+const MIN_RETRY_DELAY: Duration = Duration::from_millis(5);
+const MAX_RETRY_DELAY: Duration = Duration::from_secs(1);
+/// A connection thread needs little: buffers live on the heap.
+const CONNECTION_STACK_SIZE: usize = 256 * 1024;
+
+/// Dials `socket` forever, keeping [`SPARES`] idle connections.
+pub fn run(socket: &Path) -> ! {
+    let pool = Arc::new(Pool::default());
+    loop {
+        if let Some(delay) = pool.wait_for_vacancy() {
+            thread::sleep(delay);
+        }
+        match dial(socket) {
+            Ok(connection) => start_serving(connection, &pool),
+            Err(_) => thread::sleep(pool.next_retry_delay()),
+        }
+    }
+}
+
+fn dial(socket: &Path) -> Result<UnixStream, ProtoError> {
+    let mut connection = UnixStream::connect(socket)?;
+    let hello = Event::Hello {
+        version: PROTOCOL_VERSION,
+        pid: std::process::id(),
+    };
+    write_json(&mut connection, &hello)?;
+    Ok(connection)
+}
+
+fn start_serving(connection: UnixStream, pool: &Arc<Pool>) {
+    pool.update(|state| {
+        state.idle += 1;
+        state.open += 1;
+    });
+    let thread_pool = pool.clone();
+    let spawned = thread::Builder::new()
+        .name("connection".into())
+        .stack_size(CONNECTION_STACK_SIZE)
+        .spawn(move || {
+            let used = serve(connection, &thread_pool);
+            thread_pool.connection_closed(used);
+        });
+    if spawned.is_err() {
+        // The connection was dropped with the closure; count it as a failed dial.
+        pool.connection_closed(false);
+    }
+}
+
+/// Answers requests on one connection until it closes; returns whether any request came.
+fn serve(mut connection: UnixStream, pool: &Pool) -> bool {
+    let mut used = false;
+    loop {
+        let Ok(frame) = read_frame(&mut connection) else {
+            return used;
+        };
+        match frame.kind {
+            FrameKind::Json => {}
+            // Input the service still sent after the process it was meant for exited.
+            FrameKind::Stdin => continue,
+            FrameKind::Stdout | FrameKind::Stderr => return used,
+        }
+        if !used {
+            used = true;
+            pool.connection_taken();
+        }
+        let answered = match frame.parse_json::<Request>() {
+            Ok(Request::Ping) => write_json(&mut connection, &Event::Pong),
+            Ok(Request::Exec(request)) => exec::run(&mut connection, &request),
+            Err(e) => write_json(
+                &mut connection,
+                &Event::Error {
+                    code: ERROR_BAD_REQUEST.into(),
+                    message: e.to_string(),
+                },
+            ),
+        };
+        if answered.is_err() {
+            return used;
+        }
+    }
+}
+
+struct Pool {
+    state: Mutex<PoolState>,
+    /// Signalled whenever a connection leaves the idle set.
+    changed: Condvar,
+}
+
+struct PoolState {
+    idle: usize,
+    open: usize,
+    /// Slept after the next failure; doubles per failure, reset once the service uses us.
+    retry_delay: Duration,
+    /// A connection closed without a request: the service is going away or turning us
+    /// away, so the next dial waits instead of spinning.
+    backoff_due: bool,
+}
+
+impl Default for Pool {
+    fn default() -> Self {
+        Self {
+            state: Mutex::new(PoolState {
+                idle: 0,
+                open: 0,
+                retry_delay: MIN_RETRY_DELAY,
+                backoff_due: false,
+            }),
+            changed: Condvar::new(),
+        }
+    }
+}
+
+impl Pool {
+    fn lock(&self) -> MutexGuard<'_, PoolState> {
+        // Counters only: still meaningful after a panic elsewhere.
+        self.state.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn update(&self, change: impl FnOnce(&mut PoolState)) {
+        change(&mut self.lock());
+        self.changed.notify_one();
+    }
+
+    /// Blocks until a spare is missing; returns how long to back off first, if at all.
+    fn wait_for_vacancy(&self) -> Option<Duration> {
+        let mut state = self
+            .changed
+            .wait_while(self.lock(), |s| {
+                s.idle >= SPARES || s.open >= MAX_CONNECTIONS
+            })
+            .unwrap_or_else(PoisonError::into_inner);
+        std::mem::take(&mut state.backoff_due).then(|| state.bump_retry_delay())
+    }
+
+    fn next_retry_delay(&self) -> Duration {
+        self.lock().bump_retry_delay()
+    }
+
+    fn connection_taken(&self) {
+        self.update(|state| {
+            state.idle -= 1;
+            state.retry_delay = MIN_RETRY_DELAY;
+        });
+    }
+
+    fn connection_closed(&self, used: bool) {
+        self.update(|state| {
+            state.open -= 1;
+            if !used {
+                state.idle -= 1;
+                state.backoff_due = true;
+            }
+        });
+    }
+}
+
+impl PoolState {
+    fn bump_retry_delay(&mut self) -> Duration {
+        let delay = self.retry_delay;
+        self.retry_delay = (delay * 2).min(MAX_RETRY_DELAY);
+        delay
+    }
+}

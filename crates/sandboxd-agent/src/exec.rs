@@ -1,0 +1,411 @@
+//! Runs one exec request: spawns the process in its own process group, streams its output,
+//! feeds its input and enforces the timeout, all on the connection's thread with poll(2), so
+//! an exec costs no extra threads while the process runs.
+
+use crate::sys;
+use sandboxd_agent_proto::{
+    read_frame, write_frame, write_json, Event, ExecRequest, ExitReport, Frame, FrameKind,
+    ProtoError, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN,
+};
+use std::fs::{self, File};
+use std::io::{self, ErrorKind, Read, Write};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::net::UnixStream;
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// After the process exits, how long output still held open by its background children is
+/// forwarded before the exit is reported.
+const DRAIN_GRACE: Duration = Duration::from_millis(50);
+/// How often to check for the exit where pidfds are unavailable.
+const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(10);
+/// Threads that discard output of background processes only need a small stack.
+const DRAIN_STACK_SIZE: usize = 32 * 1024;
+/// The agent's own variables are not the command's business.
+const PRIVATE_ENV_PREFIX: &[u8] = b"SANDBOXD_";
+/// The cgroup OOM-kill counters, v2 then v1, each with an `oom_kill N` line.
+const OOM_COUNTER_FILES: [&str; 2] = [
+    "/sys/fs/cgroup/memory.events",
+    "/sys/fs/cgroup/memory/memory.oom_control",
+];
+
+/// Answers `request` on `connection`. An error means the connection is unusable; the
+/// process group has been killed then, since nobody is listening any more.
+pub fn run(connection: &mut UnixStream, request: &ExecRequest) -> Result<(), ProtoError> {
+    let Some(program) = request.argv.first() else {
+        return write_json(
+            connection,
+            &error_event(ERROR_BAD_REQUEST, "argv is empty".into()),
+        );
+    };
+    let oom_kills_before = oom_kill_count();
+    let child = match command(request).spawn() {
+        Ok(child) => child,
+        Err(e) => {
+            let place = request
+                .cwd
+                .as_ref()
+                .map(|cwd| format!(" in {cwd:?}"))
+                .unwrap_or_default();
+            let message = format!("cannot run {program:?}{place}: {e}");
+            return write_json(connection, &error_event(ERROR_SPAWN_FAILED, message));
+        }
+    };
+    let mut exec = Supervised::new(child, request)?;
+    let outcome = write_json(connection, &Event::Started { pid: exec.pid })
+        .and_then(|()| exec.supervise(connection, request));
+    let (status, timed_out) = match outcome {
+        Ok(finished) => finished,
+        Err(e) => {
+            exec.kill();
+            return Err(e);
+        }
+    };
+    let oom_kills_after = oom_kill_count();
+    let report = ExitReport {
+        exit_code: status.code(),
+        signal: status.signal(),
+        timed_out,
+        oom_killed: status.signal().is_some()
+            && matches!((oom_kills_before, oom_kills_after), (Some(b), Some(a)) if a > b),
+        stdout_bytes: exec.stdout.total,
+        stderr_bytes: exec.stderr.total,
+        duration_ms: exec.duration.as_millis().try_into().unwrap_or(u64::MAX),
+    };
+    exec.stdout.drain_in_background();
+    exec.stderr.drain_in_background();
+    write_json(connection, &Event::Exited(report))
+}
+
+fn error_event(code: &str, message: String) -> Event {
+    Event::Error {
+        code: code.into(),
+        message,
+    }
+}
+
+fn command(request: &ExecRequest) -> Command {
+    let mut command = Command::new(&request.argv[0]);
+    command
+        .args(&request.argv[1..])
+        .env_clear()
+        .envs(
+            std::env::vars_os()
+                .filter(|(name, _)| !name.as_bytes().starts_with(PRIVATE_ENV_PREFIX)),
+        )
+        .envs(&request.env)
+        .stdin(if request.stdin {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Its own group, so a timeout kills whatever it started too.
+        .process_group(0);
+    if let Some(cwd) = &request.cwd {
+        command.current_dir(cwd);
+    }
+    command
+}
+
+fn oom_kill_count() -> Option<u64> {
+    OOM_COUNTER_FILES.iter().find_map(|path| {
+        let counters = fs::read_to_string(path).ok()?;
+        counters
+            .lines()
+            .find_map(|line| line.strip_prefix("oom_kill ")?.trim().parse().ok())
+    })
+}
+
+/// A running process and its pipes.
+struct Supervised {
+    child: Child,
+    /// Also the process group id.
+    pid: u32,
+    started: Instant,
+    /// Becomes readable when the process exits; absent where pidfds are not allowed.
+    exit_signal: Option<OwnedFd>,
+    stdin: Input,
+    stdout: Output,
+    stderr: Output,
+    duration: Duration,
+}
+
+/// Positions in the poll set.
+const POLL_CONNECTION: usize = 0;
+const POLL_STDOUT: usize = 1;
+const POLL_STDERR: usize = 2;
+const POLL_STDIN: usize = 3;
+const POLL_EXIT: usize = 4;
+
+impl Supervised {
+    fn new(mut child: Child, request: &ExecRequest) -> Result<Self, ProtoError> {
+        let pid = child.id();
+        let stdin = child
+            .stdin
+            .take()
+            .map(|pipe| File::from(OwnedFd::from(pipe)));
+        let stdout = child
+            .stdout
+            .take()
+            .map(|pipe| File::from(OwnedFd::from(pipe)));
+        let stderr = child
+            .stderr
+            .take()
+            .map(|pipe| File::from(OwnedFd::from(pipe)));
+        let mut supervised = Self {
+            child,
+            pid,
+            started: Instant::now(),
+            exit_signal: sys::pidfd_open(pid),
+            stdin: Input::default(),
+            stdout: Output::new(FrameKind::Stdout, stdout, request.output_limit),
+            stderr: Output::new(FrameKind::Stderr, stderr, request.output_limit),
+            duration: Duration::ZERO,
+        };
+        if let Some(stdin) = stdin {
+            // Written only when poll says there is room, so a process that never reads its
+            // input cannot block the agent.
+            if let Err(e) = sys::set_nonblocking(&stdin) {
+                supervised.kill();
+                return Err(e.into());
+            }
+            supervised.stdin.pipe = Some(stdin);
+        }
+        Ok(supervised)
+    }
+
+    fn kill(&mut self) {
+        sys::kill_process_group(self.pid);
+        let _ = self.child.wait();
+    }
+
+    /// Runs the process to its end; returns its status and whether it timed out.
+    fn supervise(
+        &mut self,
+        connection: &mut UnixStream,
+        request: &ExecRequest,
+    ) -> Result<(ExitStatus, bool), ProtoError> {
+        let deadline = self
+            .started
+            .checked_add(Duration::from_millis(request.timeout_ms));
+        let mut timed_out = false;
+        let mut exited: Option<(ExitStatus, Instant)> = None;
+        let mut buffer = vec![0; OUTPUT_CHUNK_LEN];
+        loop {
+            if exited.is_none() {
+                if let Some(status) = self.child.try_wait()? {
+                    exited = Some((status, Instant::now()));
+                    self.duration = self.started.elapsed();
+                    self.exit_signal = None;
+                    self.stdin.close();
+                }
+            }
+            let now = Instant::now();
+            let mut wake_at = match exited {
+                Some((status, exited_at)) => {
+                    let drained_by = exited_at + DRAIN_GRACE;
+                    if (self.stdout.is_closed() && self.stderr.is_closed()) || now >= drained_by {
+                        return Ok((status, timed_out));
+                    }
+                    Some(drained_by)
+                }
+                // Killed: only the exit is left to wait for.
+                None if timed_out => None,
+                None => match deadline {
+                    Some(deadline) if now >= deadline => {
+                        sys::kill_process_group(self.pid);
+                        timed_out = true;
+                        continue;
+                    }
+                    deadline => deadline,
+                },
+            };
+            if exited.is_none() && self.exit_signal.is_none() {
+                // Without a pidfd the exit is only noticed by checking regularly.
+                let next_check = now + EXIT_CHECK_INTERVAL;
+                wake_at = Some(wake_at.map_or(next_check, |at| at.min(next_check)));
+            }
+
+            // While stdin input waits for room in the pipe the service is not read; poll
+            // still reports it hanging up.
+            let service_events = if self.stdin.accepts_frames() {
+                libc::POLLIN
+            } else {
+                0
+            };
+            let mut fds = [libc::pollfd {
+                fd: -1,
+                events: 0,
+                revents: 0,
+            }; 5];
+            fds[POLL_CONNECTION] = poll_entry(Some(&*connection), service_events);
+            fds[POLL_STDOUT] = poll_entry(self.stdout.pipe.as_ref(), libc::POLLIN);
+            fds[POLL_STDERR] = poll_entry(self.stderr.pipe.as_ref(), libc::POLLIN);
+            if !self.stdin.pending.is_empty() {
+                fds[POLL_STDIN] = poll_entry(self.stdin.pipe.as_ref(), libc::POLLOUT);
+            }
+            fds[POLL_EXIT] = poll_entry(self.exit_signal.as_ref(), libc::POLLIN);
+            sys::poll(&mut fds, poll_timeout(wake_at, now))?;
+
+            let from_service = fds[POLL_CONNECTION].revents;
+            if from_service & libc::POLLIN != 0 {
+                self.stdin.accept(read_frame(connection)?);
+            } else if from_service & (libc::POLLHUP | libc::POLLERR | libc::POLLNVAL) != 0 {
+                return Err(ProtoError::Closed);
+            }
+            if fds[POLL_STDOUT].revents != 0 {
+                self.stdout.pump(connection, &mut buffer)?;
+            }
+            if fds[POLL_STDERR].revents != 0 {
+                self.stderr.pump(connection, &mut buffer)?;
+            }
+            if fds[POLL_STDIN].revents != 0 {
+                self.stdin.write_pending();
+            }
+        }
+    }
+}
+
+fn poll_entry(fd: Option<&impl AsRawFd>, events: libc::c_short) -> libc::pollfd {
+    libc::pollfd {
+        fd: fd.map_or(-1, AsRawFd::as_raw_fd),
+        events,
+        revents: 0,
+    }
+}
+
+/// Milliseconds until `wake_at`, rounded up so the loop does not spin just before it.
+fn poll_timeout(wake_at: Option<Instant>, now: Instant) -> i32 {
+    wake_at.map_or(-1, |at| {
+        let nanos = at.saturating_duration_since(now).as_nanos();
+        i32::try_from(nanos.div_ceil(1_000_000)).unwrap_or(i32::MAX)
+    })
+}
+
+/// The process's stdin: frames from the service, written as the process reads.
+#[derive(Default)]
+struct Input {
+    pipe: Option<File>,
+    /// One frame's payload at most: the connection is not read while it waits.
+    pending: Vec<u8>,
+    written: usize,
+    eof_requested: bool,
+}
+
+impl Input {
+    /// Whether to read frames from the service now. With no pipe (no stdin requested, or
+    /// already closed) frames are read and dropped, which also notices a closed connection.
+    fn accepts_frames(&self) -> bool {
+        self.pipe.is_none() || self.pending.is_empty()
+    }
+
+    fn accept(&mut self, frame: Frame) {
+        // Control messages during an exec are reserved for future ops (signals, resizes).
+        if frame.kind != FrameKind::Stdin || self.pipe.is_none() {
+            return;
+        }
+        if frame.payload.is_empty() {
+            self.eof_requested = true;
+            self.close_if_done();
+        } else {
+            self.pending = frame.payload;
+            self.written = 0;
+            self.write_pending();
+        }
+    }
+
+    fn write_pending(&mut self) {
+        let Some(pipe) = &mut self.pipe else { return };
+        match pipe.write(&self.pending[self.written..]) {
+            Ok(written) => {
+                self.written += written;
+                if self.written == self.pending.len() {
+                    self.pending.clear();
+                    self.close_if_done();
+                }
+            }
+            Err(e) if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::Interrupted) => {}
+            // The process closed its stdin: the rest of the input has no reader.
+            Err(_) => self.close(),
+        }
+    }
+
+    fn close_if_done(&mut self) {
+        if self.eof_requested && self.pending.is_empty() {
+            self.close();
+        }
+    }
+
+    fn close(&mut self) {
+        self.pipe = None;
+        self.pending = Vec::new();
+    }
+}
+
+/// One output pipe of the process.
+struct Output {
+    kind: FrameKind,
+    pipe: Option<File>,
+    limit: u64,
+    /// Bytes the process wrote.
+    total: u64,
+    /// Bytes sent to the service, at most `limit`.
+    forwarded: u64,
+}
+
+impl Output {
+    fn new(kind: FrameKind, pipe: Option<File>, limit: u64) -> Self {
+        Self {
+            kind,
+            pipe,
+            limit,
+            total: 0,
+            forwarded: 0,
+        }
+    }
+
+    fn is_closed(&self) -> bool {
+        self.pipe.is_none()
+    }
+
+    /// Reads what the pipe holds (poll said it would not block) and forwards what fits
+    /// under the limit. Past the limit the pipe is still emptied, so the process never
+    /// blocks on a full pipe.
+    fn pump(&mut self, connection: &mut UnixStream, buffer: &mut [u8]) -> Result<(), ProtoError> {
+        let Some(pipe) = &mut self.pipe else {
+            return Ok(());
+        };
+        match pipe.read(buffer) {
+            Ok(0) => self.pipe = None,
+            Ok(read) => {
+                self.total += read as u64;
+                let room = self.limit - self.forwarded;
+                let forward = read.min(usize::try_from(room).unwrap_or(usize::MAX));
+                if forward > 0 {
+                    write_frame(connection, self.kind, &buffer[..forward])?;
+                    self.forwarded += forward as u64;
+                }
+            }
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => self.pipe = None,
+        }
+        Ok(())
+    }
+
+    /// Background processes may keep the pipe open long after the exit was reported; a
+    /// thread empties it until they close it, so they never block writing.
+    fn drain_in_background(&mut self) {
+        if let Some(mut pipe) = self.pipe.take() {
+            // If no thread can be had, dropping the pipe closes it instead.
+            let _ = thread::Builder::new()
+                .name("drain".into())
+                .stack_size(DRAIN_STACK_SIZE)
+                .spawn(move || io::copy(&mut pipe, &mut io::sink()));
+        }
+    }
+}

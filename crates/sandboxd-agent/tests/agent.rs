@@ -1,0 +1,471 @@
+//! End-to-end tests: the real agent binary, started as a local child process, dials an
+//! `AgentHub` in a temporary directory and runs real commands.
+
+use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
+use sandboxd_agent_proto::{
+    ping, run_exec, AgentHub, Event, ExecRequest, ExecResult, FrameKind, ProtoError, Request,
+    ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED,
+};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::net::UnixStream;
+use tokio::task::JoinSet;
+
+const READY_TIMEOUT: Duration = Duration::from_secs(10);
+const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+/// What the service adds to a command's timeout for the agent to report.
+const REPORT_GRACE: Duration = Duration::from_secs(5);
+
+/// The agent process; killed when dropped.
+struct Agent(Child);
+
+impl Agent {
+    fn spawn(socket: &Path) -> Self {
+        let child = Command::new(env!("CARGO_BIN_EXE_sandboxd-agent"))
+            .arg("--connect")
+            .arg(socket)
+            .env("SANDBOXD_AGENT_TOKEN", "must not leak")
+            .env("FROM_AGENT", "agent")
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start the agent");
+        Self(child)
+    }
+}
+
+impl Drop for Agent {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// Fields drop in order: the agent first, then the hub, then its directory.
+struct Fixture {
+    _agent: Agent,
+    hub: Arc<AgentHub>,
+    socket: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("agent.sock");
+        let hub = AgentHub::bind(&socket).unwrap();
+        let agent = Agent::spawn(&socket);
+        hub.wait_ready(READY_TIMEOUT)
+            .await
+            .expect("the agent says hello");
+        Self {
+            _agent: agent,
+            hub,
+            socket,
+            _dir: dir,
+        }
+    }
+
+    async fn connection(&self) -> UnixStream {
+        self.hub
+            .acquire(ACQUIRE_TIMEOUT)
+            .await
+            .expect("an idle connection")
+    }
+
+    async fn exec(
+        &self,
+        request: &ExecRequest,
+        stdin: Option<Vec<u8>>,
+    ) -> Result<ExecResult, ProtoError> {
+        exec_on(&self.hub, request, stdin).await
+    }
+}
+
+async fn exec_on(
+    hub: &AgentHub,
+    request: &ExecRequest,
+    stdin: Option<Vec<u8>>,
+) -> Result<ExecResult, ProtoError> {
+    let connection = hub.acquire(ACQUIRE_TIMEOUT).await?;
+    let deadline = Duration::from_millis(request.timeout_ms) + REPORT_GRACE;
+    run_exec(connection, request, stdin, deadline).await
+}
+
+fn request(argv: &[&str]) -> ExecRequest {
+    ExecRequest {
+        argv: argv.iter().map(|arg| arg.to_string()).collect(),
+        timeout_ms: 20_000,
+        output_limit: 1 << 20,
+        ..ExecRequest::default()
+    }
+}
+
+fn sh(script: &str) -> ExecRequest {
+    request(&["sh", "-c", script])
+}
+
+fn text(bytes: &[u8]) -> &str {
+    std::str::from_utf8(bytes).unwrap()
+}
+
+/// Processes of group `pgid` that are still alive (zombies waiting for a reaper are dead).
+fn live_group_members(pgid: u32) -> Vec<u32> {
+    let mut live = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // After the parenthesised command name: state, ppid, pgrp.
+        let fields: Vec<&str> = stat[stat.rfind(')').unwrap() + 1..]
+            .split_whitespace()
+            .collect();
+        if fields[2] == pgid.to_string() && fields[0] != "Z" {
+            live.push(pid);
+        }
+    }
+    live
+}
+
+async fn wait_until_group_dead(pgid: u32) {
+    let give_up = Instant::now() + Duration::from_secs(5);
+    while !live_group_members(pgid).is_empty() {
+        assert!(
+            Instant::now() < give_up,
+            "group {pgid} still has {:?}",
+            live_group_members(pgid)
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+fn kill_group(pgid: u32) {
+    // SAFETY: kill has no memory effects.
+    unsafe { libc::kill(-(pgid as libc::pid_t), libc::SIGKILL) };
+}
+
+#[tokio::test]
+async fn says_hello_and_answers_pings() {
+    let fixture = Fixture::start().await;
+    let mut connection = fixture.connection().await;
+    ping(&mut connection, Duration::from_secs(2)).await.unwrap();
+    ping(&mut connection, Duration::from_secs(2)).await.unwrap();
+    // The agent keeps spares parked, replacing the one taken.
+    let give_up = Instant::now() + Duration::from_secs(2);
+    while fixture.hub.idle_count() < 4 {
+        assert!(
+            Instant::now() < give_up,
+            "only {} spares",
+            fixture.hub.idle_count()
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+#[tokio::test]
+async fn runs_echo() {
+    let fixture = Fixture::start().await;
+    let result = fixture.exec(&request(&["echo", "hi"]), None).await.unwrap();
+    assert_eq!(text(&result.stdout), "hi\n");
+    assert!(result.stderr.is_empty());
+    assert_eq!(result.report.exit_code, Some(0));
+    assert_eq!(result.report.signal, None);
+    assert!(!result.report.timed_out && !result.report.oom_killed);
+    assert_eq!(
+        (result.report.stdout_bytes, result.report.stderr_bytes),
+        (3, 0)
+    );
+    assert!(!result.stdout_truncated && !result.stderr_truncated);
+}
+
+#[tokio::test]
+async fn keeps_stderr_apart_and_reports_exit_codes() {
+    let fixture = Fixture::start().await;
+    let result = fixture
+        .exec(&sh("echo out; echo err >&2; exit 3"), None)
+        .await
+        .unwrap();
+    assert_eq!(text(&result.stdout), "out\n");
+    assert_eq!(text(&result.stderr), "err\n");
+    assert_eq!(result.report.exit_code, Some(3));
+    assert_eq!(result.report.stderr_bytes, 4);
+}
+
+#[tokio::test]
+async fn environment_and_working_directory() {
+    let fixture = Fixture::start().await;
+    let mut env_request = sh(r#"echo "[$SANDBOXD_AGENT_TOKEN|$FROM_AGENT|$FROM_REQUEST]""#);
+    env_request.env = BTreeMap::from([("FROM_REQUEST".into(), "request".into())]);
+    let result = fixture.exec(&env_request, None).await.unwrap();
+    assert_eq!(text(&result.stdout), "[|agent|request]\n");
+
+    let mut cwd_request = request(&["pwd"]);
+    cwd_request.cwd = Some("/tmp".into());
+    let result = fixture.exec(&cwd_request, None).await.unwrap();
+    assert_eq!(text(&result.stdout), "/tmp\n");
+}
+
+#[tokio::test]
+async fn stdin_round_trip() {
+    let fixture = Fixture::start().await;
+    let input: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
+    let result = fixture
+        .exec(&request(&["cat"]), Some(input.clone()))
+        .await
+        .unwrap();
+    assert_eq!(result.stdout, input);
+    assert_eq!(result.report.exit_code, Some(0));
+
+    // Empty input is an immediate end of input.
+    let result = fixture
+        .exec(&request(&["cat"]), Some(Vec::new()))
+        .await
+        .unwrap();
+    assert!(result.stdout.is_empty());
+}
+
+#[tokio::test]
+async fn writing_before_reading_stdin_does_not_deadlock() {
+    let fixture = Fixture::start().await;
+    // 2 MB of output fill every pipe and socket buffer before the input is read at all.
+    let script = sh("head -c 2000000 /dev/zero >&2; wc -c");
+    let result = fixture
+        .exec(&script, Some(vec![b'x'; 500_000]))
+        .await
+        .unwrap();
+    assert_eq!(result.report.stderr_bytes, 2_000_000);
+    assert_eq!(text(&result.stdout).trim(), "500000");
+}
+
+#[tokio::test]
+async fn process_that_ignores_stdin_still_finishes() {
+    let fixture = Fixture::start().await;
+    let result = fixture
+        .exec(&request(&["true"]), Some(vec![0; 2_000_000]))
+        .await
+        .unwrap();
+    assert_eq!(result.report.exit_code, Some(0));
+}
+
+#[tokio::test]
+async fn output_over_the_limit_is_truncated_with_true_totals() {
+    let fixture = Fixture::start().await;
+    let mut big = sh("head -c 3000000 /dev/zero; echo small >&2");
+    big.output_limit = 1000;
+    let result = fixture.exec(&big, None).await.unwrap();
+    assert_eq!(result.stdout.len(), 1000);
+    assert!(result.stdout_truncated);
+    assert_eq!(result.report.stdout_bytes, 3_000_000);
+    assert_eq!(text(&result.stderr), "small\n");
+    assert!(!result.stderr_truncated);
+    assert_eq!(result.report.exit_code, Some(0));
+}
+
+#[tokio::test]
+async fn output_streams_while_the_process_runs() {
+    let fixture = Fixture::start().await;
+    let mut connection = fixture.connection().await;
+    let started = Instant::now();
+    write_json(
+        &mut connection,
+        &Request::Exec(sh("echo a; sleep 2; echo b")),
+    )
+    .await
+    .unwrap();
+    let mut events = Vec::new();
+    loop {
+        let frame = read_frame(&mut connection).await.unwrap();
+        match frame.kind {
+            FrameKind::Stdout => events.push((text(&frame.payload).to_string(), started.elapsed())),
+            FrameKind::Json => match frame.parse_json::<Event>().unwrap() {
+                Event::Started { .. } => {}
+                Event::Exited(report) => {
+                    assert_eq!(report.exit_code, Some(0));
+                    break;
+                }
+                other => panic!("unexpected {other:?}"),
+            },
+            other => panic!("unexpected {other:?} frame"),
+        }
+    }
+    assert_eq!(events.len(), 2, "{events:?}");
+    assert_eq!((events[0].0.as_str(), events[1].0.as_str()), ("a\n", "b\n"));
+    assert!(
+        events[0].1 < Duration::from_millis(1500),
+        "first chunk came after {:?}",
+        events[0].1
+    );
+    assert!(events[1].1 >= Duration::from_secs(2));
+}
+
+#[tokio::test]
+async fn timeout_kills_the_whole_process_group() {
+    let fixture = Fixture::start().await;
+    let mut sleeper = sh("echo $$; sleep 1000 & sleep 1000");
+    sleeper.timeout_ms = 500;
+    let started = Instant::now();
+    let result = fixture.exec(&sleeper, None).await.unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "took {:?}",
+        started.elapsed()
+    );
+    assert!(result.report.timed_out);
+    assert_eq!(result.report.signal, Some(libc::SIGKILL));
+    assert_eq!(result.report.exit_code, None);
+    assert!(!result.report.oom_killed);
+    let pgid: u32 = text(&result.stdout).trim().parse().unwrap();
+    wait_until_group_dead(pgid).await;
+}
+
+#[tokio::test]
+async fn background_children_holding_the_pipes_do_not_delay_the_exit() {
+    let fixture = Fixture::start().await;
+    let started = Instant::now();
+    let result = fixture
+        .exec(&sh("echo $$; sleep 30 & echo done"), None)
+        .await
+        .unwrap();
+    let elapsed = started.elapsed();
+    let lines: Vec<&str> = text(&result.stdout).lines().collect();
+    let pgid: u32 = lines[0].parse().unwrap();
+    kill_group(pgid);
+    assert_eq!(lines[1], "done");
+    assert_eq!(result.report.exit_code, Some(0));
+    assert!(elapsed < Duration::from_secs(2), "took {elapsed:?}");
+    wait_until_group_dead(pgid).await;
+}
+
+#[tokio::test]
+async fn spawn_failures_are_errors_not_crashes() {
+    let fixture = Fixture::start().await;
+    for argv in [
+        &["/nonexistent/program"][..],
+        &["no-such-program-anywhere", "x"],
+    ] {
+        match fixture.exec(&request(argv), None).await {
+            Err(ProtoError::Agent { code, message }) => {
+                assert_eq!(code, ERROR_SPAWN_FAILED);
+                assert!(message.contains(argv[0]), "{message}");
+                assert!(message.contains("No such file"), "{message}");
+            }
+            other => panic!("expected a spawn failure, got {other:?}"),
+        }
+    }
+    let mut bad_cwd = request(&["true"]);
+    bad_cwd.cwd = Some("/nonexistent-dir".into());
+    assert!(matches!(
+        fixture.exec(&bad_cwd, None).await,
+        Err(ProtoError::Agent { code, .. }) if code == ERROR_SPAWN_FAILED
+    ));
+    assert!(matches!(
+        fixture.exec(&request(&[]), None).await,
+        Err(ProtoError::Agent { code, .. }) if code == ERROR_BAD_REQUEST
+    ));
+    // The agent is still fine.
+    let result = fixture.exec(&request(&["echo", "ok"]), None).await.unwrap();
+    assert_eq!(text(&result.stdout), "ok\n");
+}
+
+#[tokio::test]
+async fn unknown_ops_are_refused_and_the_connection_stays_usable() {
+    let fixture = Fixture::start().await;
+    let mut connection = fixture.connection().await;
+    let future_op = br#"{"op":"read_file","path":"/etc/hostname"}"#;
+    write_frame(&mut connection, FrameKind::Json, future_op)
+        .await
+        .unwrap();
+    match read_frame(&mut connection)
+        .await
+        .unwrap()
+        .parse_json::<Event>()
+        .unwrap()
+    {
+        Event::Error { code, .. } => assert_eq!(code, ERROR_BAD_REQUEST),
+        other => panic!("unexpected {other:?}"),
+    }
+    ping(&mut connection, Duration::from_secs(2)).await.unwrap();
+}
+
+#[tokio::test]
+async fn a_lost_service_connection_kills_the_process() {
+    let fixture = Fixture::start().await;
+    let mut connection = fixture.connection().await;
+    write_json(&mut connection, &Request::Exec(sh("echo $$; sleep 1000")))
+        .await
+        .unwrap();
+    let pgid = loop {
+        let frame = read_frame(&mut connection).await.unwrap();
+        if frame.kind == FrameKind::Stdout {
+            break text(&frame.payload).trim().parse::<u32>().unwrap();
+        }
+    };
+    assert!(!live_group_members(pgid).is_empty());
+    drop(connection);
+    wait_until_group_dead(pgid).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn twenty_concurrent_execs() {
+    let fixture = Fixture::start().await;
+    let mut execs = JoinSet::new();
+    for i in 0..20 {
+        let hub = fixture.hub.clone();
+        execs.spawn(async move {
+            let result = exec_on(&hub, &sh(&format!("sleep 0.3; echo {i}")), None).await;
+            (i, result)
+        });
+    }
+    let started = Instant::now();
+    while let Some(joined) = execs.join_next().await {
+        let (i, result) = joined.unwrap();
+        let result = result.unwrap_or_else(|e| panic!("exec {i}: {e}"));
+        assert_eq!(text(&result.stdout), format!("{i}\n"));
+    }
+    // They ran side by side, not one after another (20 x 0.3 s).
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "took {:?}",
+        started.elapsed()
+    );
+}
+
+#[tokio::test]
+async fn agent_reconnects_when_the_service_comes_back() {
+    let mut fixture = Fixture::start().await;
+    fixture.hub.close();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    fixture.hub = AgentHub::bind(&fixture.socket).unwrap();
+    fixture
+        .hub
+        .wait_ready(READY_TIMEOUT)
+        .await
+        .expect("the agent dials the new hub");
+    let result = fixture
+        .exec(&request(&["echo", "back"]), None)
+        .await
+        .unwrap();
+    assert_eq!(text(&result.stdout), "back\n");
+}
+
+#[tokio::test]
+async fn exec_latency_through_the_hub() {
+    let fixture = Fixture::start().await;
+    let rounds = 50;
+    let started = Instant::now();
+    for _ in 0..rounds {
+        let result = fixture.exec(&request(&["true"]), None).await.unwrap();
+        assert_eq!(result.report.exit_code, Some(0));
+    }
+    let per_exec = started.elapsed() / rounds;
+    eprintln!("exec of `true` through the hub: {per_exec:?} on average over {rounds}");
+    assert!(
+        per_exec < Duration::from_millis(200),
+        "{per_exec:?} per exec"
+    );
+}

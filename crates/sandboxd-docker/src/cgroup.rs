@@ -1,0 +1,106 @@
+//! Reads a container's memory and process count from the host's cgroup files: trustworthy
+//! (the sandbox cannot forge them) and cheap enough to poll every second for every session.
+
+use bollard::models::{SystemInfo, SystemInfoCgroupDriverEnum, SystemInfoCgroupVersionEnum};
+use sandboxd_backend::Usage;
+use std::path::PathBuf;
+
+const CGROUP_ROOT: &str = "/sys/fs/cgroup";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CgroupLayout {
+    /// cgroup v1: one hierarchy per controller.
+    V1 { systemd: bool },
+    /// cgroup v2: one unified hierarchy.
+    V2 { systemd: bool },
+}
+
+impl CgroupLayout {
+    pub fn from_info(info: &SystemInfo) -> CgroupLayout {
+        let systemd = info.cgroup_driver == Some(SystemInfoCgroupDriverEnum::SYSTEMD);
+        match info.cgroup_version {
+            Some(SystemInfoCgroupVersionEnum::_2) => CgroupLayout::V2 { systemd },
+            _ => CgroupLayout::V1 { systemd },
+        }
+    }
+
+    fn container_dir(&self, controller: &str, container_id: &str) -> PathBuf {
+        let leaf = |systemd: bool| {
+            if systemd {
+                format!("system.slice/docker-{container_id}.scope")
+            } else {
+                format!("docker/{container_id}")
+            }
+        };
+        match *self {
+            CgroupLayout::V1 { systemd } => PathBuf::from(CGROUP_ROOT)
+                .join(controller)
+                .join(leaf(systemd)),
+            CgroupLayout::V2 { systemd } => PathBuf::from(CGROUP_ROOT).join(leaf(systemd)),
+        }
+    }
+
+    /// Memory in use (without reclaimable file cache, as `docker stats` counts it) and the
+    /// number of processes. A container that is gone reads as zero.
+    pub async fn usage(&self, container_id: &str) -> Usage {
+        // Container ids are hex; anything else must not be joined into a path.
+        if container_id.is_empty() || !container_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Usage::default();
+        }
+        let memory_dir = self.container_dir("memory", container_id);
+        let pids_dir = self.container_dir("pids", container_id);
+        let (usage_file, inactive_key) = match self {
+            CgroupLayout::V1 { .. } => ("memory.usage_in_bytes", "total_inactive_file"),
+            CgroupLayout::V2 { .. } => ("memory.current", "inactive_file"),
+        };
+        let (usage, stat, pids) = tokio::join!(
+            read_small(memory_dir.join(usage_file)),
+            read_small(memory_dir.join("memory.stat")),
+            read_small(pids_dir.join("pids.current")),
+        );
+        let usage: u64 = usage.trim().parse().unwrap_or(0);
+        let inactive = stat_value(&stat, inactive_key).unwrap_or(0);
+        Usage {
+            memory_bytes: usage.saturating_sub(inactive),
+            processes: pids.trim().parse().unwrap_or(0),
+        }
+    }
+}
+
+/// Kernel-made files of a few hundred bytes; an absent file (a gone container) reads as empty.
+async fn read_small(path: PathBuf) -> String {
+    tokio::fs::read_to_string(path).await.unwrap_or_default()
+}
+
+fn stat_value(stat: &str, key: &str) -> Option<u64> {
+    stat.lines().find_map(|line| {
+        let (name, value) = line.split_once(' ')?;
+        (name == key).then(|| value.trim().parse().ok())?
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_per_layout() {
+        let id = "abc123";
+        assert_eq!(
+            CgroupLayout::V1 { systemd: false }.container_dir("memory", id),
+            PathBuf::from("/sys/fs/cgroup/memory/docker/abc123")
+        );
+        assert_eq!(
+            CgroupLayout::V2 { systemd: true }.container_dir("pids", id),
+            PathBuf::from("/sys/fs/cgroup/system.slice/docker-abc123.scope")
+        );
+    }
+
+    #[test]
+    fn reads_stat_keys() {
+        let stat = "cache 10\ntotal_inactive_file 4096\ninactive_file 7\n";
+        assert_eq!(stat_value(stat, "total_inactive_file"), Some(4096));
+        assert_eq!(stat_value(stat, "inactive_file"), Some(7));
+        assert_eq!(stat_value(stat, "missing"), None);
+    }
+}

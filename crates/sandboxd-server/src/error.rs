@@ -1,0 +1,89 @@
+//! The one error type of the API, and the one place that maps it to HTTP status codes.
+
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use sandboxd_api::{ErrorBody, ErrorDetail};
+use sandboxd_backend::BackendError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ApiError {
+    #[error("missing or wrong bearer token; send `Authorization: Bearer <token>` with the service token")]
+    Unauthorized,
+    /// The request is malformed or asks for something the API does not allow.
+    #[error("{message}")]
+    BadRequest { code: &'static str, message: String },
+    #[error("{0}")]
+    NotFound(String),
+    #[error("{0}")]
+    SessionEnded(String),
+    #[error("{0}")]
+    ServiceFull(String),
+    #[error("{0}")]
+    PayloadTooLarge(String),
+    #[error("{0}")]
+    RuntimeUnavailable(String),
+    #[error(transparent)]
+    Backend(#[from] BackendError),
+    #[error("the sandbox agent failed: {0}")]
+    Agent(String),
+}
+
+impl ApiError {
+    pub fn bad_request(code: &'static str, message: impl Into<String>) -> ApiError {
+        ApiError::BadRequest {
+            code,
+            message: message.into(),
+        }
+    }
+
+    fn status_and_code(&self) -> (StatusCode, &'static str) {
+        match self {
+            ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
+            ApiError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
+            ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::SessionEnded(_) => (StatusCode::CONFLICT, "session_ended"),
+            ApiError::ServiceFull(_) => (StatusCode::TOO_MANY_REQUESTS, "service_full"),
+            ApiError::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            ApiError::RuntimeUnavailable(_) => {
+                (StatusCode::SERVICE_UNAVAILABLE, "runtime_unavailable")
+            }
+            ApiError::Backend(e) => match e {
+                BackendError::ImageMissing { .. } => {
+                    (StatusCode::SERVICE_UNAVAILABLE, "image_missing")
+                }
+                BackendError::EngineUnavailable(_) => {
+                    (StatusCode::SERVICE_UNAVAILABLE, "engine_unavailable")
+                }
+                BackendError::SandboxGone(_) => (StatusCode::GONE, "sandbox_gone"),
+                BackendError::AgentUnavailable(_) => (StatusCode::BAD_GATEWAY, "agent_unavailable"),
+                BackendError::Engine(_) => (StatusCode::BAD_GATEWAY, "engine_error"),
+                BackendError::Setup(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
+            },
+            ApiError::Agent(_) => (StatusCode::BAD_GATEWAY, "agent_error"),
+        }
+    }
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        let (status, code) = self.status_and_code();
+        if status.is_server_error() {
+            tracing::warn!(code, error = %self, "request failed");
+        }
+        let body = Json(ErrorBody {
+            error: ErrorDetail {
+                code: code.to_string(),
+                message: self.to_string(),
+            },
+        });
+        let mut response = (status, body).into_response();
+        if status == StatusCode::UNAUTHORIZED {
+            response.headers_mut().insert(
+                header::WWW_AUTHENTICATE,
+                "Bearer".parse().expect("static header"),
+            );
+        }
+        response
+    }
+}

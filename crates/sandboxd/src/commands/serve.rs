@@ -1,0 +1,295 @@
+//! `sandboxd serve`: load and check the config, prepare the state directory, the token and the
+//! agent, connect to Docker, then serve the API until interrupted.
+
+use anyhow::{bail, Context, Result};
+use clap::Args;
+use rand::Rng;
+use sandboxd_backend::Backend;
+use sandboxd_config::{check_token, format_bytes, Config, TokenSource};
+use sandboxd_docker::{is_static_elf, DockerBackend, DockerOptions};
+use sandboxd_server::Service;
+use std::io::Write;
+use std::net::SocketAddr;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+pub const DEFAULT_PORT: u16 = 7717;
+
+#[derive(Args)]
+pub struct ServeArgs {
+    /// Config file (TOML). Without one, the embedded default is used.
+    #[arg(long, env = "SANDBOXD_CONFIG")]
+    config: Option<PathBuf>,
+    /// Address to listen on.
+    #[arg(long, env = "SANDBOXD_LISTEN", default_value_t = SocketAddr::from(([127, 0, 0, 1], DEFAULT_PORT)))]
+    listen: SocketAddr,
+    /// Allow listening on an address other than loopback. The token is a root credential:
+    /// only do this on a private network.
+    #[arg(long)]
+    allow_remote: bool,
+    /// Where the token, the agent and the sandboxes' sockets are kept.
+    #[arg(long, env = "SANDBOXD_STATE_DIR")]
+    state_dir: Option<PathBuf>,
+    /// The Docker engine's unix socket.
+    #[arg(
+        long,
+        env = "SANDBOXD_DOCKER_SOCKET",
+        default_value = "/var/run/docker.sock"
+    )]
+    docker_socket: String,
+    /// The static in-sandbox agent binary (default: `sandboxd-agent` beside this program).
+    #[arg(long, env = "SANDBOXD_AGENT")]
+    agent: Option<PathBuf>,
+    /// Check the config, print what it allows, and exit.
+    #[arg(long)]
+    check: bool,
+}
+
+pub fn run(args: ServeArgs) -> Result<()> {
+    let config = match &args.config {
+        Some(path) => Config::load(path)?,
+        None => Config::embedded(),
+    };
+    report_worst_case(&config);
+    if args.check {
+        println!(
+            "config ok: {} runtimes ({})",
+            config.runtimes.len(),
+            config.runtime_names()
+        );
+        return Ok(());
+    }
+    if !args.listen.ip().is_loopback() {
+        if !args.allow_remote {
+            bail!(
+                "refusing to listen on {} without --allow-remote: the service token is a root credential; use a loopback address or pass --allow-remote on a private network",
+                args.listen
+            );
+        }
+        eprintln!(
+            "sandboxd: WARNING: listening on {}, beyond this host. The service token can start containers on this host: it is a root credential. Only do this on a private network.",
+            args.listen
+        );
+    }
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_env("SANDBOXD_LOG").unwrap_or_else(|_| {
+                "sandboxd=info,sandboxd_server=info,sandboxd_docker=info".into()
+            }),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+
+    let state_dir = args.state_dir.clone().unwrap_or_else(default_state_dir);
+    create_private_dir(&state_dir)?;
+    let (token, token_origin) = resolve_token(&config, &state_dir)?;
+    let agent = install_agent(args.agent.as_deref(), &state_dir)?;
+    let instance_id = instance_id(&state_dir)?;
+
+    let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let backend = DockerBackend::connect(DockerOptions {
+            socket: args.docker_socket.clone(),
+            instance_id,
+            agent_binary: agent,
+            socket_root: state_dir.join("sandboxes"),
+        })
+        .await?;
+        remove_orphans(&backend).await?;
+        let listener = tokio::net::TcpListener::bind(args.listen)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.listen))?;
+        let address = listener.local_addr()?;
+        let backend: Arc<dyn Backend> = Arc::new(backend);
+        let service = Service::new(config, token, backend);
+        println!("sandboxd listening on http://{address}");
+        println!("  open http://{address}/ (API under /v1, health at /healthz)");
+        println!("  authenticate with the header `Authorization: Bearer <token>`; {token_origin}");
+        println!("  the token can start containers on this host: treat it as a root credential");
+        std::io::stdout().flush().ok();
+        sandboxd_server::serve(listener, service.clone(), shutdown_signal())
+            .await
+            .context("the HTTP server failed")?;
+        eprintln!("sandboxd: stopping; closing open sessions");
+        service.close_all("the service stopped").await;
+        Ok(())
+    })
+}
+
+fn report_worst_case(config: &Config) {
+    let worst = config.worst_case_memory_bytes();
+    eprintln!(
+        "sandboxd: worst case the config allows: {} sessions x {} (the largest runtime memory ceiling) = {}",
+        config.max_sessions,
+        format_bytes(worst / u64::from(config.max_sessions)),
+        format_bytes(worst)
+    );
+    if let Some(host) = host_memory_bytes() {
+        if worst > host {
+            eprintln!(
+                "sandboxd: WARNING: that is more than this host's memory ({}); lower max_sessions or the runtimes' mem_limit if sandboxes may really use their ceilings",
+                format_bytes(host)
+            );
+        }
+    }
+}
+
+fn host_memory_bytes() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = meminfo.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+fn default_state_dir() -> PathBuf {
+    // /proc/self is owned by the process's effective uid.
+    let is_root = std::fs::metadata("/proc/self")
+        .map(|m| m.uid() == 0)
+        .unwrap_or(false);
+    if is_root {
+        PathBuf::from("/var/lib/sandboxd")
+    } else {
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."));
+        home.join(".local/state/sandboxd")
+    }
+}
+
+fn create_private_dir(dir: &Path) -> Result<()> {
+    std::fs::create_dir_all(dir)
+        .with_context(|| format!("cannot create state directory {}", dir.display()))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
+        .with_context(|| format!("cannot set permissions on {}", dir.display()))
+}
+
+/// The token, and a sentence saying where it comes from (never the token itself).
+fn resolve_token(config: &Config, state_dir: &Path) -> Result<(String, String)> {
+    if let Ok(token) = std::env::var("SANDBOXD_TOKEN") {
+        check_token(&token, "SANDBOXD_TOKEN")?;
+        return Ok((
+            token,
+            "the token is the one in the SANDBOXD_TOKEN variable".into(),
+        ));
+    }
+    match &config.token {
+        TokenSource::Inline(token) => Ok((
+            token.clone(),
+            "the token is the one in the config file".into(),
+        )),
+        TokenSource::File(path) => {
+            let token = std::fs::read_to_string(path)
+                .with_context(|| format!("cannot read token_file {}", path.display()))?
+                .trim()
+                .to_string();
+            check_token(&token, "token_file")?;
+            Ok((token, format!("the token is in {}", path.display())))
+        }
+        TokenSource::Generated => {
+            let path = state_dir.join("token");
+            let origin = format!(
+                "the token is in {} (read it with: cat {})",
+                path.display(),
+                path.display()
+            );
+            match std::fs::read_to_string(&path) {
+                Ok(token) => {
+                    let token = token.trim().to_string();
+                    check_token(&token, &path.display().to_string())?;
+                    Ok((token, origin))
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                    let token = generate_token();
+                    let mut file = std::fs::OpenOptions::new()
+                        .write(true)
+                        .create_new(true)
+                        .mode(0o600)
+                        .open(&path)
+                        .with_context(|| format!("cannot create {}", path.display()))?;
+                    writeln!(file, "{token}")?;
+                    Ok((token, format!("{origin}; it was generated now")))
+                }
+                Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
+            }
+        }
+    }
+}
+
+fn generate_token() -> String {
+    let bytes: [u8; 32] = rand::rng().random();
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// An id for this service's sandboxes, kept in the state directory so a restart finds them.
+fn instance_id(state_dir: &Path) -> Result<String> {
+    let path = state_dir.join("instance-id");
+    match std::fs::read_to_string(&path) {
+        Ok(id) if !id.trim().is_empty() => Ok(id.trim().to_string()),
+        _ => {
+            let bytes: [u8; 8] = rand::rng().random();
+            let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            std::fs::write(&path, format!("{id}\n"))
+                .with_context(|| format!("cannot write {}", path.display()))?;
+            Ok(id)
+        }
+    }
+}
+
+/// Copies the agent into the state directory, so the bind-mounted file never changes under a
+/// running sandbox when the build output is replaced.
+fn install_agent(explicit: Option<&Path>, state_dir: &Path) -> Result<PathBuf> {
+    let source = match explicit {
+        Some(path) => path.to_path_buf(),
+        None => std::env::current_exe()
+            .context("cannot locate the sandboxd program")?
+            .with_file_name("sandboxd-agent"),
+    };
+    let is_static = is_static_elf(&source).with_context(|| {
+        format!(
+            "cannot read the in-sandbox agent at {}; build it with scripts/build.sh or point --agent (SANDBOXD_AGENT) at it",
+            source.display()
+        )
+    })?;
+    if !is_static {
+        bail!(
+            "the agent at {} is not a static binary, so it would not run in images without a C library; build it with scripts/build.sh",
+            source.display()
+        );
+    }
+    let dir = state_dir.join("agent");
+    std::fs::create_dir_all(&dir)?;
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+    let target = dir.join("sandboxd-agent");
+    let staging = dir.join(format!(".sandboxd-agent.{}", std::process::id()));
+    std::fs::copy(&source, &staging)
+        .with_context(|| format!("cannot copy the agent to {}", staging.display()))?;
+    std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o555))?;
+    std::fs::rename(&staging, &target)?;
+    Ok(target)
+}
+
+/// Sandboxes of this instance that survive from an earlier run have no session record: remove them.
+async fn remove_orphans(backend: &DockerBackend) -> Result<()> {
+    let orphans = backend.list().await?;
+    for orphan in &orphans {
+        backend.destroy(&orphan.sandbox).await?;
+    }
+    if !orphans.is_empty() {
+        eprintln!(
+            "sandboxd: removed {} sandboxes left from an earlier run",
+            orphans.len()
+        );
+    }
+    Ok(())
+}
+
+async fn shutdown_signal() {
+    let interrupt = tokio::signal::ctrl_c();
+    let mut terminate = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .expect("install SIGTERM handler");
+    tokio::select! {
+        _ = interrupt => {},
+        _ = terminate.recv() => {},
+    }
+}

@@ -1,0 +1,222 @@
+//! A real sandboxd service for integration tests: the built binary, a real Docker engine,
+//! real HTTP over loopback. Each service has its own state directory and instance id, and on
+//! drop (also when a test fails) it is killed and every container it made is removed by label.
+
+#![allow(dead_code)] // each test binary uses a different part of the harness
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+pub const TOKEN: &str = "test-token-0123456789abcdef";
+
+pub fn busybox_image() -> String {
+    std::env::var("SANDBOXD_TEST_BUSYBOX_IMAGE").unwrap_or_else(|_| "sandboxd/busybox:local".into())
+}
+
+pub fn python_image() -> String {
+    std::env::var("SANDBOXD_TEST_PYTHON_IMAGE")
+        .unwrap_or_else(|_| "sandboxd/python:3.11-bookworm".into())
+}
+
+/// The config every test service starts from; `extra` is appended (more runtimes, policy).
+pub fn base_config(max_sessions: u32, extra: &str) -> String {
+    format!(
+        r#"
+token = "{TOKEN}"
+default_runtime = "sh"
+max_sessions = {max_sessions}
+mem_limit = "128m"
+cpus = 0.5
+pids_limit = 64
+tmpfs_size = "16m"
+
+[runtimes.sh]
+image = "{busybox}"
+
+[runtimes.python]
+image = "{python}"
+mem_limit = "256m"
+interpreter = ["python3"]
+
+[runtimes.ghost]
+image = "sandboxd/does-not-exist:never"
+
+[runtimes.recipe]
+runtime = "python-datascience"
+
+[policy]
+default_timeout_secs = 20
+max_timeout_secs = 60
+max_output_bytes = "64k"
+{extra}
+"#,
+        busybox = busybox_image(),
+        python = python_image(),
+    )
+}
+
+pub struct TestService {
+    pub url: String,
+    pub instance_id: String,
+    pub state_dir: tempfile::TempDir,
+    child: Child,
+    pub client: reqwest::Client,
+}
+
+pub fn sandboxd_bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_sandboxd"))
+}
+
+fn random_suffix() -> String {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .subsec_nanos();
+    format!("{}-{nanos:x}", std::process::id())
+}
+
+impl TestService {
+    pub fn start(config: &str) -> TestService {
+        // Short paths: the agent socket path must fit a unix socket address.
+        let state_dir = tempfile::Builder::new()
+            .prefix("sbd")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let instance_id = format!("test-{}", random_suffix());
+        std::fs::write(state_dir.path().join("instance-id"), &instance_id).unwrap();
+        let config_path = state_dir.path().join("config.toml");
+        std::fs::write(&config_path, config).unwrap();
+        let mut child = Command::new(sandboxd_bin())
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(&config_path)
+            .arg("--state-dir")
+            .arg(state_dir.path())
+            .env_remove("SANDBOXD_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start sandboxd");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if let Some(url) = line.strip_prefix("sandboxd listening on ") {
+                    let _ = tx.send(url.trim().to_string());
+                }
+            }
+        });
+        let url = match rx.recv_timeout(Duration::from_secs(30)) {
+            Ok(url) => url,
+            Err(_) => {
+                let _ = child.kill();
+                panic!("sandboxd did not print its address within 30 s");
+            }
+        };
+        TestService {
+            url,
+            instance_id,
+            state_dir,
+            child,
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(120))
+                .build()
+                .unwrap(),
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.url)
+    }
+
+    pub fn get(&self, path: &str) -> reqwest::RequestBuilder {
+        self.client.get(self.url(path)).bearer_auth(TOKEN)
+    }
+
+    pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
+        self.client.post(self.url(path)).bearer_auth(TOKEN)
+    }
+
+    pub fn delete(&self, path: &str) -> reqwest::RequestBuilder {
+        self.client.delete(self.url(path)).bearer_auth(TOKEN)
+    }
+
+    /// Opens a session and returns its id, failing the test with the service's message.
+    pub async fn open(&self, runtime: &str) -> String {
+        let response = self
+            .post("/v1/sessions")
+            .json(&serde_json::json!({"runtime": runtime}))
+            .send()
+            .await
+            .unwrap();
+        let status = response.status();
+        let body: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(status, 201, "create session failed: {body}");
+        body["id"].as_str().unwrap().to_string()
+    }
+
+    /// Runs a shell command and returns the result's JSON.
+    pub async fn exec(&self, id: &str, body: serde_json::Value) -> (u16, serde_json::Value) {
+        let response = self
+            .post(&format!("/v1/sessions/{id}/exec"))
+            .json(&body)
+            .send()
+            .await
+            .unwrap();
+        let status = response.status().as_u16();
+        (status, response.json().await.unwrap())
+    }
+
+    pub async fn sh(&self, id: &str, command: &str) -> serde_json::Value {
+        let (status, body) = self.exec(id, serde_json::json!({"command": command})).await;
+        assert_eq!(status, 200, "exec {command:?} failed: {body}");
+        body
+    }
+
+    /// The containers of this service instance, as `docker inspect` shows them.
+    pub fn containers(&self) -> Vec<serde_json::Value> {
+        let ids = docker(&[
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=org.sandboxd.instance={}", self.instance_id),
+        ]);
+        ids.lines()
+            .filter(|l| !l.is_empty())
+            .map(|id| {
+                let json: serde_json::Value =
+                    serde_json::from_str(&docker(&["inspect", id])).unwrap();
+                json[0].clone()
+            })
+            .collect()
+    }
+}
+
+pub fn docker(args: &[&str]) -> String {
+    let output = Command::new("docker")
+        .args(args)
+        .output()
+        .expect("run docker");
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
+impl Drop for TestService {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let ids = docker(&[
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=org.sandboxd.instance={}", self.instance_id),
+        ]);
+        let ids: Vec<&str> = ids.lines().filter(|l| !l.is_empty()).collect();
+        if !ids.is_empty() {
+            let mut args = vec!["rm", "-f"];
+            args.extend(ids);
+            docker(&args);
+        }
+    }
+}

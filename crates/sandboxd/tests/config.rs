@@ -1,0 +1,112 @@
+//! Config errors stop the service at start with a precise message and a non-zero exit.
+
+mod common;
+
+use common::sandboxd_bin;
+use std::process::Command;
+
+fn serve_with(config: &str) -> (i32, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, config).unwrap();
+    let output = Command::new(sandboxd_bin())
+        .args(["serve", "--check", "--config"])
+        .arg(&path)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stderr).into_owned()
+            + &String::from_utf8_lossy(&output.stdout),
+    )
+}
+
+const OK_RUNTIME: &str = "[runtimes.sh]\nimage = \"sandboxd/busybox:local\"\n";
+
+#[test]
+fn each_config_error_has_its_message_and_a_nonzero_exit() {
+    let cases = [
+        (
+            format!("colour = \"blue\"\n{OK_RUNTIME}"),
+            "unknown field `colour`",
+        ),
+        (
+            "[runtimes.sh]\nimage = \"x\"\nmem_limit = \"1 gigabyte\"\n".to_string(),
+            "runtimes.sh.mem_limit: \"1 gigabyte\" is not a size",
+        ),
+        (
+            "[runtimes.sh]\nimage = \"x\"\ncpus = 0\n".to_string(),
+            "runtimes.sh.cpus: must be a number above 0",
+        ),
+        (
+            "[runtimes.sh]\nimage = \"x\"\nnetwork_mode = \"host\"\n".to_string(),
+            "runtimes.sh.network_mode: unknown network mode \"host\"",
+        ),
+        (
+            format!("default_runtime = \"python\"\n{OK_RUNTIME}"),
+            "default_runtime: \"python\" is not one of the configured runtimes (sh)",
+        ),
+        (
+            "max_sessions = 5\n".to_string(),
+            "runtimes: no runtimes are configured",
+        ),
+        ("this is not toml".to_string(), "config is not valid"),
+    ];
+    for (config, expected) in cases {
+        let (code, output) = serve_with(&config);
+        assert_ne!(code, 0, "config {config:?} must be refused");
+        assert!(
+            output.contains(expected),
+            "config {config:?}\n  printed {output:?}\n  expected {expected:?}"
+        );
+    }
+    let missing = Command::new(sandboxd_bin())
+        .args(["serve", "--config", "/nonexistent/sandboxd.toml"])
+        .output()
+        .unwrap();
+    assert_ne!(missing.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&missing.stderr)
+        .contains("cannot read config file /nonexistent/sandboxd.toml"));
+}
+
+#[test]
+fn the_worst_case_is_shown_and_warned_about() {
+    let (code, output) = serve_with(&format!(
+        "max_sessions = 1000\nmem_limit = \"64g\"\n{OK_RUNTIME}"
+    ));
+    assert_eq!(code, 0, "{output}");
+    assert!(output.contains("1000 sessions x 64g"), "{output}");
+    assert!(
+        output.contains("WARNING: that is more than this host's memory"),
+        "{output}"
+    );
+    let (code, output) = serve_with(&format!(
+        "max_sessions = 2\nmem_limit = \"64m\"\n{OK_RUNTIME}"
+    ));
+    assert_eq!(code, 0);
+    assert!(!output.contains("WARNING"), "{output}");
+}
+
+#[test]
+fn the_embedded_default_is_the_seed() {
+    let output = Command::new(sandboxd_bin())
+        .args(["serve", "--check"])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        stdout.contains("3 runtimes (datascience, python, scraping)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn a_public_address_needs_an_explicit_flag() {
+    let output = Command::new(sandboxd_bin())
+        .args(["serve", "--listen", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert_ne!(output.status.code(), Some(0));
+    assert!(String::from_utf8_lossy(&output.stderr).contains("--allow-remote"));
+}

@@ -1,0 +1,279 @@
+//! What happens inside a sandbox: commands, limits, attacks on the host, and the container's
+//! real settings read back from the engine.
+
+mod common;
+
+use common::{base_config, TestService};
+use serde_json::{json, Value};
+
+#[tokio::test]
+async fn commands_run_with_exit_codes_streams_stdin_env_and_cwd() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+
+    let hello = service.sh(&id, "echo hi; echo oops >&2; exit 3").await;
+    assert_eq!(hello["exit_code"], 3);
+    assert_eq!(hello["stdout"], "hi\n");
+    assert_eq!(hello["stderr"], "oops\n");
+    assert_eq!(hello["timed_out"], false);
+    assert_eq!(hello["oom_killed"], false);
+    assert!(hello["duration_ms"].as_u64().is_some());
+
+    let (status, argv) = service
+        .exec(&id, json!({"argv": ["echo", "a b", "$HOME"]}))
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(
+        argv["stdout"], "a b $HOME\n",
+        "argv is not run through a shell"
+    );
+
+    let (_, stdin) = service
+        .exec(&id, json!({"argv": ["cat"], "stdin": "piped in"}))
+        .await;
+    assert_eq!(stdin["stdout"], "piped in");
+
+    let (_, env) = service
+        .exec(&id, json!({"command": "echo $GREETING; pwd; id -u", "env": {"GREETING": "hello"}, "cwd": "/tmp"}))
+        .await;
+    assert_eq!(env["stdout"], "hello\n/tmp\n61000\n");
+
+    // Each command is its own process: a cd does not carry over.
+    service.sh(&id, "cd /tmp").await;
+    assert_eq!(service.sh(&id, "pwd").await["stdout"], "/workspace\n");
+
+    // The working directory and /tmp are writable; the image's root is not.
+    let writes = service
+        .sh(
+            &id,
+            "echo data > /workspace/f && cat /workspace/f && touch /tmp/t && touch /etc/x",
+        )
+        .await;
+    assert_eq!(writes["stdout"], "data\n");
+    assert_ne!(writes["exit_code"], 0);
+    assert!(
+        writes["stderr"]
+            .as_str()
+            .unwrap()
+            .contains("Read-only file system"),
+        "{writes}"
+    );
+
+    let (status, missing) = service
+        .exec(&id, json!({"argv": ["no-such-program"]}))
+        .await;
+    assert_eq!(status, 400);
+    assert_eq!(missing["error"]["code"], "spawn_failed");
+    assert!(missing["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("no-such-program"));
+
+    for (body, code) in [
+        (json!({}), "invalid_request"),
+        (
+            json!({"command": "true", "argv": ["true"]}),
+            "invalid_request",
+        ),
+        (json!({"argv": []}), "invalid_request"),
+        (json!({"command": "true", "image": "x"}), "invalid_request"),
+        (
+            json!({"command": "true", "timeout_secs": 61}),
+            "timeout_too_large",
+        ),
+    ] {
+        let (status, error) = service.exec(&id, body.clone()).await;
+        assert_eq!(status, 400, "{body}");
+        assert_eq!(error["error"]["code"], code, "{body}: {error}");
+    }
+    let (_, too_long) = service
+        .exec(&id, json!({"command": "true", "timeout_secs": 61}))
+        .await;
+    assert!(
+        too_long["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("60"),
+        "the message names the limit"
+    );
+}
+
+#[tokio::test]
+async fn python_runtime_runs_python() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("python").await;
+    let result = service.sh(&id, "python3 -c 'print(1+1)'").await;
+    assert_eq!(result["stdout"], "2\n");
+    assert_eq!(result["exit_code"], 0);
+}
+
+#[tokio::test]
+async fn a_timeout_kills_the_command_and_its_children() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    let started = std::time::Instant::now();
+    let (status, result) = service
+        .exec(
+            &id,
+            json!({"command": "sleep 1000 & sleep 1000; echo never", "timeout_secs": 2}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    assert_eq!(result["timed_out"], true);
+    assert_eq!(result["exit_code"], Value::Null);
+    assert_eq!(result["signal"], 9);
+    assert!(!result["stdout"].as_str().unwrap().contains("never"));
+    assert!(started.elapsed().as_secs() < 10);
+    let left = service
+        .sh(&id, "ps -o comm | grep -c '^sleep' || true")
+        .await;
+    assert_eq!(
+        left["stdout"], "0\n",
+        "no sleep survives its command's timeout"
+    );
+}
+
+#[tokio::test]
+async fn output_over_the_cap_is_truncated_and_flagged() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    // 200 KiB on stdout against a 64 KiB cap; stderr small.
+    let result = service
+        .sh(&id, "head -c 204800 /dev/zero | tr '\\0' x; echo small >&2")
+        .await;
+    assert_eq!(result["exit_code"], 0);
+    assert_eq!(result["stdout"].as_str().unwrap().len(), 64 << 10);
+    assert_eq!(result["stdout_truncated"], true);
+    assert_eq!(result["stderr"], "small\n");
+    assert_eq!(result["stderr_truncated"], false);
+}
+
+#[tokio::test]
+async fn a_memory_bomb_is_reported_as_oom() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    // dd allocates its whole 512 MiB block at once, far over the 128 MiB ceiling.
+    let result = service
+        .sh(&id, "dd if=/dev/zero of=/dev/null bs=512M count=1")
+        .await;
+    assert_eq!(result["oom_killed"], true, "{result}");
+    assert_ne!(result["exit_code"], 0);
+    let after = service.sh(&id, "echo alive").await;
+    assert_eq!(
+        after["stdout"], "alive\n",
+        "the session survives the OOM kill"
+    );
+}
+
+#[tokio::test]
+async fn a_fork_bomb_leaves_the_session_usable_and_the_host_healthy() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    let result = service
+        .exec(
+            &id,
+            json!({"command": "bomb() { bomb | bomb & }; bomb", "timeout_secs": 5}),
+        )
+        .await
+        .1;
+    assert!(result.get("error").is_none(), "{result}");
+    // The bomb's pieces are in the command's process group; whatever is left is killed by the
+    // pids ceiling and reaped by init. The session must answer again within a few tries.
+    let mut answered = None;
+    for _ in 0..20 {
+        let (status, body) = service
+            .exec(&id, json!({"command": "echo alive", "timeout_secs": 5}))
+            .await;
+        if status == 200 && body["stdout"] == "alive\n" {
+            answered = Some(body);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    }
+    assert!(
+        answered.is_some(),
+        "the session is usable after a fork bomb"
+    );
+    let host = std::process::Command::new("true")
+        .status()
+        .expect("the host can still fork");
+    assert!(host.success());
+    let info: Value = service
+        .get(&format!("/v1/sessions/{id}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert!(
+        info["process_count"].as_u64().unwrap() <= 64,
+        "the pids ceiling holds: {info}"
+    );
+}
+
+#[tokio::test]
+async fn the_container_is_created_with_the_hardened_profile() {
+    let service = TestService::start(&base_config(2, ""));
+    service.open("sh").await;
+    let containers = service.containers();
+    assert_eq!(containers.len(), 1);
+    let c = &containers[0];
+    let host = &c["HostConfig"];
+    assert_eq!(host["CapDrop"], json!(["ALL"]));
+    assert_eq!(host["CapAdd"], Value::Null);
+    assert_eq!(host["Privileged"], false);
+    assert_eq!(host["ReadonlyRootfs"], true);
+    assert_eq!(host["SecurityOpt"], json!(["no-new-privileges"]));
+    assert_eq!(host["PidsLimit"], 64);
+    assert_eq!(host["Memory"], 128 << 20);
+    assert_eq!(
+        host["MemorySwap"],
+        128 << 20,
+        "no swap beyond the memory ceiling"
+    );
+    assert_eq!(host["NanoCpus"], 500_000_000);
+    assert_eq!(host["Init"], true);
+    assert_eq!(host["NetworkMode"], "none");
+    assert_eq!(host["LogConfig"]["Type"], "none");
+    let tmpfs = host["Tmpfs"].as_object().unwrap();
+    assert!(tmpfs["/tmp"].as_str().unwrap().contains("size=16777216"));
+    assert!(tmpfs["/workspace"].as_str().unwrap().contains("uid=61000"));
+    let binds: Vec<&str> = host["Binds"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|b| b.as_str().unwrap())
+        .collect();
+    assert!(
+        binds.iter().all(|b| b.ends_with(":ro")),
+        "every bind mount is read-only: {binds:?}"
+    );
+    assert_eq!(c["Config"]["User"], "61000:61000");
+    assert_eq!(c["Config"]["Labels"]["org.sandboxd.managed"], "true");
+    assert_eq!(c["Config"]["Labels"]["org.sandboxd.runtime"], "sh");
+    assert_eq!(c["State"]["Running"], true);
+}
+
+#[tokio::test]
+async fn a_sandbox_has_no_network_and_no_capabilities() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    let net = service.sh(&id, "ip -o link | grep -v ' lo:' | wc -l").await;
+    assert_eq!(
+        net["stdout"].as_str().unwrap().trim(),
+        "0",
+        "only loopback exists: {net}"
+    );
+    let caps = service
+        .sh(&id, "grep -E '^Cap(Eff|Prm|Bnd)' /proc/self/status")
+        .await;
+    for line in caps["stdout"].as_str().unwrap().lines() {
+        assert!(
+            line.ends_with("0000000000000000"),
+            "no capabilities: {line}"
+        );
+    }
+    let nnp = service.sh(&id, "grep NoNewPrivs /proc/self/status").await;
+    assert!(nnp["stdout"].as_str().unwrap().contains('1'));
+}

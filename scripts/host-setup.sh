@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Prepare the host: install the Debian packages the project needs and make
+# sure a Docker engine answers on /var/run/docker.sock. Idempotent: installs
+# only what is missing, starts dockerd only when the socket does not answer.
+#
+# dockerd is started as a plain background process (no systemd needed), its
+# log goes to /var/log/sandboxd-dockerd.log, and it keeps running after this
+# script exits.
+set -euo pipefail
+
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+DOCKERD_WAIT_SECONDS="${DOCKERD_WAIT_SECONDS:-60}"
+
+# shellcheck disable=SC2086 # the list is one word per package
+ensure_packages $SANDBOXD_HOST_PACKAGES
+
+start_dockerd() {
+    have dockerd || die "dockerd not found although docker.io is installed"
+
+    # Without systemd nobody may have mounted the cgroup hierarchies.
+    if ! mountpoint -q /sys/fs/cgroup 2>/dev/null; then
+        if have cgroupfs-mount; then
+            log "mounting cgroup hierarchies (cgroupfs-mount)"
+            as_root cgroupfs-mount || warn "cgroupfs-mount failed"
+        else
+            warn "/sys/fs/cgroup is not mounted; dockerd may fail to start"
+        fi
+    fi
+
+    # A stale pid file from a dead dockerd makes a new one refuse to start.
+    local pidfile=/var/run/docker.pid pid
+    if [[ -f "$pidfile" ]]; then
+        pid="$(cat "$pidfile" 2>/dev/null || true)"
+        if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
+            log "dockerd is running (pid $pid) but does not answer yet; waiting for it"
+            return 0
+        fi
+        log "removing stale $pidfile"
+        as_root rm -f "$pidfile"
+    fi
+
+    log "starting dockerd in the background (log: $SANDBOXD_DOCKERD_LOG)"
+    as_root mkdir -p "$(dirname "$SANDBOXD_DOCKERD_LOG")"
+    # setsid + nohup + no stdin: the daemon outlives this script and its
+    # process group / session (CI runners kill those at the end of a step).
+    # shellcheck disable=SC2016 # expanded by the inner shell
+    as_root sh -c 'printf "\n==== %s: started by sandboxd host-setup ====\n" "$(date -Is)" >>"$1"
+                   setsid nohup dockerd >>"$1" 2>&1 </dev/null &' sh "$SANDBOXD_DOCKERD_LOG"
+}
+
+if docker_ping; then
+    log "Docker engine answers on $DOCKER_SOCK"
+else
+    start_dockerd
+    log "waiting up to ${DOCKERD_WAIT_SECONDS}s for the Docker engine"
+    if ! wait_docker "$DOCKERD_WAIT_SECONDS"; then
+        if [[ -f "$SANDBOXD_DOCKERD_LOG" ]]; then
+            log "last lines of $SANDBOXD_DOCKERD_LOG:"
+            tail -n 30 "$SANDBOXD_DOCKERD_LOG" >&2 || true
+        fi
+        die "the Docker engine did not answer on $DOCKER_SOCK within ${DOCKERD_WAIT_SECONDS}s (see $SANDBOXD_DOCKERD_LOG)"
+    fi
+    log "Docker engine is up"
+fi
+
+log "engine: $(docker version --format 'Docker {{.Server.Version}} (API {{.Server.APIVersion}})' 2>/dev/null || echo unknown)"

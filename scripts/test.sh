@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# The whole test suite, from a fresh machine (quickstart command 2, and CI):
+#   1. host setup (packages, dockerd)           scripts/host-setup.sh
+#   2. local images (busybox + python)          scripts/build-images.sh all
+#   3. debug build incl. the static agent       scripts/build.sh
+#   4. cargo test --workspace                   (SANDBOXD_AGENT, SANDBOXD_TEST_*_IMAGE exported;
+#                                                SANDBOXD_AGENT = target/<host triple>/debug/sandboxd-agent)
+#   5. cargo fmt --all -- --check
+#   6. cargo clippy --workspace --all-targets -- -D warnings
+#
+# Steps 4-6 all run even when one fails; the script exits non-zero if any
+# step failed and ends with a one-line summary. Containers (and networks,
+# volumes) labelled org.sandboxd.test=true are removed before and after.
+#
+# Usage: scripts/test.sh [extra args for cargo test, e.g. -- --nocapture]
+set -euo pipefail
+
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+cd "$SANDBOXD_ROOT"
+
+TEST_LABEL="org.sandboxd.test=true"
+T0="$(now)"
+RESULTS=()
+FAILED=0
+
+summary() {
+    local rc=$?
+    remove_labelled "$TEST_LABEL"
+    [[ $FAILED -eq 0 && $rc -ne 0 ]] && FAILED=1
+    local verdict=PASSED
+    [[ $FAILED -eq 0 ]] || verdict=FAILED
+    log "summary: $verdict in $(elapsed_since "$T0"): ${RESULTS[*]:-nothing ran}"
+    [[ $FAILED -eq 0 ]] || exit 1
+}
+trap summary EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+# step NAME CMD...: run a step, record NAME=ok|FAIL(rc) and its duration.
+step() {
+    local name=$1 s rc=0
+    shift
+    log "==== $name: $*"
+    s="$(now)"
+    "$@" || rc=$?
+    if [[ $rc -eq 0 ]]; then
+        RESULTS+=("$name=ok($(elapsed_since "$s"))")
+    else
+        RESULTS+=("$name=FAIL($(elapsed_since "$s"))")
+        FAILED=1
+        log "==== $name FAILED (exit $rc)"
+    fi
+    return "$rc"
+}
+
+# Setup steps: a failure here makes the rest pointless, stop at once.
+step host-setup "$SANDBOXD_SCRIPTS/host-setup.sh" || exit 1
+ensure_rust_components rustfmt clippy
+remove_labelled "$TEST_LABEL"
+step images "$SANDBOXD_SCRIPTS/build-images.sh" all || exit 1
+step build "$SANDBOXD_SCRIPTS/build.sh" >/dev/null || exit 1
+
+# The static agent as built with --target: host builds never overwrite it.
+SANDBOXD_AGENT="$(static_agent_path debug)"
+is_static_binary "$SANDBOXD_AGENT" || die "$SANDBOXD_AGENT is missing or not static"
+export SANDBOXD_AGENT
+export SANDBOXD_TEST_BUSYBOX_IMAGE="$SANDBOXD_BUSYBOX_IMAGE"
+export SANDBOXD_TEST_PYTHON_IMAGE="$SANDBOXD_PYTHON_IMAGE"
+log "SANDBOXD_AGENT=$SANDBOXD_AGENT"
+log "SANDBOXD_TEST_BUSYBOX_IMAGE=$SANDBOXD_TEST_BUSYBOX_IMAGE SANDBOXD_TEST_PYTHON_IMAGE=$SANDBOXD_TEST_PYTHON_IMAGE"
+
+# Checks: run them all, collect the verdicts.
+# Compiling the tests builds the agent crate for the host too, which replaces
+# target/debug/sandboxd-agent (next to sandboxd) with a dynamic binary; put
+# the static one back before running them (a fresh `cargo test` does not
+# copy it again).
+if step test-build cargo test --workspace --no-run; then
+    install_static_agent debug >/dev/null
+    step test cargo test --workspace --no-fail-fast "$@" || true
+fi
+remove_labelled "$TEST_LABEL"
+step fmt cargo fmt --all -- --check || true
+step clippy cargo clippy --workspace --all-targets -- -D warnings || true
