@@ -6,8 +6,8 @@
 //! agent); process output and input travel as raw data frames.
 //!
 //! The core (framing, messages, errors) is std-only so the agent stays small and static. The
-//! `tokio` feature adds the service side in [`host`]: async framing, the [`AgentHub`] that
-//! accepts agent connections, and the [`run_exec`] and [`ping`] clients.
+//! `tokio` feature adds the service side in `host`: async framing, the `AgentHub` that
+//! accepts agent connections, and the `run_exec` and `ping` clients.
 
 mod error;
 pub mod frame;

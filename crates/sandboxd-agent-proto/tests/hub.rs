@@ -202,7 +202,7 @@ async fn a_flood_of_silent_dialers_is_bounded_and_then_served() {
 }
 
 #[tokio::test]
-async fn close_ends_waits_and_removes_the_socket() {
+async fn close_ends_waits_and_stops_listening() {
     let setup = setup();
     let waiter = {
         let hub = setup.hub.clone();
@@ -217,8 +217,12 @@ async fn close_ends_waits_and_removes_the_socket() {
         setup.hub.acquire(Duration::from_secs(1)).await,
         Err(ProtoError::Closed)
     ));
-    assert!(!setup.socket.exists());
-    assert!(UnixStream::connect(&setup.socket).await.is_err());
+    // The accept task ends soon after (aborting is asynchronous), closing the listener.
+    let give_up = Instant::now() + Duration::from_secs(2);
+    while UnixStream::connect(&setup.socket).await.is_ok() {
+        assert!(Instant::now() < give_up, "still accepting after close");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
 }
 
 #[tokio::test]
@@ -231,18 +235,13 @@ async fn close_drops_parked_connections() {
 }
 
 #[tokio::test]
-async fn rebinding_replaces_a_stale_socket_and_an_old_hub_leaves_it_alone() {
+async fn rebinding_replaces_the_socket_and_the_old_hub_leaves_it_alone() {
     let setup = setup();
     let successor = AgentHub::bind(&setup.socket).unwrap();
+    // As in a service restart: the old hub goes away after the new one listens.
     drop(setup.hub);
-    assert!(
-        setup.socket.exists(),
-        "the old hub removed its successor's socket"
-    );
     let _agent = greeted(&setup.socket).await;
     successor.wait_ready(Duration::from_secs(5)).await.unwrap();
-    drop(successor);
-    assert!(!setup.socket.exists());
 }
 
 #[tokio::test]

@@ -16,9 +16,12 @@ struct RouteFigures {
     seconds_sum: f64,
 }
 
+/// Method, route template and status code.
+type RouteKey = (String, String, u16);
+
 #[derive(Default, Clone)]
 pub struct Metrics {
-    routes: Arc<Mutex<BTreeMap<(String, String, u16), RouteFigures>>>,
+    routes: Arc<Mutex<BTreeMap<RouteKey, RouteFigures>>>,
 }
 
 impl Metrics {

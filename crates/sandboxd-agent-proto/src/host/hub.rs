@@ -11,7 +11,7 @@ use std::collections::VecDeque;
 use std::fs::{self, Permissions};
 use std::io::{self, ErrorKind};
 use std::os::fd::AsRawFd;
-use std::os::unix::fs::{FileTypeExt, MetadataExt, PermissionsExt};
+use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -35,8 +35,6 @@ const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(50);
 /// Accepts and parks the agent's connections; see the module documentation.
 pub struct AgentHub {
     path: PathBuf,
-    /// Device and inode of the socket file, so closing never unlinks a successor's socket.
-    socket_id: (u64, u64),
     shared: Arc<Shared>,
     accept_task: AbortHandle,
 }
@@ -58,12 +56,10 @@ impl AgentHub {
         let path = path.as_ref().to_path_buf();
         remove_stale_socket(&path)?;
         let listener = UnixListener::bind(&path)?;
-        let socket_id = fs::set_permissions(&path, Permissions::from_mode(0o666))
-            .and_then(|()| fs::symlink_metadata(&path))
-            .map(|meta| (meta.dev(), meta.ino()))
-            .inspect_err(|_| {
-                let _ = fs::remove_file(&path);
-            })?;
+        if let Err(e) = fs::set_permissions(&path, Permissions::from_mode(0o666)) {
+            let _ = fs::remove_file(&path);
+            return Err(e);
+        }
         let shared = Arc::new(Shared {
             idle: Mutex::new(VecDeque::new()),
             changed: Notify::new(),
@@ -73,7 +69,6 @@ impl AgentHub {
         let accept_task = tokio::spawn(accept_loop(listener, shared.clone())).abort_handle();
         Ok(Arc::new(Self {
             path,
-            socket_id,
             shared,
             accept_task,
         }))
@@ -102,18 +97,17 @@ impl AgentHub {
         self.shared.lock_idle().len()
     }
 
-    /// Stops accepting, drops the parked connections, fails pending and future waits with
-    /// [`ProtoError::Closed`] and removes the socket file. Idempotent; dropping does the same.
+    /// Stops accepting, drops the parked connections and fails pending and future waits
+    /// with [`ProtoError::Closed`]. Idempotent; dropping does the same.
+    ///
+    /// The socket file stays: a successor may already be listening at the same path (the
+    /// socket's inode number can be reused, so it cannot be told apart reliably), and
+    /// [`AgentHub::bind`] replaces a stale one. Its owner removes the directory.
     pub fn close(&self) {
         self.shared.closed.store(true, Ordering::Release);
         self.accept_task.abort();
         self.shared.lock_idle().clear();
         self.shared.changed.notify_waiters();
-        let still_ours = fs::symlink_metadata(&self.path)
-            .is_ok_and(|meta| (meta.dev(), meta.ino()) == self.socket_id);
-        if still_ours {
-            let _ = fs::remove_file(&self.path);
-        }
     }
 
     async fn wait_for<T>(
