@@ -190,3 +190,33 @@ pub struct ErrorDetail {
     /// What was wrong and what to do, for a person or an agent.
     pub message: String,
 }
+
+/// One entry of a session's activity log: what was addressed and how it went, never a payload.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActivityEntry {
+    /// RFC 3339.
+    pub at: String,
+    /// Which credential: `admin` for the service token, or a tenant.
+    pub principal: String,
+    /// `api`, `cli`, `dashboard`, `mcp`, or `service` when the service itself acted.
+    pub interface: String,
+    /// e.g. `open`, `exec`, `write_file`, `close`, `expire`.
+    pub action: String,
+    /// A path, a program name or a runtime alias.
+    pub target: String,
+    /// `ok` or `error`.
+    pub status: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    pub duration_ms: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// `GET /v1/sessions/{id}/activity`: the most recent entries, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ActivityList {
+    pub entries: Vec<ActivityEntry>,
+}

@@ -3,11 +3,15 @@
 //! [`app`] builds the router from a [`Service`]; [`serve`] runs it on a listener until the
 //! shutdown future completes. The binary only parses flags and calls these.
 
+mod activity;
 mod error;
 mod exec;
+mod files;
 mod metrics;
+mod processes;
 mod sessions;
 
+pub use activity::{Actor, Outcome, CLIENT_HEADER};
 pub use error::ApiError;
 
 use axum::body::Bytes;
@@ -49,6 +53,7 @@ struct Inner {
     token: String,
     backend: Arc<dyn Backend>,
     sessions: Sessions,
+    activity: activity::Log,
     metrics: Metrics,
 }
 
@@ -61,6 +66,7 @@ impl Service {
                 token,
                 backend,
                 sessions,
+                activity: activity::Log::default(),
                 metrics: Metrics::default(),
             }),
         }
@@ -106,6 +112,21 @@ impl Service {
         }
     }
 
+    /// Adds an entry to a session's activity log. Callers pass what was addressed and how it
+    /// went, never a payload.
+    pub fn record(
+        &self,
+        session_id: &str,
+        actor: &Actor,
+        action: &str,
+        target: &str,
+        outcome: Outcome,
+    ) {
+        self.inner
+            .activity
+            .record(session_id, actor, action, target, outcome);
+    }
+
     /// Removes every open sandbox (used when the service stops for good).
     pub async fn close_all(&self, reason: &str) {
         let running = self.sessions().running();
@@ -139,6 +160,9 @@ pub fn app(service: Service) -> Router {
             "/v1/sessions/{id}/exec",
             post(exec_command).layer(DefaultBodyLimit::max(exec_body_limit)),
         )
+        .route("/v1/sessions/{id}/activity", get(session_activity))
+        .merge(files::routes(&service))
+        .merge(processes::routes(&service))
         .route("/metrics", get(prometheus))
         .route_layer(middleware::from_fn_with_state(
             service.clone(),
@@ -273,6 +297,7 @@ fn parse_create(body: &[u8]) -> Result<CreateSession, ApiError> {
 
 async fn create_session(
     State(service): State<Service>,
+    actor: Actor,
     body: Bytes,
 ) -> Result<(StatusCode, Json<SessionInfo>), ApiError> {
     let request = parse_create(&body)?;
@@ -306,6 +331,7 @@ async fn create_session(
         image,
         limits: runtime.limits.clone(),
     };
+    let started = Instant::now();
     let sandbox = service.backend().create(&spec).await?;
     let now = OffsetDateTime::now_utc();
     let session = Session {
@@ -320,6 +346,13 @@ async fn create_session(
         ended: None,
     };
     tracing::info!(session = %session.id, runtime = %session.runtime, "session opened");
+    service.record(
+        &session.id,
+        &actor,
+        "open",
+        &session.runtime,
+        Outcome::ok(started.elapsed().as_millis() as u64),
+    );
     let info = service.info(&session).await;
     service.sessions().insert(reservation, session);
     Ok((StatusCode::CREATED, Json(info)))
@@ -342,18 +375,28 @@ async fn get_session(
 async fn close_session(
     State(service): State<Service>,
     Path(id): Path<String>,
+    actor: Actor,
 ) -> Result<Json<SessionInfo>, ApiError> {
+    let started = Instant::now();
     let session = service
         .sessions()
         .close(service.backend(), &id, "closed by the client")
         .await?;
     tracing::info!(session = %id, "session closed");
+    service.record(
+        &id,
+        &actor,
+        "close",
+        &session.runtime,
+        Outcome::ok(started.elapsed().as_millis() as u64),
+    );
     Ok(Json(session.info(Default::default())))
 }
 
 async fn exec_command(
     State(service): State<Service>,
     Path(id): Path<String>,
+    actor: Actor,
     body: Bytes,
 ) -> Result<Json<ExecResult>, ApiError> {
     let session = service.sessions().get_running(&id)?;
@@ -366,9 +409,38 @@ async fn exec_command(
         )
     })?;
     let (planned, stdin) = exec::plan(request, &service.config().policy)?;
+    let started = Instant::now();
     service.sessions().touch(&id);
-    let stream = service.backend().agent(&session.sandbox).await?;
-    let result = exec::run(stream, &planned, stdin).await;
+    let result = match service.backend().agent(&session.sandbox).await {
+        Ok(stream) => exec::run(stream, &planned, stdin).await,
+        Err(e) => Err(e.into()),
+    };
     service.sessions().touch(&id);
+    let elapsed = started.elapsed().as_millis() as u64;
+    let outcome = match &result {
+        Ok(r) if r.timed_out => Outcome::failed(elapsed, "timed out").with_exit_code(r.exit_code),
+        Ok(r) if r.oom_killed => {
+            Outcome::failed(elapsed, "killed: out of memory").with_exit_code(r.exit_code)
+        }
+        Ok(r) => Outcome::ok(elapsed).with_exit_code(r.exit_code),
+        Err(e) => Outcome::failed(elapsed, e.to_string()),
+    };
+    service.record(
+        &id,
+        &actor,
+        "exec",
+        &activity::program_name(&planned.argv),
+        outcome,
+    );
     Ok(Json(result?))
+}
+
+async fn session_activity(
+    State(service): State<Service>,
+    Path(id): Path<String>,
+) -> Result<Json<sandboxd_api::ActivityList>, ApiError> {
+    service.sessions().get(&id)?;
+    Ok(Json(sandboxd_api::ActivityList {
+        entries: service.inner.activity.entries(&id),
+    }))
 }

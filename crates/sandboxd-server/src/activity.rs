@@ -1,0 +1,191 @@
+//! The activity log: every operation on a session, whoever made it, with what was addressed and
+//! how it went — never the payload (no file contents, output, stdin, environment values, or
+//! command arguments beyond the program name).
+
+use axum::extract::FromRequestParts;
+use axum::http::request::Parts;
+use sandboxd_api::ActivityEntry;
+use serde::{Deserialize, Serialize};
+use std::convert::Infallible;
+
+/// The header a first-party client sets to say which interface it is (default: `api`).
+pub const CLIENT_HEADER: &str = "x-sandboxd-client";
+
+/// Who made a request: the credential and the interface it came through.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Actor {
+    /// `admin` for the service token; later, a tenant's name.
+    pub principal: String,
+    /// `api`, `cli`, `dashboard`, `mcp`, or `service` when the service itself acted.
+    pub interface: String,
+}
+
+impl Actor {
+    pub fn service() -> Actor {
+        Actor {
+            principal: "sandboxd".into(),
+            interface: "service".into(),
+        }
+    }
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Actor {
+    type Rejection = Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Actor, Infallible> {
+        let interface = parts
+            .headers
+            .get(CLIENT_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .filter(|v| matches!(*v, "cli" | "dashboard" | "mcp"))
+            .unwrap_or("api")
+            .to_string();
+        Ok(Actor {
+            principal: "admin".into(),
+            interface,
+        })
+    }
+}
+
+/// How an operation went. Sizes and codes only, never content.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Outcome {
+    /// `ok` or `error`.
+    pub status: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exit_code: Option<i32>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+    pub duration_ms: u64,
+    /// The error code and message the caller got, when it failed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+impl Outcome {
+    pub fn ok(duration_ms: u64) -> Outcome {
+        Outcome {
+            status: "ok".into(),
+            duration_ms,
+            ..Outcome::default()
+        }
+    }
+
+    pub fn failed(duration_ms: u64, error: impl Into<String>) -> Outcome {
+        Outcome {
+            status: "error".into(),
+            duration_ms,
+            error: Some(error.into()),
+            ..Outcome::default()
+        }
+    }
+
+    pub fn with_exit_code(mut self, code: Option<i32>) -> Outcome {
+        self.exit_code = code;
+        self
+    }
+
+    pub fn with_bytes(mut self, bytes: u64) -> Outcome {
+        self.bytes = Some(bytes);
+        self
+    }
+}
+
+/// The program a command runs, as the log may name it: the first word that is not a variable
+/// assignment, without its directory, cut short. Arguments are payload and never appear.
+pub fn program_name(argv: &[String]) -> String {
+    let words: Vec<&str> = match argv {
+        [shell, flag, script] if flag == "-c" && shell.ends_with("sh") => {
+            script.split_whitespace().collect()
+        }
+        _ => argv.iter().map(String::as_str).take(1).collect(),
+    };
+    let program = words
+        .into_iter()
+        .find(|w| !w.contains('='))
+        .unwrap_or("")
+        .rsplit('/')
+        .next()
+        .unwrap_or("");
+    program
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(64)
+        .collect()
+}
+
+/// Entries kept per session: the most recent, older ones dropped.
+pub const ENTRIES_PER_SESSION: usize = 200;
+
+/// The log's storage.
+#[derive(Default)]
+pub struct Log {
+    sessions: std::sync::Mutex<
+        std::collections::HashMap<String, std::collections::VecDeque<ActivityEntry>>,
+    >,
+}
+
+impl Log {
+    pub fn record(
+        &self,
+        session_id: &str,
+        actor: &Actor,
+        action: &str,
+        target: &str,
+        outcome: Outcome,
+    ) {
+        let entry = ActivityEntry {
+            at: crate::sessions::rfc3339(time::OffsetDateTime::now_utc()),
+            principal: actor.principal.clone(),
+            interface: actor.interface.clone(),
+            action: action.to_string(),
+            target: target.to_string(),
+            status: outcome.status,
+            exit_code: outcome.exit_code,
+            bytes: outcome.bytes,
+            duration_ms: outcome.duration_ms,
+            error: outcome.error,
+        };
+        let mut sessions = self.sessions.lock().expect("activity lock");
+        let ring = sessions.entry(session_id.to_string()).or_default();
+        ring.push_back(entry);
+        while ring.len() > ENTRIES_PER_SESSION {
+            ring.pop_front();
+        }
+    }
+
+    /// Newest first.
+    pub fn entries(&self, session_id: &str) -> Vec<ActivityEntry> {
+        let sessions = self.sessions.lock().expect("activity lock");
+        sessions
+            .get(session_id)
+            .map(|ring| ring.iter().rev().cloned().collect())
+            .unwrap_or_default()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn argv(words: &[&str]) -> Vec<String> {
+        words.iter().map(|w| w.to_string()).collect()
+    }
+
+    #[test]
+    fn names_the_program_and_nothing_else() {
+        assert_eq!(
+            program_name(&argv(&["/usr/bin/python3", "secret.py", "--key=s3cret"])),
+            "python3"
+        );
+        assert_eq!(
+            program_name(&argv(&["/bin/sh", "-c", "TOKEN=s3cret curl -H x"])),
+            "curl"
+        );
+        assert_eq!(
+            program_name(&argv(&["/bin/sh", "-c", "echo s3cret > f"])),
+            "echo"
+        );
+        assert_eq!(program_name(&argv(&["/bin/sh", "-c", "A=1 B=2"])), "");
+    }
+}
