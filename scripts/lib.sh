@@ -137,6 +137,22 @@ remove_labelled() {
     return 0
 }
 
+# remove_test_sandboxes: force-remove sandboxes made by test services, whose
+# instance label starts with "test-" (the harness sets it). Never fails.
+remove_test_sandboxes() {
+    local ids
+    docker_ping || return 0
+    ids="$(docker ps -a --filter "label=org.sandboxd.instance" \
+        --format '{{.ID}} {{.Label "org.sandboxd.instance"}}' 2>/dev/null |
+        awk '$2 ~ /^test-/ {print $1}' || true)"
+    if [[ -n "$ids" ]]; then
+        log "removing $(wc -w <<<"$ids") leftover test sandbox(es)"
+        # shellcheck disable=SC2086 # one id per word
+        docker rm -f -v $ids >/dev/null 2>&1 || warn "could not remove some test sandboxes"
+    fi
+    return 0
+}
+
 # --- Rust toolchain ----------------------------------------------------------
 
 # ensure_rust: put ~/.cargo/bin on PATH and install a toolchain with rustup
@@ -237,6 +253,6 @@ install_static_agent() {
     cp -f "$src" "$dest.tmp.$$"
     chmod 0755 "$dest.tmp.$$"
     mv -f "$dest.tmp.$$" "$dest"
-    log "static agent: $dest ($(file -b "$dest" 2>/dev/null | cut -d, -f1-3 || echo static))"
+    log "static agent: $dest ($(file -b "$dest" 2>/dev/null | grep -o "static[-a-z]* linked" || echo static))"
     printf '%s\n' "$dest"
 }

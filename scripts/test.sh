@@ -28,6 +28,7 @@ FAILED=0
 summary() {
     local rc=$?
     remove_labelled "$TEST_LABEL"
+    remove_test_sandboxes
     [[ $FAILED -eq 0 && $rc -ne 0 ]] && FAILED=1
     local verdict=PASSED
     [[ $FAILED -eq 0 ]] || verdict=FAILED
@@ -59,6 +60,7 @@ step() {
 step host-setup "$SANDBOXD_SCRIPTS/host-setup.sh" || exit 1
 ensure_rust_components rustfmt clippy
 remove_labelled "$TEST_LABEL"
+remove_test_sandboxes
 step images "$SANDBOXD_SCRIPTS/build-images.sh" all || exit 1
 step build "$SANDBOXD_SCRIPTS/build.sh" >/dev/null || exit 1
 
@@ -81,5 +83,6 @@ if step test-build cargo test --workspace --no-run; then
     step test cargo test --workspace --no-fail-fast "$@" || true
 fi
 remove_labelled "$TEST_LABEL"
+remove_test_sandboxes
 step fmt cargo fmt --all -- --check || true
 step clippy cargo clippy --workspace --all-targets -- -D warnings || true

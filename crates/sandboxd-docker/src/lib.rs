@@ -181,7 +181,7 @@ impl DockerBackend {
     fn container_body(&self, spec: &SandboxSpec) -> ContainerCreateBody {
         let limits = &spec.limits;
         let tmpfs_opts =
-            |extra: &str| format!("rw,nosuid,nodev,size={},{extra}", limits.tmpfs_size_bytes);
+            |extra: &str| format!("rw,exec,nosuid,nodev,size={},{extra}", limits.tmpfs_size_bytes);
         let labels = HashMap::from([
             (LABEL_MANAGED.to_string(), "true".to_string()),
             (LABEL_INSTANCE.to_string(), self.options.instance_id.clone()),
