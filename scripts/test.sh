@@ -81,6 +81,8 @@ log "SANDBOXD_TEST_BUSYBOX_IMAGE=$SANDBOXD_TEST_BUSYBOX_IMAGE SANDBOXD_TEST_PYTH
 if step test-build cargo test --workspace --no-run; then
     install_static_agent debug >/dev/null
     step test cargo test --workspace --no-fail-fast "$@" || true
+    # Restarting the engine stops every container, so this test runs alone, last.
+    step engine-restart cargo test -p sandboxd --test engine_restart -- --ignored || true
 fi
 remove_labelled "$TEST_LABEL"
 remove_test_sandboxes

@@ -66,6 +66,10 @@ pub trait Backend: Send + Sync + 'static {
     /// Starts a sandbox and returns once its agent is ready to take requests.
     async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError>;
 
+    /// Takes back a sandbox that was started before this service process (after a restart),
+    /// returning once its agent is reachable again.
+    async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
+
     /// Removes a sandbox at once (no grace period); removing one that is gone is not an error.
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
 

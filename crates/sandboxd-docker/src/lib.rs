@@ -131,9 +131,10 @@ impl DockerBackend {
         self.options.socket_root.join(session_id)
     }
 
-    /// Creates the session's socket directory (root-owned, readable by the sandbox) and a hub
-    /// listening in it.
-    fn open_hub(&self, session_id: &str) -> Result<Arc<AgentHub>, BackendError> {
+    /// Listens for the session's agent in its socket directory. A new sandbox gets a fresh
+    /// directory (root-owned, readable by the sandbox); an adopted one keeps the directory its
+    /// container has mounted, since a new one would not be visible inside.
+    fn open_hub(&self, session_id: &str, fresh_dir: bool) -> Result<Arc<AgentHub>, BackendError> {
         let dir = self.socket_dir(session_id);
         let socket = dir.join("agent.sock");
         if socket.as_os_str().len() > MAX_SOCKET_PATH {
@@ -145,11 +146,19 @@ impl DockerBackend {
         let setup = |e: std::io::Error| {
             BackendError::Setup(format!("cannot prepare {}: {e}", dir.display()))
         };
-        if dir.exists() {
-            std::fs::remove_dir_all(&dir).map_err(setup)?;
+        if fresh_dir {
+            if dir.exists() {
+                std::fs::remove_dir_all(&dir).map_err(setup)?;
+            }
+            std::fs::create_dir(&dir).map_err(setup)?;
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
+                .map_err(setup)?;
+        } else if !dir.is_dir() {
+            return Err(BackendError::SandboxGone(format!(
+                "{session_id}: its agent socket directory {} is gone",
+                dir.display()
+            )));
         }
-        std::fs::create_dir(&dir).map_err(setup)?;
-        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).map_err(setup)?;
         let hub = AgentHub::bind(&socket).map_err(setup)?;
         self.hubs
             .lock()
@@ -180,8 +189,12 @@ impl DockerBackend {
 
     fn container_body(&self, spec: &SandboxSpec) -> ContainerCreateBody {
         let limits = &spec.limits;
-        let tmpfs_opts =
-            |extra: &str| format!("rw,exec,nosuid,nodev,size={},{extra}", limits.tmpfs_size_bytes);
+        let tmpfs_opts = |extra: &str| {
+            format!(
+                "rw,exec,nosuid,nodev,size={},{extra}",
+                limits.tmpfs_size_bytes
+            )
+        };
         let labels = HashMap::from([
             (LABEL_MANAGED.to_string(), "true".to_string()),
             (LABEL_INSTANCE.to_string(), self.options.instance_id.clone()),
@@ -324,7 +337,7 @@ fn image_hint(image: &str) -> String {
 #[async_trait]
 impl Backend for DockerBackend {
     async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
-        let hub = self.open_hub(&spec.session_id)?;
+        let hub = self.open_hub(&spec.session_id, true)?;
         match self.start_container(spec, &hub).await {
             Ok(backend_id) => Ok(Sandbox {
                 session_id: spec.session_id.clone(),
@@ -339,6 +352,19 @@ impl Backend for DockerBackend {
                 Err(e)
             }
         }
+    }
+
+    async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        let hub = self.open_hub(&sandbox.session_id, false)?;
+        if hub.wait_ready(AGENT_START_TIMEOUT).await.is_err() {
+            self.close_hub(&sandbox.session_id);
+            return Err(BackendError::AgentUnavailable(format!(
+                "the agent of sandbox {} did not dial back within {}s",
+                sandbox.session_id,
+                AGENT_START_TIMEOUT.as_secs()
+            )));
+        }
+        Ok(())
     }
 
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {

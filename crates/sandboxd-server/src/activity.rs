@@ -4,7 +4,6 @@
 
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
-use sandboxd_api::ActivityEntry;
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 
@@ -112,56 +111,6 @@ pub fn program_name(argv: &[String]) -> String {
         .filter(|c| !c.is_control())
         .take(64)
         .collect()
-}
-
-/// Entries kept per session: the most recent, older ones dropped.
-pub const ENTRIES_PER_SESSION: usize = 200;
-
-/// The log's storage.
-#[derive(Default)]
-pub struct Log {
-    sessions: std::sync::Mutex<
-        std::collections::HashMap<String, std::collections::VecDeque<ActivityEntry>>,
-    >,
-}
-
-impl Log {
-    pub fn record(
-        &self,
-        session_id: &str,
-        actor: &Actor,
-        action: &str,
-        target: &str,
-        outcome: Outcome,
-    ) {
-        let entry = ActivityEntry {
-            at: crate::sessions::rfc3339(time::OffsetDateTime::now_utc()),
-            principal: actor.principal.clone(),
-            interface: actor.interface.clone(),
-            action: action.to_string(),
-            target: target.to_string(),
-            status: outcome.status,
-            exit_code: outcome.exit_code,
-            bytes: outcome.bytes,
-            duration_ms: outcome.duration_ms,
-            error: outcome.error,
-        };
-        let mut sessions = self.sessions.lock().expect("activity lock");
-        let ring = sessions.entry(session_id.to_string()).or_default();
-        ring.push_back(entry);
-        while ring.len() > ENTRIES_PER_SESSION {
-            ring.pop_front();
-        }
-    }
-
-    /// Newest first.
-    pub fn entries(&self, session_id: &str) -> Vec<ActivityEntry> {
-        let sessions = self.sessions.lock().expect("activity lock");
-        sessions
-            .get(session_id)
-            .map(|ring| ring.iter().rev().cloned().collect())
-            .unwrap_or_default()
-    }
 }
 
 #[cfg(test)]

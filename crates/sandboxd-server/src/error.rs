@@ -27,6 +27,8 @@ pub enum ApiError {
     Backend(#[from] BackendError),
     #[error("the sandbox agent failed: {0}")]
     Agent(String),
+    #[error(transparent)]
+    Storage(#[from] sandboxd_store::StoreError),
 }
 
 impl ApiError {
@@ -61,6 +63,7 @@ impl ApiError {
                 BackendError::Setup(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
             },
             ApiError::Agent(_) => (StatusCode::BAD_GATEWAY, "agent_error"),
+            ApiError::Storage(_) => (StatusCode::INTERNAL_SERVER_ERROR, "internal"),
         }
     }
 }

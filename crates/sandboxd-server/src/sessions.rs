@@ -1,18 +1,19 @@
-//! Open sessions and the records of ended ones, with `max_sessions` enforced honestly: a slot
-//! is reserved before the sandbox starts and released if it fails.
+//! Open sessions, in memory for speed and written through to the state store, with
+//! `max_sessions` enforced honestly: a slot is reserved before the sandbox starts and released
+//! if it fails. Ended sessions live on in the store, so they can still be read and audited.
 
 use crate::error::ApiError;
 use rand::Rng;
 use sandboxd_api::{SessionInfo, SessionState};
 use sandboxd_backend::{Backend, Sandbox, Usage};
-use std::collections::{BTreeMap, HashMap, VecDeque};
+use sandboxd_store::{SessionRecord, Store};
+use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 use time::format_description::well_known::Rfc3339;
-use time::OffsetDateTime;
+use time::{Duration, OffsetDateTime};
 
-/// How many ended sessions' records are kept in memory for `GET /v1/sessions/{id}`.
-const ENDED_RECORDS_KEPT: usize = 1000;
+/// Activity times are written to the store at most this often per session.
+const TOUCH_PERSIST_INTERVAL: Duration = Duration::seconds(1);
 
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -21,14 +22,40 @@ pub struct Session {
     pub tenant: Option<String>,
     pub labels: BTreeMap<String, String>,
     pub created_at: OffsetDateTime,
-    pub last_activity: Instant,
     pub last_activity_at: OffsetDateTime,
+    /// The activity time last written to the store.
+    persisted_activity_at: OffsetDateTime,
     pub sandbox: Sandbox,
     pub ended: Option<(OffsetDateTime, String)>,
 }
 
 impl Session {
+    pub fn new(
+        id: String,
+        runtime: String,
+        tenant: Option<String>,
+        labels: BTreeMap<String, String>,
+        sandbox: Sandbox,
+    ) -> Session {
+        let now = OffsetDateTime::now_utc();
+        Session {
+            id,
+            runtime,
+            tenant,
+            labels,
+            created_at: now,
+            last_activity_at: now,
+            persisted_activity_at: now,
+            sandbox,
+            ended: None,
+        }
+    }
+
     pub fn info(&self, usage: Usage) -> SessionInfo {
+        let idle_until = self
+            .ended
+            .as_ref()
+            .map_or_else(OffsetDateTime::now_utc, |(at, _)| *at);
         SessionInfo {
             id: self.id.clone(),
             runtime: self.runtime.clone(),
@@ -41,7 +68,7 @@ impl Session {
             },
             created_at: rfc3339(self.created_at),
             last_activity_at: rfc3339(self.last_activity_at),
-            idle_secs: self.last_activity.elapsed().as_secs(),
+            idle_secs: self.idle(idle_until).whole_seconds().max(0) as u64,
             memory_bytes: usage.memory_bytes,
             process_count: usage.processes,
             ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
@@ -51,6 +78,51 @@ impl Session {
 
     pub fn is_running(&self) -> bool {
         self.ended.is_none()
+    }
+
+    pub fn idle(&self, now: OffsetDateTime) -> Duration {
+        now - self.last_activity_at
+    }
+
+    pub fn age(&self, now: OffsetDateTime) -> Duration {
+        now - self.created_at
+    }
+
+    fn record(&self) -> SessionRecord {
+        SessionRecord {
+            id: self.id.clone(),
+            runtime: self.runtime.clone(),
+            tenant: self.tenant.clone(),
+            labels: self.labels.clone(),
+            backend_id: self.sandbox.backend_id.clone(),
+            created_at: rfc3339(self.created_at),
+            last_activity_at: rfc3339(self.last_activity_at),
+            ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
+            end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
+        }
+    }
+
+    fn from_record(record: SessionRecord) -> Session {
+        let parse = |text: &str| {
+            OffsetDateTime::parse(text, &Rfc3339).unwrap_or(OffsetDateTime::UNIX_EPOCH)
+        };
+        let last_activity_at = parse(&record.last_activity_at);
+        Session {
+            sandbox: Sandbox {
+                session_id: record.id.clone(),
+                backend_id: record.backend_id,
+            },
+            id: record.id,
+            runtime: record.runtime,
+            tenant: record.tenant,
+            labels: record.labels,
+            created_at: parse(&record.created_at),
+            last_activity_at,
+            persisted_activity_at: last_activity_at,
+            ended: record
+                .ended_at
+                .map(|at| (parse(&at), record.end_reason.unwrap_or_default())),
+        }
     }
 }
 
@@ -65,16 +137,9 @@ pub fn new_session_id() -> String {
 
 #[derive(Default)]
 struct Table {
-    sessions: HashMap<String, Session>,
+    running: HashMap<String, Session>,
     /// Slots taken by sessions whose sandbox is still starting.
     starting: u32,
-    ended_order: VecDeque<String>,
-}
-
-impl Table {
-    fn running(&self) -> u32 {
-        self.sessions.values().filter(|s| s.is_running()).count() as u32
-    }
 }
 
 /// A slot under `max_sessions`, held while a sandbox starts; dropping it releases the slot.
@@ -91,13 +156,15 @@ impl Drop for Reservation {
 #[derive(Clone)]
 pub struct Sessions {
     table: Arc<Mutex<Table>>,
+    store: Arc<Store>,
     max_sessions: u32,
 }
 
 impl Sessions {
-    pub fn new(max_sessions: u32) -> Sessions {
+    pub fn new(store: Arc<Store>, max_sessions: u32) -> Sessions {
         Sessions {
             table: Arc::default(),
+            store,
             max_sessions,
         }
     }
@@ -106,9 +173,13 @@ impl Sessions {
         self.table.lock().expect("session table lock")
     }
 
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
     pub fn reserve(&self) -> Result<Reservation, ApiError> {
         let mut table = self.lock();
-        let taken = table.running() + table.starting;
+        let taken = table.running.len() as u32 + table.starting;
         if taken >= self.max_sessions {
             return Err(ApiError::ServiceFull(format!(
                 "the service is full: {taken} of {} sessions are open; close one (DELETE /v1/sessions/{{id}}) or try again later",
@@ -121,20 +192,41 @@ impl Sessions {
         })
     }
 
-    /// Turns a reservation into an open session.
-    pub fn insert(&self, reservation: Reservation, session: Session) {
-        let mut table = self.lock();
-        table.sessions.insert(session.id.clone(), session);
-        drop(table);
+    /// Turns a reservation into an open session, recorded in the store first.
+    pub fn insert(&self, reservation: Reservation, session: Session) -> Result<(), ApiError> {
+        self.store.insert_session(&session.record())?;
+        self.lock().running.insert(session.id.clone(), session);
         drop(reservation);
+        Ok(())
+    }
+
+    /// Takes back sessions that were open when the service last stopped.
+    pub fn restore(&self, session: Session) {
+        self.lock().running.insert(session.id.clone(), session);
+    }
+
+    /// Open sessions as the store knows them (used at start, before any is restored).
+    pub fn stored_open(&self) -> Result<Vec<Session>, ApiError> {
+        Ok(self
+            .store
+            .open_sessions()?
+            .into_iter()
+            .map(Session::from_record)
+            .collect())
     }
 
     pub fn get(&self, id: &str) -> Result<Session, ApiError> {
-        self.lock().sessions.get(id).cloned().ok_or_else(|| {
-            ApiError::NotFound(format!(
-                "no session with id \"{id}\"; list them with GET /v1/sessions"
-            ))
-        })
+        if let Some(session) = self.lock().running.get(id) {
+            return Ok(session.clone());
+        }
+        self.store
+            .session(id)?
+            .map(Session::from_record)
+            .ok_or_else(|| {
+                ApiError::NotFound(format!(
+                    "no session with id \"{id}\"; list them with GET /v1/sessions"
+                ))
+            })
     }
 
     /// The session, if it is still open.
@@ -148,39 +240,59 @@ impl Sessions {
         }
     }
 
-    pub fn list(&self) -> Vec<Session> {
-        let mut sessions: Vec<Session> = self.lock().sessions.values().cloned().collect();
+    /// Open sessions, oldest first.
+    pub fn running(&self) -> Vec<Session> {
+        let mut sessions: Vec<Session> = self.lock().running.values().cloned().collect();
         sessions.sort_by_key(|s| s.created_at);
         sessions
     }
 
-    pub fn running(&self) -> Vec<Session> {
-        self.list()
+    /// The most recently ended sessions, newest first.
+    pub fn ended(&self, limit: u32) -> Result<Vec<Session>, ApiError> {
+        Ok(self
+            .store
+            .ended_sessions(limit)?
             .into_iter()
-            .filter(Session::is_running)
-            .collect()
+            .map(Session::from_record)
+            .collect())
     }
 
     pub fn touch(&self, id: &str) {
-        if let Some(session) = self.lock().sessions.get_mut(id) {
-            session.last_activity = Instant::now();
-            session.last_activity_at = OffsetDateTime::now_utc();
+        let now = OffsetDateTime::now_utc();
+        let persist = {
+            let mut table = self.lock();
+            let Some(session) = table.running.get_mut(id) else {
+                return;
+            };
+            session.last_activity_at = now;
+            let due = now - session.persisted_activity_at >= TOUCH_PERSIST_INTERVAL;
+            if due {
+                session.persisted_activity_at = now;
+            }
+            due
+        };
+        if persist {
+            if let Err(e) = self.store.touch_session(id, &rfc3339(now)) {
+                tracing::warn!(session = id, error = %e, "cannot record activity time");
+            }
         }
     }
 
     /// Marks a session ended, keeping its record; returns it if this call ended it.
     pub fn end(&self, id: &str, reason: &str) -> Option<Session> {
-        let mut table = self.lock();
-        let session = table.sessions.get_mut(id).filter(|s| s.is_running())?;
-        session.ended = Some((OffsetDateTime::now_utc(), reason.to_string()));
-        let ended = session.clone();
-        table.ended_order.push_back(id.to_string());
-        while table.ended_order.len() > ENDED_RECORDS_KEPT {
-            if let Some(oldest) = table.ended_order.pop_front() {
-                table.sessions.remove(&oldest);
-            }
+        let mut session = self.lock().running.remove(id)?;
+        let now = OffsetDateTime::now_utc();
+        session.ended = Some((now, reason.to_string()));
+        if let Err(e) = self
+            .store
+            .touch_session(id, &rfc3339(session.last_activity_at))
+        {
+            tracing::warn!(session = id, error = %e, "cannot record activity time");
         }
-        Some(ended)
+        if let Err(e) = self.store.end_session(id, &rfc3339(now), reason) {
+            tracing::error!(session = id, error = %e, "cannot record that the session ended");
+        }
+        Some(session)
     }
 
     /// Ends a session and removes its sandbox.

@@ -8,7 +8,8 @@ use sandboxd_backend::Backend;
 use sandboxd_config::{check_token, format_bytes, Config, TokenSource};
 use sandboxd_docker::{is_static_elf, DockerBackend, DockerOptions};
 use sandboxd_server::Service;
-use std::io::Write;
+use sandboxd_store::Store;
+use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -79,6 +80,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
             }),
         )
         .with_writer(std::io::stderr)
+        .with_ansi(std::io::stderr().is_terminal())
         .init();
 
     let state_dir = args.state_dir.clone().unwrap_or_else(default_state_dir);
@@ -96,23 +98,33 @@ pub fn run(args: ServeArgs) -> Result<()> {
             socket_root: state_dir.join("sandboxes"),
         })
         .await?;
-        remove_orphans(&backend).await?;
+        let store = Arc::new(
+            Store::open(&state_dir.join("sandboxd.db")).context("cannot open the state database")?,
+        );
+        let backend: Arc<dyn Backend> = Arc::new(backend);
+        let service = Service::new(config, token, backend, store);
+        let restored = sandboxd_server::restore(&service)
+            .await
+            .context("cannot take back the sessions of the last run")?;
+        if restored.resumed + restored.ended + restored.orphans_removed > 0 {
+            eprintln!(
+                "sandboxd: from the last run: {} sessions resumed, {} ended (their sandboxes were gone), {} unowned sandboxes removed",
+                restored.resumed, restored.ended, restored.orphans_removed
+            );
+        }
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
         let address = listener.local_addr()?;
-        let backend: Arc<dyn Backend> = Arc::new(backend);
-        let service = Service::new(config, token, backend);
         println!("sandboxd listening on http://{address}");
         println!("  open http://{address}/ (API under /v1, health at /healthz)");
         println!("  authenticate with the header `Authorization: Bearer <token>`; {token_origin}");
         println!("  the token can start containers on this host: treat it as a root credential");
         std::io::stdout().flush().ok();
-        sandboxd_server::serve(listener, service.clone(), shutdown_signal())
+        sandboxd_server::serve(listener, service, shutdown_signal())
             .await
             .context("the HTTP server failed")?;
-        eprintln!("sandboxd: stopping; closing open sessions");
-        service.close_all("the service stopped").await;
+        eprintln!("sandboxd: stopped; open sessions keep running and resume at the next start");
         Ok(())
     })
 }
@@ -267,21 +279,6 @@ fn install_agent(explicit: Option<&Path>, state_dir: &Path) -> Result<PathBuf> {
     std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o555))?;
     std::fs::rename(&staging, &target)?;
     Ok(target)
-}
-
-/// Sandboxes of this instance that survive from an earlier run have no session record: remove them.
-async fn remove_orphans(backend: &DockerBackend) -> Result<()> {
-    let orphans = backend.list().await?;
-    for orphan in &orphans {
-        backend.destroy(&orphan.sandbox).await?;
-    }
-    if !orphans.is_empty() {
-        eprintln!(
-            "sandboxd: removed {} sandboxes left from an earlier run",
-            orphans.len()
-        );
-    }
-    Ok(())
 }
 
 async fn shutdown_signal() {

@@ -65,6 +65,18 @@ pub struct TestService {
     pub client: reqwest::Client,
 }
 
+/// The static agent: `SANDBOXD_AGENT`, or where scripts/build.sh puts the debug build.
+pub fn agent_binary() -> PathBuf {
+    std::env::var_os("SANDBOXD_AGENT")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/../../target/x86_64-unknown-linux-gnu/debug/sandboxd-agent"
+            ))
+        })
+}
+
 pub fn sandboxd_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_sandboxd"))
 }
@@ -88,33 +100,7 @@ impl TestService {
         std::fs::write(state_dir.path().join("instance-id"), &instance_id).unwrap();
         let config_path = state_dir.path().join("config.toml");
         std::fs::write(&config_path, config).unwrap();
-        let mut child = Command::new(sandboxd_bin())
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-            .arg(&config_path)
-            .arg("--state-dir")
-            .arg(state_dir.path())
-            .env_remove("SANDBOXD_TOKEN")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("start sandboxd");
-        let stdout = child.stdout.take().unwrap();
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines() {
-                let Ok(line) = line else { break };
-                if let Some(url) = line.strip_prefix("sandboxd listening on ") {
-                    let _ = tx.send(url.trim().to_string());
-                }
-            }
-        });
-        let url = match rx.recv_timeout(Duration::from_secs(30)) {
-            Ok(url) => url,
-            Err(_) => {
-                let _ = child.kill();
-                panic!("sandboxd did not print its address within 30 s");
-            }
-        };
+        let (child, url) = spawn_service(state_dir.path());
         TestService {
             url,
             instance_id,
@@ -125,6 +111,22 @@ impl TestService {
                 .build()
                 .unwrap(),
         }
+    }
+
+    /// Kills the service with SIGKILL (no chance to clean up) and starts it again on the same
+    /// state directory, as after a crash.
+    pub fn crash_and_restart(&mut self) {
+        self.crash_and_restart_with(|| {});
+    }
+
+    /// As [`crash_and_restart`], doing `while_down` between the crash and the start.
+    pub fn crash_and_restart_with(&mut self, while_down: impl FnOnce()) {
+        self.child.kill().unwrap();
+        self.child.wait().unwrap();
+        while_down();
+        let (child, url) = spawn_service(self.state_dir.path());
+        self.child = child;
+        self.url = url;
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -191,6 +193,47 @@ impl TestService {
                 json[0].clone()
             })
             .collect()
+    }
+}
+
+/// Starts `sandboxd serve` on a free loopback port with the state directory's config, and
+/// returns it with its URL once it listens.
+fn spawn_service(state_dir: &std::path::Path) -> (Child, String) {
+    let mut child = Command::new(sandboxd_bin())
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(state_dir.join("config.toml"))
+        .arg("--state-dir")
+        .arg(state_dir)
+        .env_remove("SANDBOXD_TOKEN")
+        .env("SANDBOXD_AGENT", agent_binary())
+        .env(
+            "SANDBOXD_LOG",
+            std::env::var("SANDBOXD_LOG").unwrap_or_else(|_| "warn".into()),
+        )
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start sandboxd");
+    let stdout = child.stdout.take().unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines() {
+            let Ok(line) = line else { break };
+            if let Some(url) = line.strip_prefix("sandboxd listening on ") {
+                let _ = tx.send(url.trim().to_string());
+            }
+        }
+    });
+    match rx.recv_timeout(Duration::from_secs(60)) {
+        Ok(url) => (child, url),
+        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
+            let status = child.wait().unwrap();
+            panic!("sandboxd exited ({status}) before listening; its stderr is above");
+        }
+        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+            let _ = child.kill();
+            panic!("sandboxd did not print its address within 60 s");
+        }
     }
 }
 

@@ -1,0 +1,271 @@
+//! The handlers of the core routes: the allowlist and policy, stats, sessions, exec and the
+//! activity log.
+
+use crate::activity::{self, Actor, Outcome};
+use crate::error::ApiError;
+use crate::sessions::{self, Session};
+use crate::{exec, Service};
+use axum::body::Bytes;
+use axum::extract::{Path, Query, State};
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::future::join_all;
+use sandboxd_api::{
+    ActivityList, CreateSession, ExecRequest, ExecResult, RuntimeList, SessionInfo, SessionList,
+    Stats,
+};
+use sandboxd_backend::SandboxSpec;
+use serde::Deserialize;
+use std::time::Instant;
+
+/// Longest tenant name and label sizes a client may attach to a session.
+const MAX_TENANT_LEN: usize = 128;
+const MAX_LABELS: usize = 32;
+const MAX_LABEL_KEY_LEN: usize = 64;
+const MAX_LABEL_VALUE_LEN: usize = 256;
+pub const CREATE_BODY_LIMIT: usize = 64 << 10;
+/// Ended sessions listed with `?include_ended=true`.
+const ENDED_LISTED: u32 = 100;
+
+pub async fn list_runtimes(State(service): State<Service>) -> Json<RuntimeList> {
+    let config = service.config();
+    Json(RuntimeList {
+        default_runtime: config.default_runtime.clone(),
+        runtimes: config.runtimes.values().cloned().collect(),
+    })
+}
+
+pub async fn policy(State(service): State<Service>) -> Json<sandboxd_api::Policy> {
+    Json(service.config().policy.clone())
+}
+
+pub async fn config_in_force(State(service): State<Service>) -> Json<sandboxd_api::ConfigView> {
+    Json(service.config().view())
+}
+
+pub async fn stats(State(service): State<Service>) -> Json<Stats> {
+    Json(service.stats().await)
+}
+
+pub async fn prometheus(State(service): State<Service>) -> Response {
+    let stats = service.stats().await;
+    (
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        service.inner.metrics.render(&stats),
+    )
+        .into_response()
+}
+
+/// Reads a create request, refusing by name any field that is not the client's to set.
+fn parse_create(body: &[u8]) -> Result<CreateSession, ApiError> {
+    if body.iter().all(u8::is_ascii_whitespace) {
+        return Ok(CreateSession::default());
+    }
+    let value: serde_json::Value = serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request("invalid_json", format!("the body is not valid JSON: {e}"))
+    })?;
+    let object = value.as_object().ok_or_else(|| {
+        ApiError::bad_request(
+            "invalid_request",
+            "the body must be a JSON object such as {\"runtime\": \"python\"}",
+        )
+    })?;
+    let forbidden: Vec<&str> = object
+        .keys()
+        .map(String::as_str)
+        .filter(|key| !CreateSession::FIELDS.contains(key))
+        .collect();
+    if !forbidden.is_empty() {
+        return Err(ApiError::bad_request(
+            "forbidden_field",
+            format!(
+                "a request may name a runtime alias, a tenant and labels, nothing else about the container; refused: {}. The image, limits and network are set by the operator per runtime",
+                forbidden.join(", ")
+            ),
+        ));
+    }
+    let request: CreateSession = serde_json::from_value(value).map_err(|e| {
+        ApiError::bad_request("invalid_request", format!("invalid create request: {e}"))
+    })?;
+    if let Some(tenant) = &request.tenant {
+        if tenant.is_empty()
+            || tenant.len() > MAX_TENANT_LEN
+            || tenant.chars().any(char::is_control)
+        {
+            return Err(ApiError::bad_request(
+                "invalid_request",
+                format!(
+                    "`tenant` must be 1 to {MAX_TENANT_LEN} characters without control characters"
+                ),
+            ));
+        }
+    }
+    let labels_ok = request.labels.len() <= MAX_LABELS
+        && request.labels.iter().all(|(k, v)| {
+            !k.is_empty() && k.len() <= MAX_LABEL_KEY_LEN && v.len() <= MAX_LABEL_VALUE_LEN
+        });
+    if !labels_ok {
+        return Err(ApiError::bad_request(
+            "invalid_request",
+            format!("at most {MAX_LABELS} labels, keys 1 to {MAX_LABEL_KEY_LEN} bytes, values up to {MAX_LABEL_VALUE_LEN} bytes"),
+        ));
+    }
+    Ok(request)
+}
+
+pub async fn create_session(
+    State(service): State<Service>,
+    actor: Actor,
+    body: Bytes,
+) -> Result<(StatusCode, Json<SessionInfo>), ApiError> {
+    let request = parse_create(&body)?;
+    let config = service.config();
+    let alias = request
+        .runtime
+        .unwrap_or_else(|| config.default_runtime.clone());
+    let runtime = config.runtime(&alias).ok_or_else(|| {
+        ApiError::bad_request(
+            "unknown_runtime",
+            format!(
+                "runtime \"{alias}\" is not on the allowlist; allowed: {} (GET /v1/runtimes shows their limits)",
+                config.runtime_names()
+            ),
+        )
+    })?;
+    let image = match (&runtime.image, &runtime.recipe) {
+        (Some(image), _) => image.clone(),
+        (None, recipe) => {
+            return Err(ApiError::RuntimeUnavailable(format!(
+                "runtime \"{alias}\" is built from the recipe \"{}\", and building recipes on first use is not available in this version; the operator can build an image and name it with `image` in the runtime's config",
+                recipe.as_deref().unwrap_or_default()
+            )))
+        }
+    };
+    let reservation = service.sessions().reserve()?;
+    let id = sessions::new_session_id();
+    let spec = SandboxSpec {
+        session_id: id.clone(),
+        runtime: alias.clone(),
+        image,
+        limits: runtime.limits.clone(),
+    };
+    let started = Instant::now();
+    let sandbox = service.backend().create(&spec).await?;
+    let session = Session::new(id, alias, request.tenant, request.labels, sandbox);
+    tracing::info!(session = %session.id, runtime = %session.runtime, "session opened");
+    service.record(
+        &session.id,
+        &actor,
+        "open",
+        &session.runtime,
+        Outcome::ok(started.elapsed().as_millis() as u64),
+    );
+    let info = service.info(&session).await;
+    if let Err(e) = service.sessions().insert(reservation, session.clone()) {
+        // Not recorded means not reachable after a restart: do not leave it running.
+        let _ = service.backend().destroy(&session.sandbox).await;
+        return Err(e);
+    }
+    Ok((StatusCode::CREATED, Json(info)))
+}
+
+#[derive(Deserialize)]
+pub struct ListQuery {
+    /// Also list the most recently ended sessions.
+    #[serde(default)]
+    include_ended: bool,
+}
+
+pub async fn list_sessions(
+    State(service): State<Service>,
+    Query(query): Query<ListQuery>,
+) -> Result<Json<SessionList>, ApiError> {
+    let mut sessions = service.sessions().running();
+    if query.include_ended {
+        sessions.extend(service.sessions().ended(ENDED_LISTED)?);
+    }
+    let infos = join_all(sessions.iter().map(|s| service.info(s))).await;
+    Ok(Json(SessionList { sessions: infos }))
+}
+
+pub async fn get_session(
+    State(service): State<Service>,
+    Path(id): Path<String>,
+) -> Result<Json<SessionInfo>, ApiError> {
+    let session = service.sessions().get(&id)?;
+    Ok(Json(service.info(&session).await))
+}
+
+pub async fn close_session(
+    State(service): State<Service>,
+    Path(id): Path<String>,
+    actor: Actor,
+) -> Result<Json<SessionInfo>, ApiError> {
+    let started = Instant::now();
+    let session = service
+        .sessions()
+        .close(service.backend(), &id, "closed by the client")
+        .await?;
+    tracing::info!(session = %id, "session closed");
+    service.record(
+        &id,
+        &actor,
+        "close",
+        &session.runtime,
+        Outcome::ok(started.elapsed().as_millis() as u64),
+    );
+    Ok(Json(session.info(Default::default())))
+}
+
+pub async fn exec_command(
+    State(service): State<Service>,
+    Path(id): Path<String>,
+    actor: Actor,
+    body: Bytes,
+) -> Result<Json<ExecResult>, ApiError> {
+    let session = service.sessions().get_running(&id)?;
+    let request: ExecRequest = serde_json::from_slice(&body).map_err(|e| {
+        ApiError::bad_request(
+            "invalid_request",
+            format!(
+                "invalid exec request: {e}; send {{\"command\": \"...\"}} or {{\"argv\": [...]}}"
+            ),
+        )
+    })?;
+    let (planned, stdin) = exec::plan(request, &service.config().policy)?;
+    let started = Instant::now();
+    service.sessions().touch(&id);
+    let result = match service.backend().agent(&session.sandbox).await {
+        Ok(stream) => exec::run(stream, &planned, stdin).await,
+        Err(e) => Err(e.into()),
+    };
+    service.sessions().touch(&id);
+    let elapsed = started.elapsed().as_millis() as u64;
+    let outcome = match &result {
+        Ok(r) if r.timed_out => Outcome::failed(elapsed, "timed out").with_exit_code(r.exit_code),
+        Ok(r) if r.oom_killed => {
+            Outcome::failed(elapsed, "killed: out of memory").with_exit_code(r.exit_code)
+        }
+        Ok(r) => Outcome::ok(elapsed).with_exit_code(r.exit_code),
+        Err(e) => Outcome::failed(elapsed, e.to_string()),
+    };
+    service.record(
+        &id,
+        &actor,
+        "exec",
+        &activity::program_name(&planned.argv),
+        outcome,
+    );
+    Ok(Json(result?))
+}
+
+pub async fn session_activity(
+    State(service): State<Service>,
+    Path(id): Path<String>,
+) -> Result<Json<ActivityList>, ApiError> {
+    service.sessions().get(&id)?;
+    Ok(Json(ActivityList {
+        entries: service.sessions().store().activity(&id)?,
+    }))
+}

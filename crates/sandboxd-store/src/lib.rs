@@ -1,0 +1,356 @@
+//! The state store: sessions and their activity logs in an embedded SQLite database, so a
+//! restart (or a crash) of the service loses nothing and a closed session can still be audited.
+//!
+//! Times are RFC 3339 strings, as the API shows them. Calls are short and synchronous; the
+//! connection is shared behind a mutex.
+
+use rusqlite::{params, Connection, OptionalExtension, Row};
+use rusqlite_migration::{Migrations, M};
+use sandboxd_api::ActivityEntry;
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::Mutex;
+
+/// Activity entries kept per session: the most recent, older ones dropped.
+pub const ACTIVITY_PER_SESSION: u32 = 200;
+/// Records of ended sessions kept, with their activity; the oldest go first.
+pub const ENDED_SESSIONS_KEPT: u32 = 10_000;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    #[error("state database: {0}")]
+    Sqlite(#[from] rusqlite::Error),
+    #[error("state database schema: {0}")]
+    Migration(#[from] rusqlite_migration::Error),
+}
+
+/// A session as the store keeps it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionRecord {
+    pub id: String,
+    pub runtime: String,
+    pub tenant: Option<String>,
+    pub labels: BTreeMap<String, String>,
+    /// The backend's id for the sandbox (a container id).
+    pub backend_id: String,
+    pub created_at: String,
+    pub last_activity_at: String,
+    pub ended_at: Option<String>,
+    pub end_reason: Option<String>,
+}
+
+fn migrations() -> Migrations<'static> {
+    Migrations::new(vec![M::up(
+        "CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            runtime TEXT NOT NULL,
+            tenant TEXT,
+            labels TEXT NOT NULL,
+            backend_id TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            last_activity_at TEXT NOT NULL,
+            ended_at TEXT,
+            end_reason TEXT
+        );
+        CREATE INDEX sessions_open ON sessions (ended_at);
+        CREATE TABLE activity (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL,
+            at TEXT NOT NULL,
+            principal TEXT NOT NULL,
+            interface TEXT NOT NULL,
+            action TEXT NOT NULL,
+            target TEXT NOT NULL,
+            status TEXT NOT NULL,
+            exit_code INTEGER,
+            bytes INTEGER,
+            duration_ms INTEGER NOT NULL,
+            error TEXT
+        );
+        CREATE INDEX activity_by_session ON activity (session_id, seq);",
+    )])
+}
+
+pub struct Store {
+    connection: Mutex<Connection>,
+}
+
+const SESSION_COLUMNS: &str =
+    "id, runtime, tenant, labels, backend_id, created_at, last_activity_at, ended_at, end_reason";
+
+fn session_from_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
+    let labels: String = row.get(3)?;
+    Ok(SessionRecord {
+        id: row.get(0)?,
+        runtime: row.get(1)?,
+        tenant: row.get(2)?,
+        labels: serde_json::from_str(&labels).unwrap_or_default(),
+        backend_id: row.get(4)?,
+        created_at: row.get(5)?,
+        last_activity_at: row.get(6)?,
+        ended_at: row.get(7)?,
+        end_reason: row.get(8)?,
+    })
+}
+
+impl Store {
+    /// Opens (creating if needed) the database and brings its schema up to date.
+    pub fn open(path: &Path) -> Result<Store, StoreError> {
+        let mut connection = Connection::open(path)?;
+        connection.busy_timeout(std::time::Duration::from_secs(5))?;
+        connection.pragma_update(None, "journal_mode", "WAL")?;
+        connection.pragma_update(None, "synchronous", "NORMAL")?;
+        connection.pragma_update(None, "foreign_keys", "ON")?;
+        migrations().to_latest(&mut connection)?;
+        Ok(Store {
+            connection: Mutex::new(connection),
+        })
+    }
+
+    fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
+        let connection = self.connection.lock().expect("store lock");
+        Ok(f(&connection)?)
+    }
+
+    pub fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
+        let labels = serde_json::to_string(&session.labels).unwrap_or_else(|_| "{}".into());
+        self.with(|c| {
+            c.execute(
+                &format!("INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
+                params![
+                    session.id,
+                    session.runtime,
+                    session.tenant,
+                    labels,
+                    session.backend_id,
+                    session.created_at,
+                    session.last_activity_at,
+                    session.ended_at,
+                    session.end_reason
+                ],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn touch_session(&self, id: &str, at: &str) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE sessions SET last_activity_at = ?2 WHERE id = ?1",
+                params![id, at],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Marks a session ended (once: a later call keeps the first reason), and drops the
+    /// oldest ended records beyond what is kept.
+    pub fn end_session(&self, id: &str, at: &str, reason: &str) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "UPDATE sessions SET ended_at = ?2, end_reason = ?3 WHERE id = ?1 AND ended_at IS NULL",
+                params![id, at, reason],
+            )?;
+            c.execute(
+                "DELETE FROM activity WHERE session_id IN (
+                    SELECT id FROM sessions WHERE ended_at IS NOT NULL
+                    ORDER BY ended_at DESC LIMIT -1 OFFSET ?1)",
+                params![ENDED_SESSIONS_KEPT],
+            )?;
+            c.execute(
+                "DELETE FROM sessions WHERE id IN (
+                    SELECT id FROM sessions WHERE ended_at IS NOT NULL
+                    ORDER BY ended_at DESC LIMIT -1 OFFSET ?1)",
+                params![ENDED_SESSIONS_KEPT],
+            )
+            .map(drop)
+        })
+    }
+
+    pub fn session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
+        self.with(|c| {
+            c.query_row(
+                &format!("SELECT {SESSION_COLUMNS} FROM sessions WHERE id = ?1"),
+                params![id],
+                session_from_row,
+            )
+            .optional()
+        })
+    }
+
+    /// Sessions that have not ended, oldest first.
+    pub fn open_sessions(&self) -> Result<Vec<SessionRecord>, StoreError> {
+        self.query_sessions("WHERE ended_at IS NULL ORDER BY created_at", params![])
+    }
+
+    /// The most recently ended sessions, newest first.
+    pub fn ended_sessions(&self, limit: u32) -> Result<Vec<SessionRecord>, StoreError> {
+        self.query_sessions(
+            "WHERE ended_at IS NOT NULL ORDER BY ended_at DESC LIMIT ?1",
+            params![limit],
+        )
+    }
+
+    fn query_sessions(
+        &self,
+        clause: &str,
+        params: impl rusqlite::Params,
+    ) -> Result<Vec<SessionRecord>, StoreError> {
+        self.with(|c| {
+            let mut statement =
+                c.prepare(&format!("SELECT {SESSION_COLUMNS} FROM sessions {clause}"))?;
+            let rows = statement.query_map(params, session_from_row)?;
+            rows.collect()
+        })
+    }
+
+    /// Appends an entry and drops what falls out of the session's ring.
+    pub fn record_activity(
+        &self,
+        session_id: &str,
+        entry: &ActivityEntry,
+    ) -> Result<(), StoreError> {
+        self.with(|c| {
+            c.execute(
+                "INSERT INTO activity (session_id, at, principal, interface, action, target, status, exit_code, bytes, duration_ms, error)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                params![
+                    session_id,
+                    entry.at,
+                    entry.principal,
+                    entry.interface,
+                    entry.action,
+                    entry.target,
+                    entry.status,
+                    entry.exit_code,
+                    entry.bytes.map(|b| b.min(i64::MAX as u64) as i64),
+                    entry.duration_ms.min(i64::MAX as u64) as i64,
+                    entry.error
+                ],
+            )?;
+            c.execute(
+                "DELETE FROM activity WHERE session_id = ?1 AND seq <= (
+                    SELECT seq FROM activity WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
+                params![session_id, ACTIVITY_PER_SESSION],
+            )
+            .map(drop)
+        })
+    }
+
+    /// The session's log, newest first.
+    pub fn activity(&self, session_id: &str) -> Result<Vec<ActivityEntry>, StoreError> {
+        self.with(|c| {
+            let mut statement = c.prepare(
+                "SELECT at, principal, interface, action, target, status, exit_code, bytes, duration_ms, error
+                 FROM activity WHERE session_id = ?1 ORDER BY seq DESC LIMIT ?2",
+            )?;
+            let rows = statement.query_map(params![session_id, ACTIVITY_PER_SESSION], |row| {
+                Ok(ActivityEntry {
+                    at: row.get(0)?,
+                    principal: row.get(1)?,
+                    interface: row.get(2)?,
+                    action: row.get(3)?,
+                    target: row.get(4)?,
+                    status: row.get(5)?,
+                    exit_code: row.get(6)?,
+                    bytes: row.get::<_, Option<i64>>(7)?.map(|b| b.max(0) as u64),
+                    duration_ms: row.get::<_, i64>(8)?.max(0) as u64,
+                    error: row.get(9)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str) -> SessionRecord {
+        SessionRecord {
+            id: id.into(),
+            runtime: "sh".into(),
+            tenant: Some("team".into()),
+            labels: BTreeMap::from([("k".into(), "v".into())]),
+            backend_id: "abc".into(),
+            created_at: "2026-11-29T10:00:00Z".into(),
+            last_activity_at: "2026-11-29T10:00:00Z".into(),
+            ended_at: None,
+            end_reason: None,
+        }
+    }
+
+    fn entry(n: usize) -> ActivityEntry {
+        ActivityEntry {
+            at: format!("2026-11-29T10:00:{:02}Z", n % 60),
+            principal: "admin".into(),
+            interface: "api".into(),
+            action: "exec".into(),
+            target: format!("prog{n}"),
+            status: "ok".into(),
+            exit_code: Some(0),
+            bytes: None,
+            duration_ms: 3,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn sessions_survive_reopening() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        {
+            let store = Store::open(&path).unwrap();
+            store.insert_session(&record("a")).unwrap();
+            store.insert_session(&record("b")).unwrap();
+            store.touch_session("a", "2026-11-29T11:00:00Z").unwrap();
+            store
+                .end_session("b", "2026-11-29T12:00:00Z", "closed by the client")
+                .unwrap();
+            store
+                .end_session("b", "2026-11-29T13:00:00Z", "again")
+                .unwrap();
+        }
+        let store = Store::open(&path).unwrap();
+        let open = store.open_sessions().unwrap();
+        assert_eq!(open.len(), 1);
+        assert_eq!(open[0].last_activity_at, "2026-11-29T11:00:00Z");
+        assert_eq!(open[0].labels["k"], "v");
+        let ended = store.session("b").unwrap().unwrap();
+        assert_eq!(
+            ended.end_reason.as_deref(),
+            Some("closed by the client"),
+            "the first reason stays"
+        );
+        assert_eq!(store.ended_sessions(10).unwrap().len(), 1);
+        assert!(store.session("zzz").unwrap().is_none());
+    }
+
+    #[test]
+    fn activity_is_a_ring_of_the_most_recent_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("state.db")).unwrap();
+        for n in 0..(ACTIVITY_PER_SESSION as usize + 25) {
+            store.record_activity("a", &entry(n)).unwrap();
+        }
+        store.record_activity("b", &entry(0)).unwrap();
+        let log = store.activity("a").unwrap();
+        assert_eq!(log.len(), ACTIVITY_PER_SESSION as usize);
+        assert_eq!(
+            log[0].target,
+            format!("prog{}", ACTIVITY_PER_SESSION + 24),
+            "newest first"
+        );
+        assert_eq!(
+            log.last().unwrap().target,
+            "prog25",
+            "the oldest were dropped"
+        );
+        assert_eq!(
+            store.activity("b").unwrap().len(),
+            1,
+            "rings are per session"
+        );
+    }
+}

@@ -1,0 +1,335 @@
+//! The activity log, expiry, and state that survives a crash of the service.
+
+mod common;
+
+use common::{base_config, docker, TestService};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+async fn activity(service: &TestService, id: &str) -> Vec<Value> {
+    let log: Value = service
+        .get(&format!("/v1/sessions/{id}/activity"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    log["entries"].as_array().unwrap().clone()
+}
+
+async fn session(service: &TestService, id: &str) -> Value {
+    service
+        .get(&format!("/v1/sessions/{id}"))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_activity_log_records_operations_but_never_payloads() {
+    let service = TestService::start(&base_config(2, ""));
+    let secret = "S3CRET-PAYLOAD-7f3a";
+    let id = service.open("sh").await;
+    service
+        .sh(&id, &format!("echo {secret} > /workspace/notes"))
+        .await;
+    let (_, piped) = service
+        .exec(
+            &id,
+            json!({"argv": ["cat"], "stdin": format!("stdin {secret}")}),
+        )
+        .await;
+    assert_eq!(piped["stdout"], format!("stdin {secret}"));
+    service
+        .exec(
+            &id,
+            json!({"command": "test -n \"$KEY\"", "env": {"KEY": secret}}),
+        )
+        .await;
+    service
+        .client
+        .post(service.url(&format!("/v1/sessions/{id}/exec")))
+        .bearer_auth(common::TOKEN)
+        .header("x-sandboxd-client", "cli")
+        .json(&json!({"command": "exit 4"}))
+        .send()
+        .await
+        .unwrap();
+    service
+        .exec(&id, json!({"command": "sleep 5", "timeout_secs": 1}))
+        .await;
+    service
+        .delete(&format!("/v1/sessions/{id}"))
+        .send()
+        .await
+        .unwrap();
+
+    let entries = activity(&service, &id).await;
+    let summary: Vec<(String, String, String)> = entries
+        .iter()
+        .map(|e| {
+            (
+                e["action"].as_str().unwrap().to_string(),
+                e["target"].as_str().unwrap().to_string(),
+                e["status"].as_str().unwrap().to_string(),
+            )
+        })
+        .collect();
+    let expected = [
+        ("close", "sh", "ok"),
+        ("exec", "sleep", "error"),
+        ("exec", "exit", "ok"),
+        ("exec", "test", "ok"),
+        ("exec", "cat", "ok"),
+        ("exec", "echo", "ok"),
+        ("open", "sh", "ok"),
+    ];
+    let expected: Vec<(String, String, String)> = expected
+        .iter()
+        .map(|(a, t, s)| (a.to_string(), t.to_string(), s.to_string()))
+        .collect();
+    assert_eq!(summary, expected, "newest first: {entries:#?}");
+    let cli = &entries[2];
+    assert_eq!(cli["interface"], "cli");
+    assert_eq!(cli["exit_code"], 4);
+    assert_eq!(entries[1]["error"], "timed out");
+    assert_eq!(entries[6]["interface"], "api");
+    assert_eq!(entries[6]["principal"], "admin");
+    assert!(entries
+        .iter()
+        .all(|e| e["at"].as_str().unwrap().ends_with('Z')));
+    assert!(entries.iter().all(|e| e["duration_ms"].is_u64()));
+
+    let text = serde_json::to_string(&entries).unwrap();
+    assert!(!text.contains(secret), "no payload in the log: {text}");
+    // Nor anywhere in the database files, WAL included.
+    for entry in std::fs::read_dir(service.state_dir.path()).unwrap() {
+        let path = entry.unwrap().path();
+        if path
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .starts_with("sandboxd.db")
+        {
+            let bytes = std::fs::read(&path).unwrap();
+            let found = bytes.windows(secret.len()).any(|w| w == secret.as_bytes());
+            assert!(!found, "the secret is in {}", path.display());
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_log_keeps_the_most_recent_200_entries() {
+    let service = TestService::start(&base_config(1, ""));
+    let id = service.open("sh").await;
+    for n in 0..205 {
+        service
+            .exec(&id, json!({"argv": [format!("/bin/true{}", n % 2)]}))
+            .await;
+    }
+    let entries = activity(&service, &id).await;
+    assert_eq!(entries.len(), 200);
+    assert_eq!(entries[0]["action"], "exec");
+    assert!(
+        entries.iter().all(|e| e["action"] != "open"),
+        "the oldest entry fell out"
+    );
+}
+
+#[tokio::test]
+async fn idle_sessions_expire_with_the_reason_kept() {
+    let service = TestService::start(&base_config(2, "idle_timeout_secs = 2"));
+    let idle = service.open("sh").await;
+    let busy = service.open("sh").await;
+    for _ in 0..8 {
+        service.sh(&busy, "true").await;
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let ended = session(&service, &idle).await;
+    assert_eq!(ended["state"], "ended", "{ended}");
+    assert!(
+        ended["end_reason"]
+            .as_str()
+            .unwrap()
+            .contains("idle for more than 2 s"),
+        "{ended}"
+    );
+    assert_eq!(
+        session(&service, &busy).await["state"],
+        "running",
+        "activity keeps a session open"
+    );
+    let log = activity(&service, &idle).await;
+    assert_eq!(log[0]["action"], "expire");
+    assert_eq!(log[0]["interface"], "service");
+    let (status, body) = service.exec(&idle, json!({"command": "true"})).await;
+    assert_eq!(status, 409);
+    assert!(body["error"]["message"].as_str().unwrap().contains("idle"));
+    assert_eq!(
+        service.containers().len(),
+        1,
+        "the expired sandbox is removed"
+    );
+}
+
+#[tokio::test]
+async fn sessions_expire_at_the_maximum_lifetime_even_when_busy() {
+    let service = TestService::start(&base_config(1, "max_lifetime_secs = 3"));
+    let id = service.open("sh").await;
+    let mut ended = Value::Null;
+    for _ in 0..20 {
+        let (status, _) = service.exec(&id, json!({"command": "true"})).await;
+        if status == 409 {
+            ended = session(&service, &id).await;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+    assert_eq!(
+        ended["state"], "ended",
+        "the session must end within a few seconds"
+    );
+    assert!(
+        ended["end_reason"]
+            .as_str()
+            .unwrap()
+            .contains("maximum lifetime of 3 s"),
+        "{ended}"
+    );
+}
+
+#[tokio::test]
+async fn a_crash_and_restart_keeps_sessions_and_their_files() {
+    let mut service = TestService::start(&base_config(3, ""));
+    let first = service.open("sh").await;
+    let second = service.open("python").await;
+    let closed = service.open("sh").await;
+    service.sh(&first, "echo kept > /workspace/work.txt").await;
+    service
+        .delete(&format!("/v1/sessions/{closed}"))
+        .send()
+        .await
+        .unwrap();
+
+    service.crash_and_restart();
+
+    let listed: Value = service
+        .get("/v1/sessions")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let ids: Vec<&str> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
+    assert_eq!(ids, [first.as_str(), second.as_str()]);
+    assert_eq!(
+        service.sh(&first, "cat /workspace/work.txt").await["stdout"],
+        "kept\n"
+    );
+    assert_eq!(
+        service.sh(&second, "python3 -c 'print(6*7)'").await["stdout"],
+        "42\n"
+    );
+    assert_eq!(
+        session(&service, &closed).await["end_reason"],
+        "closed by the client"
+    );
+    assert_eq!(
+        activity(&service, &first).await.len(),
+        3,
+        "open, exec and exec, from both runs"
+    );
+
+    // Created after the restart, the service still counts all three slots honestly.
+    service.open("sh").await;
+    let full = service.post("/v1/sessions").send().await.unwrap();
+    assert_eq!(full.status(), 429);
+}
+
+#[tokio::test]
+async fn at_start_orphans_are_removed_and_vanished_sandboxes_are_reported() {
+    let mut service = TestService::start(&base_config(3, ""));
+    let kept = service.open("sh").await;
+    let vanished = service.open("sh").await;
+    let containers = service.containers();
+    let vanished_container = containers
+        .iter()
+        .find(|c| c["Config"]["Labels"]["org.sandboxd.session"] == vanished.as_str())
+        .unwrap()["Id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+
+    // While the service is down, one sandbox disappears and an unowned one of this instance appears.
+    service.crash_and_restart_with(|| {
+        docker(&["rm", "-f", &vanished_container]);
+    });
+    assert_eq!(session(&service, &vanished).await["state"], "ended");
+    assert!(session(&service, &vanished).await["end_reason"]
+        .as_str()
+        .unwrap()
+        .contains("gone"));
+    assert_eq!(service.sh(&kept, "echo ok").await["stdout"], "ok\n");
+
+    // A sandbox removed behind a running service's back is noticed and reported.
+    let kept_container = service.containers()[0]["Id"].as_str().unwrap().to_string();
+    docker(&["rm", "-f", &kept_container]);
+    let mut info = Value::Null;
+    for _ in 0..30 {
+        info = session(&service, &kept).await;
+        if info["state"] == "ended" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert_eq!(info["state"], "ended", "{info}");
+    assert!(
+        info["end_reason"]
+            .as_str()
+            .unwrap()
+            .contains("removed outside sandboxd"),
+        "{info}"
+    );
+}
+
+#[tokio::test]
+async fn an_unowned_sandbox_of_this_instance_is_removed_at_start() {
+    let mut service = TestService::start(&base_config(2, ""));
+    let kept = service.open("sh").await;
+    let instance = service.instance_id.clone();
+    service.crash_and_restart_with(|| {
+        docker(&[
+            "run",
+            "-d",
+            "--label",
+            &format!("org.sandboxd.instance={instance}"),
+            "--label",
+            "org.sandboxd.session=unknown",
+            "--label",
+            "org.sandboxd.managed=true",
+            &common::busybox_image(),
+            "sleep",
+            "1000",
+        ]);
+    });
+    let containers = service.containers();
+    assert_eq!(
+        containers.len(),
+        1,
+        "the orphan was removed, the owned sandbox kept"
+    );
+    assert_eq!(
+        containers[0]["Config"]["Labels"]["org.sandboxd.session"],
+        kept.as_str()
+    );
+}
