@@ -50,6 +50,9 @@ pub struct RuntimeInfo {
     /// The program that runs a piece of source code in this runtime (e.g. `["python3"]`).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interpreter: Vec<String>,
+    /// Sandboxes kept started and ready, so opening a session takes no container start.
+    #[serde(default)]
+    pub pool_size: u32,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -87,6 +90,8 @@ pub struct ConfigView {
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
     pub sessions: u32,
+    /// Ready sandboxes waiting in warm pools; they count against `max_sessions` too.
+    pub pooled: u32,
     pub max_sessions: u32,
     pub memory_bytes: u64,
     pub processes: u64,

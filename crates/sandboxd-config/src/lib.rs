@@ -88,6 +88,8 @@ struct RuntimeFile {
     runtime: Option<String>,
     #[serde(default)]
     interpreter: Vec<String>,
+    #[serde(default)]
+    pool_size: u32,
     #[serde(flatten)]
     limits: LimitsFile,
 }
@@ -206,6 +208,7 @@ impl Config {
             return Err(invalid("max_sessions", "must be at least 1"));
         }
         let policy = resolve_policy(&file.policy, max_sessions)?;
+        check_pools(&runtimes, max_sessions)?;
 
         Ok(Config {
             token,
@@ -247,6 +250,30 @@ impl Config {
             policy: self.policy.clone(),
         }
     }
+}
+
+/// Pools hold started sandboxes: they need an image, and together they must leave room under
+/// `max_sessions`.
+fn check_pools(
+    runtimes: &BTreeMap<String, RuntimeInfo>,
+    max_sessions: u32,
+) -> Result<(), ConfigError> {
+    for runtime in runtimes.values() {
+        if runtime.pool_size > 0 && runtime.image.is_none() {
+            return Err(invalid(
+                format!("runtimes.{}.pool_size", runtime.name),
+                "a warm pool needs a runtime with an `image`",
+            ));
+        }
+    }
+    let pooled: u64 = runtimes.values().map(|r| u64::from(r.pool_size)).sum();
+    if pooled > u64::from(max_sessions) {
+        return Err(invalid(
+            "pool_size",
+            format!("the runtimes' pool sizes add up to {pooled}, more than max_sessions ({max_sessions}); pooled sandboxes count against it"),
+        ));
+    }
+    Ok(())
 }
 
 /// A token must be long enough to resist guessing and safe to send in a header.
@@ -316,6 +343,7 @@ fn resolve_runtime(
         recipe: file.runtime.clone(),
         limits: resolve_limits(&file.limits, defaults, &format!("{field}."))?,
         interpreter: file.interpreter.clone(),
+        pool_size: file.pool_size,
     })
 }
 

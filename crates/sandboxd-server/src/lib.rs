@@ -10,6 +10,7 @@ mod exec;
 mod files;
 mod maintenance;
 mod metrics;
+mod pool;
 mod processes;
 mod routes;
 mod sessions;
@@ -47,6 +48,7 @@ struct Inner {
     token: String,
     backend: Arc<dyn Backend>,
     sessions: Sessions,
+    pools: pool::Pools,
     metrics: Metrics,
 }
 
@@ -64,6 +66,7 @@ impl Service {
                 token,
                 backend,
                 sessions,
+                pools: pool::Pools::default(),
                 metrics: Metrics::default(),
             }),
         }
@@ -79,6 +82,10 @@ impl Service {
 
     fn sessions(&self) -> &Sessions {
         &self.inner.sessions
+    }
+
+    fn pools(&self) -> &pool::Pools {
+        &self.inner.pools
     }
 
     async fn info(&self, session: &Session) -> SessionInfo {
@@ -102,6 +109,7 @@ impl Service {
             .fold((0, 0), |(m, p), u| (m + u.memory_bytes, p + u.processes));
         Stats {
             sessions: running.len() as u32,
+            pooled: self.pools().count(),
             max_sessions: self.config().max_sessions,
             memory_bytes,
             processes,
@@ -192,10 +200,14 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let maintenance = tokio::spawn(maintenance::run(service.clone()));
-    let result = axum::serve(listener, app(service))
+    let result = axum::serve(listener, app(service.clone()))
         .with_graceful_shutdown(shutdown)
         .await;
     maintenance.abort();
+    // Pooled sandboxes belong to no session: remove them rather than leave them to the next start.
+    let pooled = service.pools().drain();
+    futures_util::future::join_all(pooled.iter().map(|p| service.backend().destroy(&p.sandbox)))
+        .await;
     result
 }
 

@@ -134,7 +134,10 @@ pub async fn run(service: Service) {
     let mut sandbox_check = tokio::time::interval(SANDBOX_CHECK_INTERVAL);
     loop {
         tokio::select! {
-            _ = expiry.tick() => expire(&service).await,
+            _ = expiry.tick() => {
+                expire(&service).await;
+                crate::pool::refill(&service);
+            }
             _ = sandbox_check.tick() => end_vanished(&service).await,
         }
     }
@@ -165,7 +168,8 @@ async fn expire(service: &Service) {
 
 async fn end_vanished(service: &Service) {
     let running = service.sessions().running();
-    if running.is_empty() {
+    let pooled = service.pools().sandboxes();
+    if running.is_empty() && pooled.is_empty() {
         return;
     }
     let live = match service.backend().list().await {
@@ -176,11 +180,12 @@ async fn end_vanished(service: &Service) {
             return;
         }
     };
+    let alive = |sandbox: &sandboxd_backend::Sandbox| {
+        live.iter().any(|e| e.running && &e.sandbox == sandbox)
+    };
+    service.pools().retain(alive);
     for session in running {
-        let alive = live
-            .iter()
-            .any(|e| e.running && e.sandbox == session.sandbox);
-        if !alive {
+        if !alive(&session.sandbox) {
             close(
                 service,
                 &session,

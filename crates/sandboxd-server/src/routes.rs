@@ -3,8 +3,8 @@
 
 use crate::activity::{self, Actor, Outcome};
 use crate::error::ApiError;
-use crate::sessions::{self, Session};
-use crate::{exec, Service};
+use crate::sessions::{self, Reservation, Session};
+use crate::{exec, pool, Service};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
@@ -142,17 +142,28 @@ pub async fn create_session(
             )))
         }
     };
-    let reservation = service.sessions().reserve()?;
-    let id = sessions::new_session_id();
-    let spec = SandboxSpec {
-        session_id: id.clone(),
-        runtime: alias.clone(),
-        image,
-        limits: runtime.limits.clone(),
-    };
     let started = Instant::now();
-    let sandbox = service.backend().create(&spec).await?;
-    let session = Session::new(id, alias, request.tenant, request.labels, sandbox);
+    let (reservation, sandbox) = match service.pools().take(&alias) {
+        Some(pooled) => (pooled.reservation, pooled.sandbox),
+        None => {
+            let reservation = reserve_evicting_pooled(&service)?;
+            let spec = SandboxSpec {
+                session_id: sessions::new_session_id(),
+                runtime: alias.clone(),
+                image,
+                limits: runtime.limits.clone(),
+            };
+            (reservation, service.backend().create(&spec).await?)
+        }
+    };
+    pool::refill(&service);
+    let session = Session::new(
+        sandbox.session_id.clone(),
+        alias,
+        request.tenant,
+        request.labels,
+        sandbox,
+    );
     tracing::info!(session = %session.id, runtime = %session.runtime, "session opened");
     service.record(
         &session.id,
@@ -168,6 +179,19 @@ pub async fn create_session(
         return Err(e);
     }
     Ok((StatusCode::CREATED, Json(info)))
+}
+
+/// A slot for a new session; when the service is full, a pooled sandbox gives up its slot.
+fn reserve_evicting_pooled(service: &Service) -> Result<Reservation, ApiError> {
+    loop {
+        match service.sessions().reserve() {
+            Ok(reservation) => return Ok(reservation),
+            Err(full) => match service.pools().evict_one() {
+                Some(pooled) => pool::discard(service, vec![pooled]),
+                None => return Err(full),
+            },
+        }
+    }
 }
 
 #[derive(Deserialize)]
