@@ -129,7 +129,7 @@ async fn runtimes_policy_config_and_stats() {
         .unwrap();
     assert_eq!(
         stats,
-        json!({"sessions": 0, "max_sessions": 4, "memory_bytes": 0, "processes": 0, "runtimes_allowed": 4})
+        json!({"sessions": 0, "pooled": 0, "max_sessions": 4, "memory_bytes": 0, "processes": 0, "runtimes_allowed": 4})
     );
 
     let id = service.open("sh").await;
