@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# The benchmark: sandboxd against the raw Docker Engine API, in one run on this engine.
+#   1. host setup, images, release build incl. the static agent
+#   2. target/release/sandboxd-bench (starts its own service; cleans up after itself)
+#
+# Usage: scripts/bench.sh [--iterations N]
+set -euo pipefail
+
+# shellcheck source=lib.sh
+. "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+
+cd "$SANDBOXD_ROOT"
+
+"$SANDBOXD_SCRIPTS/host-setup.sh"
+"$SANDBOXD_SCRIPTS/build-images.sh" busybox
+ensure_rust
+agent="$("$SANDBOXD_SCRIPTS/build.sh" --release | tail -n 1)"
+cargo build --release -p sandboxd-bench
+exec "$(cargo_target_dir)/release/sandboxd-bench" \
+    --sandboxd "$(cargo_target_dir)/release/sandboxd" --agent "$agent" "$@"
