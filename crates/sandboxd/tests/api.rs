@@ -61,14 +61,7 @@ async fn health_needs_no_token_everything_else_does() {
 #[tokio::test]
 async fn runtimes_policy_config_and_stats() {
     let service = TestService::start(&base_config(4, ""));
-    let runtimes: Value = service
-        .get("/v1/runtimes")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let runtimes: Value = service.get_json("/v1/runtimes").await;
     assert_eq!(runtimes["default_runtime"], "sh");
     let names: Vec<&str> = runtimes["runtimes"]
         .as_array()
@@ -89,14 +82,7 @@ async fn runtimes_policy_config_and_stats() {
     assert_eq!(python["network_mode"], "none");
     assert_eq!(python["interpreter"], json!(["python3"]));
 
-    let policy: Value = service
-        .get("/v1/policy")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let policy: Value = service.get_json("/v1/policy").await;
     assert_eq!(policy["max_timeout_secs"], 60);
     assert_eq!(policy["default_timeout_secs"], 20);
     assert_eq!(policy["max_output_bytes"], 64 << 10);
@@ -119,14 +105,7 @@ async fn runtimes_policy_config_and_stats() {
     assert_eq!(config["defaults"]["mem_limit_bytes"], 128 << 20);
     assert_eq!(config["runtimes"]["recipe"]["recipe"], "python-datascience");
 
-    let stats: Value = service
-        .get("/v1/stats")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let stats: Value = service.get_json("/v1/stats").await;
     assert_eq!(
         stats,
         json!({"sessions": 0, "pooled": 0, "max_sessions": 4, "memory_bytes": 0, "processes": 0, "runtimes_allowed": 4})
@@ -134,14 +113,7 @@ async fn runtimes_policy_config_and_stats() {
 
     let id = service.open("sh").await;
     service.sh(&id, "sleep 30 >/dev/null 2>&1 &").await;
-    let stats: Value = service
-        .get("/v1/stats")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let stats: Value = service.get_json("/v1/stats").await;
     assert_eq!(stats["sessions"], 1);
     assert!(
         stats["memory_bytes"].as_u64().unwrap() > 0,
@@ -188,24 +160,10 @@ async fn session_lifecycle() {
     let default: Value = default.json().await.unwrap();
     assert_eq!(default["runtime"], "sh");
 
-    let listed: Value = service
-        .get("/v1/sessions")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = service.get_json("/v1/sessions").await;
     assert_eq!(listed["sessions"].as_array().unwrap().len(), 2);
 
-    let one: Value = service
-        .get(&format!("/v1/sessions/{id}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let one: Value = service.get_json(&format!("/v1/sessions/{id}")).await;
     assert_eq!(one["id"], id.as_str());
     assert!(one["idle_secs"].as_u64().is_some());
     assert!(
@@ -230,14 +188,7 @@ async fn session_lifecycle() {
     assert_eq!(closed["end_reason"], "closed by the client");
     assert!(closed["ended_at"].is_string());
 
-    let after: Value = service
-        .get(&format!("/v1/sessions/{id}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let after: Value = service.get_json(&format!("/v1/sessions/{id}")).await;
     assert_eq!(after["state"], "ended", "the record outlives the sandbox");
     let (status, body) = service.exec(&id, json!({"command": "true"})).await;
     assert_eq!(status, 409);
@@ -349,14 +300,7 @@ async fn create_refuses_anything_but_an_alias() {
         service.containers().is_empty(),
         "no refused or failed create leaves a container"
     );
-    let stats: Value = service
-        .get("/v1/stats")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let stats: Value = service.get_json("/v1/stats").await;
     assert_eq!(stats["sessions"], 0, "failed creates release their slot");
 }
 
@@ -387,14 +331,7 @@ async fn max_sessions_is_enforced() {
         .unwrap()
         .contains("2 of 2"));
 
-    let listed: Value = service
-        .get("/v1/sessions")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = service.get_json("/v1/sessions").await;
     let id = listed["sessions"][0]["id"].as_str().unwrap();
     service
         .delete(&format!("/v1/sessions/{id}"))

@@ -4,7 +4,6 @@
 mod common;
 
 use common::{base_config, TestService};
-use serde_json::Value;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -48,21 +47,7 @@ async fn the_service_survives_an_engine_restart() {
         .await
         .unwrap();
     assert_eq!(health.status(), 200, "the service kept serving");
-    let mut info = Value::Null;
-    for _ in 0..40 {
-        info = service
-            .get(&format!("/v1/sessions/{id}"))
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
-        if info["state"] == "ended" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let info = service.wait_for_end(&id, Duration::from_secs(20)).await;
     assert_eq!(
         info["state"], "ended",
         "the session whose sandbox died is reported: {info}"

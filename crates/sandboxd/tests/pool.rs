@@ -30,14 +30,7 @@ image = "{python}"
 }
 
 async fn stats(service: &TestService) -> Value {
-    service
-        .get("/v1/stats")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    service.get_json("/v1/stats").await
 }
 
 async fn wait_for_pooled(service: &TestService, pooled: u64) {

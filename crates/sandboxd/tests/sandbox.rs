@@ -198,14 +198,7 @@ async fn a_fork_bomb_leaves_the_session_usable_and_the_host_healthy() {
         .status()
         .expect("the host can still fork");
     assert!(host.success());
-    let info: Value = service
-        .get(&format!("/v1/sessions/{id}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let info: Value = service.get_json(&format!("/v1/sessions/{id}")).await;
     assert!(
         info["process_count"].as_u64().unwrap() <= 64,
         "the pids ceiling holds: {info}"

@@ -8,25 +8,13 @@ use std::time::Duration;
 
 async fn activity(service: &TestService, id: &str) -> Vec<Value> {
     let log: Value = service
-        .get(&format!("/v1/sessions/{id}/activity"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+        .get_json(&format!("/v1/sessions/{id}/activity"))
+        .await;
     log["entries"].as_array().unwrap().clone()
 }
 
 async fn session(service: &TestService, id: &str) -> Value {
-    service
-        .get(&format!("/v1/sessions/{id}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap()
+    service.get_json(&format!("/v1/sessions/{id}")).await
 }
 
 #[tokio::test]
@@ -217,14 +205,7 @@ async fn a_crash_and_restart_keeps_sessions_and_their_files() {
 
     service.crash_and_restart();
 
-    let listed: Value = service
-        .get("/v1/sessions")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let listed: Value = service.get_json("/v1/sessions").await;
     let ids: Vec<&str> = listed["sessions"]
         .as_array()
         .unwrap()
@@ -284,14 +265,7 @@ async fn at_start_orphans_are_removed_and_vanished_sandboxes_are_reported() {
     // A sandbox removed behind a running service's back is noticed and reported.
     let kept_container = service.containers()[0]["Id"].as_str().unwrap().to_string();
     docker(&["rm", "-f", &kept_container]);
-    let mut info = Value::Null;
-    for _ in 0..30 {
-        info = session(&service, &kept).await;
-        if info["state"] == "ended" {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    let info = service.wait_for_end(&kept, Duration::from_secs(15)).await;
     assert_eq!(info["state"], "ended", "{info}");
     assert!(
         info["end_reason"]

@@ -137,12 +137,33 @@ impl TestService {
         self.client.get(self.url(path)).bearer_auth(TOKEN)
     }
 
+    /// GETs a path with the token and returns the JSON body, whatever the status.
+    pub async fn get_json(&self, path: &str) -> serde_json::Value {
+        self.get(path).send().await.unwrap().json().await.unwrap()
+    }
+
+    /// Polls a session until it has ended or `within` has passed; returns its last record.
+    pub async fn wait_for_end(&self, id: &str, within: Duration) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + within;
+        loop {
+            let info = self.get_json(&format!("/v1/sessions/{id}")).await;
+            if info["state"] == "ended" || std::time::Instant::now() > deadline {
+                return info;
+            }
+            tokio::time::sleep(Duration::from_millis(250)).await;
+        }
+    }
+
     pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
         self.client.post(self.url(path)).bearer_auth(TOKEN)
     }
 
     pub fn delete(&self, path: &str) -> reqwest::RequestBuilder {
         self.client.delete(self.url(path)).bearer_auth(TOKEN)
+    }
+
+    pub fn put(&self, path: &str) -> reqwest::RequestBuilder {
+        self.client.put(self.url(path)).bearer_auth(TOKEN)
     }
 
     /// Opens a session and returns its id, failing the test with the service's message.
