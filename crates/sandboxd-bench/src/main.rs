@@ -31,7 +31,11 @@ struct Args {
     #[arg(long, default_value = "target/release/sandboxd")]
     sandboxd: PathBuf,
     /// The static in-sandbox agent.
-    #[arg(long, env = "SANDBOXD_AGENT", default_value = "target/x86_64-unknown-linux-gnu/release/sandboxd-agent")]
+    #[arg(
+        long,
+        env = "SANDBOXD_AGENT",
+        default_value = "target/x86_64-unknown-linux-gnu/release/sandboxd-agent"
+    )]
     agent: PathBuf,
     /// The image both sides run.
     #[arg(long, default_value = "sandboxd/busybox:local")]
@@ -71,7 +75,13 @@ fn print_row(name: &str, ours: &Sample, raw: Option<&Sample>) {
                 ours50.as_secs_f64() / raw50.as_secs_f64()
             );
         }
-        None => println!("{name:<34} {:>11} {:>11} | {:>11} {:>11} |", ms(ours50), ms(ours99), "-", "-"),
+        None => println!(
+            "{name:<34} {:>11} {:>11} | {:>11} {:>11} |",
+            ms(ours50),
+            ms(ours99),
+            "-",
+            "-"
+        ),
     }
 }
 
@@ -85,7 +95,9 @@ struct Service {
 
 impl Service {
     fn start(args: &Args) -> Result<Service> {
-        let state = tempfile::Builder::new().prefix("sbdbench").tempdir_in("/tmp")?;
+        let state = tempfile::Builder::new()
+            .prefix("sbdbench")
+            .tempdir_in("/tmp")?;
         let instance = format!("bench-{}", std::process::id());
         std::fs::write(state.path().join("instance-id"), &instance)?;
         let config = format!(
@@ -127,16 +139,25 @@ max_upload_bytes = "16m"
         let url = BufReader::new(stdout)
             .lines()
             .map_while(Result::ok)
-            .find_map(|line| line.strip_prefix("sandboxd listening on ").map(str::to_string));
+            .find_map(|line| {
+                line.strip_prefix("sandboxd listening on ")
+                    .map(str::to_string)
+            });
         let Some(url) = url else {
             let _ = child.kill();
             bail!("sandboxd exited before listening; run it by hand to see why");
         };
-        Ok(Service { child, url, instance, _state: state })
+        Ok(Service {
+            child,
+            url,
+            instance,
+            _state: state,
+        })
     }
 
     fn rss_bytes(&self) -> u64 {
-        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id())).unwrap_or_default();
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
         status
             .lines()
             .find_map(|l| l.strip_prefix("VmRSS:"))
@@ -160,8 +181,16 @@ struct Api {
 }
 
 impl Api {
-    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> Result<Value> {
-        let mut request = self.http.request(method, format!("{}{path}", self.url)).bearer_auth(TOKEN);
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value> {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.url))
+            .bearer_auth(TOKEN);
         if let Some(body) = body {
             request = request.json(&body);
         }
@@ -175,13 +204,23 @@ impl Api {
     }
 
     async fn open(&self, runtime: &str) -> Result<String> {
-        let session = self.call(reqwest::Method::POST, "/v1/sessions", Some(json!({"runtime": runtime}))).await?;
+        let session = self
+            .call(
+                reqwest::Method::POST,
+                "/v1/sessions",
+                Some(json!({"runtime": runtime})),
+            )
+            .await?;
         Ok(session["id"].as_str().context("no id")?.to_string())
     }
 
     async fn exec(&self, id: &str, command: &str) -> Result<Value> {
         let result = self
-            .call(reqwest::Method::POST, &format!("/v1/sessions/{id}/exec"), Some(json!({"command": command})))
+            .call(
+                reqwest::Method::POST,
+                &format!("/v1/sessions/{id}/exec"),
+                Some(json!({"command": command})),
+            )
             .await?;
         if result["exit_code"] != 0 {
             bail!("command {command:?} failed: {result}");
@@ -190,11 +229,17 @@ impl Api {
     }
 
     async fn close(&self, id: &str) -> Result<()> {
-        self.call(reqwest::Method::DELETE, &format!("/v1/sessions/{id}"), None).await.map(drop)
+        self.call(reqwest::Method::DELETE, &format!("/v1/sessions/{id}"), None)
+            .await
+            .map(drop)
     }
 
     async fn pooled(&self) -> Result<u64> {
-        Ok(self.call(reqwest::Method::GET, "/v1/stats", None).await?["pooled"].as_u64().unwrap_or(0))
+        Ok(
+            self.call(reqwest::Method::GET, "/v1/stats", None).await?["pooled"]
+                .as_u64()
+                .unwrap_or(0),
+        )
     }
 }
 
@@ -215,7 +260,10 @@ impl Raw {
                 cap_drop: Some(vec!["ALL".into()]),
                 security_opt: Some(vec!["no-new-privileges".into()]),
                 readonly_rootfs: Some(true),
-                tmpfs: Some(HashMap::from([("/tmp".into(), "rw,exec,size=64m,mode=1777".into())])),
+                tmpfs: Some(HashMap::from([(
+                    "/tmp".into(),
+                    "rw,exec,size=64m,mode=1777".into(),
+                )])),
                 pids_limit: Some(128),
                 memory: Some(256 << 20),
                 memory_swap: Some(256 << 20),
@@ -269,31 +317,56 @@ impl Raw {
         header.set_mode(0o644);
         header.set_cksum();
         archive.append_data(&mut header, "bench.bin", data)?;
-        let options = UploadToContainerOptionsBuilder::default().path("/tmp").build();
+        let options = UploadToContainerOptionsBuilder::default()
+            .path("/tmp")
+            .build();
         self.docker
-            .upload_to_container(container, Some(options), bollard::body_full(archive.into_inner()?.into()))
+            .upload_to_container(
+                container,
+                Some(options),
+                bollard::body_full(archive.into_inner()?.into()),
+            )
             .await?;
         Ok(())
     }
 
     async fn get_file(&self, container: &str) -> Result<usize> {
-        let options = DownloadFromContainerOptionsBuilder::default().path("/tmp/bench.bin").build();
-        let chunks: Vec<bytes::Bytes> = self.docker.download_from_container(container, Some(options)).try_collect().await?;
+        let options = DownloadFromContainerOptionsBuilder::default()
+            .path("/tmp/bench.bin")
+            .build();
+        let chunks: Vec<bytes::Bytes> = self
+            .docker
+            .download_from_container(container, Some(options))
+            .try_collect()
+            .await?;
         Ok(chunks.iter().map(bytes::Bytes::len).sum())
     }
 
     async fn remove(&self, container: &str) -> Result<()> {
         let options = RemoveContainerOptionsBuilder::default().force(true).build();
-        self.docker.remove_container(container, Some(options)).await?;
+        self.docker
+            .remove_container(container, Some(options))
+            .await?;
         Ok(())
     }
 
     /// Removes whatever this run made on the engine: raw containers and the service's sandboxes.
     async fn clean_up(&self, instance: &str) {
-        for label in [format!("{LABEL}=true"), format!("org.sandboxd.instance={instance}")] {
+        for label in [
+            format!("{LABEL}=true"),
+            format!("org.sandboxd.instance={instance}"),
+        ] {
             let filters = HashMap::from([("label".to_string(), vec![label])]);
-            let options = ListContainersOptionsBuilder::default().all(true).filters(&filters).build();
-            for container in self.docker.list_containers(Some(options)).await.unwrap_or_default() {
+            let options = ListContainersOptionsBuilder::default()
+                .all(true)
+                .filters(&filters)
+                .build();
+            for container in self
+                .docker
+                .list_containers(Some(options))
+                .await
+                .unwrap_or_default()
+            {
                 if let Some(id) = container.id {
                     let _ = self.remove(&id).await;
                 }
@@ -303,11 +376,20 @@ impl Raw {
 }
 
 fn rand_suffix() -> String {
-    let nanos = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
-    format!("{}-{}", std::process::id(), nanos.as_nanos() % 1_000_000_000)
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    format!(
+        "{}-{}",
+        std::process::id(),
+        nanos.as_nanos() % 1_000_000_000
+    )
 }
 
-async fn time<T>(samples: &mut Vec<Duration>, op: impl std::future::Future<Output = Result<T>>) -> Result<T> {
+async fn time<T>(
+    samples: &mut Vec<Duration>,
+    op: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
     let started = Instant::now();
     let value = op.await?;
     samples.push(started.elapsed());
@@ -317,10 +399,18 @@ async fn time<T>(samples: &mut Vec<Duration>, op: impl std::future::Future<Outpu
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
-    let docker = Docker::connect_with_socket_defaults()?.negotiate_version().await?;
-    let raw = Raw { docker, image: args.image.clone() };
+    let docker = Docker::connect_with_socket_defaults()?
+        .negotiate_version()
+        .await?;
+    let raw = Raw {
+        docker,
+        image: args.image.clone(),
+    };
     let service = Service::start(&args)?;
-    let api = Api { http: reqwest::Client::new(), url: service.url.clone() };
+    let api = Api {
+        http: reqwest::Client::new(),
+        url: service.url.clone(),
+    };
     let result = run(&args, &api, &raw, &service).await;
     raw.clean_up(&service.instance).await;
     result
@@ -328,7 +418,10 @@ async fn main() -> Result<()> {
 
 async fn run(args: &Args, api: &Api, raw: &Raw, service: &Service) -> Result<()> {
     let n = args.iterations;
-    println!("sandboxd-bench: image {}, {} iterations per operation", args.image, n);
+    println!(
+        "sandboxd-bench: image {}, {} iterations per operation",
+        args.image, n
+    );
     println!(
         "{:<34} {:>11} {:>11} | {:>11} {:>11} | {:>7}",
         "operation", "sandboxd p50", "p99", "raw API p50", "p99", "ratio"
@@ -349,7 +442,11 @@ async fn run(args: &Args, api: &Api, raw: &Raw, service: &Service) -> Result<()>
         cold_sessions.push(time(&mut ours, api.open("cold")).await?);
         raw_containers.push(time(&mut theirs, raw.create_start()).await?);
     }
-    print_row("session create, cold", &Sample(ours), Some(&Sample(theirs.clone())));
+    print_row(
+        "session create, cold",
+        &Sample(ours),
+        Some(&Sample(theirs.clone())),
+    );
     let raw_create = Sample(theirs);
 
     let mut warm = Vec::new();
@@ -363,7 +460,11 @@ async fn run(args: &Args, api: &Api, raw: &Raw, service: &Service) -> Result<()>
         let id = time(&mut warm, api.open("warm")).await?;
         api.close(&id).await?;
     }
-    print_row("session create, warm pool", &Sample(warm), Some(&raw_create));
+    print_row(
+        "session create, warm pool",
+        &Sample(warm),
+        Some(&raw_create),
+    );
 
     let (session, container) = (&cold_sessions[0], &raw_containers[0]);
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
@@ -400,11 +501,21 @@ async fn run(args: &Args, api: &Api, raw: &Raw, service: &Service) -> Result<()>
 
 async fn run_files(n: usize, api: &Api, raw: &Raw, session: &str, container: &str) -> Result<()> {
     let data: Vec<u8> = (0..MIB).map(|i| (i * 31 % 251) as u8).collect();
-    let path = format!("{}/v1/sessions/{session}/files/content?path=/tmp/bench.bin", api.url);
-    let (mut writes, mut raw_writes, mut reads, mut raw_reads) = (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let path = format!(
+        "{}/v1/sessions/{session}/files/content?path=/tmp/bench.bin",
+        api.url
+    );
+    let (mut writes, mut raw_writes, mut reads, mut raw_reads) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     for _ in 0..n {
         time(&mut writes, async {
-            let response = api.http.put(&path).bearer_auth(TOKEN).body(data.clone()).send().await?;
+            let response = api
+                .http
+                .put(&path)
+                .bearer_auth(TOKEN)
+                .body(data.clone())
+                .send()
+                .await?;
             if !response.status().is_success() {
                 bail!("file write: {}", response.status());
             }
@@ -413,7 +524,13 @@ async fn run_files(n: usize, api: &Api, raw: &Raw, session: &str, container: &st
         .await?;
         time(&mut raw_writes, raw.put_file(container, &data)).await?;
         let read = time(&mut reads, async {
-            let response = api.http.get(&path).bearer_auth(TOKEN).send().await?.error_for_status()?;
+            let response = api
+                .http
+                .get(&path)
+                .bearer_auth(TOKEN)
+                .send()
+                .await?
+                .error_for_status()?;
             Ok(response.bytes().await?)
         })
         .await?;
@@ -422,7 +539,11 @@ async fn run_files(n: usize, api: &Api, raw: &Raw, session: &str, container: &st
         }
         time(&mut raw_reads, raw.get_file(container)).await?;
     }
-    print_row("file write, 1 MB", &Sample(writes), Some(&Sample(raw_writes)));
+    print_row(
+        "file write, 1 MB",
+        &Sample(writes),
+        Some(&Sample(raw_writes)),
+    );
     print_row("file read, 1 MB", &Sample(reads), Some(&Sample(raw_reads)));
     Ok(())
 }
@@ -472,7 +593,11 @@ async fn run_concurrent(api: &Api, raw: &Raw, service: &Service) -> Result<()> {
         total / raw_elapsed.as_secs_f64(),
         raw_elapsed.as_secs_f64() / ours_elapsed.as_secs_f64()
     );
-    println!("{:<34} {:>11.1} MB (VmRSS of sandboxd)", "service memory, 20 open sessions", rss as f64 / MIB as f64);
+    println!(
+        "{:<34} {:>11.1} MB (VmRSS of sandboxd)",
+        "service memory, 20 open sessions",
+        rss as f64 / MIB as f64
+    );
     for id in &ids {
         api.close(id).await?;
     }

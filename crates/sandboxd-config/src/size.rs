@@ -41,7 +41,7 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
 /// The shortest exact form: `1g`, `512m`, or plain bytes.
 pub fn format_bytes(bytes: u64) -> String {
     for (suffix, mult) in UNITS {
-        if mult > 1 && bytes >= mult && bytes % mult == 0 {
+        if mult > 1 && bytes >= mult && bytes.is_multiple_of(mult) {
             return format!("{}{suffix}", bytes / mult);
         }
     }
