@@ -26,7 +26,11 @@ export SANDBOXD_ROOT
 #   ca-certificates HTTPS to the apt mirror / crates.io through the proxy
 #   file            verifies that the agent binary is static
 #   gcc libc6-dev   linker and libc.a for the static (crt-static) agent
-SANDBOXD_HOST_PACKAGES="docker.io busybox-static debootstrap curl ca-certificates file gcc libc6-dev"
+#   chromium        the browser the dashboard's tests drive (tests/browser, playwright-core)
+# Node.js and npm for those tests are usually on the machine already (NodeSource's nodejs,
+# which bundles npm and conflicts with Debian's npm package): scripts/test.sh installs
+# Debian's nodejs and npm only when `node` or `npm` is missing.
+SANDBOXD_HOST_PACKAGES="docker.io busybox-static debootstrap curl ca-certificates file gcc libc6-dev chromium"
 
 # Local images. Names are ours (sandboxd/...), never an official image name.
 SANDBOXD_BUSYBOX_IMAGE="sandboxd/busybox:local"
@@ -113,8 +117,8 @@ wait_docker() {
     docker_ping
 }
 
-# remove_labelled LABEL: force-remove containers (then networks and volumes)
-# carrying LABEL (e.g. org.sandboxd.test=true). Never fails.
+# remove_labelled LABEL: force-remove containers (then networks, volumes and
+# images) carrying LABEL (e.g. org.sandboxd.test=true). Never fails.
 remove_labelled() {
     local label=$1 ids
     docker_ping || return 0
@@ -133,6 +137,12 @@ remove_labelled() {
     if [[ -n "$ids" ]]; then
         # shellcheck disable=SC2086
         docker volume rm -f $ids >/dev/null 2>&1 || warn "could not remove some volumes labelled $label"
+    fi
+    # Images too: tests build recipe images with the label.
+    ids="$(docker images -q --filter "label=$label" 2>/dev/null | sort -u || true)"
+    if [[ -n "$ids" ]]; then
+        # shellcheck disable=SC2086
+        docker rmi -f $ids >/dev/null 2>&1 || warn "could not remove some images labelled $label"
     fi
     return 0
 }
@@ -255,4 +265,33 @@ install_static_agent() {
     mv -f "$dest.tmp.$$" "$dest"
     log "static agent: $dest ($(file -b "$dest" 2>/dev/null | grep -o "static[-a-z]* linked" || echo static))"
     printf '%s\n' "$dest"
+}
+
+# --- Python (the MCP tests) --------------------------------------------------
+
+# ensure_mcp_venv: a virtualenv at target/mcp-venv holding tests/mcp/requirements.txt (the
+# official MCP Python SDK and pytest, pinned), made again when the requirements change.
+# Prints the venv's python on stdout.
+ensure_mcp_venv() {
+    local venv requirements stamp
+    venv="$(cargo_target_dir)/mcp-venv"
+    requirements="$SANDBOXD_ROOT/tests/mcp/requirements.txt"
+    stamp="$venv/requirements.sha256"
+    if [[ -x "$venv/bin/python" ]] && sha256sum --check --status "$stamp" 2>/dev/null; then
+        printf '%s\n' "$venv/bin/python"
+        return 0
+    fi
+    have python3 || ensure_packages python3
+    rm -rf "$venv"
+    if ! python3 -m venv "$venv" >/dev/null 2>&1; then
+        # Debian's python3 makes venvs only with python3-venv installed.
+        rm -rf "$venv"
+        ensure_packages python3-venv
+        python3 -m venv "$venv" || die "cannot create a Python venv at $venv"
+    fi
+    log "installing the MCP tests' Python packages into $venv"
+    "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" >&2 ||
+        die "cannot install $requirements"
+    sha256sum "$requirements" >"$stamp"
+    printf '%s\n' "$venv/bin/python"
 }

@@ -5,10 +5,14 @@
 #   3. debug build incl. the static agent       scripts/build.sh
 #   4. cargo test --workspace                   (SANDBOXD_AGENT, SANDBOXD_TEST_*_IMAGE exported;
 #                                                SANDBOXD_AGENT = target/<host triple>/debug/sandboxd-agent)
-#   5. cargo fmt --all -- --check
-#   6. cargo clippy --workspace --all-targets -- -D warnings
+#   5. the dashboard in Chromium              tests/browser (npm ci, then node --test; the tests
+#                                                start their own service on loopback)
+#   6. the MCP server with the MCP Python SDK  tests/mcp (pytest in target/mcp-venv; the tests
+#                                                start their own service on loopback)
+#   7. cargo fmt --all -- --check
+#   8. cargo clippy --workspace --all-targets -- -D warnings
 #
-# Steps 4-6 all run even when one fails; the script exits non-zero if any
+# Steps 4-8 all run even when one fails; the script exits non-zero if any
 # step failed and ends with a one-line summary. Containers (and networks,
 # volumes) labelled org.sandboxd.test=true are removed before and after.
 #
@@ -86,5 +90,45 @@ if step test-build cargo test --workspace --no-run; then
 fi
 remove_labelled "$TEST_LABEL"
 remove_test_sandboxes
+
+# The dashboard in a real browser: Debian's Chromium driven by playwright-core (pinned in
+# tests/browser/package-lock.json) against a real service on loopback and the real engine.
+# The tests start the service themselves and stop it, with its sandboxes, when they end;
+# anything a killed run left (listed in a pid file) is ended here. Screenshots of every tab
+# land in test-output/screenshots/.
+browser_tests() {
+    local pidfile rc=0 pid dir
+    if ! have node || ! have npm; then
+        ensure_packages nodejs npm
+    fi
+    have chromium || ensure_packages chromium
+    (cd "$SANDBOXD_ROOT/tests/browser" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+    pidfile="$(mktemp)"
+    SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" SANDBOXD_BROWSER_PIDFILE="$pidfile" \
+        node --test --test-concurrency=1 "$SANDBOXD_ROOT/tests/browser/" || rc=$?
+    while read -r pid dir; do
+        if [[ -n "$pid" && "$(cat "/proc/$pid/comm" 2>/dev/null)" == "sandboxd" ]]; then
+            kill -9 "$pid" 2>/dev/null || true
+        fi
+        [[ "$dir" == /tmp/sbdb* ]] && rm -rf "$dir"
+    done <"$pidfile"
+    rm -f "$pidfile"
+    remove_test_sandboxes
+    return "$rc"
+}
+step browser browser_tests || true
+
+# The MCP server driven by the official MCP Python SDK (tests/mcp) over streamable HTTP and
+# stdio; the tests start their own service on loopback and remove its sandboxes. Collecting
+# no test (pytest's exit code 5) fails this step like any other non-zero exit: the suite must run.
+mcp_tests() {
+    local python
+    python="$(ensure_mcp_venv)" || return 1
+    SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" PYTHONDONTWRITEBYTECODE=1 \
+        "$python" -m pytest -q -p no:cacheprovider "$SANDBOXD_ROOT/tests/mcp"
+}
+step mcp mcp_tests || true
+remove_test_sandboxes
+
 step fmt cargo fmt --all -- --check || true
 step clippy cargo clippy --workspace --all-targets -- -D warnings || true

@@ -7,7 +7,8 @@
 //!
 //! The core (framing, messages, errors) is std-only so the agent stays small and static. The
 //! `tokio` feature adds the service side in `host`: async framing, the `AgentHub` that
-//! accepts agent connections, and the `run_exec` and `ping` clients.
+//! accepts agent connections, and the clients (`run_exec`, `ping`, the tracked-process and
+//! file ones).
 
 mod error;
 pub mod frame;
@@ -18,8 +19,22 @@ mod message;
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, write_json, Frame, FrameKind, MAX_FRAME_LEN};
 #[cfg(feature = "tokio")]
+pub use host::{
+    delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, UploadError,
+};
+#[cfg(feature = "tokio")]
 pub use host::{ping, run_exec, AgentHub, ExecResult, HELLO_TIMEOUT, MAX_IDLE};
+pub use message::{
+    DirEntry, EntryKind, ERROR_BUSY, ERROR_CANCELLED, ERROR_INVALID_PATH, ERROR_IO,
+    ERROR_IS_DIRECTORY, ERROR_NOT_A_DIRECTORY, ERROR_NOT_A_FILE, ERROR_NOT_FOUND, ERROR_NO_SPACE,
+    ERROR_PERMISSION_DENIED, ERROR_READ_ONLY, ERROR_TOO_LARGE, FILE_CHUNK_LEN,
+};
 pub use message::{
     Event, ExecRequest, ExitReport, Request, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED,
     OUTPUT_CHUNK_LEN, PROTOCOL_VERSION, STDIN_CHUNK_LEN,
+};
+pub use message::{
+    ProcessInfo, ProcessStartRequest, TermSize, ERROR_NOT_A_TERMINAL, ERROR_NO_SUCH_PROCESS,
+    ERROR_PROCESS_EXITED, ERROR_STDIN_UNAVAILABLE, ERROR_TOO_MANY_PROCESSES,
+    ERROR_TOO_MANY_STREAMS,
 };

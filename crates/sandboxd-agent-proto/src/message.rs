@@ -15,11 +15,50 @@ pub const PROTOCOL_VERSION: u32 = 1;
 pub const STDIN_CHUNK_LEN: usize = 64 * 1024;
 /// The largest stdout/stderr frame the agent sends.
 pub const OUTPUT_CHUNK_LEN: usize = 32 * 1024;
+/// The largest frame of file content either side sends.
+pub const FILE_CHUNK_LEN: usize = 64 * 1024;
 
 /// [`Event::Error`] code: the request could not be decoded or is invalid.
 pub const ERROR_BAD_REQUEST: &str = "bad_request";
 /// [`Event::Error`] code: the program could not be started (missing, not executable, bad cwd).
 pub const ERROR_SPAWN_FAILED: &str = "spawn_failed";
+/// [`Event::Error`] code: no tracked process has the id asked for.
+pub const ERROR_NO_SUCH_PROCESS: &str = "no_such_process";
+/// [`Event::Error`] code: every tracked process slot holds a running process.
+pub const ERROR_TOO_MANY_PROCESSES: &str = "too_many_processes";
+/// [`Event::Error`] code: as many output streams are attached as the agent allows.
+pub const ERROR_TOO_MANY_STREAMS: &str = "too_many_streams";
+/// [`Event::Error`] code: the process's stdin was not enabled, is closed, or is not being read.
+pub const ERROR_STDIN_UNAVAILABLE: &str = "stdin_unavailable";
+/// [`Event::Error`] code: a terminal operation on a process that has no terminal.
+pub const ERROR_NOT_A_TERMINAL: &str = "not_a_terminal";
+/// [`Event::Error`] code: the process has exited and nothing is left to signal.
+pub const ERROR_PROCESS_EXITED: &str = "process_exited";
+
+// [`Event::Error`] codes of the file operations; the service's API answers with the same ones.
+/// Nothing exists at the path.
+pub const ERROR_NOT_FOUND: &str = "not_found";
+/// A directory where a file was needed, or one to delete without `recursive`.
+pub const ERROR_IS_DIRECTORY: &str = "is_directory";
+/// The path, or one of its components, is not a directory where one was needed.
+pub const ERROR_NOT_A_DIRECTORY: &str = "not_a_directory";
+/// A device, FIFO or socket where a regular file was needed.
+pub const ERROR_NOT_A_FILE: &str = "not_a_file";
+/// The path is on a read-only filesystem.
+pub const ERROR_READ_ONLY: &str = "read_only";
+pub const ERROR_PERMISSION_DENIED: &str = "permission_denied";
+/// More bytes than the request allows.
+pub const ERROR_TOO_LARGE: &str = "too_large";
+/// The filesystem is full.
+pub const ERROR_NO_SPACE: &str = "no_space";
+/// The path is malformed, too long, or loops through symlinks.
+pub const ERROR_INVALID_PATH: &str = "invalid_path";
+/// The path is in use, or changed while the operation ran.
+pub const ERROR_BUSY: &str = "busy";
+/// Any other i/o failure.
+pub const ERROR_IO: &str = "io_error";
+/// The service cancelled the operation with [`Request::Cancel`].
+pub const ERROR_CANCELLED: &str = "cancelled";
 
 /// Service to agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -29,6 +68,59 @@ pub enum Request {
     Ping,
     /// Runs a process: [`Event::Started`], output frames, then [`Event::Exited`].
     Exec(ExecRequest),
+    /// Lists a directory, describing symlinks rather than what they point to:
+    /// [`Event::DirEntries`] batches with at most `max_entries` entries in all, then
+    /// [`Event::DirEnd`].
+    ListDir { path: String, max_entries: u32 },
+    /// Streams a regular file: [`Event::FileOpened`], its bytes in stdout frames, then
+    /// [`Event::FileEnd`]. A file whose size is unknown (e.g. in /proc) is sent up to
+    /// `unsized_limit` bytes and refused with [`ERROR_TOO_LARGE`] beyond.
+    ReadFile { path: String, unsized_limit: u64 },
+    /// Replaces a file atomically, creating missing parent directories: [`Event::WriteReady`],
+    /// then the service sends at most `max_bytes` in stdin frames and an empty one to commit,
+    /// answered with [`Event::FileWritten`]. Nothing appears at the path before the commit,
+    /// and an error, a [`Request::Cancel`] or a broken connection leaves nothing behind.
+    WriteFile { path: String, max_bytes: u64 },
+    /// Removes a file or a symlink (never what it points to), or with `recursive` a directory
+    /// and everything in it: [`Event::Deleted`].
+    Delete {
+        path: String,
+        #[serde(default)]
+        recursive: bool,
+    },
+    /// Cancels the upload in progress on this connection, answered with an
+    /// [`ERROR_CANCELLED`] error once its temporary file is gone; ignored otherwise.
+    Cancel,
+    /// Starts a process that outlives this connection, tracked by the agent with its output
+    /// in a ring buffer: answered with [`Event::Process`].
+    ProcessStart(ProcessStartRequest),
+    /// Answered with [`Event::ProcessList`].
+    ProcessList,
+    /// Streams a tracked process's output from byte offset `since` (stdout and stderr count
+    /// together): [`Event::OutputFrom`], output frames (a terminal's are stdout frames),
+    /// another `OutputFrom` after any gap, and once it has exited and everything was sent,
+    /// [`Event::Process`]. When `interactive`, stdin frames and [`Request::ProcessResize`]
+    /// may follow on the connection (both unanswered), and closing it before the process
+    /// exits hangs the process up (SIGHUP to its group), as closing a terminal does.
+    ProcessAttach {
+        id: String,
+        #[serde(default)]
+        since: u64,
+        #[serde(default)]
+        interactive: bool,
+    },
+    /// Sends `signal` to the process's group: answered with [`Event::Process`].
+    ProcessSignal { id: String, signal: i32 },
+    /// Writes the `len` bytes that follow in stdin frames to the process's stdin, then closes
+    /// it if `close`: answered with [`Event::StdinWritten`] once the process took them all.
+    ProcessStdin {
+        id: String,
+        len: u64,
+        #[serde(default)]
+        close: bool,
+    },
+    /// Sets the window size of a process's terminal: answered with [`Event::Process`].
+    ProcessResize { id: String, size: TermSize },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -50,6 +142,75 @@ pub struct ExecRequest {
     pub output_limit: u64,
 }
 
+/// [`Request::ProcessStart`].
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessStartRequest {
+    /// What to run. `timeout_ms` kills the process group as for an exec; `output_limit` is
+    /// the ring's capacity: the newest bytes of output (stdout and stderr together) are kept.
+    #[serde(flatten)]
+    pub command: ExecRequest,
+    /// How listings name the process (the service passes the program name).
+    pub program: String,
+    /// Runs it on a new terminal of this size, which is its stdin, stdout and stderr and its
+    /// controlling terminal; `command.stdin` is then implied.
+    #[serde(default)]
+    pub pty: Option<TermSize>,
+}
+
+/// A terminal's window size in character cells.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TermSize {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+/// A tracked process, as the agent reports it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProcessInfo {
+    /// The agent's id for it; unlike the pid it is never reused within the sandbox.
+    pub id: String,
+    /// Also its process group id.
+    pub pid: u32,
+    pub program: String,
+    pub pty: bool,
+    /// Whether its stdin can be written now.
+    pub stdin_open: bool,
+    /// Unix time in milliseconds.
+    pub started_at_ms: u64,
+    pub timeout_ms: u64,
+    /// The offset of the oldest byte of output still in the ring.
+    pub output_start: u64,
+    /// The bytes of output so far: the offset of the next byte.
+    pub output_end: u64,
+    /// Set once it has exited.
+    #[serde(default)]
+    pub exit: Option<ExitReport>,
+}
+
+/// One entry of [`Event::DirEntries`]; a symlink is described, not followed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DirEntry {
+    /// Bytes of the name that are not UTF-8 are replaced with U+FFFD.
+    pub name: String,
+    pub kind: EntryKind,
+    pub size: u64,
+    /// The permission bits, with setuid, setgid and sticky.
+    pub mode: u32,
+    /// The last modification, since the Unix epoch.
+    pub modified_secs: i64,
+    pub modified_nanos: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EntryKind {
+    File,
+    Dir,
+    Symlink,
+    /// A device, FIFO or socket.
+    Other,
+}
+
 /// Agent to service.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -65,6 +226,40 @@ pub enum Event {
         pid: u32,
     },
     Exited(ExitReport),
+    DirEntries {
+        entries: Vec<DirEntry>,
+    },
+    /// The listing is complete; `truncated` when the directory held more than `max_entries`.
+    DirEnd {
+        truncated: bool,
+    },
+    /// The path is a regular file, open for reading; `size` is exact when known.
+    FileOpened {
+        size: Option<u64>,
+    },
+    /// Every byte of the file was sent.
+    FileEnd {
+        bytes: u64,
+    },
+    /// The upload's temporary file is ready for the bytes.
+    WriteReady,
+    FileWritten {
+        bytes: u64,
+    },
+    Deleted,
+    /// The state of one tracked process.
+    Process(ProcessInfo),
+    ProcessList {
+        processes: Vec<ProcessInfo>,
+    },
+    /// The output frames that follow start at this offset; what was asked for before it has
+    /// left the ring.
+    OutputFrom {
+        offset: u64,
+    },
+    StdinWritten {
+        bytes: u64,
+    },
     Error {
         code: String,
         message: String,
@@ -125,8 +320,40 @@ mod tests {
     }
 
     #[test]
+    fn process_start_carries_the_exec_fields_flat() {
+        let start = Request::ProcessStart(ProcessStartRequest {
+            command: ExecRequest {
+                argv: vec!["sh".into()],
+                timeout_ms: 5,
+                output_limit: 6,
+                ..ExecRequest::default()
+            },
+            program: "sh".into(),
+            pty: Some(TermSize { cols: 80, rows: 24 }),
+        });
+        let encoded = serde_json::to_value(&start).unwrap();
+        assert_eq!(
+            encoded,
+            json!({"op": "process_start", "argv": ["sh"], "cwd": null, "env": {}, "stdin": false,
+                   "timeout_ms": 5, "output_limit": 6, "program": "sh",
+                   "pty": {"cols": 80, "rows": 24}})
+        );
+        assert_eq!(serde_json::from_value::<Request>(encoded).unwrap(), start);
+        let attach: Request =
+            serde_json::from_value(json!({"op": "process_attach", "id": "p1"})).unwrap();
+        assert_eq!(
+            attach,
+            Request::ProcessAttach {
+                id: "p1".into(),
+                since: 0,
+                interactive: false
+            }
+        );
+    }
+
+    #[test]
     fn unknown_op_is_a_decode_error() {
-        assert!(serde_json::from_value::<Request>(json!({"op": "read_file"})).is_err());
+        assert!(serde_json::from_value::<Request>(json!({"op": "format_disk"})).is_err());
     }
 
     #[test]

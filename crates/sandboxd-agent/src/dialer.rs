@@ -6,6 +6,8 @@
 //! the dialer keeps retrying with backoff until a socket answers at the same path again.
 
 use crate::exec;
+use crate::files;
+use crate::process;
 use sandboxd_agent_proto::{
     read_frame, write_json, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
     PROTOCOL_VERSION,
@@ -88,6 +90,35 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> bool {
         let answered = match frame.parse_json::<Request>() {
             Ok(Request::Ping) => write_json(&mut connection, &Event::Pong),
             Ok(Request::Exec(request)) => exec::run(&mut connection, &request),
+            Ok(Request::ListDir { path, max_entries }) => {
+                files::list_dir(&mut connection, &path, max_entries)
+            }
+            Ok(Request::ReadFile {
+                path,
+                unsized_limit,
+            }) => files::read_file(&mut connection, &path, unsized_limit),
+            Ok(Request::WriteFile { path, max_bytes }) => {
+                files::write_file(&mut connection, &path, max_bytes)
+            }
+            Ok(Request::Delete { path, recursive }) => {
+                files::delete(&mut connection, &path, recursive)
+            }
+            // No upload is in progress (it would have taken the cancel itself).
+            Ok(Request::Cancel) => Ok(()),
+            Ok(Request::ProcessStart(request)) => process::start(&mut connection, &request),
+            Ok(Request::ProcessList) => process::list(&mut connection),
+            Ok(Request::ProcessAttach {
+                id,
+                since,
+                interactive,
+            }) => process::attach(&mut connection, &id, since, interactive),
+            Ok(Request::ProcessSignal { id, signal }) => {
+                process::signal(&mut connection, &id, signal)
+            }
+            Ok(Request::ProcessStdin { id, len, close }) => {
+                process::write_stdin(&mut connection, &id, len, close)
+            }
+            Ok(Request::ProcessResize { id, size }) => process::resize(&mut connection, &id, size),
             Err(e) => write_json(
                 &mut connection,
                 &Event::Error {

@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 /// After the process exits, how long output still held open by its background children is
 /// forwarded before the exit is reported.
-const DRAIN_GRACE: Duration = Duration::from_millis(50);
+pub(crate) const DRAIN_GRACE: Duration = Duration::from_millis(50);
 /// How often to check for the exit where pidfds are unavailable.
-const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(10);
+pub(crate) const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(10);
 /// Threads that discard output of background processes only need a small stack.
 const DRAIN_STACK_SIZE: usize = 32 * 1024;
 /// The agent's own variables are not the command's business.
@@ -45,12 +45,7 @@ pub fn run(connection: &mut UnixStream, request: &ExecRequest) -> Result<(), Pro
     let child = match command(request).spawn() {
         Ok(child) => child,
         Err(e) => {
-            let place = request
-                .cwd
-                .as_ref()
-                .map(|cwd| format!(" in {cwd:?}"))
-                .unwrap_or_default();
-            let message = format!("cannot run {program:?}{place}: {e}");
+            let message = spawn_failure(program, request, &e);
             return write_json(connection, &error_event(ERROR_SPAWN_FAILED, message));
         }
     };
@@ -80,23 +75,27 @@ pub fn run(connection: &mut UnixStream, request: &ExecRequest) -> Result<(), Pro
     write_json(connection, &Event::Exited(report))
 }
 
-fn error_event(code: &str, message: String) -> Event {
+pub(crate) fn error_event(code: &str, message: String) -> Event {
     Event::Error {
         code: code.into(),
         message,
     }
 }
 
-fn command(request: &ExecRequest) -> Command {
-    let mut command = Command::new(&request.argv[0]);
+/// Why `program` could not be started, for an [`ERROR_SPAWN_FAILED`] answer.
+pub(crate) fn spawn_failure(program: &str, request: &ExecRequest, error: &io::Error) -> String {
+    let place = request
+        .cwd
+        .as_ref()
+        .map(|cwd| format!(" in {cwd:?}"))
+        .unwrap_or_default();
+    format!("cannot run {program:?}{place}: {error}")
+}
+
+/// The command with piped output, stdin piped or `/dev/null`, in its own process group.
+pub(crate) fn command(request: &ExecRequest) -> Command {
+    let mut command = program(request);
     command
-        .args(&request.argv[1..])
-        .env_clear()
-        .envs(
-            std::env::vars_os()
-                .filter(|(name, _)| !name.as_bytes().starts_with(PRIVATE_ENV_PREFIX)),
-        )
-        .envs(&request.env)
         .stdin(if request.stdin {
             Stdio::piped()
         } else {
@@ -106,13 +105,28 @@ fn command(request: &ExecRequest) -> Command {
         .stderr(Stdio::piped())
         // Its own group, so a timeout kills whatever it started too.
         .process_group(0);
+    command
+}
+
+/// The program with its arguments, environment and working directory; its stdio and process
+/// group are the caller's to set.
+pub(crate) fn program(request: &ExecRequest) -> Command {
+    let mut command = Command::new(&request.argv[0]);
+    command
+        .args(&request.argv[1..])
+        .env_clear()
+        .envs(
+            std::env::vars_os()
+                .filter(|(name, _)| !name.as_bytes().starts_with(PRIVATE_ENV_PREFIX)),
+        )
+        .envs(&request.env);
     if let Some(cwd) = &request.cwd {
         command.current_dir(cwd);
     }
     command
 }
 
-fn oom_kill_count() -> Option<u64> {
+pub(crate) fn oom_kill_count() -> Option<u64> {
     OOM_COUNTER_FILES.iter().find_map(|path| {
         let counters = fs::read_to_string(path).ok()?;
         counters
@@ -271,7 +285,7 @@ impl Supervised {
     }
 }
 
-fn poll_entry(fd: Option<&impl AsRawFd>, events: libc::c_short) -> libc::pollfd {
+pub(crate) fn poll_entry(fd: Option<&impl AsRawFd>, events: libc::c_short) -> libc::pollfd {
     libc::pollfd {
         fd: fd.map_or(-1, AsRawFd::as_raw_fd),
         events,
@@ -280,7 +294,7 @@ fn poll_entry(fd: Option<&impl AsRawFd>, events: libc::c_short) -> libc::pollfd 
 }
 
 /// Milliseconds until `wake_at`, rounded up so the loop does not spin just before it.
-fn poll_timeout(wake_at: Option<Instant>, now: Instant) -> i32 {
+pub(crate) fn poll_timeout(wake_at: Option<Instant>, now: Instant) -> i32 {
     wake_at.map_or(-1, |at| {
         let nanos = at.saturating_duration_since(now).as_nanos();
         i32::try_from(nanos.div_ceil(1_000_000)).unwrap_or(i32::MAX)
@@ -289,10 +303,10 @@ fn poll_timeout(wake_at: Option<Instant>, now: Instant) -> i32 {
 
 /// The process's stdin: frames from the service, written as the process reads.
 #[derive(Default)]
-struct Input {
-    pipe: Option<File>,
+pub(crate) struct Input {
+    pub(crate) pipe: Option<File>,
     /// One frame's payload at most: the connection is not read while it waits.
-    pending: Vec<u8>,
+    pub(crate) pending: Vec<u8>,
     written: usize,
     eof_requested: bool,
 }
@@ -300,11 +314,11 @@ struct Input {
 impl Input {
     /// Whether to read frames from the service now. With no pipe (no stdin requested, or
     /// already closed) frames are read and dropped, which also notices a closed connection.
-    fn accepts_frames(&self) -> bool {
+    pub(crate) fn accepts_frames(&self) -> bool {
         self.pipe.is_none() || self.pending.is_empty()
     }
 
-    fn accept(&mut self, frame: Frame) {
+    pub(crate) fn accept(&mut self, frame: Frame) {
         // Control messages during an exec are reserved for future ops (signals, resizes).
         if frame.kind != FrameKind::Stdin || self.pipe.is_none() {
             return;
@@ -319,7 +333,7 @@ impl Input {
         }
     }
 
-    fn write_pending(&mut self) {
+    pub(crate) fn write_pending(&mut self) {
         let Some(pipe) = &mut self.pipe else { return };
         match pipe.write(&self.pending[self.written..]) {
             Ok(written) => {
@@ -400,12 +414,17 @@ impl Output {
     /// Background processes may keep the pipe open long after the exit was reported; a
     /// thread empties it until they close it, so they never block writing.
     fn drain_in_background(&mut self) {
-        if let Some(mut pipe) = self.pipe.take() {
-            // If no thread can be had, dropping the pipe closes it instead.
-            let _ = thread::Builder::new()
-                .name("drain".into())
-                .stack_size(DRAIN_STACK_SIZE)
-                .spawn(move || io::copy(&mut pipe, &mut io::sink()));
+        if let Some(pipe) = self.pipe.take() {
+            drain_in_background(pipe);
         }
     }
+}
+
+/// Empties `pipe` on a thread of its own until its writers close it, so they never block.
+pub(crate) fn drain_in_background(mut pipe: File) {
+    // If no thread can be had, dropping the pipe closes it instead.
+    let _ = thread::Builder::new()
+        .name("drain".into())
+        .stack_size(DRAIN_STACK_SIZE)
+        .spawn(move || io::copy(&mut pipe, &mut io::sink()));
 }

@@ -5,6 +5,8 @@
 
 mod dialer;
 mod exec;
+mod files;
+mod process;
 mod sys;
 
 use std::ffi::OsString;

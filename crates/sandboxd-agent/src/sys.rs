@@ -1,7 +1,9 @@
 //! The few system calls std does not wrap.
 
+use sandboxd_agent_proto::TermSize;
+use std::fs::File;
 use std::io;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 
 /// Waits for events on `fds` for up to `timeout_ms` (-1: no limit). An interrupted wait
 /// returns normally with no events.
@@ -21,10 +23,22 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<()> {
 
 /// SIGKILLs every process in the group `pgid`.
 pub fn kill_process_group(pgid: u32) {
-    if let Ok(pgid) = libc::pid_t::try_from(pgid) {
-        // SAFETY: kill has no memory effects; a group that is already gone gives ESRCH.
-        unsafe { libc::kill(-pgid, libc::SIGKILL) };
+    // A group that is already gone gives ESRCH: nothing left to kill.
+    let _ = signal_process_group(pgid, libc::SIGKILL);
+}
+
+/// Sends `signal` to every process in the group `pgid`.
+pub fn signal_process_group(pgid: u32, signal: i32) -> io::Result<()> {
+    // 0 and 1 would address the agent's own group and every process it may signal.
+    let pgid = libc::pid_t::try_from(pgid)
+        .ok()
+        .filter(|pgid| *pgid > 1)
+        .ok_or_else(|| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: kill has no memory effects.
+    if unsafe { libc::kill(-pgid, signal) } < 0 {
+        return Err(io::Error::last_os_error());
     }
+    Ok(())
 }
 
 /// A descriptor that becomes readable when the (not yet reaped) child `pid` exits, where the
@@ -46,4 +60,82 @@ pub fn set_nonblocking(file: &impl AsRawFd) -> io::Result<()> {
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// Turns a system call's `-1` into the error it set.
+fn check(result: libc::c_int) -> io::Result<libc::c_int> {
+    if result < 0 {
+        Err(io::Error::last_os_error())
+    } else {
+        Ok(result)
+    }
+}
+
+/// A new pseudo-terminal of `size`: its master and its slave, both close-on-exec.
+pub fn open_pty(size: TermSize) -> io::Result<(File, File)> {
+    let flags = libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC;
+    // SAFETY: posix_openpt returns a new descriptor or -1.
+    let master = check(unsafe { libc::posix_openpt(flags) })?;
+    // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
+    let master = unsafe { OwnedFd::from_raw_fd(master) };
+    // SAFETY: unlockpt and TIOCGPTPEER take the descriptor and integers only.
+    check(unsafe { libc::unlockpt(master.as_raw_fd()) })?;
+    // Opens the slave from the master: no path in /dev/pts to look up or race on.
+    let slave = check(unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCGPTPEER, flags) })?;
+    // SAFETY: as for the master.
+    let slave = unsafe { OwnedFd::from_raw_fd(slave) };
+    set_window_size(&master, size)?;
+    Ok((File::from(master), File::from(slave)))
+}
+
+pub fn set_window_size(terminal: &impl AsRawFd, size: TermSize) -> io::Result<()> {
+    let window = libc::winsize {
+        ws_row: size.rows,
+        ws_col: size.cols,
+        ws_xpixel: 0,
+        ws_ypixel: 0,
+    };
+    // SAFETY: TIOCSWINSZ reads one winsize from the pointer, which is live for the call.
+    check(unsafe { libc::ioctl(terminal.as_raw_fd(), libc::TIOCSWINSZ, &window) })?;
+    Ok(())
+}
+
+/// In a child between fork and exec (async-signal-safe): starts a new session and makes the
+/// terminal on its stdin its controlling terminal, so job control and hangups work.
+pub fn take_controlling_terminal() -> io::Result<()> {
+    // SAFETY: setsid and TIOCSCTTY take no pointers.
+    check(unsafe { libc::setsid() })?;
+    check(unsafe { libc::ioctl(0, libc::TIOCSCTTY, 0) })?;
+    Ok(())
+}
+
+/// A counter that a poll waits on: readable from [`EventFd::notify`] until [`EventFd::clear`].
+pub struct EventFd(OwnedFd);
+
+impl EventFd {
+    pub fn new() -> io::Result<Self> {
+        // SAFETY: eventfd returns a new descriptor or -1.
+        let fd = check(unsafe { libc::eventfd(0, libc::EFD_CLOEXEC | libc::EFD_NONBLOCK) })?;
+        // SAFETY: the kernel just returned this descriptor to us and nothing else owns it.
+        Ok(Self(unsafe { OwnedFd::from_raw_fd(fd) }))
+    }
+
+    pub fn notify(&self) {
+        // Cannot fail short of the counter overflowing, which leaves it readable anyway.
+        // SAFETY: writes the 8 bytes of a live u64.
+        unsafe { libc::eventfd_write(self.0.as_raw_fd(), 1) };
+    }
+
+    pub fn clear(&self) {
+        let mut count: libc::eventfd_t = 0;
+        // Non-blocking: a counter already at zero gives EAGAIN, which is fine.
+        // SAFETY: reads 8 bytes into a live u64.
+        unsafe { libc::eventfd_read(self.0.as_raw_fd(), &mut count) };
+    }
+}
+
+impl AsRawFd for EventFd {
+    fn as_raw_fd(&self) -> RawFd {
+        self.0.as_raw_fd()
+    }
 }

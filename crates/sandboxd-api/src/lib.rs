@@ -7,8 +7,14 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+/// The header a first-party client sets to say which interface it is: `cli`, `dashboard` or
+/// `mcp` (default: `api`). The activity log records it.
+pub const CLIENT_HEADER: &str = "x-sandboxd-client";
+
 /// Whether a sandbox gets a network. Only the operator chooses, per runtime.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum NetworkMode {
     None,
@@ -26,6 +32,8 @@ impl NetworkMode {
 
 /// The ceilings of one runtime, after service-wide defaults were applied.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct Limits {
     pub mem_limit_bytes: u64,
     pub cpus: f64,
@@ -37,6 +45,8 @@ pub struct Limits {
 
 /// One entry of the runtime allowlist.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RuntimeInfo {
     pub name: String,
     /// The image the sandbox runs, when the operator named one.
@@ -45,6 +55,10 @@ pub struct RuntimeInfo {
     /// The recipe the image is built from, when the operator named one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub recipe: Option<String>,
+    /// For a recipe: the image its build is tagged with, `sandboxd/recipe-NAME:HASH12` (the
+    /// hash of the recipe's content, so a changed recipe is built again).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipe_image: Option<String>,
     #[serde(flatten)]
     pub limits: Limits,
     /// The program that runs a piece of source code in this runtime (e.g. `["python3"]`).
@@ -53,9 +67,57 @@ pub struct RuntimeInfo {
     /// Sandboxes kept started and ready, so opening a session takes no container start.
     #[serde(default)]
     pub pool_size: u32,
+    /// Whether the runtime's image is on the platform (`GET /v1/runtimes`; not in the config).
+    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<ImageStatus>,
+}
+
+/// Where a runtime's image stands: `{"state": "ready"}`, `{"state": "not_built"}`,
+/// `{"state": "building", "progress": {...}}` or `{"state": "failed", "reason": "..."}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(tag = "state", rename_all = "snake_case")]
+pub enum ImageStatus {
+    /// The image is on the platform: a session starts at once.
+    Ready,
+    /// Not on the platform yet: the first session (or `POST /v1/runtimes/{name}/build`)
+    /// pulls it, or builds it from its recipe.
+    NotBuilt,
+    /// Being pulled or built now; sessions asking for it wait for this one build.
+    Building { progress: BuildProgress },
+    /// The last attempt failed; the next session (or build request) tries again.
+    Failed { reason: String },
+}
+
+/// How far a pull or build is.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct BuildProgress {
+    /// The build step under way (from 1) and how many there are, when building.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub step: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub steps: Option<u32>,
+    /// The latest line of output.
+    pub line: String,
+}
+
+/// One line of `POST /v1/runtimes/{name}/build` (newline-delimited JSON): the runtime's image
+/// as it changes. The last line has the state `ready` or `failed`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct RuntimeBuildEvent {
+    pub runtime: String,
+    pub image: String,
+    #[serde(flatten)]
+    pub status: ImageStatus,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RuntimeList {
     pub default_runtime: String,
     pub runtimes: Vec<RuntimeInfo>,
@@ -63,6 +125,7 @@ pub struct RuntimeList {
 
 /// Limits nothing can raise, and the defaults under them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Policy {
     pub default_timeout_secs: u64,
     pub max_timeout_secs: u64,
@@ -76,6 +139,7 @@ pub struct Policy {
 
 /// The configuration in force, as `GET /v1/config` shows it (the token is never included).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ConfigView {
     /// Always `"<redacted>"`: the token is a root credential.
     pub token: String,
@@ -88,6 +152,7 @@ pub struct ConfigView {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Stats {
     pub sessions: u32,
     /// Ready sandboxes waiting in warm pools; they count against `max_sessions` too.
@@ -100,6 +165,7 @@ pub struct Stats {
 
 /// `POST /v1/sessions`. A request may name a runtime alias and nothing else about the container.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct CreateSession {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -116,6 +182,8 @@ impl CreateSession {
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum SessionState {
     Running,
@@ -123,6 +191,8 @@ pub enum SessionState {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionInfo {
     pub id: String,
     pub runtime: String,
@@ -145,12 +215,15 @@ pub struct SessionInfo {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct SessionList {
     pub sessions: Vec<SessionInfo>,
 }
 
 /// `POST /v1/sessions/{id}/exec`: exactly one of `command` (run by `/bin/sh -c`) or `argv`.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ExecRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -168,6 +241,8 @@ pub struct ExecRequest {
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ExecResult {
     /// `None` when the process was killed by a signal.
     pub exit_code: Option<i32>,
@@ -184,11 +259,13 @@ pub struct ExecResult {
 
 /// Every error response: `{"error": {"code": "...", "message": "..."}}`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorBody {
     pub error: ErrorDetail,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ErrorDetail {
     /// Stable, machine-readable (e.g. `unknown_runtime`, `service_full`).
     pub code: String,
@@ -198,6 +275,7 @@ pub struct ErrorDetail {
 
 /// One entry of a session's activity log: what was addressed and how it went, never a payload.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ActivityEntry {
     /// RFC 3339.
     pub at: String,
@@ -222,6 +300,233 @@ pub struct ActivityEntry {
 
 /// `GET /v1/sessions/{id}/activity`: the most recent entries, newest first.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct ActivityList {
     pub entries: Vec<ActivityEntry>,
+}
+
+/// `GET /v1/sessions/{id}/files?path=DIR`: a directory's entries, sorted by name.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct FileList {
+    /// The path as requested.
+    pub path: String,
+    pub entries: Vec<FileEntry>,
+    /// The directory holds more entries than a listing returns.
+    pub truncated: bool,
+}
+
+/// One entry of a directory; a symlink is described, not followed.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct FileEntry {
+    pub name: String,
+    #[serde(rename = "type")]
+    pub kind: FileKind,
+    pub size: u64,
+    /// The permission bits in octal, e.g. `"0644"`.
+    pub mode: String,
+    /// RFC 3339; `None` for a time that cannot be shown.
+    pub modified: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum FileKind {
+    File,
+    Dir,
+    Symlink,
+    /// A device, FIFO or socket.
+    Other,
+}
+
+/// `PUT /v1/sessions/{id}/files/content?path=FILE`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct FileWritten {
+    pub path: String,
+    pub bytes: u64,
+}
+
+/// `DELETE /v1/sessions/{id}/files?path=PATH`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct FileDeleted {
+    pub path: String,
+}
+
+/// `POST /v1/sessions/{id}/processes`: exactly one of `command` (run by `/bin/sh -c`) or
+/// `argv`. The process runs in the background, in its own process group, until it exits or
+/// its timeout kills the group.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct StartProcess {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub command: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argv: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub env: BTreeMap<String, String>,
+    /// Whether its stdin can be written (`POST .../stdin`); otherwise it reads `/dev/null`.
+    #[serde(default)]
+    pub stdin: bool,
+    /// At most, and by default, `policy.max_timeout_secs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timeout_secs: Option<u64>,
+    /// Runs it on a terminal of `cols` x `rows` (default 80 x 24), which is its stdin, stdout
+    /// and stderr; its output then comes as `stdout` only.
+    #[serde(default)]
+    pub pty: bool,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cols: Option<u16>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rows: Option<u16>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum ProcessState {
+    Running,
+    Exited,
+}
+
+/// A background process of a session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ProcessInfo {
+    /// The handle in `/v1/sessions/{id}/processes/{process_id}`; unlike `pid`, never reused
+    /// within the session.
+    pub id: String,
+    /// Its pid in the sandbox, also its process group id.
+    pub pid: u32,
+    /// The program's name, without arguments.
+    pub program: String,
+    pub state: ProcessState,
+    pub pty: bool,
+    /// Whether `POST .../stdin` can write to it now.
+    pub stdin_open: bool,
+    /// RFC 3339.
+    pub started_at: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ended_at: Option<String>,
+    /// How long it ran, or has been running so far.
+    pub duration_ms: u64,
+    pub timeout_secs: u64,
+    /// Set when it exited on its own.
+    pub exit_code: Option<i32>,
+    /// Set when a signal killed it.
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub oom_killed: bool,
+    /// The offset of the oldest byte of output still kept (stdout and stderr count together);
+    /// a stream resumed from before it misses the difference.
+    pub output_start: u64,
+    /// The bytes of output so far: the offset of the next byte.
+    pub output_bytes: u64,
+}
+
+/// `GET /v1/sessions/{id}/processes`: oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ProcessList {
+    pub processes: Vec<ProcessInfo>,
+}
+
+/// `POST .../processes/{process_id}/stdin` with a JSON body (any other body is written
+/// as it is).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct ProcessInput {
+    #[serde(default)]
+    pub data: String,
+    /// Closes stdin after writing `data`.
+    #[serde(default)]
+    pub close: bool,
+}
+
+/// The answer to a stdin write.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct InputWritten {
+    /// All of them: a write that cannot be completed is an error.
+    pub bytes: u64,
+    pub closed: bool,
+}
+
+/// `POST .../processes/{process_id}/signal`: a name (`TERM`, `SIGTERM`; see the README for
+/// the list) or a number.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct SignalRequest {
+    pub signal: SignalSpec,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(untagged)]
+pub enum SignalSpec {
+    Number(i32),
+    Name(String),
+}
+
+/// `POST .../processes/{process_id}/resize`, and the `resize` message of a terminal.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TerminalSize {
+    pub cols: u16,
+    pub rows: u16,
+}
+
+/// The data of a `stdout` or `stderr` event of `GET .../processes/{process_id}/stream`.
+/// The event's `id` is the offset after these bytes: resume there with `?since=` or
+/// `Last-Event-ID`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct OutputChunk {
+    /// The offset of the first byte (stdout and stderr count together).
+    pub offset: u64,
+    /// The bytes as UTF-8 (invalid sequences replaced), unless `?encoding=base64`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
+    /// The bytes, with `?encoding=base64` (standard alphabet, padded).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base64: Option<String>,
+}
+
+/// The data of a `dropped` event: output that left the ring before it could be sent.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct OutputDropped {
+    pub offset: u64,
+    pub bytes: u64,
+}
+
+/// The text messages of the terminal WebSocket (`GET /v1/sessions/{id}/pty`); its binary
+/// messages are the terminal's bytes, both ways.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum TerminalMessage {
+    /// Client to service: the window size changed.
+    Resize { cols: u16, rows: u16 },
+    /// Service to client, first: the process on the terminal.
+    Started { process: ProcessInfo },
+    /// Service to client, last before the close: the process exited.
+    Exit {
+        exit_code: Option<i32>,
+        signal: Option<i32>,
+    },
+    /// Service to client: something failed; the socket closes after it.
+    Error { code: String, message: String },
 }

@@ -6,6 +6,8 @@
 //! this trait.
 
 use sandboxd_api::Limits;
+use std::sync::Arc;
+use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
 /// What to start: everything here comes from the operator's config, never from a client.
@@ -40,12 +42,44 @@ pub struct Usage {
     pub processes: u64,
 }
 
+/// The image a runtime's sandboxes start from, and how to make it when the platform lacks it.
+#[derive(Debug, Clone)]
+pub struct ImageRequest {
+    pub image: String,
+    /// How to build it; without a build, a missing image can only be pulled.
+    pub build: Option<ImageBuild>,
+}
+
+/// A recipe build: a Dockerfile and the files beside it, on top of a base image.
+#[derive(Debug, Clone)]
+pub struct ImageBuild {
+    /// The recipe's name and the hash of its content, recorded on the image.
+    pub recipe: String,
+    pub hash: String,
+    /// The image the Dockerfile starts FROM, made available (pulled) first if it can be.
+    pub base: String,
+    pub dockerfile: String,
+    /// Files the Dockerfile may COPY: (name, contents).
+    pub context: Vec<(String, Arc<[u8]>)>,
+    /// The longest the build may take.
+    pub timeout: Duration,
+}
+
+/// How far a pull or build is, as it goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ImageProgress {
+    /// The build step under way (from 1) and how many there are, when building.
+    pub step: Option<(u32, u32)>,
+    /// The latest line of output.
+    pub line: String,
+}
+
 /// A byte stream to a sandbox's agent.
 pub trait AgentIo: AsyncRead + AsyncWrite + Unpin + Send {}
 impl<T: AsyncRead + AsyncWrite + Unpin + Send> AgentIo for T {}
 pub type AgentStream = Box<dyn AgentIo>;
 
-#[derive(Debug, thiserror::Error)]
+#[derive(Debug, Clone, thiserror::Error)]
 pub enum BackendError {
     #[error("image \"{image}\" is not available: {hint}")]
     ImageMissing { image: String, hint: String },
@@ -80,4 +114,17 @@ pub trait Backend: Send + Sync + 'static {
 
     /// The sandboxes of this service instance that exist on the platform.
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError>;
+
+    /// Whether the platform has the image now, without pulling or building it.
+    async fn has_image(&self, image: &str) -> Result<bool, BackendError>;
+
+    /// Makes the image available, trying in order: it is there; it can be pulled; it can be
+    /// built from `request.build`. Reports progress as it goes and returns the reference to
+    /// start sandboxes from. When nothing works, the error names the image, what was tried and
+    /// what the operator can do ([`BackendError::ImageMissing`]).
+    async fn ensure_image(
+        &self,
+        request: &ImageRequest,
+        progress: &(dyn Fn(ImageProgress) + Send + Sync),
+    ) -> Result<String, BackendError>;
 }

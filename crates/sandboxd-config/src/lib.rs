@@ -3,6 +3,7 @@
 //! The file is TOML. [`Config::parse`] checks everything an operator can get wrong and says
 //! precisely what and where, so that a bad config stops the service at start, not a request later.
 
+mod recipes;
 mod size;
 
 use sandboxd_api::{ConfigView, Limits, NetworkMode, Policy, RuntimeInfo};
@@ -10,6 +11,8 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use recipes::catalogue;
+pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
 pub use size::{format_bytes, parse_bytes};
 
 /// The configuration used when no file is given: the seed's example.
@@ -28,7 +31,7 @@ pub enum ConfigError {
     Invalid { field: String, message: String },
 }
 
-fn invalid(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
+pub(crate) fn invalid(field: impl Into<String>, message: impl Into<String>) -> ConfigError {
     ConfigError::Invalid {
         field: field.into(),
         message: message.into(),
@@ -53,6 +56,9 @@ pub struct Config {
     pub defaults: Limits,
     pub runtimes: BTreeMap<String, RuntimeInfo>,
     pub policy: Policy,
+    /// Every recipe a runtime may name: the suggested catalogue and the config's own.
+    pub recipes: BTreeMap<String, Recipe>,
+    pub build: BuildSettings,
 }
 
 #[derive(Deserialize)]
@@ -68,11 +74,15 @@ struct ConfigFile {
     runtimes: BTreeMap<String, RuntimeFile>,
     #[serde(default)]
     policy: PolicyFile,
+    #[serde(default)]
+    recipes: BTreeMap<String, recipes::RecipeFile>,
+    #[serde(default)]
+    build: recipes::BuildFile,
 }
 
 #[derive(Deserialize, Default)]
 #[serde(deny_unknown_fields)]
-struct LimitsFile {
+pub(crate) struct LimitsFile {
     mem_limit: Option<SizeValue>,
     cpus: Option<f64>,
     pids_limit: Option<i64>,
@@ -84,7 +94,7 @@ struct LimitsFile {
 #[serde(deny_unknown_fields)]
 struct RuntimeFile {
     image: Option<String>,
-    /// A recipe name from the suggested catalogue, built on first use.
+    /// A recipe's name (the suggested catalogue's or the config's own), built on first use.
     runtime: Option<String>,
     #[serde(default)]
     interpreter: Vec<String>,
@@ -123,7 +133,7 @@ impl SizeValue {
 }
 
 /// Service-wide defaults that apply when the file names none.
-const BUILTIN_DEFAULTS: Limits = Limits {
+pub(crate) const BUILTIN_DEFAULTS: Limits = Limits {
     mem_limit_bytes: 1 << 30,
     cpus: 1.0,
     pids_limit: 256,
@@ -168,6 +178,8 @@ impl Config {
         };
 
         let defaults = resolve_limits(&file.defaults, &BUILTIN_DEFAULTS, "")?;
+        let build = BuildSettings::resolve(&file.build)?;
+        let recipes = recipes::resolve_recipes(&file.recipes, &defaults, &build)?;
 
         if file.runtimes.is_empty() {
             return Err(invalid(
@@ -177,7 +189,10 @@ impl Config {
         }
         let mut runtimes = BTreeMap::new();
         for (name, runtime) in &file.runtimes {
-            runtimes.insert(name.clone(), resolve_runtime(name, runtime, &defaults)?);
+            runtimes.insert(
+                name.clone(),
+                resolve_runtime(name, runtime, &defaults, &recipes)?,
+            );
         }
 
         let default_runtime = match file.default_runtime {
@@ -217,6 +232,8 @@ impl Config {
             defaults,
             runtimes,
             policy,
+            recipes,
+            build,
         })
     }
 
@@ -233,6 +250,10 @@ impl Config {
 
     pub fn runtime(&self, name: &str) -> Option<&RuntimeInfo> {
         self.runtimes.get(name)
+    }
+
+    pub fn recipe(&self, name: &str) -> Option<&Recipe> {
+        self.recipes.get(name)
     }
 
     pub fn runtime_names(&self) -> String {
@@ -298,6 +319,7 @@ fn resolve_runtime(
     name: &str,
     file: &RuntimeFile,
     defaults: &Limits,
+    recipes: &BTreeMap<String, Recipe>,
 ) -> Result<RuntimeInfo, ConfigError> {
     let field = format!("runtimes.{name}");
     if name.is_empty()
@@ -337,17 +359,55 @@ fn resolve_runtime(
             "must be a program and its arguments, none of them empty",
         ));
     }
+    let recipe = match &file.runtime {
+        Some(recipe_name) => Some(recipes.get(recipe_name.trim()).ok_or_else(|| {
+            unknown_recipe(&format!("{field}.runtime"), recipe_name.trim(), recipes)
+        })?),
+        None => None,
+    };
+    // A runtime's own settings first, then its recipe's, then the service-wide defaults.
+    let inherited = recipe.map_or(defaults, |r| &r.limits);
+    let interpreter = match recipe {
+        Some(recipe) if file.interpreter.is_empty() => recipe.interpreter.clone(),
+        _ => file.interpreter.clone(),
+    };
     Ok(RuntimeInfo {
         name: name.to_string(),
         image: file.image.clone(),
-        recipe: file.runtime.clone(),
-        limits: resolve_limits(&file.limits, defaults, &format!("{field}."))?,
-        interpreter: file.interpreter.clone(),
+        recipe: recipe.map(|r| r.name.clone()),
+        recipe_image: recipe.map(|r| r.image.clone()),
+        limits: resolve_limits(&file.limits, inherited, &format!("{field}."))?,
+        interpreter,
         pool_size: file.pool_size,
+        status: None,
     })
 }
 
-fn resolve_limits(
+fn unknown_recipe(field: &str, name: &str, recipes: &BTreeMap<String, Recipe>) -> ConfigError {
+    let suggested = catalogue();
+    let (catalogued, own): (Vec<&String>, Vec<&String>) =
+        recipes.keys().partition(|n| suggested.contains_key(*n));
+    let list = |names: Vec<&String>| {
+        names
+            .iter()
+            .map(|n| n.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut message = format!(
+        "no recipe named \"{name}\"; the suggested catalogue has {} (`sandboxd runtimes suggested` shows them)",
+        list(catalogued)
+    );
+    if !own.is_empty() {
+        message.push_str(&format!(", this config defines {}", list(own)));
+    }
+    message.push_str(&format!(
+        "; or define it under [recipes.{name}] with `base` and `steps`"
+    ));
+    invalid(field, message)
+}
+
+pub(crate) fn resolve_limits(
     file: &LimitsFile,
     inherited: &Limits,
     prefix: &str,

@@ -6,6 +6,7 @@
 //! root-owned directory, mounted read-only into the sandbox. Nothing the sandbox writes lands on
 //! the host disk, and the host never resolves a path the sandbox controls.
 
+mod build;
 mod cgroup;
 
 use async_trait::async_trait;
@@ -17,7 +18,8 @@ use bollard::Docker;
 use cgroup::CgroupLayout;
 use sandboxd_agent_proto::AgentHub;
 use sandboxd_backend::{
-    AgentStream, Backend, BackendError, ExistingSandbox, Sandbox, SandboxSpec, Usage,
+    AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Sandbox,
+    SandboxSpec, Usage,
 };
 use std::collections::HashMap;
 use std::os::unix::fs::PermissionsExt;
@@ -35,6 +37,7 @@ pub const LABEL_MANAGED: &str = "org.sandboxd.managed";
 pub const LABEL_INSTANCE: &str = "org.sandboxd.instance";
 pub const LABEL_SESSION: &str = "org.sandboxd.session";
 pub const LABEL_RUNTIME: &str = "org.sandboxd.runtime";
+pub use build::{LABEL_RECIPE, LABEL_RECIPE_HASH};
 
 /// How long a started container may take until its agent dials in.
 const AGENT_START_TIMEOUT: Duration = Duration::from_secs(15);
@@ -330,7 +333,7 @@ fn image_hint(image: &str) -> String {
     if image.starts_with("sandboxd/") {
         format!("it is built locally; run scripts/build-images.sh (or `docker images {image}` to check)")
     } else {
-        format!("pull it with `docker pull {image}` or build it locally and name it in the runtime's `image`")
+        format!("make it available to the engine (`docker pull {image}`, after `docker login` if its registry needs one, or `docker load`), or name an image the engine has in the runtime's `image`")
     }
 }
 
@@ -417,6 +420,18 @@ impl Backend for DockerBackend {
                 })
             })
             .collect())
+    }
+
+    async fn has_image(&self, image: &str) -> Result<bool, BackendError> {
+        build::has_image(&self.docker, image).await
+    }
+
+    async fn ensure_image(
+        &self,
+        request: &ImageRequest,
+        progress: &(dyn Fn(ImageProgress) + Send + Sync),
+    ) -> Result<String, BackendError> {
+        build::ensure_image(&self.docker, request, progress).await
     }
 }
 

@@ -7,8 +7,7 @@ use axum::http::request::Parts;
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
 
-/// The header a first-party client sets to say which interface it is (default: `api`).
-pub const CLIENT_HEADER: &str = "x-sandboxd-client";
+pub use sandboxd_api::CLIENT_HEADER;
 
 /// Who made a request: the credential and the interface it came through.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -15,12 +15,24 @@ pub enum ApiError {
     BadRequest { code: &'static str, message: String },
     #[error("{0}")]
     NotFound(String),
+    /// The sandbox refused: e.g. a read-only place or missing permissions.
+    #[error("{message}")]
+    Forbidden { code: &'static str, message: String },
+    /// What is at the path does not allow the operation: e.g. a directory to read.
+    #[error("{message}")]
+    Conflict { code: &'static str, message: String },
     #[error("{0}")]
     SessionEnded(String),
     #[error("{0}")]
     ServiceFull(String),
+    /// A per-sandbox limit is reached: e.g. as many processes running as the agent tracks.
+    #[error("{message}")]
+    LimitReached { code: &'static str, message: String },
     #[error("{0}")]
     PayloadTooLarge(String),
+    /// The sandbox's filesystem is full.
+    #[error("{0}")]
+    InsufficientStorage(String),
     #[error("{0}")]
     RuntimeUnavailable(String),
     #[error(transparent)]
@@ -44,9 +56,13 @@ impl ApiError {
             ApiError::Unauthorized => (StatusCode::UNAUTHORIZED, "unauthorized"),
             ApiError::BadRequest { code, .. } => (StatusCode::BAD_REQUEST, code),
             ApiError::NotFound(_) => (StatusCode::NOT_FOUND, "not_found"),
+            ApiError::Forbidden { code, .. } => (StatusCode::FORBIDDEN, code),
+            ApiError::Conflict { code, .. } => (StatusCode::CONFLICT, code),
             ApiError::SessionEnded(_) => (StatusCode::CONFLICT, "session_ended"),
             ApiError::ServiceFull(_) => (StatusCode::TOO_MANY_REQUESTS, "service_full"),
+            ApiError::LimitReached { code, .. } => (StatusCode::TOO_MANY_REQUESTS, code),
             ApiError::PayloadTooLarge(_) => (StatusCode::PAYLOAD_TOO_LARGE, "payload_too_large"),
+            ApiError::InsufficientStorage(_) => (StatusCode::INSUFFICIENT_STORAGE, "no_space"),
             ApiError::RuntimeUnavailable(_) => {
                 (StatusCode::SERVICE_UNAVAILABLE, "runtime_unavailable")
             }

@@ -5,11 +5,15 @@
 //! parses flags and calls these.
 
 mod activity;
+mod dashboard;
 mod error;
 mod exec;
 mod files;
+mod images;
 mod maintenance;
 mod metrics;
+mod openapi;
+mod origin;
 mod pool;
 mod processes;
 mod routes;
@@ -23,7 +27,7 @@ use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{get, post};
+use axum::routing::get;
 use axum::{Json, Router};
 use futures_util::future::join_all;
 use metrics::Metrics;
@@ -33,9 +37,13 @@ use sandboxd_config::Config;
 use sandboxd_store::Store;
 use sessions::{Session, Sessions};
 use std::future::Future;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use subtle::ConstantTimeEq;
 use time::OffsetDateTime;
+use utoipa::OpenApi;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 /// Everything a request handler needs.
 #[derive(Clone)]
@@ -49,6 +57,7 @@ struct Inner {
     backend: Arc<dyn Backend>,
     sessions: Sessions,
     pools: pool::Pools,
+    images: images::Images,
     metrics: Metrics,
 }
 
@@ -67,6 +76,7 @@ impl Service {
                 backend,
                 sessions,
                 pools: pool::Pools::default(),
+                images: images::Images::default(),
                 metrics: Metrics::default(),
             }),
         }
@@ -86,6 +96,10 @@ impl Service {
 
     fn pools(&self) -> &pool::Pools {
         &self.inner.pools
+    }
+
+    fn images(&self) -> &images::Images {
+        &self.inner.images
     }
 
     async fn info(&self, session: &Session) -> SessionInfo {
@@ -145,34 +159,33 @@ impl Service {
     }
 }
 
-/// The router with every route, the token check and request metrics.
-pub fn app(service: Service) -> Router {
+/// The router with every route, the token check and request metrics. `address` is where the
+/// service listens: the MCP endpoint at `/mcp` forwards its tool calls to the API there.
+pub fn app(service: Service, address: SocketAddr) -> Router {
     let exec_body_limit = usize::try_from(service.config().policy.max_upload_bytes)
         .unwrap_or(usize::MAX)
         .saturating_add(1 << 20);
-    let api = Router::new()
-        .route("/v1/runtimes", get(routes::list_runtimes))
-        .route("/v1/policy", get(routes::policy))
-        .route("/v1/config", get(routes::config_in_force))
-        .route("/v1/stats", get(routes::stats))
-        .route(
-            "/v1/sessions",
-            get(routes::list_sessions)
-                .post(routes::create_session)
+    // Each annotated handler is routed at the path its annotation documents.
+    let (api, document) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
+        .routes(routes!(routes::list_runtimes))
+        .routes(routes!(images::build_runtime))
+        .routes(routes!(routes::policy))
+        .routes(routes!(routes::config_in_force))
+        .routes(routes!(routes::stats))
+        .routes(
+            routes!(routes::list_sessions, routes::create_session)
                 .layer(DefaultBodyLimit::max(routes::CREATE_BODY_LIMIT)),
         )
-        .route(
-            "/v1/sessions/{id}",
-            get(routes::get_session).delete(routes::close_session),
-        )
-        .route(
-            "/v1/sessions/{id}/exec",
-            post(routes::exec_command).layer(DefaultBodyLimit::max(exec_body_limit)),
-        )
-        .route("/v1/sessions/{id}/activity", get(routes::session_activity))
+        .routes(routes!(routes::get_session, routes::close_session))
+        .routes(routes!(routes::exec_command).layer(DefaultBodyLimit::max(exec_body_limit)))
+        .routes(routes!(routes::session_activity))
         .merge(files::routes(&service))
         .merge(processes::routes(&service))
-        .route("/metrics", get(routes::prometheus))
+        .routes(routes!(routes::prometheus))
+        .split_for_parts();
+    let api = api
+        .route("/v1/openapi.json", openapi::serve(document))
+        .route_service("/mcp", sandboxd_mcp::http_service(address))
         .route_layer(middleware::from_fn_with_state(
             service.clone(),
             require_token,
@@ -183,10 +196,15 @@ pub fn app(service: Service) -> Router {
             get(|| async { Json(serde_json::json!({"status": "ok"})) }),
         )
         .merge(api)
+        .merge(dashboard::routes())
         .fallback(|| async { ApiError::NotFound("no such route; the API is under /v1".into()) })
         .route_layer(middleware::from_fn_with_state(
             service.inner.metrics.clone(),
             metrics::track,
+        ))
+        .layer(middleware::from_fn_with_state(
+            Arc::new(origin::Guard::from_env(address)),
+            origin::guard,
         ))
         .with_state(service)
 }
@@ -200,7 +218,8 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let maintenance = tokio::spawn(maintenance::run(service.clone()));
-    let result = axum::serve(listener, app(service.clone()))
+    let address = listener.local_addr()?;
+    let result = axum::serve(listener, app(service.clone(), address))
         .with_graceful_shutdown(shutdown)
         .await;
     maintenance.abort();

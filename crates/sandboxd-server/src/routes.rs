@@ -4,7 +4,7 @@
 use crate::activity::{self, Actor, Outcome};
 use crate::error::ApiError;
 use crate::sessions::{self, Reservation, Session};
-use crate::{exec, pool, Service};
+use crate::{exec, images, pool, Service};
 use axum::body::Bytes;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
@@ -28,26 +28,65 @@ pub const CREATE_BODY_LIMIT: usize = 64 << 10;
 /// Ended sessions listed with `?include_ended=true`.
 const ENDED_LISTED: u32 = 100;
 
+#[utoipa::path(
+    get,
+    path = "/v1/runtimes",
+    tag = "service",
+    summary = "The runtime allowlist in force, with each runtime's limits and image status",
+    responses((status = 200, description = "The runtimes and the default one", body = RuntimeList))
+)]
 pub async fn list_runtimes(State(service): State<Service>) -> Json<RuntimeList> {
     let config = service.config();
+    let runtimes = config
+        .runtimes
+        .values()
+        .map(|runtime| images::with_status(&service, runtime));
     Json(RuntimeList {
         default_runtime: config.default_runtime.clone(),
-        runtimes: config.runtimes.values().cloned().collect(),
+        runtimes: join_all(runtimes).await,
     })
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/policy",
+    tag = "service",
+    summary = "The limits nothing can raise",
+    responses((status = 200, description = "The policy in force", body = sandboxd_api::Policy))
+)]
 pub async fn policy(State(service): State<Service>) -> Json<sandboxd_api::Policy> {
     Json(service.config().policy.clone())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/config",
+    tag = "service",
+    summary = "The configuration in force, token redacted",
+    responses((status = 200, description = "The configuration", body = sandboxd_api::ConfigView))
+)]
 pub async fn config_in_force(State(service): State<Service>) -> Json<sandboxd_api::ConfigView> {
     Json(service.config().view())
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/stats",
+    tag = "service",
+    summary = "Sessions, memory and processes across live sandboxes",
+    responses((status = 200, description = "The figures now", body = Stats))
+)]
 pub async fn stats(State(service): State<Service>) -> Json<Stats> {
     Json(service.stats().await)
 }
 
+#[utoipa::path(
+    get,
+    path = "/metrics",
+    tag = "service",
+    summary = "The stats plus request counts and latencies per route, for Prometheus",
+    responses((status = 200, description = "Prometheus text format 0.0.4", content_type = "text/plain", body = String))
+)]
 pub async fn prometheus(State(service): State<Service>) -> Response {
     let stats = service.stats().await;
     (
@@ -114,6 +153,22 @@ fn parse_create(body: &[u8]) -> Result<CreateSession, ApiError> {
     Ok(request)
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/sessions",
+    tag = "sessions",
+    summary = "Open a session: a new sandbox of an allowed runtime",
+    description = "The body may name a runtime alias, a tenant and labels, nothing else about the container; an empty body opens the default runtime. The first session of a runtime whose image is not on the engine waits for it to be pulled or built.",
+    request_body(content = Option<CreateSession>, description = "What to open; no body opens the default runtime"),
+    responses(
+        (status = 201, description = "The session, running", body = SessionInfo),
+        (status = 400, description = "`forbidden_field` (the body names something else about the container), `unknown_runtime` (the message lists the allowed ones), `invalid_json` or `invalid_request`", body = sandboxd_api::ErrorBody),
+        (status = 413, description = "`payload_too_large`: the body is over 64 KiB", body = sandboxd_api::ErrorBody),
+        (status = 429, description = "`service_full`: `max_sessions` are open", body = sandboxd_api::ErrorBody),
+        (status = 502, description = "`agent_unavailable` or `engine_error`: the sandbox could not be started", body = sandboxd_api::ErrorBody),
+        (status = 503, description = "`image_missing`, `runtime_unavailable` or `engine_unavailable`: the runtime's image cannot be had, or the engine is down", body = sandboxd_api::ErrorBody)
+    )
+)]
 pub async fn create_session(
     State(service): State<Service>,
     actor: Actor,
@@ -133,19 +188,12 @@ pub async fn create_session(
             ),
         )
     })?;
-    let image = match (&runtime.image, &runtime.recipe) {
-        (Some(image), _) => image.clone(),
-        (None, recipe) => {
-            return Err(ApiError::RuntimeUnavailable(format!(
-                "runtime \"{alias}\" is built from the recipe \"{}\", and building recipes on first use is not available in this version; the operator can build an image and name it with `image` in the runtime's config",
-                recipe.as_deref().unwrap_or_default()
-            )))
-        }
-    };
     let started = Instant::now();
     let (reservation, sandbox) = match service.pools().take(&alias) {
         Some(pooled) => (pooled.reservation, pooled.sandbox),
         None => {
+            // Pulled or built first if need be (that may take minutes), holding no slot.
+            let image = images::ensure(&service, runtime).await?;
             let reservation = reserve_evicting_pooled(&service)?;
             let spec = SandboxSpec {
                 session_id: sessions::new_session_id(),
@@ -194,13 +242,22 @@ fn reserve_evicting_pooled(service: &Service) -> Result<Reservation, ApiError> {
     }
 }
 
-#[derive(Deserialize)]
+#[derive(Deserialize, utoipa::IntoParams)]
+#[into_params(parameter_in = Query)]
 pub struct ListQuery {
     /// Also list the most recently ended sessions.
     #[serde(default)]
     include_ended: bool,
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/sessions",
+    tag = "sessions",
+    summary = "The running sessions",
+    params(ListQuery),
+    responses((status = 200, description = "The sessions, with their live memory and process figures", body = SessionList))
+)]
 pub async fn list_sessions(
     State(service): State<Service>,
     Query(query): Query<ListQuery>,
@@ -213,6 +270,17 @@ pub async fn list_sessions(
     Ok(Json(SessionList { sessions: infos }))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}",
+    tag = "sessions",
+    summary = "One session, running or ended",
+    params(("id" = String, Path, description = "The session's id")),
+    responses(
+        (status = 200, description = "The session; an ended one says when and why", body = SessionInfo),
+        (status = 404, description = "`not_found`: no such session", body = sandboxd_api::ErrorBody)
+    )
+)]
 pub async fn get_session(
     State(service): State<Service>,
     Path(id): Path<String>,
@@ -221,6 +289,18 @@ pub async fn get_session(
     Ok(Json(service.info(&session).await))
 }
 
+#[utoipa::path(
+    delete,
+    path = "/v1/sessions/{id}",
+    tag = "sessions",
+    summary = "Close a session at once (no grace period); its record stays",
+    params(("id" = String, Path, description = "The session's id")),
+    responses(
+        (status = 200, description = "The ended session (closing an ended one again is no error)", body = SessionInfo),
+        (status = 404, description = "`not_found`: no such session", body = sandboxd_api::ErrorBody),
+        (status = 502, description = "`engine_error`: the engine could not remove the sandbox", body = sandboxd_api::ErrorBody)
+    )
+)]
 pub async fn close_session(
     State(service): State<Service>,
     Path(id): Path<String>,
@@ -242,6 +322,24 @@ pub async fn close_session(
     Ok(Json(session.info(Default::default())))
 }
 
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/exec",
+    tag = "sessions",
+    summary = "Run one command to completion",
+    description = "Each command is its own process: a `cd` does not carry to the next one; chain with `&&`. A command past its timeout is killed with its children (`timed_out`); output past `policy.max_output_bytes` per stream is cut (`stdout_truncated`, `stderr_truncated`).",
+    params(("id" = String, Path, description = "The session's id")),
+    request_body(content = ExecRequest, description = "Exactly one of `command` (run by /bin/sh -c) or `argv`"),
+    responses(
+        (status = 200, description = "How the command ended, and its output", body = ExecResult),
+        (status = 400, description = "`invalid_request`, `invalid_timeout`, `timeout_too_large` (above `policy.max_timeout_secs`) or `spawn_failed` (the program cannot be started)", body = sandboxd_api::ErrorBody),
+        (status = 404, description = "`not_found`: no such session", body = sandboxd_api::ErrorBody),
+        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
+        (status = 410, description = "`sandbox_gone`: the sandbox vanished from the engine", body = sandboxd_api::ErrorBody),
+        (status = 413, description = "`payload_too_large`: the body is over its limit", body = sandboxd_api::ErrorBody),
+        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+    )
+)]
 pub async fn exec_command(
     State(service): State<Service>,
     Path(id): Path<String>,
@@ -284,6 +382,17 @@ pub async fn exec_command(
     Ok(Json(result?))
 }
 
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/activity",
+    tag = "sessions",
+    summary = "A session's activity log, newest first (also after it ended)",
+    params(("id" = String, Path, description = "The session's id")),
+    responses(
+        (status = 200, description = "The most recent entries: who did what, through which interface, and how it went; never a payload", body = ActivityList),
+        (status = 404, description = "`not_found`: no such session", body = sandboxd_api::ErrorBody)
+    )
+)]
 pub async fn session_activity(
     State(service): State<Service>,
     Path(id): Path<String>,

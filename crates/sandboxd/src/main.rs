@@ -1,9 +1,32 @@
-//! The sandboxd command: `sandboxd serve` runs the service.
+//! The sandboxd command: `sandboxd serve` runs the service; the other commands are its client
+//! (sessions, commands, files) and its MCP server for agents (`sandboxd mcp`).
+//!
+//! Exit codes scripts can rely on:
+//!
+//! | code | meaning |
+//! | --- | --- |
+//! | 0 | done |
+//! | 2 | usage or configuration error (bad flags, no token; `serve`: any failure to start) |
+//! | 3 | cannot connect to the service (or it stopped answering) |
+//! | 4 | unauthorized: the service refused the token |
+//! | 5 | the service answered with an error (its code and message are printed) |
+//! | 6 | a local file could not be read or written (`cp`, `--stdin`) |
+//!
+//! `run` and `exec` exit with the command's own exit code instead, 128+N when signal N killed
+//! it, 124 when it ran past its timeout, and `run` with 130 when interrupted (Ctrl-C).
 
 mod commands;
 
+use anyhow::Error;
 use clap::{Parser, Subcommand};
+use sandboxd_client::ClientError;
 use std::process::ExitCode;
+
+const EXIT_USAGE: u8 = 2;
+const EXIT_CANNOT_CONNECT: u8 = 3;
+const EXIT_UNAUTHORIZED: u8 = 4;
+const EXIT_API_ERROR: u8 = 5;
+const EXIT_LOCAL_FILE: u8 = 6;
 
 #[derive(Parser)]
 #[command(
@@ -20,18 +43,72 @@ struct Cli {
 enum Command {
     /// Run the service: the HTTP API on localhost, sandboxes on the local Docker engine.
     Serve(commands::serve::ServeArgs),
+    /// Open a session, run one command in it, print its output and close it; exits with the
+    /// command's exit code.
+    Run(commands::run::RunArgs),
+    /// List the open sessions.
+    Sessions(commands::sessions::SessionsArgs),
+    /// Open a session and print its id.
+    Open(commands::open::OpenArgs),
+    /// Run a command in an open session; exits with the command's exit code.
+    Exec(commands::exec::ExecArgs),
+    /// Copy a file into a session (LOCAL ID:PATH) or out of one (ID:PATH LOCAL).
+    Cp(commands::cp::CpArgs),
+    /// Close a session at once.
+    Close(commands::close::CloseArgs),
+    /// Show a session's activity log, newest first.
+    Activity(commands::activity::ActivityArgs),
+    /// The runtimes the service allows (`sandboxd runtimes` lists them).
+    Runtimes(commands::runtimes::RuntimesArgs),
+    /// Serve MCP on stdin/stdout for an agent, forwarding to a running service.
+    Mcp(commands::mcp::McpArgs),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
-        Command::Serve(args) => commands::serve::run(args),
+        // Any failure of the service to start is a configuration problem to fix.
+        Command::Serve(args) => {
+            return match commands::serve::run(args) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => fail(&e, EXIT_USAGE),
+            }
+        }
+        Command::Run(args) => commands::run::run(args),
+        Command::Exec(args) => commands::exec::run(args),
+        Command::Sessions(args) => commands::sessions::run(args).map(|()| 0),
+        Command::Open(args) => commands::open::run(args).map(|()| 0),
+        Command::Cp(args) => commands::cp::run(args).map(|()| 0),
+        Command::Close(args) => commands::close::run(args).map(|()| 0),
+        Command::Activity(args) => commands::activity::run(args).map(|()| 0),
+        Command::Runtimes(args) => commands::runtimes::run(args).map(|()| 0),
+        Command::Mcp(args) => commands::mcp::run(args).map(|()| 0),
     };
     match result {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("sandboxd: error: {e:#}");
-            ExitCode::from(2)
-        }
+        Ok(code) => ExitCode::from(code),
+        Err(e) => fail(&e, client_exit_code(&e)),
     }
+}
+
+fn fail(error: &Error, code: u8) -> ExitCode {
+    eprintln!("sandboxd: error: {error:#}");
+    ExitCode::from(code)
+}
+
+/// The exit code of a failed client command, from what failed.
+fn client_exit_code(error: &Error) -> u8 {
+    if let Some(client_error) = error.chain().find_map(|e| e.downcast_ref::<ClientError>()) {
+        return match client_error {
+            ClientError::InvalidUrl { .. } => EXIT_USAGE,
+            ClientError::Connect { .. }
+            | ClientError::Timeout { .. }
+            | ClientError::Transport { .. } => EXIT_CANNOT_CONNECT,
+            ClientError::Unauthorized { .. } => EXIT_UNAUTHORIZED,
+            ClientError::Api { .. } | ClientError::UnexpectedResponse { .. } => EXIT_API_ERROR,
+        };
+    }
+    if error.chain().any(|e| e.is::<std::io::Error>()) {
+        return EXIT_LOCAL_FILE;
+    }
+    EXIT_USAGE
 }

@@ -1,10 +1,19 @@
 //! The service side of the protocol: async framing, the dial-in [`AgentHub`] and the clients.
 
 mod exec;
+mod files;
 mod hub;
+mod process;
 
 pub use exec::{ping, run_exec, ExecResult};
+pub use files::{
+    delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, UploadError,
+};
 pub use hub::{AgentHub, HELLO_TIMEOUT, MAX_IDLE};
+pub use process::{
+    attach_process, list_processes, resize_process, signal_process, start_process,
+    write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
+};
 
 use crate::frame::{decode_header, encode_header, HEADER_LEN};
 use crate::{Frame, FrameKind, ProtoError, MAX_FRAME_LEN};

@@ -1,1 +1,13 @@
+pub mod activity;
+pub mod close;
+pub mod connection;
+pub mod cp;
+pub mod exec;
+pub mod mcp;
+pub mod open;
+pub mod output;
+pub mod run;
+pub mod runtimes;
+pub mod runtimes_recipes;
 pub mod serve;
+pub mod sessions;

@@ -46,6 +46,11 @@ image = "sandboxd/does-not-exist:never"
 [runtimes.recipe]
 runtime = "python-datascience"
 
+# A stand-in for the catalogue's recipe, so that no test builds it by accident: its base is
+# missing, so opening a session fails at once with runtime_unavailable.
+[recipes.python-datascience]
+base = "sandboxd/does-not-exist:never"
+
 [policy]
 default_timeout_secs = 20
 max_timeout_secs = 60

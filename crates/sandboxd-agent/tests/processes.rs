@@ -1,0 +1,401 @@
+//! Tracked processes end to end: the real agent binary, started as a local child process,
+//! dials an `AgentHub` in a temporary directory; the service side uses the host clients.
+
+use sandboxd_agent_proto::host::{
+    attach_process, list_processes, resize_process, signal_process, start_process,
+    write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
+};
+use sandboxd_agent_proto::{
+    AgentHub, ExecRequest, FrameKind, ProcessInfo, ProcessStartRequest, ProtoError, TermSize,
+};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+use tokio::io::{ReadHalf, WriteHalf};
+use tokio::net::UnixStream;
+
+const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The agent and the hub it dials; the agent is killed when dropped.
+struct Fixture {
+    agent: Child,
+    hub: Arc<AgentHub>,
+    _dir: tempfile::TempDir,
+}
+
+impl Drop for Fixture {
+    fn drop(&mut self) {
+        let _ = self.agent.kill();
+        let _ = self.agent.wait();
+    }
+}
+
+type Output = ProcessOutput<ReadHalf<UnixStream>>;
+type Input = ProcessInput<WriteHalf<UnixStream>>;
+
+impl Fixture {
+    async fn start() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        let socket: PathBuf = dir.path().join("agent.sock");
+        let hub = AgentHub::bind(&socket).unwrap();
+        let agent = Command::new(env!("CARGO_BIN_EXE_sandboxd-agent"))
+            .arg("--connect")
+            .arg(&socket)
+            .stdin(Stdio::null())
+            .spawn()
+            .expect("start the agent");
+        hub.wait_ready(Duration::from_secs(10)).await.unwrap();
+        Self {
+            agent,
+            hub,
+            _dir: dir,
+        }
+    }
+
+    async fn connection(&self) -> UnixStream {
+        self.hub.acquire(TIMEOUT).await.unwrap()
+    }
+
+    async fn start_process(
+        &self,
+        request: &ProcessStartRequest,
+    ) -> Result<ProcessInfo, ProtoError> {
+        start_process(&mut self.connection().await, request, TIMEOUT).await
+    }
+
+    async fn sh(&self, script: &str) -> ProcessInfo {
+        self.start_process(&sh(script)).await.unwrap()
+    }
+
+    async fn attach(&self, id: &str, since: u64, interactive: bool) -> (Output, Input) {
+        attach_process(self.connection().await, id, since, interactive, TIMEOUT)
+            .await
+            .unwrap()
+    }
+
+    async fn wait_for_exit(&self, id: &str) -> ProcessInfo {
+        let give_up = Instant::now() + TIMEOUT;
+        loop {
+            let info = self.info(id).await;
+            if info.exit.is_some() {
+                return info;
+            }
+            assert!(Instant::now() < give_up, "{id} did not exit");
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Until signalling the process's group finds nobody (killed orphans may take a moment
+    /// to be reaped by init).
+    async fn wait_until_group_gone(&self, id: &str) {
+        let give_up = Instant::now() + TIMEOUT;
+        loop {
+            let signalled =
+                signal_process(&mut self.connection().await, id, libc::SIGCONT, TIMEOUT).await;
+            match signalled {
+                Err(ProtoError::Agent { code, .. }) if code == "process_exited" => return,
+                Ok(_) => assert!(Instant::now() < give_up, "group of {id} still alive"),
+                Err(e) => panic!("{e}"),
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    async fn info(&self, id: &str) -> ProcessInfo {
+        let processes = list_processes(&mut self.connection().await, TIMEOUT)
+            .await
+            .unwrap();
+        processes.into_iter().find(|p| p.id == id).unwrap()
+    }
+}
+
+fn sh(script: &str) -> ProcessStartRequest {
+    ProcessStartRequest {
+        command: ExecRequest {
+            argv: vec!["sh".into(), "-c".into(), script.into()],
+            timeout_ms: 30_000,
+            output_limit: 1 << 20,
+            ..ExecRequest::default()
+        },
+        program: "sh".into(),
+        pty: None,
+    }
+}
+
+/// Everything up to the exit: the output as text with the kind of each piece, and the exit.
+async fn read_to_exit(output: &mut Output) -> (Vec<(FrameKind, u64, String)>, ProcessInfo) {
+    let mut pieces = Vec::new();
+    loop {
+        match tokio::time::timeout(TIMEOUT, output.next())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            OutputEvent::Output { kind, offset, data } => {
+                pieces.push((kind, offset, String::from_utf8(data).unwrap()))
+            }
+            OutputEvent::Dropped { offset, bytes } => panic!("dropped {bytes} at {offset}"),
+            OutputEvent::Exited(info) => return (pieces, info),
+        }
+    }
+}
+
+fn joined(pieces: &[(FrameKind, u64, String)]) -> String {
+    pieces.iter().map(|(_, _, text)| text.as_str()).collect()
+}
+
+/// Reads output until `text` has appeared, returning all of it.
+async fn read_until(output: &mut Output, text: &str) -> String {
+    let mut seen = String::new();
+    while !seen.contains(text) {
+        match tokio::time::timeout(TIMEOUT, output.next()).await {
+            Ok(Ok(OutputEvent::Output { data, .. })) => seen += &String::from_utf8_lossy(&data),
+            other => panic!("{other:?} before {text:?}; got {seen:?}"),
+        }
+    }
+    seen
+}
+
+#[tokio::test]
+async fn output_streams_live_and_replays_from_any_offset_after_the_exit() {
+    let fixture = Fixture::start().await;
+    let info = fixture
+        .sh("echo first; echo oops >&2; sleep 1; echo second; exit 3")
+        .await;
+    assert_eq!(info.exit, None);
+    assert!(info.pid > 1);
+
+    let (mut output, _) = fixture.attach(&info.id, 0, false).await;
+    let started = Instant::now();
+    assert_eq!(read_until(&mut output, "first").await, "first\n");
+    assert!(
+        started.elapsed() < Duration::from_millis(800),
+        "the first line came late"
+    );
+    let (rest, exited) = read_to_exit(&mut output).await;
+    assert_eq!(joined(&rest), "oops\nsecond\n");
+    assert_eq!(rest[0].0, FrameKind::Stderr);
+    let exit = exited.exit.unwrap();
+    assert_eq!((exit.exit_code, exit.signal), (Some(3), None));
+    assert_eq!((exit.stdout_bytes, exit.stderr_bytes), (13, 5));
+
+    // The exit is kept, and the output can be replayed from any offset.
+    assert_eq!(fixture.info(&info.id).await.exit, Some(exit));
+    let (mut replay, _) = fixture.attach(&info.id, 6, false).await;
+    let (pieces, _) = read_to_exit(&mut replay).await;
+    assert_eq!(joined(&pieces), "oops\nsecond\n");
+    assert_eq!(pieces[0].1, 6);
+
+    let beyond = attach_process(fixture.connection().await, &info.id, 99, false, TIMEOUT).await;
+    assert!(matches!(beyond, Err(ProtoError::Agent { code, .. }) if code == "bad_request"));
+    let missing = attach_process(fixture.connection().await, "p999", 0, false, TIMEOUT).await;
+    assert!(matches!(missing, Err(ProtoError::Agent { code, .. }) if code == "no_such_process"));
+}
+
+#[tokio::test]
+async fn output_beyond_the_ring_is_reported_dropped() {
+    let fixture = Fixture::start().await;
+    let mut request = sh("head -c 100000 /dev/zero; echo; echo end");
+    request.command.output_limit = 10_000;
+    let info = fixture.start_process(&request).await.unwrap();
+    // Once it has exited, only the newest bytes are left to replay.
+    let done = fixture.wait_for_exit(&info.id).await;
+    assert_eq!(done.output_end, 100_005);
+    let (mut replay, _) = fixture.attach(&info.id, 0, false).await;
+    match replay.next().await.unwrap() {
+        OutputEvent::Dropped { offset: 0, bytes } => assert!(bytes > 90_000, "{bytes}"),
+        other => panic!("{other:?}"),
+    }
+    let (pieces, _) = read_to_exit(&mut replay).await;
+    assert!(joined(&pieces).ends_with("\nend\n"));
+    assert!(joined(&pieces).len() <= 10_000);
+}
+
+#[tokio::test]
+async fn stdin_is_written_then_closed() {
+    let fixture = Fixture::start().await;
+    let mut request = sh("cat; echo done");
+    request.command.stdin = true;
+    let info = fixture.start_process(&request).await.unwrap();
+    assert!(info.stdin_open);
+    let (mut output, _) = fixture.attach(&info.id, 0, false).await;
+    let mut connection = fixture.connection().await;
+    let written = write_process_stdin(&mut connection, &info.id, b"hello\n", false, TIMEOUT)
+        .await
+        .unwrap();
+    assert_eq!(written, 6);
+    assert_eq!(read_until(&mut output, "hello").await, "hello\n");
+    // The same connection takes the next request.
+    write_process_stdin(&mut connection, &info.id, b"bye", true, TIMEOUT)
+        .await
+        .unwrap();
+    let (rest, exited) = read_to_exit(&mut output).await;
+    assert_eq!(joined(&rest), "byedone\n");
+    assert_eq!(exited.exit.unwrap().exit_code, Some(0));
+    assert!(!exited.stdin_open);
+
+    let closed = write_process_stdin(&mut connection, &info.id, b"late", false, TIMEOUT).await;
+    assert!(matches!(closed, Err(ProtoError::Agent { code, .. }) if code == "stdin_unavailable"));
+    let no_stdin = fixture.sh("sleep 5").await;
+    let refused = write_process_stdin(&mut connection, &no_stdin.id, b"x", false, TIMEOUT).await;
+    assert!(matches!(refused, Err(ProtoError::Agent { code, .. }) if code == "stdin_unavailable"));
+    signal_process(&mut connection, &no_stdin.id, libc::SIGKILL, TIMEOUT)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn a_process_that_does_not_read_fails_the_write_and_the_connection_stays_in_step() {
+    let fixture = Fixture::start().await;
+    let mut request = sh("sleep 30");
+    request.command.stdin = true;
+    let info = fixture.start_process(&request).await.unwrap();
+    let mut connection = fixture.connection().await;
+    let big = vec![b'x'; 1 << 20];
+    let started = Instant::now();
+    let stalled = write_process_stdin(&mut connection, &info.id, &big, false, TIMEOUT * 3).await;
+    assert!(
+        matches!(&stalled, Err(ProtoError::Agent { code, message }) if code == "stdin_unavailable" && message.contains("did not read")),
+        "{stalled:?}"
+    );
+    assert!(started.elapsed() < Duration::from_secs(8));
+    let signalled = signal_process(&mut connection, &info.id, libc::SIGTERM, TIMEOUT)
+        .await
+        .unwrap();
+    assert_eq!(signalled.id, info.id);
+}
+
+#[tokio::test]
+async fn signals_reach_the_whole_group_and_the_exit_says_which() {
+    let fixture = Fixture::start().await;
+    let info = fixture.sh("sleep 1000 & sleep 1000").await;
+    let (mut output, _) = fixture.attach(&info.id, 0, false).await;
+    let mut connection = fixture.connection().await;
+    signal_process(&mut connection, &info.id, libc::SIGTERM, TIMEOUT)
+        .await
+        .unwrap();
+    let (_, exited) = read_to_exit(&mut output).await;
+    let exit = exited.exit.unwrap();
+    assert_eq!((exit.exit_code, exit.signal), (None, Some(libc::SIGTERM)));
+    // The background sleep got it too.
+    fixture.wait_until_group_gone(&info.id).await;
+    let invalid = signal_process(&mut connection, &info.id, 0, TIMEOUT).await;
+    assert!(matches!(invalid, Err(ProtoError::Agent { code, .. }) if code == "bad_request"));
+}
+
+#[tokio::test]
+async fn the_timeout_kills_the_group() {
+    let fixture = Fixture::start().await;
+    let mut request = sh("sleep 1000 & sleep 1000");
+    request.command.timeout_ms = 300;
+    let info = fixture.start_process(&request).await.unwrap();
+    let (mut output, _) = fixture.attach(&info.id, 0, false).await;
+    let (_, exited) = read_to_exit(&mut output).await;
+    let exit = exited.exit.unwrap();
+    assert!(exit.timed_out);
+    assert_eq!(exit.signal, Some(libc::SIGKILL));
+    fixture.wait_until_group_gone(&info.id).await;
+}
+
+#[tokio::test]
+async fn terminal_runs_an_interactive_shell_that_resizes_and_hangs_up() {
+    let fixture = Fixture::start().await;
+    let mut request = sh("");
+    request.command.argv = vec!["sh".into()];
+    request.command.env.insert("PS1".into(), "$ ".into());
+    request.pty = Some(TermSize { cols: 90, rows: 30 });
+    let info = fixture.start_process(&request).await.unwrap();
+    assert!(info.pty && info.stdin_open);
+    let (mut output, mut input) = fixture.attach(&info.id, 0, true).await;
+    input.send(b"stty size; tty\n").await.unwrap();
+    let seen = read_until(&mut output, "/dev/pts/").await;
+    assert!(seen.contains("30 90"), "{seen:?}");
+
+    input
+        .resize(TermSize {
+            cols: 120,
+            rows: 40,
+        })
+        .await
+        .unwrap();
+    input.send(b"stty size\n").await.unwrap();
+    read_until(&mut output, "40 120").await;
+    // Input still gets through while output floods: Ctrl-C stops it.
+    input.send(b"yes\n").await.unwrap();
+    read_until(&mut output, "y\r\ny\r\ny\r\n").await;
+    input.send(b"\x03").await.unwrap();
+    input.send(b"echo after-$((20+22))\n").await.unwrap();
+    read_until(&mut output, "after-42").await;
+    // Resizing through a control connection works as well.
+    let resized = resize_process(
+        &mut fixture.connection().await,
+        &info.id,
+        TermSize { cols: 50, rows: 10 },
+        TIMEOUT,
+    )
+    .await
+    .unwrap();
+    assert_eq!(resized.id, info.id);
+    input.send(b"stty size; exit 7\n").await.unwrap();
+    let (rest, exited) = read_to_exit(&mut output).await;
+    assert!(joined(&rest).contains("10 50"), "{rest:?}");
+    assert_eq!(exited.exit.unwrap().exit_code, Some(7));
+
+    // Closing an interactive attachment hangs the shell up.
+    let info = fixture.start_process(&request).await.unwrap();
+    let (output, input) = fixture.attach(&info.id, 0, true).await;
+    drop((output, input));
+    let exit = fixture.wait_for_exit(&info.id).await.exit.unwrap();
+    assert_eq!(exit.signal, Some(libc::SIGHUP));
+
+    let not_a_terminal = fixture.sh("sleep 5").await;
+    let refused = resize_process(
+        &mut fixture.connection().await,
+        &not_a_terminal.id,
+        TermSize { cols: 1, rows: 1 },
+        TIMEOUT,
+    )
+    .await;
+    assert!(matches!(refused, Err(ProtoError::Agent { code, .. }) if code == "not_a_terminal"));
+}
+
+#[tokio::test]
+async fn at_most_64_are_tracked_and_exited_ones_make_room() {
+    let fixture = Fixture::start().await;
+    let first = fixture.sh("exit 0").await;
+    let mut running = Vec::new();
+    for _ in 0..63 {
+        running.push(fixture.sh("sleep 1000").await);
+    }
+    fixture.wait_for_exit(&first.id).await;
+    // The exited one is forgotten for the next.
+    let last = fixture.sh("sleep 1000").await;
+    let processes = list_processes(&mut fixture.connection().await, TIMEOUT)
+        .await
+        .unwrap();
+    assert_eq!(processes.len(), 64);
+    assert!(processes.iter().all(|p| p.id != first.id));
+    assert_eq!(processes.last().unwrap().id, last.id);
+    let refused = fixture.start_process(&sh("true")).await;
+    assert!(matches!(refused, Err(ProtoError::Agent { code, .. }) if code == "too_many_processes"));
+    for process in running.iter().chain([&last]) {
+        signal_process(&mut fixture.connection().await, &process.id, 9, TIMEOUT)
+            .await
+            .unwrap();
+    }
+}
+
+#[tokio::test]
+async fn spawn_failures_are_answered() {
+    let fixture = Fixture::start().await;
+    let mut request = sh("");
+    request.command.argv = vec!["/no/such/program".into()];
+    let failed = fixture.start_process(&request).await;
+    assert!(
+        matches!(failed, Err(ProtoError::Agent { code, message }) if code == "spawn_failed" && message.contains("/no/such/program"))
+    );
+    request.command.argv = vec![];
+    let empty = fixture.start_process(&request).await;
+    assert!(matches!(empty, Err(ProtoError::Agent { code, .. }) if code == "bad_request"));
+}

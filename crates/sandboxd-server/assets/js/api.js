@@ -1,0 +1,233 @@
+// The API client: the token, the headers every call carries, errors in one shape, and the
+// connection state the page shows ("connecting", "connected", "unreachable", "token refused").
+//
+// The token lives in memory, and in sessionStorage when the operator asks for it (that tab
+// only, gone when it closes). It is never put in a cookie or a URL: it travels in the
+// Authorization header, and on a WebSocket as a subprotocol (browsers cannot set headers there).
+
+const STORAGE_KEY = 'sandboxd.token';
+const CLIENT_HEADER = 'X-Sandboxd-Client';
+
+let token = null;
+const listeners = new Set();
+
+export const connection = {
+  state: 'connecting',
+  detail: '',
+  set(state, detail = '') {
+    if (this.state === state && this.detail === detail) return;
+    this.state = state;
+    this.detail = detail;
+    for (const listener of listeners) listener(state, detail);
+  },
+  subscribe(listener) {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  },
+};
+
+export const auth = {
+  /** The token kept for this tab by an earlier sign-in, if any. */
+  restore() {
+    try {
+      token = sessionStorage.getItem(STORAGE_KEY) || null;
+    } catch {
+      token = null;
+    }
+    return token !== null;
+  },
+  set(value, keep) {
+    token = value;
+    try {
+      if (keep) sessionStorage.setItem(STORAGE_KEY, value);
+      else sessionStorage.removeItem(STORAGE_KEY);
+    } catch {
+      // Storage refused (private mode, policy): memory only.
+    }
+  },
+  clear() {
+    token = null;
+    try {
+      sessionStorage.removeItem(STORAGE_KEY);
+    } catch {
+      // nothing kept
+    }
+  },
+  has() {
+    return token !== null;
+  },
+};
+
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function headers(extra) {
+  const result = new Headers(extra || {});
+  if (token !== null) result.set('Authorization', `Bearer ${token}`);
+  result.set(CLIENT_HEADER, 'dashboard');
+  return result;
+}
+
+/** fetch() with the token, for a path of this service; throws ApiError on failure. */
+export async function request(method, path, { json, body, headers: extra, signal } = {}) {
+  const init = {
+    method,
+    headers: headers(extra),
+    signal,
+    cache: 'no-store',
+    credentials: 'omit',
+    redirect: 'error',
+    referrerPolicy: 'no-referrer',
+  };
+  if (json !== undefined) {
+    init.headers.set('Content-Type', 'application/json');
+    init.body = JSON.stringify(json);
+  } else if (body !== undefined) {
+    init.body = body;
+  }
+  let response;
+  try {
+    response = await fetch(path, init);
+  } catch (error) {
+    if (signal && signal.aborted) throw error;
+    connection.set('unreachable', 'the service does not answer');
+    throw new ApiError(0, 'unreachable', 'The service does not answer. Is sandboxd still running?');
+  }
+  if (!response.ok) throw await errorOf(response);
+  connection.set('connected');
+  return response;
+}
+
+/** The error an answer carries, in the API's {"error": {"code", "message"}} shape. */
+export async function errorOf(response) {
+  let code = `http_${response.status}`;
+  let message = `${response.status} ${response.statusText}`.trim();
+  try {
+    const body = await response.json();
+    if (body && body.error) {
+      code = String(body.error.code || code);
+      message = String(body.error.message || message);
+    }
+  } catch {
+    // not JSON: keep the status line
+  }
+  if (response.status === 401) connection.set('unauthorized', message);
+  else connection.set('connected');
+  return new ApiError(response.status, code, message);
+}
+
+export async function getJSON(path, options) {
+  const response = await request('GET', path, options);
+  return response.json();
+}
+
+export async function sendJSON(method, path, json, options = {}) {
+  const response = await request(method, path, { ...options, json });
+  const text = await response.text();
+  return text ? JSON.parse(text) : null;
+}
+
+/**
+ * Uploads a body with progress (fetch cannot report upload progress): resolves with the
+ * parsed answer, rejects with ApiError.
+ */
+export function upload(method, path, body, onProgress) {
+  return new Promise((resolve, reject) => {
+    const xhr = new XMLHttpRequest();
+    xhr.open(method, path);
+    headers().forEach((value, name) => xhr.setRequestHeader(name, value));
+    xhr.setRequestHeader('Content-Type', 'application/octet-stream');
+    xhr.responseType = 'text';
+    xhr.upload.addEventListener('progress', (event) => {
+      if (onProgress && event.lengthComputable) onProgress(event.loaded, event.total);
+    });
+    xhr.addEventListener('load', async () => {
+      const response = new Response(xhr.responseText || null, {
+        status: xhr.status,
+        statusText: xhr.statusText,
+        headers: { 'Content-Type': xhr.getResponseHeader('Content-Type') || 'text/plain' },
+      });
+      if (xhr.status >= 200 && xhr.status < 300) {
+        connection.set('connected');
+        resolve(xhr.responseText ? JSON.parse(xhr.responseText) : null);
+      } else {
+        reject(await errorOf(response));
+      }
+    });
+    xhr.addEventListener('error', () => {
+      connection.set('unreachable', 'the service does not answer');
+      reject(new ApiError(0, 'unreachable', 'The upload could not reach the service.'));
+    });
+    xhr.addEventListener('abort', () => reject(new ApiError(0, 'aborted', 'The upload was cancelled.')));
+    xhr.send(body);
+  });
+}
+
+/**
+ * Reads a text/event-stream answer (EventSource cannot send a token): calls onEvent({event,
+ * data, id}) for each event, resolves when the stream ends.
+ */
+export async function readEventStream(response, onEvent) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  let event = { event: 'message', data: [], id: null };
+  const dispatch = () => {
+    if (event.data.length) onEvent({ event: event.event, data: event.data.join('\n'), id: event.id });
+    event = { event: 'message', data: [], id: null };
+  };
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    buffer += value;
+    let newline;
+    while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
+      const line = buffer.slice(0, newline);
+      buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
+      if (line === '') {
+        dispatch();
+        continue;
+      }
+      if (line.startsWith(':')) continue;
+      const colon = line.indexOf(':');
+      const field = colon < 0 ? line : line.slice(0, colon);
+      let data = colon < 0 ? '' : line.slice(colon + 1);
+      if (data.startsWith(' ')) data = data.slice(1);
+      if (field === 'event') event.event = data;
+      else if (field === 'data') event.data.push(data);
+      else if (field === 'id') event.id = data;
+    }
+  }
+  dispatch();
+}
+
+/** The WebSocket URL of an API path, and the subprotocols that carry the token. */
+export function websocket(path) {
+  const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
+  const encoded = base64url(new TextEncoder().encode(token || ''));
+  return new WebSocket(`${scheme}//${location.host}${path}`, ['sandboxd', `bearer.${encoded}`]);
+}
+
+function base64url(bytes) {
+  let binary = '';
+  for (const byte of bytes) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+export function sessionPath(id, rest = '') {
+  return `/v1/sessions/${encodeURIComponent(id)}${rest}`;
+}
+
+export const api = {
+  get: (path, options) => getJSON(path, options),
+  post: (path, json, options) => sendJSON('POST', path, json === undefined ? {} : json, options),
+  delete: async (path, options) => {
+    const response = await request('DELETE', path, options);
+    const text = await response.text();
+    return text ? JSON.parse(text) : null;
+  },
+};

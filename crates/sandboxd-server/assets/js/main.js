@@ -1,0 +1,221 @@
+// The dashboard's entry point: sign-in, tabs, and the refresh loop of the live figures.
+
+import { api, auth, connection, ApiError } from './api.js';
+import { byId, show, setText } from './dom.js';
+import { store } from './store.js';
+import { SessionsView } from './sessions.js';
+import { SessionView } from './session.js';
+import { SettingsView } from './settings.js';
+
+const REFRESH_MS = 2000;
+
+const ui = {
+  signin: byId('signin'),
+  app: byId('app'),
+  form: byId('signin-form'),
+  token: byId('signin-token'),
+  remember: byId('signin-remember'),
+  submit: byId('signin-submit'),
+  signinStatus: byId('signin-status'),
+  signinError: byId('signin-error'),
+  conn: byId('conn'),
+  connText: byId('conn-text'),
+  signOut: byId('sign-out'),
+  offline: byId('offline'),
+};
+
+const sessions = new SessionsView({ open: (id) => navigate(`#session/${encodeURIComponent(id)}`) });
+const session = new SessionView({ back: () => navigate('#sessions') });
+const settings = new SettingsView();
+
+let signedIn = false;
+let refreshTimer = null;
+let refreshing = false;
+
+// --- connection state ----------------------------------------------------------------------
+
+const CONNECTION_TEXT = {
+  connecting: 'connecting',
+  connected: 'connected',
+  unreachable: 'unreachable',
+  unauthorized: 'token refused',
+  signedout: 'signed out',
+};
+
+connection.subscribe((state) => {
+  ui.conn.dataset.state = state;
+  setText(ui.connText, CONNECTION_TEXT[state] || state);
+  if (state === 'unreachable' && signedIn) {
+    setText(ui.offline, `The service at ${location.host} does not answer; retrying every few seconds. What is shown may be out of date.`);
+    show(ui.offline);
+  } else {
+    show(ui.offline, false);
+  }
+  if (state === 'unauthorized' && signedIn) {
+    signOut('The service no longer accepts this token (it may have been changed). Sign in again.');
+  }
+});
+
+// --- sign-in -------------------------------------------------------------------------------
+
+function showSignIn(error) {
+  signedIn = false;
+  stopRefresh();
+  session.select(null);
+  show(ui.app, false);
+  show(ui.signOut, false);
+  show(ui.signin);
+  ui.submit.disabled = false;
+  setText(ui.signinStatus, '');
+  setText(ui.signinError, error || '');
+  show(ui.signinError, Boolean(error));
+  if (!error) connection.set('signedout');
+  ui.token.focus();
+}
+
+function signOut(reason) {
+  auth.clear();
+  showSignIn(reason);
+}
+
+async function signIn() {
+  ui.submit.disabled = true;
+  show(ui.signinError, false);
+  setText(ui.signinStatus, 'Connecting…');
+  connection.set('connecting');
+  try {
+    await loadStatic();
+  } catch (error) {
+    auth.clear();
+    showSignIn(signInMessage(error));
+    return;
+  }
+  signedIn = true;
+  ui.token.value = '';
+  show(ui.signin, false);
+  show(ui.app);
+  show(ui.signOut);
+  route();
+  startRefresh();
+}
+
+function signInMessage(error) {
+  if (error instanceof ApiError) {
+    if (error.status === 401) {
+      return 'The service refused this token. Check it against the token file the service named when it started.';
+    }
+    if (error.status === 0) {
+      return `The service at ${location.host} does not answer. Is sandboxd running? (Start it with: sandboxd serve)`;
+    }
+    return `The service answered ${error.status}: ${error.message}`;
+  }
+  return `Could not sign in: ${error.message || error}`;
+}
+
+ui.form.addEventListener('submit', (event) => {
+  event.preventDefault();
+  const value = ui.token.value.trim();
+  if (!value) {
+    setText(ui.signinError, 'Paste the service token first.');
+    show(ui.signinError);
+    return;
+  }
+  auth.set(value, ui.remember.checked);
+  signIn();
+});
+
+ui.signOut.addEventListener('click', () => signOut());
+
+// --- data ----------------------------------------------------------------------------------
+
+/** What changes only with a restart: the allowlist, the policy and the config. */
+async function loadStatic() {
+  const [runtimes, policy, config] = await Promise.all([
+    api.get('/v1/runtimes'),
+    api.get('/v1/policy'),
+    api.get('/v1/config'),
+  ]);
+  store.set('runtimes', runtimes);
+  store.set('policy', policy);
+  store.set('config', config);
+}
+
+async function refresh() {
+  if (refreshing || !signedIn) return;
+  refreshing = true;
+  try {
+    const [stats, list] = await Promise.all([api.get('/v1/stats'), api.get('/v1/sessions')]);
+    store.set('stats', stats);
+    store.sessionsAt = new Date();
+    store.set('sessions', list.sessions);
+  } catch (error) {
+    if (!(error instanceof ApiError)) console.error(error);
+  } finally {
+    refreshing = false;
+  }
+}
+
+function startRefresh() {
+  stopRefresh();
+  refresh();
+  refreshTimer = setInterval(() => {
+    if (!document.hidden) refresh();
+  }, REFRESH_MS);
+}
+
+function stopRefresh() {
+  clearInterval(refreshTimer);
+  refreshTimer = null;
+}
+
+document.addEventListener('visibilitychange', () => {
+  if (!document.hidden && signedIn) refresh();
+});
+
+// Views dispatch this after they changed something, so the figures follow at once.
+window.addEventListener('sandboxd:changed', () => refresh());
+
+// --- tabs ----------------------------------------------------------------------------------
+
+const tabs = {
+  sessions: { tab: byId('tab-sessions'), panel: byId('panel-sessions') },
+  session: { tab: byId('tab-session'), panel: byId('panel-session') },
+  runtimes: { tab: byId('tab-runtimes'), panel: byId('panel-runtimes') },
+};
+
+function navigate(hash) {
+  if (location.hash === hash) route();
+  else location.hash = hash;
+}
+
+function route() {
+  if (!signedIn) return;
+  const parts = location.hash.replace(/^#/, '').split('/');
+  let name = parts[0] || 'sessions';
+  if (!(name in tabs)) name = 'sessions';
+  if (name === 'session') {
+    const id = parts[1] ? decodeURIComponent(parts[1]) : session.id;
+    session.select(id || null, parts[2]);
+  }
+  for (const [key, { tab, panel }] of Object.entries(tabs)) {
+    const active = key === name;
+    tab.setAttribute('aria-selected', String(active));
+    tab.classList.toggle('active', active);
+    show(panel, active);
+  }
+  tabs.session.tab.href = session.id ? `#session/${encodeURIComponent(session.id)}` : '#session';
+  session.setVisible(name === 'session');
+  sessions.setVisible(name === 'sessions');
+  if (name === 'runtimes') settings.refresh();
+}
+
+window.addEventListener('hashchange', route);
+
+// --- start ---------------------------------------------------------------------------------
+
+sessions.mount();
+settings.mount();
+session.mount();
+
+if (auth.restore()) signIn();
+else showSignIn();

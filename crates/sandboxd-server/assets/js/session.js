@@ -1,0 +1,222 @@
+// The Session tab: one session's header, and its terminal with the source pane, interactive
+// shell, files and activity log as sub-tabs.
+
+import { api, sessionPath, ApiError } from './api.js';
+import { byId, confirmButton, h, icon, setText, show } from './dom.js';
+import * as fmt from './format.js';
+import { store } from './store.js';
+import { stateBadge, errorText } from './sessions.js';
+import { TerminalView } from './terminal.js';
+import { ShellView } from './shell.js';
+import { FilesView } from './files.js';
+import { ActivityView } from './activity.js';
+
+const REFRESH_MS = 2000;
+
+const SUBTABS = [
+  ['terminal', 'Terminal'],
+  ['shell', 'Interactive shell'],
+  ['files', 'Files'],
+  ['activity', 'Activity'],
+];
+
+export class SessionView {
+  constructor({ back }) {
+    this.back = back;
+    this.id = null;
+    this.info = null;
+    this.visible = false;
+    this.subtab = 'terminal';
+    this.timer = null;
+  }
+
+  mount() {
+    this.ui = {
+      none: byId('session-none'),
+      view: byId('session-view'),
+      tabLabel: byId('tab-session-id'),
+    };
+  }
+
+  /** Shows session `id` (or none), on sub-tab `subtab` when given. */
+  select(id, subtab) {
+    if (subtab && SUBTABS.some(([key]) => key === subtab)) this.subtab = subtab;
+    if (id === this.id) {
+      this.showSubtab(this.subtab);
+      return;
+    }
+    this.dispose();
+    this.id = id;
+    this.info = null;
+    setText(this.ui.tabLabel, id ? ` ${fmt.shortId(id).slice(0, 8)}` : '');
+    show(this.ui.none, !id);
+    show(this.ui.view, Boolean(id));
+    this.ui.view.replaceChildren();
+    if (!id) return;
+    this.build();
+    this.load();
+  }
+
+  setVisible(visible) {
+    this.visible = visible;
+    clearInterval(this.timer);
+    this.timer = null;
+    if (visible && this.id) {
+      this.timer = setInterval(() => {
+        if (!document.hidden) this.load();
+      }, REFRESH_MS);
+      this.showSubtab(this.subtab);
+    } else {
+      for (const view of Object.values(this.views || {})) view.setActive(false);
+    }
+  }
+
+  build() {
+    const id = this.id;
+    this.header = {
+      runtime: h('span', { class: 'pill' }, '…'),
+      tenant: h('span', { class: 'tenant' }),
+      state: h('span'),
+      created: h('span'),
+      idle: h('span'),
+      memory: h('span'),
+      pids: h('span'),
+      ended: h('p', { class: 'alert alert-info', role: 'status', hidden: true }),
+      error: h('p', { class: 'alert alert-error', role: 'alert', hidden: true }),
+    };
+    const copy = h('button', { type: 'button', class: 'btn btn-icon btn-ghost', title: 'Copy the session id', 'aria-label': 'Copy the session id' }, icon('copy'));
+    copy.addEventListener('click', async () => {
+      try {
+        await navigator.clipboard.writeText(id);
+        copy.classList.add('done');
+        setTimeout(() => copy.classList.remove('done'), 1200);
+      } catch {
+        // clipboard refused: the id is selectable text anyway
+      }
+    });
+    this.closeButton = confirmButton('Close session', 'Really close it?', () => this.closeSession(), { class: 'btn btn-danger' });
+    const fact = (label, value) => h('div', { class: 'fact' }, h('span', { class: 'fact-label' }, label), h('span', { class: 'fact-value' }, value));
+
+    const head = h(
+      'section',
+      { class: 'card session-head', 'aria-label': 'Session' },
+      h('div', { class: 'session-title' }, h('h2', { class: 'mono session-id', title: id }, id), copy, this.header.state),
+      h(
+        'div',
+        { class: 'facts' },
+        fact('Runtime', this.header.runtime),
+        fact('Tenant', this.header.tenant),
+        fact('Opened', this.header.created),
+        fact('Idle', this.header.idle),
+        fact('Memory', this.header.memory),
+        fact('PIDs', this.header.pids),
+      ),
+      h('span', { class: 'spacer' }),
+      this.closeButton,
+      this.header.ended,
+      this.header.error,
+    );
+
+    this.subtabButtons = {};
+    const nav = h('nav', { class: 'subtabs', role: 'tablist', 'aria-label': 'Session tools' });
+    for (const [key, label] of SUBTABS) {
+      const link = h('a', { role: 'tab', class: 'subtab', href: `#session/${encodeURIComponent(id)}/${key}`, dataset: { subtab: key } }, label);
+      this.subtabButtons[key] = link;
+      nav.append(link);
+    }
+
+    this.views = {
+      terminal: new TerminalView(id),
+      shell: new ShellView(id),
+      files: new FilesView(id),
+      activity: new ActivityView(id),
+    };
+    this.panes = {};
+    const body = h('div', { class: 'session-body' });
+    for (const [key] of SUBTABS) {
+      const pane = h('div', { class: `subpanel subpanel-${key}`, role: 'tabpanel', hidden: true });
+      this.views[key].mount(pane);
+      this.panes[key] = pane;
+      body.append(pane);
+    }
+    this.ui.view.append(head, nav, body);
+  }
+
+  showSubtab(key) {
+    if (!this.views) return;
+    this.subtab = key;
+    for (const [name] of SUBTABS) {
+      const active = name === key;
+      this.subtabButtons[name].classList.toggle('active', active);
+      this.subtabButtons[name].setAttribute('aria-selected', String(active));
+      show(this.panes[name], active);
+      this.views[name].setActive(active && this.visible);
+    }
+  }
+
+  async load() {
+    const id = this.id;
+    if (!id) return;
+    try {
+      const info = await api.get(sessionPath(id));
+      if (id !== this.id) return;
+      this.info = info;
+      show(this.header.error, false);
+      this.render();
+    } catch (error) {
+      if (id !== this.id) return;
+      if (error instanceof ApiError && error.status === 404) {
+        setText(this.header.error, 'This session does not exist (any more). Pick another on the Sessions tab.');
+        show(this.header.error);
+        this.setEnded(true);
+      } else if (error instanceof ApiError && error.status !== 0) {
+        setText(this.header.error, errorText(error));
+        show(this.header.error);
+      }
+    }
+  }
+
+  render() {
+    const info = this.info;
+    const runtime = store.runtime(info.runtime);
+    setText(this.header.runtime, info.runtime);
+    setText(this.header.tenant, info.tenant || '—');
+    this.header.tenant.classList.toggle('muted', !info.tenant);
+    this.header.state.replaceChildren(stateBadge(info.state));
+    setText(this.header.created, fmt.when(info.created_at));
+    setText(this.header.idle, info.state === 'running' ? fmt.seconds(info.idle_secs) : '—');
+    setText(this.header.memory, runtime ? `${fmt.bytes(info.memory_bytes)} of ${fmt.bytes(runtime.mem_limit_bytes)}` : fmt.bytes(info.memory_bytes));
+    setText(this.header.pids, runtime ? `${fmt.count(info.process_count)} of ${fmt.count(runtime.pids_limit)}` : fmt.count(info.process_count));
+    const ended = info.state !== 'running';
+    if (ended) {
+      const reason = info.end_reason ? `: ${info.end_reason}` : '';
+      setText(this.header.ended, `This session ended ${fmt.when(info.ended_at)}${reason}. Its record and activity stay; nothing more can run in it.`);
+    }
+    show(this.header.ended, ended);
+    this.setEnded(ended);
+    for (const view of Object.values(this.views)) view.setRuntime?.(runtime);
+  }
+
+  setEnded(ended) {
+    this.closeButton.hidden = ended;
+    for (const view of Object.values(this.views || {})) view.setEnded?.(ended);
+  }
+
+  async closeSession() {
+    try {
+      await api.delete(sessionPath(this.id));
+      window.dispatchEvent(new Event('sandboxd:changed'));
+      await this.load();
+      this.views.activity.refresh();
+    } catch (error) {
+      setText(this.header.error, errorText(error));
+      show(this.header.error);
+    }
+  }
+
+  dispose() {
+    for (const view of Object.values(this.views || {})) view.dispose();
+    this.views = null;
+    this.panes = null;
+  }
+}

@@ -1,0 +1,153 @@
+// The Runtimes & policy tab: the allowlist, the config in force (as TOML) and the policy.
+
+import { api } from './api.js';
+import { byId, fill, h } from './dom.js';
+import * as fmt from './format.js';
+import { store } from './store.js';
+
+const POLICY = [
+  ['default_timeout_secs', 'Command timeout', 'used when a command names none', (v) => fmt.seconds(v)],
+  ['max_timeout_secs', 'Longest command timeout', 'a request may ask for up to this', (v) => fmt.seconds(v)],
+  ['max_output_bytes', 'Output kept per command', 'per stream (stdout, stderr); beyond is cut and marked truncated', (v) => fmt.bytes(v)],
+  ['max_upload_bytes', 'Largest upload', 'one file written into a sandbox', (v) => fmt.bytes(v)],
+  ['idle_timeout_secs', 'Idle timeout', 'a session nobody used for this long is closed', (v) => fmt.seconds(v)],
+  ['max_lifetime_secs', 'Longest lifetime', 'a session is closed this long after it opened, used or not', (v) => fmt.seconds(v)],
+  ['max_sessions', 'Open sessions at most', 'what bounds the host: this times the largest memory ceiling', (v) => fmt.count(v)],
+];
+
+export class SettingsView {
+  mount() {
+    this.ui = {
+      runtimes: byId('runtimes-body'),
+      config: byId('config-toml'),
+      policy: byId('policy-list'),
+    };
+    store.on('runtimes', (list) => this.renderRuntimes(list));
+    store.on('config', (config) => this.renderConfig(config));
+    store.on('policy', (policy) => this.renderPolicy(policy));
+  }
+
+  /** The config can only change with a restart; refetched when the tab is opened anyway. */
+  async refresh() {
+    try {
+      const [runtimes, policy, config] = await Promise.all([
+        api.get('/v1/runtimes'),
+        api.get('/v1/policy'),
+        api.get('/v1/config'),
+      ]);
+      store.set('runtimes', runtimes);
+      store.set('policy', policy);
+      store.set('config', config);
+    } catch {
+      // the connection state says why; the last figures stay
+    }
+  }
+
+  renderRuntimes(list) {
+    fill(
+      this.ui.runtimes,
+      list.runtimes.map((r) =>
+        h(
+          'tr',
+          { dataset: { runtime: r.name } },
+          h(
+            'th',
+            { scope: 'row' },
+            h('span', { class: 'pill' }, r.name),
+            r.name === list.default_runtime ? h('span', { class: 'tag' }, 'default') : null,
+            r.pool_size ? h('span', { class: 'tag', title: 'sandboxes kept started and ready' }, `${r.pool_size} warm`) : null,
+          ),
+          h(
+            'td',
+            { class: 'mono wrap' },
+            r.image ? r.image : h('span', null, h('span', { class: 'muted' }, 'recipe '), r.recipe, h('span', { class: 'muted' }, ' (built on first use)')),
+          ),
+          h('td', { class: 'num' }, fmt.bytes(r.mem_limit_bytes)),
+          h('td', { class: 'num' }, String(r.cpus)),
+          h('td', { class: 'num' }, fmt.count(r.pids_limit)),
+          h('td', null, h('span', { class: `net net-${r.network_mode}` }, r.network_mode === 'none' ? 'none' : r.network_mode)),
+          h('td', { class: 'num' }, fmt.bytes(r.tmpfs_size_bytes)),
+          h('td', { class: 'mono' }, r.interpreter && r.interpreter.length ? r.interpreter.join(' ') : h('span', { class: 'muted' }, '—')),
+        ),
+      ),
+    );
+  }
+
+  renderPolicy(policy) {
+    fill(
+      this.ui.policy,
+      POLICY.filter(([key]) => key in policy).map(([key, label, help, format]) =>
+        h(
+          'div',
+          { class: 'policy-row' },
+          h('dt', null, label, h('span', { class: 'policy-help' }, help)),
+          h('dd', null, format(policy[key]), h('code', { class: 'policy-key' }, `policy.${key}`)),
+        ),
+      ),
+    );
+  }
+
+  renderConfig(config) {
+    fill(this.ui.config, toml(config));
+  }
+}
+
+// The config in force written back as TOML, as spans for a little colour. Every value is
+// text; nothing here is parsed as markup.
+function toml(config) {
+  const out = [];
+  const comment = (text) => out.push(h('span', { class: 't-comment' }, `# ${text}`), '\n');
+  const table = (name) => out.push('\n', h('span', { class: 't-table' }, `[${name}]`), '\n');
+  const pair = (key, value, note) => {
+    out.push(h('span', { class: 't-key' }, key), ' = ', literal(value));
+    if (note) out.push('  ', h('span', { class: 't-comment' }, `# ${note}`));
+    out.push('\n');
+  };
+  pair('token', '<redacted>', 'never shown: it is a root credential');
+  pair('default_runtime', config.default_runtime);
+  out.push('\n');
+  comment('Defaults for any runtime that names none of its own (a default, not a maximum).');
+  limits(config.defaults, pair);
+  out.push('\n');
+  pair('max_sessions', config.max_sessions, 'what bounds the host: this times the largest ceiling');
+  for (const [name, runtime] of Object.entries(config.runtimes || {})) {
+    table(`runtimes.${tomlKey(name)}`);
+    if (runtime.image) pair('image', runtime.image);
+    if (runtime.recipe) pair('runtime', runtime.recipe, 'a recipe, built on first use');
+    limits(runtime, pair);
+    if (runtime.interpreter && runtime.interpreter.length) pair('interpreter', runtime.interpreter);
+    if (runtime.pool_size) pair('pool_size', runtime.pool_size, 'kept started and ready');
+  }
+  if (config.policy) {
+    table('policy');
+    out.push(h('span', { class: 't-comment' }, '# limits nothing can raise'), '\n');
+    const p = config.policy;
+    for (const key of ['default_timeout_secs', 'max_timeout_secs']) if (key in p) pair(key, p[key]);
+    if ('max_output_bytes' in p) pair('max_output_bytes', fmt.configSize(p.max_output_bytes), 'per stream, per command');
+    if ('max_upload_bytes' in p) pair('max_upload_bytes', fmt.configSize(p.max_upload_bytes));
+    for (const key of ['idle_timeout_secs', 'max_lifetime_secs']) if (key in p) pair(key, p[key]);
+  }
+  return out;
+}
+
+function limits(l, pair) {
+  if (!l) return;
+  pair('mem_limit', fmt.configSize(l.mem_limit_bytes));
+  pair('cpus', Number.isInteger(l.cpus) ? `${l.cpus}.0` : l.cpus);
+  pair('pids_limit', l.pids_limit);
+  pair('network_mode', l.network_mode);
+  pair('tmpfs_size', fmt.configSize(l.tmpfs_size_bytes), 'each of /tmp and the working directory; counts against memory');
+}
+
+function literal(value) {
+  if (Array.isArray(value)) {
+    return [h('span', null, '['), value.map((v, i) => [i ? ', ' : '', literal(v)]), h('span', null, ']')];
+  }
+  if (typeof value === 'number') return h('span', { class: 't-number' }, String(value));
+  if (typeof value === 'string' && /^\d+(\.\d+)?$/.test(value)) return h('span', { class: 't-number' }, value);
+  return h('span', { class: 't-string' }, JSON.stringify(String(value)));
+}
+
+function tomlKey(name) {
+  return /^[A-Za-z0-9_-]+$/.test(name) ? name : JSON.stringify(name);
+}

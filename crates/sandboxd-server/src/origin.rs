@@ -1,0 +1,397 @@
+//! The guard in front of the whole service: which `Host` and `Origin` a request may carry, the
+//! bearer token of a browser's WebSocket, and the security headers of every response.
+//!
+//! The service token is a root credential and the dashboard holds it in a browser, so two
+//! browser attacks matter even on loopback:
+//!
+//! - DNS rebinding: a page on `evil.example` re-points its name at 127.0.0.1 and talks to the
+//!   service as if same-origin. Its requests carry `Host: evil.example`, so only hosts the
+//!   service can be reached by legitimately are accepted: `localhost`, a loopback address, the
+//!   address it listens on (any address when it listens on all of them: a rebinding attack
+//!   always carries the attacker's name, never an address), and the names the operator lists
+//!   in `SANDBOXD_ALLOWED_HOSTS` (comma-separated; e.g. `sandboxd.lan`). The port is not
+//!   compared: it says nothing about who made the page, and a tunnel (`ssh -L 8080:...:7717`)
+//!   or a proxy legitimately changes it. Origin checks below do compare it.
+//! - Cross-origin requests: a page on another origin (another port of localhost included)
+//!   must not drive the API, nor open a WebSocket (browsers do not apply CORS to those). When a
+//!   request carries `Origin`, it must be this service's own origin: the scheme and the very
+//!   `Host` the request was sent to.
+//!
+//! A request failing either check gets 403 with the usual JSON error. A request with neither
+//! header (HTTP/1.0, some tools) did not come from a browser and is let through; the token
+//! check still applies.
+//!
+//! Browsers cannot set `Authorization` on a WebSocket. The dashboard offers the token as a
+//! subprotocol instead, `bearer.<token in unpadded base64url>`, beside the protocol it speaks
+//! (`sandboxd`). On an upgrade request without `Authorization`, the guard turns that entry into
+//! the `Authorization` header the token check reads, and removes it from the offered protocols,
+//! so no handler ever echoes it back. When the upgrade is accepted and its handler chose no
+//! protocol, the guard answers with the first one left (a browser fails a handshake that
+//! offered protocols and got none back).
+
+use axum::extract::{Request, State};
+use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use sandboxd_api::{ErrorBody, ErrorDetail};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Arc;
+
+/// The environment variable listing more host names the service answers to.
+pub const ALLOWED_HOSTS_ENV: &str = "SANDBOXD_ALLOWED_HOSTS";
+
+/// The subprotocol prefix that carries the token on a browser's WebSocket.
+pub const BEARER_PROTOCOL_PREFIX: &str = "bearer.";
+
+/// Which hosts the guard accepts.
+#[derive(Debug, Clone)]
+pub struct Guard {
+    /// Where the service listens.
+    listen: IpAddr,
+    /// Lower-case host names, without port.
+    allowed_names: Vec<String>,
+}
+
+impl Guard {
+    /// A guard for a service listening on `listen`, also accepting the names in
+    /// `SANDBOXD_ALLOWED_HOSTS`.
+    pub fn from_env(listen: SocketAddr) -> Guard {
+        let names = std::env::var(ALLOWED_HOSTS_ENV).unwrap_or_default();
+        Guard::new(
+            listen,
+            names.split(',').map(str::trim).filter(|n| !n.is_empty()),
+        )
+    }
+
+    pub fn new<'a>(listen: SocketAddr, names: impl IntoIterator<Item = &'a str>) -> Guard {
+        let allowed_names = names
+            .into_iter()
+            .filter_map(|name| parse_host(name).map(|(host, _)| host))
+            .collect();
+        Guard {
+            listen: listen.ip(),
+            allowed_names,
+        }
+    }
+
+    fn host_allowed(&self, host: &str) -> bool {
+        let Some((name, _port)) = parse_host(host) else {
+            return false;
+        };
+        match name.parse::<IpAddr>() {
+            Ok(ip) => ip.is_loopback() || ip == self.listen || self.listen.is_unspecified(),
+            Err(_) => name == "localhost" || self.allowed_names.contains(&name),
+        }
+    }
+}
+
+/// The middleware: `axum::middleware::from_fn_with_state(Arc::new(Guard::from_env(address)), guard)`.
+pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
+    let host = request_host(&request);
+    if let Some(host) = &host {
+        if !guard.host_allowed(host) {
+            return forbidden(
+                "forbidden_host",
+                format!(
+                    "this service does not answer to the host name {:?} (a defence against DNS rebinding); use http://localhost:PORT or the address it listens on, or have the operator add the name to {ALLOWED_HOSTS_ENV}",
+                    printable(host)
+                ),
+            );
+        }
+    }
+    if let Some(origin) = request.headers().get(header::ORIGIN) {
+        let same_origin = match (&host, origin.to_str()) {
+            (Some(host), Ok(origin)) => is_same_origin(origin, host),
+            _ => false,
+        };
+        if !same_origin {
+            return forbidden(
+                "forbidden_origin",
+                format!(
+                    "requests from a page on another origin ({:?}) are refused: only this service's own dashboard may call it from a browser",
+                    printable(origin.to_str().unwrap_or("?"))
+                ),
+            );
+        }
+    }
+    let remaining_protocols = take_bearer_protocol(&mut request);
+    let mut response = next.run(request).await;
+    if response.status() == StatusCode::SWITCHING_PROTOCOLS {
+        if let Some(first) = remaining_protocols.and_then(|p| p.into_iter().next()) {
+            if !response
+                .headers()
+                .contains_key(header::SEC_WEBSOCKET_PROTOCOL)
+            {
+                if let Ok(value) = HeaderValue::from_str(&first) {
+                    response
+                        .headers_mut()
+                        .insert(header::SEC_WEBSOCKET_PROTOCOL, value);
+                }
+            }
+        }
+    }
+    security_headers(response.headers_mut());
+    response
+}
+
+/// Headers every response carries; the dashboard's page sets its own policy first.
+fn security_headers(headers: &mut HeaderMap) {
+    let defaults: [(HeaderName, &str); 6] = [
+        (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+        (header::REFERRER_POLICY, "no-referrer"),
+        (header::X_FRAME_OPTIONS, "DENY"),
+        (
+            header::CONTENT_SECURITY_POLICY,
+            "default-src 'none'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'; sandbox",
+        ),
+        (
+            HeaderName::from_static("cross-origin-resource-policy"),
+            "same-origin",
+        ),
+        // Answers hold session data and file contents: no cache keeps them.
+        (header::CACHE_CONTROL, "no-store"),
+    ];
+    for (name, value) in defaults {
+        if !headers.contains_key(&name) {
+            headers.insert(name, HeaderValue::from_static(value));
+        }
+    }
+}
+
+fn forbidden(code: &str, message: String) -> Response {
+    let mut response = (
+        StatusCode::FORBIDDEN,
+        Json(ErrorBody {
+            error: ErrorDetail {
+                code: code.to_string(),
+                message,
+            },
+        }),
+    )
+        .into_response();
+    security_headers(response.headers_mut());
+    response
+}
+
+/// The host the request was sent to: `Host`, or the authority of an absolute URI (HTTP/2).
+fn request_host(request: &Request) -> Option<String> {
+    if let Some(value) = request.headers().get(header::HOST) {
+        // A Host that is not even text is not one of ours.
+        return Some(value.to_str().unwrap_or("\u{fffd}").to_string());
+    }
+    request.uri().authority().map(|a| a.as_str().to_string())
+}
+
+/// Splits `name[:port]` or `[v6][:port]` into a lower-case name (an IPv6 address without its
+/// brackets) and the port; `None` when malformed.
+fn parse_host(host: &str) -> Option<(String, Option<u16>)> {
+    let (name, port) = if let Some(rest) = host.strip_prefix('[') {
+        let (inside, after) = rest.split_once(']')?;
+        inside.parse::<std::net::Ipv6Addr>().ok()?;
+        let port = match after {
+            "" => None,
+            p => Some(p.strip_prefix(':')?),
+        };
+        (inside, port)
+    } else {
+        let (name, port) = match host.split_once(':') {
+            Some((name, port)) => (name, Some(port)),
+            None => (host, None),
+        };
+        let valid = !name.is_empty()
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'-' | b'_'));
+        if !valid {
+            return None;
+        }
+        (name, port)
+    };
+    let port = match port {
+        None => None,
+        Some(digits) => {
+            if digits.is_empty() || digits.len() > 5 || !digits.bytes().all(|b| b.is_ascii_digit())
+            {
+                return None;
+            }
+            Some(digits.parse::<u16>().ok()?)
+        }
+    };
+    Some((name.to_ascii_lowercase(), port))
+}
+
+/// Whether `origin` (`scheme://host[:port]`) is the origin of a page served from `host`.
+fn is_same_origin(origin: &str, host: &str) -> bool {
+    let Some((scheme, authority)) = origin.split_once("://") else {
+        return false; // "null", an opaque origin, is never ours
+    };
+    let default_port = match scheme.to_ascii_lowercase().as_str() {
+        "http" => 80,
+        "https" => 443,
+        _ => return false,
+    };
+    match (parse_host(authority), parse_host(host)) {
+        (Some((origin_name, origin_port)), Some((host_name, host_port))) => {
+            origin_name == host_name
+                && origin_port.unwrap_or(default_port) == host_port.unwrap_or(default_port)
+        }
+        _ => false,
+    }
+}
+
+/// On a WebSocket upgrade, moves a `bearer.<base64url>` subprotocol into `Authorization`
+/// (unless the request has one) and removes it from the offered protocols. Returns the
+/// protocols left when the request offered any.
+fn take_bearer_protocol(request: &mut Request) -> Option<Vec<String>> {
+    let headers = request.headers();
+    let is_upgrade = headers
+        .get(header::UPGRADE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.eq_ignore_ascii_case("websocket"));
+    if !is_upgrade || !headers.contains_key(header::SEC_WEBSOCKET_PROTOCOL) {
+        return None;
+    }
+    let offered: Vec<String> = headers
+        .get_all(header::SEC_WEBSOCKET_PROTOCOL)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .collect();
+    let (bearer, rest): (Vec<String>, Vec<String>) = offered
+        .into_iter()
+        .partition(|p| p.starts_with(BEARER_PROTOCOL_PREFIX));
+    let headers = request.headers_mut();
+    headers.remove(header::SEC_WEBSOCKET_PROTOCOL);
+    if !rest.is_empty() {
+        if let Ok(value) = HeaderValue::from_str(&rest.join(", ")) {
+            headers.insert(header::SEC_WEBSOCKET_PROTOCOL, value);
+        }
+    }
+    if !headers.contains_key(header::AUTHORIZATION) {
+        let token = bearer
+            .first()
+            .and_then(|p| decode_base64url(&p[BEARER_PROTOCOL_PREFIX.len()..]))
+            .and_then(|bytes| String::from_utf8(bytes).ok());
+        if let Some(value) = token.and_then(|t| HeaderValue::from_str(&format!("Bearer {t}")).ok())
+        {
+            headers.insert(header::AUTHORIZATION, value);
+        }
+    }
+    Some(rest)
+}
+
+/// Unpadded base64url (RFC 4648 §5); `None` on any other character or a bad length.
+fn decode_base64url(text: &str) -> Option<Vec<u8>> {
+    fn value(c: u8) -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'-' => 62,
+            b'_' => 63,
+            _ => return None,
+        } as u32)
+    }
+    let text = text.trim_end_matches('=').as_bytes();
+    if text.len() % 4 == 1 {
+        return None;
+    }
+    let mut out = Vec::with_capacity(text.len() * 3 / 4);
+    for chunk in text.chunks(4) {
+        let mut acc = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            acc |= value(c)? << (18 - 6 * i);
+        }
+        let bytes = acc.to_be_bytes();
+        out.extend_from_slice(&bytes[1..chunk.len()]);
+    }
+    Some(out)
+}
+
+/// A value from a request, safe to quote in a message: printable ASCII, cut short.
+fn printable(text: &str) -> String {
+    text.chars()
+        .filter(|c| c.is_ascii_graphic() || *c == ' ')
+        .take(100)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn accepts_loopback_names_addresses_and_allowed_names() {
+        let listen: SocketAddr = "10.1.2.3:7717".parse().unwrap();
+        let guard = Guard::new(listen, ["sandboxd.lan", "Box.Example:7717"]);
+        for host in [
+            "localhost:7717",
+            "LOCALHOST",
+            "localhost:8080",
+            "127.0.0.1:7717",
+            "127.0.0.2",
+            "[::1]:7717",
+            "[::1]",
+            "10.1.2.3:7717",
+            "sandboxd.lan:7717",
+            "box.example",
+        ] {
+            assert!(guard.host_allowed(host), "{host} should be allowed");
+        }
+        for host in [
+            "10.1.2.4:7717",
+            "[fe80::1]:7717",
+            "evil.example:7717",
+            "localhost.evil.example",
+            "127.0.0.1.nip.io:7717",
+            "localhost:",
+            "localhost:99999",
+            "localhost:7717:1",
+            "[::1",
+            "[evil]:80",
+            "",
+            "local host",
+            "localhost/x",
+        ] {
+            assert!(!guard.host_allowed(host), "{host:?} should be refused");
+        }
+        // Listening on every address, any address names it.
+        let guard = Guard::new("0.0.0.0:7717".parse().unwrap(), []);
+        assert!(guard.host_allowed("10.1.2.4:7717"));
+        assert!(guard.host_allowed("[fe80::1]:7717"));
+        assert!(!guard.host_allowed("evil.example:7717"));
+    }
+
+    #[test]
+    fn same_origin_is_scheme_host_and_port() {
+        assert!(is_same_origin("http://127.0.0.1:7717", "127.0.0.1:7717"));
+        assert!(is_same_origin("http://LOCALHOST:7717", "localhost:7717"));
+        assert!(is_same_origin("http://localhost", "localhost:80"));
+        assert!(is_same_origin("https://[::1]:8443", "[::1]:8443"));
+        assert!(!is_same_origin("http://localhost:3000", "localhost:7717"));
+        assert!(!is_same_origin(
+            "http://evil.example:7717",
+            "localhost:7717"
+        ));
+        assert!(!is_same_origin("http://127.0.0.1:7717", "localhost:7717"));
+        assert!(!is_same_origin("null", "localhost:7717"));
+        assert!(!is_same_origin("file://", "localhost:7717"));
+        assert!(!is_same_origin("chrome-extension://abc", "localhost:7717"));
+    }
+
+    #[test]
+    fn decodes_unpadded_base64url() {
+        assert_eq!(decode_base64url("").unwrap(), b"");
+        assert_eq!(decode_base64url("Zg").unwrap(), b"f");
+        assert_eq!(decode_base64url("Zm8").unwrap(), b"fo");
+        assert_eq!(decode_base64url("Zm9v").unwrap(), b"foo");
+        assert_eq!(decode_base64url("Zm9vYg==").unwrap(), b"foob");
+        assert_eq!(decode_base64url("-_8").unwrap(), [0xfb, 0xff]);
+        assert!(decode_base64url("Z").is_none());
+        assert!(decode_base64url("Zm9v+").is_none());
+    }
+}

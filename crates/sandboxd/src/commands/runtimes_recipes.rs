@@ -1,0 +1,84 @@
+//! `sandboxd runtimes suggested`: the suggested catalogue, as config to paste (no service
+//! needed). `sandboxd runtimes build [NAME]`: has the running service make runtime images
+//! available now, pulled or built from their recipes, and follows the progress. The build runs
+//! in the service, so it is the same single build its sessions wait for, with the service's
+//! config (recipes, extra CA certificates), and the dashboard shows it.
+
+use super::connection::{block_on, ServiceArgs};
+use anyhow::{bail, Result};
+use clap::Args;
+use sandboxd_api::ImageStatus;
+use sandboxd_client::{Client, Interface};
+use sandboxd_config::{suggested_runtimes, CATALOGUE};
+
+#[derive(Args)]
+pub struct SuggestedArgs {
+    /// Print the recipes themselves ([recipes.NAME] tables, to copy and change) rather than
+    /// the runtimes that name them.
+    #[arg(long)]
+    recipes: bool,
+}
+
+#[derive(Args)]
+pub struct BuildArgs {
+    /// The runtime whose image to make (as `sandboxd runtimes` lists it); without one, every
+    /// runtime of the service.
+    name: Option<String>,
+    #[command(flatten)]
+    service: ServiceArgs,
+}
+
+pub fn run_suggested(args: SuggestedArgs) -> Result<()> {
+    if args.recipes {
+        print!("{CATALOGUE}");
+    } else {
+        print!("{}", suggested_runtimes());
+    }
+    Ok(())
+}
+
+pub fn run_build(args: BuildArgs) -> Result<()> {
+    let client = args.service.client(Interface::Cli)?;
+    block_on(build(client, args.name))?
+}
+
+/// Progress goes to stderr, each runtime's outcome to stdout.
+async fn build(client: Client, name: Option<String>) -> Result<()> {
+    let names = match name {
+        Some(name) => vec![name],
+        None => client
+            .runtimes()
+            .await?
+            .runtimes
+            .into_iter()
+            .map(|runtime| runtime.name)
+            .collect(),
+    };
+    let mut failed = Vec::new();
+    for name in names {
+        let mut build = client.build_runtime(&name).await?;
+        while let Some(event) = build.next_event().await? {
+            match event.status {
+                ImageStatus::Building { progress } => match (progress.step, progress.steps) {
+                    (Some(step), Some(steps)) => {
+                        eprintln!("{name}: [{step}/{steps}] {}", progress.line)
+                    }
+                    _ => eprintln!("{name}: {}", progress.line),
+                },
+                ImageStatus::Ready => println!("{name}: ready ({})", event.image),
+                ImageStatus::NotBuilt => println!("{name}: not built ({})", event.image),
+                ImageStatus::Failed { reason } => {
+                    println!("{name}: failed: {reason}");
+                    failed.push(name.clone());
+                }
+            }
+        }
+    }
+    if !failed.is_empty() {
+        bail!(
+            "the image of {} could not be made; the reasons are above",
+            failed.join(", ")
+        );
+    }
+    Ok(())
+}

@@ -1,0 +1,50 @@
+//! `sandboxd sessions`: the open sessions (and with `--all` the recently ended ones).
+
+use super::connection::{block_on, ServiceArgs};
+use super::output::{duration, or_dash, print_json, OutputArgs, Table};
+use anyhow::Result;
+use clap::Args;
+use sandboxd_api::SessionState;
+use sandboxd_client::Interface;
+use sandboxd_config::format_bytes;
+
+#[derive(Args)]
+pub struct SessionsArgs {
+    /// Also list the most recently ended sessions.
+    #[arg(long)]
+    all: bool,
+    #[command(flatten)]
+    output: OutputArgs,
+    #[command(flatten)]
+    service: ServiceArgs,
+}
+
+pub fn run(args: SessionsArgs) -> Result<()> {
+    let client = args.service.client(Interface::Cli)?;
+    let list = block_on(client.list_sessions(args.all))??;
+    if args.output.json {
+        return print_json(&list);
+    }
+    let mut table = Table::new(&[
+        "ID", "RUNTIME", "STATE", "TENANT", "CREATED", "IDLE", "MEMORY", "PROCS", "ENDED",
+    ]);
+    for session in list.sessions {
+        let running = session.state == SessionState::Running;
+        table.row(vec![
+            session.id,
+            session.runtime,
+            if running { "running" } else { "ended" }.to_string(),
+            or_dash(session.tenant),
+            session.created_at,
+            if running {
+                duration(session.idle_secs)
+            } else {
+                "-".into()
+            },
+            format_bytes(session.memory_bytes),
+            session.process_count.to_string(),
+            or_dash(session.end_reason),
+        ]);
+    }
+    table.print()
+}

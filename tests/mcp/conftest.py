@@ -1,0 +1,122 @@
+"""A real sandboxd service for the MCP tests: the built binary, the real Docker engine, its own
+state directory and instance id. On teardown the service is killed and every container it
+made is removed by label, also when a test failed."""
+
+import os
+import queue
+import secrets
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+SANDBOXD = Path(os.environ.get("SANDBOXD_BIN", REPO / "target/debug/sandboxd"))
+AGENT = Path(
+    os.environ.get(
+        "SANDBOXD_AGENT",
+        REPO / "target/x86_64-unknown-linux-gnu/debug/sandboxd-agent",
+    )
+)
+BUSYBOX_IMAGE = os.environ.get("SANDBOXD_TEST_BUSYBOX_IMAGE", "sandboxd/busybox:local")
+PYTHON_IMAGE = os.environ.get("SANDBOXD_TEST_PYTHON_IMAGE", "sandboxd/python:3.11-bookworm")
+LISTENING = "sandboxd listening on "
+
+
+@dataclass
+class Service:
+    url: str
+    token: str
+    instance_id: str
+
+
+def config(token: str) -> str:
+    return f"""
+token = "{token}"
+default_runtime = "sh"
+max_sessions = 8
+mem_limit = "128m"
+cpus = 0.5
+pids_limit = 64
+tmpfs_size = "16m"
+
+[runtimes.sh]
+image = "{BUSYBOX_IMAGE}"
+
+[runtimes.python]
+image = "{PYTHON_IMAGE}"
+mem_limit = "256m"
+interpreter = ["python3"]
+
+[policy]
+default_timeout_secs = 20
+max_timeout_secs = 60
+"""
+
+
+def docker(*args: str) -> str:
+    return subprocess.run(["docker", *args], capture_output=True, text=True, check=False).stdout
+
+
+@pytest.fixture(scope="session")
+def anyio_backend():
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def service():
+    assert SANDBOXD.is_file(), f"{SANDBOXD} is missing: build it with scripts/build.sh"
+    assert AGENT.is_file(), f"{AGENT} is missing: build it with scripts/build.sh"
+    # Short path: the agents' socket paths must fit a unix socket address.
+    state_dir = Path(tempfile.mkdtemp(prefix="sbm", dir="/tmp"))
+    token = "mcp-test-" + secrets.token_hex(16)
+    # Written before the start, so the scripts' sweep of test-* instances finds leftovers.
+    instance_id = "test-mcp-" + secrets.token_hex(6)
+    (state_dir / "instance-id").write_text(instance_id)
+    (state_dir / "config.toml").write_text(config(token))
+    env = {k: v for k, v in os.environ.items() if k != "SANDBOXD_TOKEN"}
+    env["SANDBOXD_AGENT"] = str(AGENT)
+    env.setdefault("SANDBOXD_LOG", "warn")
+    process = subprocess.Popen(
+        [
+            str(SANDBOXD),
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--config",
+            str(state_dir / "config.toml"),
+            "--state-dir",
+            str(state_dir),
+        ],
+        env=env,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    urls: queue.Queue[str] = queue.Queue()
+
+    def read_stdout():
+        # Keeps reading to the end, so the service never blocks on a full pipe.
+        for line in process.stdout:
+            if line.startswith(LISTENING):
+                urls.put(line[len(LISTENING) :].strip())
+
+    threading.Thread(target=read_stdout, daemon=True).start()
+    try:
+        try:
+            url = urls.get(timeout=60)
+        except queue.Empty:
+            raise RuntimeError(
+                f"sandboxd did not print its address within 60 s (exit status {process.poll()}); its stderr is above"
+            ) from None
+        yield Service(url=url, token=token, instance_id=instance_id)
+    finally:
+        process.kill()
+        process.wait()
+        ids = docker("ps", "-aq", "--filter", f"label=org.sandboxd.instance={instance_id}").split()
+        if ids:
+            docker("rm", "-f", *ids)
+        shutil.rmtree(state_dir, ignore_errors=True)

@@ -1,0 +1,233 @@
+"""sandboxd's MCP server driven by the official MCP Python SDK, over streamable HTTP (the
+service's /mcp) and over stdio (`sandboxd mcp` launched as a subprocess), against a real
+service with real sandboxes."""
+
+import json
+from contextlib import asynccontextmanager
+
+import httpx2
+import pytest
+from mcp import ClientSession
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+from conftest import SANDBOXD
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = {
+    "list_runtimes",
+    "open_session",
+    "list_sessions",
+    "close_session",
+    "run_command",
+    "run_code",
+    "write_file",
+    "read_file",
+    "list_directory",
+}
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw-test", "version": "1"},
+    },
+}
+MCP_HEADERS = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+
+
+@asynccontextmanager
+async def connect(service, transport, token=None):
+    """An initialized MCP session with sandboxd over `transport`."""
+    token = token or service.token
+    if transport == "http":
+        async with httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=httpx2.Timeout(30, read=120),
+        ) as http:
+            async with streamable_http_client(f"{service.url}/mcp", http_client=http) as (read, write):
+                async with ClientSession(read, write) as session:
+                    yield session, await session.initialize()
+    else:
+        server = StdioServerParameters(
+            command=str(SANDBOXD),
+            args=["mcp", "--url", service.url, "--token", token],
+        )
+        async with stdio_client(server) as (read, write):
+            async with ClientSession(read, write) as session:
+                yield session, await session.initialize()
+
+
+def structured(result):
+    """A tool's structured answer, failing the test with its text when it was an error."""
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content is not None, result.content
+    # The same JSON is in the text content, for clients that read only text.
+    assert json.loads(result.content[0].text) == result.structured_content
+    return result.structured_content
+
+
+def error_text(result):
+    assert result.is_error, result
+    return result.content[0].text
+
+
+async def call(session, tool, **arguments):
+    return await session.call_tool(tool, arguments)
+
+
+def activity(service, session_id):
+    response = httpx2.get(
+        f"{service.url}/v1/sessions/{session_id}/activity",
+        headers={"Authorization": f"Bearer {service.token}"},
+    )
+    assert response.status_code == 200, response.text
+    return response.json()["entries"]
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_open_write_run_read_list_close(service, transport):
+    async with connect(service, transport) as (session, init):
+        assert init.server_info.name == "sandboxd"
+        assert "open_session" in (init.instructions or "")
+
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert set(tools) == TOOLS
+        for tool in tools.values():
+            assert len(tool.description) > 40, tool.name
+            assert tool.input_schema["type"] == "object", tool.name
+        run_command = tools["run_command"]
+        assert set(run_command.input_schema["required"]) == {"session_id", "command"}
+        assert "&&" in run_command.description and "cd" in run_command.description
+        assert {"exit_code", "stdout", "stderr", "timed_out", "stdout_truncated"} <= set(
+            run_command.output_schema["properties"]
+        )
+
+        runtimes = structured(await call(session, "list_runtimes"))
+        python = next(r for r in runtimes["runtimes"] if r["name"] == "python")
+        assert python["interpreter"] == ["python3"]
+
+        opened = structured(await call(session, "open_session", runtime="python", tenant="mcp-tests"))
+        session_id = opened["id"]
+        assert opened["runtime"] == "python" and opened["state"] == "running"
+        listed = structured(await call(session, "list_sessions"))
+        assert session_id in [s["id"] for s in listed["sessions"]]
+
+        program = (
+            "import sys\n"
+            "with open('results/out.txt', 'w') as f:\n"
+            "    f.write('sum=%d\\n' % sum(range(10)))\n"
+            "print('written')\n"
+            "print('a warning', file=sys.stderr)\n"
+        )
+        written = structured(await call(session, "write_file", session_id=session_id, path="main.py", content=program))
+        assert written["bytes"] == len(program.encode())
+
+        ran = structured(
+            await call(session, "run_command", session_id=session_id, command="mkdir -p results && python3 main.py")
+        )
+        assert ran["exit_code"] == 0, ran
+        assert ran["stdout"] == "written\n"
+        assert ran["stderr"] == "a warning\n"
+        assert ran["timed_out"] is False and ran["stdout_truncated"] is False
+
+        assert (await call(session, "read_file", session_id=session_id, path="results/out.txt")).content[
+            0
+        ].text == "sum=45\n"
+
+        listing = structured(await call(session, "list_directory", session_id=session_id))
+        entries = {e["name"]: e for e in listing["entries"]}
+        assert entries["main.py"]["type"] == "file" and entries["main.py"]["size"] == len(program.encode())
+        assert entries["results"]["type"] == "dir"
+
+        code = structured(
+            await call(session, "run_code", session_id=session_id, code="import os\nprint(6 * 7, os.getcwd())")
+        )
+        assert code["exit_code"] == 0, code
+        assert code["stdout"] == "42 /workspace\n"
+
+        failed = structured(await call(session, "run_command", session_id=session_id, command="exit 3"))
+        assert failed["exit_code"] == 3, "a failing command is a result, not a tool error"
+
+        closed = structured(await call(session, "close_session", session_id=session_id))
+        assert closed["state"] == "ended"
+
+    entries = activity(service, session_id)
+    actions = {e["action"] for e in entries}
+    assert {"open", "write_file", "exec", "read_file", "list_files", "close"} <= actions, entries
+    assert {e["interface"] for e in entries} == {"mcp"}, entries
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_errors_are_tool_errors_an_agent_can_act_on(service, transport):
+    async with connect(service, transport) as (session, _):
+        unknown = error_text(await call(session, "open_session", runtime="cobol"))
+        assert "unknown_runtime" in unknown and "python" in unknown and "sh" in unknown
+        assert "list_runtimes" in unknown
+
+        session_id = structured(await call(session, "open_session"))["id"]
+        try:
+            slow = structured(
+                await call(session, "run_command", session_id=session_id, command="sleep 30", timeout_secs=1)
+            )
+            assert slow["timed_out"] is True
+            assert slow["exit_code"] is None and slow["signal"] == 9
+
+            too_long = error_text(
+                await call(session, "run_command", session_id=session_id, command="true", timeout_secs=3600)
+            )
+            assert "timeout_too_large" in too_long and "60" in too_long
+
+            missing = error_text(await call(session, "read_file", session_id=session_id, path="nope.txt"))
+            assert "not_found" in missing
+
+            no_interpreter = error_text(await call(session, "run_code", session_id=session_id, code="echo hi"))
+            assert "run_command" in no_interpreter
+        finally:
+            structured(await call(session, "close_session", session_id=session_id))
+
+        ended = error_text(await call(session, "run_command", session_id=session_id, command="true"))
+        assert "session_ended" in ended and "open_session" in ended
+        gone = error_text(await call(session, "close_session", session_id="no-such-session"))
+        assert "not_found" in gone
+
+        # The connection survived every error.
+        assert TOOLS == {tool.name for tool in (await session.list_tools()).tools}
+
+
+async def test_http_refuses_a_wrong_token(service):
+    async with httpx2.AsyncClient() as http:
+        for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}):
+            response = await http.post(f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | headers)
+            assert response.status_code == 401
+            assert response.json()["error"]["code"] == "unauthorized"
+    with pytest.raises(Exception):
+        async with connect(service, "http", token="wrong-token-0123456789"):
+            pass
+
+
+async def test_stdio_with_a_wrong_token_says_so_on_each_call(service):
+    async with connect(service, "stdio", token="wrong-token-0123456789") as (session, _):
+        text = error_text(await call(session, "list_runtimes"))
+        assert "unauthorized" in text and "SANDBOXD_TOKEN" in text
+
+
+async def test_http_answers_the_hosts_the_service_answers(service):
+    port = service.url.rsplit(":", 1)[1]
+    auth = {"Authorization": f"Bearer {service.token}"}
+    async with httpx2.AsyncClient() as http:
+        # An IP address the service answers to, beyond rmcp's own loopback list.
+        response = await http.post(
+            f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | auth | {"Host": f"127.0.0.2:{port}"}
+        )
+        assert response.status_code == 200, response.text
+        assert response.json()["result"]["serverInfo"]["name"] == "sandboxd"
+        # A name it does not answer to (DNS rebinding) is refused by the service's guard.
+        response = await http.post(
+            f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | auth | {"Host": f"evil.example:{port}"}
+        )
+        assert response.status_code == 403
