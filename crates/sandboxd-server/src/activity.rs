@@ -2,10 +2,12 @@
 //! how it went — never the payload (no file contents, output, stdin, environment values, or
 //! command arguments beyond the program name).
 
+use crate::{ApiError, Service};
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use serde::{Deserialize, Serialize};
 use std::convert::Infallible;
+use std::time::Instant;
 
 pub use sandboxd_api::CLIENT_HEADER;
 
@@ -86,6 +88,101 @@ impl Outcome {
     pub fn with_bytes(mut self, bytes: u64) -> Outcome {
         self.bytes = Some(bytes);
         self
+    }
+}
+
+/// How much of a message from the agent reaches a client or the log.
+const MAX_AGENT_TEXT_CHARS: usize = 512;
+
+/// Text from the agent is untrusted: without control characters, and short.
+pub fn agent_text(text: &str) -> String {
+    text.chars()
+        .filter(|c| !c.is_control())
+        .take(MAX_AGENT_TEXT_CHARS)
+        .collect()
+}
+
+/// An operation's activity entry, recorded exactly once: when the operation ends, or when it
+/// is dropped unfinished (a download or stream whose client went away).
+pub struct PendingEntry {
+    service: Service,
+    session_id: String,
+    actor: Actor,
+    action: &'static str,
+    pub target: String,
+    started: Instant,
+    pub bytes: Option<u64>,
+    pub exit_code: Option<i32>,
+    recorded: bool,
+}
+
+impl PendingEntry {
+    pub fn new(
+        service: &Service,
+        session_id: &str,
+        actor: Actor,
+        action: &'static str,
+        target: &str,
+    ) -> PendingEntry {
+        service.sessions().touch(session_id);
+        PendingEntry {
+            service: service.clone(),
+            session_id: session_id.to_string(),
+            actor,
+            action,
+            target: target.to_string(),
+            started: Instant::now(),
+            bytes: None,
+            exit_code: None,
+            recorded: false,
+        }
+    }
+
+    /// Counts as activity on the session, keeping it from idling out.
+    pub fn touch(&self) {
+        self.service.sessions().touch(&self.session_id);
+    }
+
+    /// Records the entry, failed when `error` says why, unless it was recorded already.
+    pub fn record(&mut self, error: Option<String>) {
+        if std::mem::replace(&mut self.recorded, true) {
+            return;
+        }
+        self.touch();
+        let elapsed = self.started.elapsed().as_millis() as u64;
+        let mut outcome = match error {
+            None => Outcome::ok(elapsed),
+            Some(error) => Outcome::failed(elapsed, error),
+        }
+        .with_exit_code(self.exit_code);
+        if let Some(bytes) = self.bytes {
+            outcome = outcome.with_bytes(bytes);
+        }
+        self.service.record(
+            &self.session_id,
+            &self.actor,
+            self.action,
+            &self.target,
+            outcome,
+        );
+    }
+
+    /// Records the failure and passes it on.
+    pub fn fail(&mut self, error: ApiError) -> ApiError {
+        self.record(Some(error.to_string()));
+        error
+    }
+
+    /// Records how `result` went and passes it on.
+    pub fn finish<T>(&mut self, result: Result<T, ApiError>) -> Result<T, ApiError> {
+        self.record(result.as_ref().err().map(ToString::to_string));
+        result
+    }
+}
+
+impl Drop for PendingEntry {
+    fn drop(&mut self) {
+        self.record(Some("interrupted: the client went away".into()));
     }
 }
 

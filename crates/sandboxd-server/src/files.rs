@@ -3,7 +3,7 @@
 //! sandbox's working directory. Contents stream through in both directions and are never
 //! logged; the activity log gets the path, the byte count and how it went.
 
-use crate::activity::{Actor, Outcome};
+use crate::activity::{agent_text, Actor, PendingEntry};
 use crate::error::ApiError;
 use crate::sessions::{rfc3339, Session};
 use crate::Service;
@@ -19,7 +19,7 @@ use sandboxd_api::{FileDeleted, FileEntry, FileKind, FileList, FileWritten};
 use sandboxd_config::format_bytes;
 use serde::Deserialize;
 use std::io;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use time::OffsetDateTime;
 use tokio_util::io::StreamReader;
 use utoipa_axum::router::OpenApiRouter;
@@ -33,7 +33,6 @@ const MAX_PATH_LEN: usize = 4096;
 /// the client's next chunk of an upload.
 const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 /// An agent's error message is passed on cut to this many characters.
-const MAX_AGENT_MESSAGE_CHARS: usize = 512;
 
 pub fn routes(_service: &Service) -> OpenApiRouter<Service> {
     OpenApiRouter::new()
@@ -103,7 +102,7 @@ async fn list_files(
 ) -> Result<Json<FileList>, ApiError> {
     let path = checked_path(parse_query(query)?.path.unwrap_or_else(|| ".".into()))?;
     let session = service.sessions().get_running(&id)?;
-    let logged = Logged::start(&service, &id, actor, Action::List, &path);
+    let mut logged = PendingEntry::new(&service, &id, actor, Action::List.name(), &path);
     let result = async {
         let agent = service.backend().agent(&session.sandbox).await?;
         proto::list_dir(agent, &path, MAX_LIST_ENTRIES, STEP_TIMEOUT)
@@ -166,7 +165,7 @@ async fn read_file(
 ) -> Result<Response, ApiError> {
     let path = checked_path(required(parse_query(query)?.path)?)?;
     let session = service.sessions().get_running(&id)?;
-    let mut logged = Logged::start(&service, &id, actor, Action::Read, &path);
+    let mut logged = PendingEntry::new(&service, &id, actor, Action::Read.name(), &path);
     let download = match open_download(&service, &session, &path).await {
         Ok(download) => download,
         Err(e) => return logged.finish(Err(e)),
@@ -199,7 +198,7 @@ async fn read_file(
                 }
                 Err(e) => {
                     // The status is sent already: breaking off the body is all that is left.
-                    let message = bounded(&format!("the file transfer broke off: {e}"));
+                    let message = agent_text(&format!("the file transfer broke off: {e}"));
                     logged.record(Some(message.clone()));
                     Err(io::Error::other(message))
                 }
@@ -252,7 +251,7 @@ async fn write_file(
 ) -> Result<Json<FileWritten>, ApiError> {
     let path = checked_path(required(parse_query(query)?.path)?)?;
     let session = service.sessions().get_running(&id)?;
-    let mut logged = Logged::start(&service, &id, actor, Action::Write, &path);
+    let mut logged = PendingEntry::new(&service, &id, actor, Action::Write.name(), &path);
     let result = upload(&service, &session, &path, &headers, body).await;
     logged.bytes = result.as_ref().ok().copied();
     let bytes = logged.finish(result)?;
@@ -320,7 +319,7 @@ async fn delete_file(
     let query = parse_query(query)?;
     let path = checked_path(required(query.path)?)?;
     let session = service.sessions().get_running(&id)?;
-    let logged = Logged::start(&service, &id, actor, Action::Delete, &path);
+    let mut logged = PendingEntry::new(&service, &id, actor, Action::Delete.name(), &path);
     let result = async {
         let agent = service.backend().agent(&session.sandbox).await?;
         proto::delete_path(agent, &path, query.recursive, STEP_TIMEOUT)
@@ -376,11 +375,11 @@ fn invalid_path(message: impl Into<String>) -> ApiError {
 /// codes become the API's, with its message cut short and a hint where one helps.
 fn file_error(action: Action, error: ProtoError) -> ApiError {
     let ProtoError::Agent { code, message } = error else {
-        return ApiError::Agent(bounded(&error.to_string()));
+        return ApiError::Agent(agent_text(&error.to_string()));
     };
     let message = match hint(action, &code) {
-        Some(hint) => format!("{}; {hint}", bounded(&message)),
-        None => bounded(&message),
+        Some(hint) => format!("{}; {hint}", agent_text(&message)),
+        None => agent_text(&message),
     };
     let conflict = |code| ApiError::Conflict {
         code,
@@ -401,7 +400,7 @@ fn file_error(action: Action, error: ProtoError) -> ApiError {
         proto::ERROR_TOO_LARGE => ApiError::PayloadTooLarge(message),
         proto::ERROR_NO_SPACE => ApiError::InsufficientStorage(message),
         proto::ERROR_INVALID_PATH => ApiError::bad_request(proto::ERROR_INVALID_PATH, message),
-        _ => ApiError::Agent(format!("{}: {message}", bounded(&code))),
+        _ => ApiError::Agent(format!("{}: {message}", agent_text(&code))),
     }
 }
 
@@ -424,82 +423,4 @@ fn hint(action: Action, code: &str) -> Option<&'static str> {
         }
         _ => return None,
     })
-}
-
-/// Text from the agent is untrusted: without control characters, and short.
-fn bounded(text: &str) -> String {
-    text.chars()
-        .filter(|c| !c.is_control())
-        .take(MAX_AGENT_MESSAGE_CHARS)
-        .collect()
-}
-
-/// A file operation's activity entry, recorded once: when the operation ends, or when it is
-/// dropped unfinished (a download whose client went away).
-struct Logged {
-    service: Service,
-    session_id: String,
-    actor: Actor,
-    action: Action,
-    target: String,
-    started: Instant,
-    bytes: Option<u64>,
-    recorded: bool,
-}
-
-impl Logged {
-    fn start(
-        service: &Service,
-        session_id: &str,
-        actor: Actor,
-        action: Action,
-        target: &str,
-    ) -> Self {
-        service.sessions().touch(session_id);
-        Logged {
-            service: service.clone(),
-            session_id: session_id.to_string(),
-            actor,
-            action,
-            target: target.to_string(),
-            started: Instant::now(),
-            bytes: None,
-            recorded: false,
-        }
-    }
-
-    /// Records the entry, failed when `error` says why, unless it was recorded already.
-    fn record(&mut self, error: Option<String>) {
-        if std::mem::replace(&mut self.recorded, true) {
-            return;
-        }
-        self.service.sessions().touch(&self.session_id);
-        let elapsed = self.started.elapsed().as_millis() as u64;
-        let mut outcome = match error {
-            None => Outcome::ok(elapsed),
-            Some(error) => Outcome::failed(elapsed, error),
-        };
-        if let Some(bytes) = self.bytes {
-            outcome = outcome.with_bytes(bytes);
-        }
-        self.service.record(
-            &self.session_id,
-            &self.actor,
-            self.action.name(),
-            &self.target,
-            outcome,
-        );
-    }
-
-    /// Records how `result` went and passes it on.
-    fn finish<T>(mut self, result: Result<T, ApiError>) -> Result<T, ApiError> {
-        self.record(result.as_ref().err().map(ToString::to_string));
-        result
-    }
-}
-
-impl Drop for Logged {
-    fn drop(&mut self) {
-        self.record(Some("interrupted: the client went away".into()));
-    }
 }

@@ -7,7 +7,7 @@
 //! Events or over the terminal's WebSocket. Output is pulled from the agent only as fast as
 //! the client takes it, so a slow client costs no memory here.
 
-use crate::activity::{self, Actor, Outcome};
+use crate::activity::{self, agent_text, Actor, PendingEntry};
 use crate::error::ApiError;
 use crate::sessions::rfc3339;
 use crate::{exec, Service};
@@ -35,7 +35,7 @@ use serde::de::DeserializeOwned;
 use serde::Deserialize;
 use std::collections::VecDeque;
 use std::convert::Infallible;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 use time::OffsetDateTime;
 use tokio::io::{ReadHalf, WriteHalf};
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
@@ -56,7 +56,6 @@ const TERMINAL_TYPE: &str = "xterm-256color";
 /// A terminal's input arrives in keystrokes and pastes.
 const MAX_TERMINAL_MESSAGE: usize = 1 << 20;
 /// An agent's error message is passed on cut to this many characters.
-const MAX_AGENT_MESSAGE_CHARS: usize = 512;
 /// Signal names a request may use, with or without `SIG`, as numbered on Linux.
 const SIGNALS: [(&str, i32); 12] = [
     ("HUP", 1),
@@ -112,7 +111,7 @@ async fn start(
 ) -> Result<(StatusCode, Json<ProcessInfo>), ApiError> {
     let request: StartProcess = parse_json(&body, "start request")?;
     let planned = plan(request, &service.config().policy)?;
-    let mut entry = Entry::start(&service, &id, actor, "process_start", &planned.program)?;
+    let mut entry = start_entry(&service, &id, actor, "process_start", &planned.program)?;
     let started = async {
         let mut agent = connect(&service, &id).await?;
         start_process(&mut agent, &planned, CONTROL_TIMEOUT)
@@ -266,7 +265,7 @@ async fn signal(
 ) -> Result<Json<ProcessInfo>, ApiError> {
     let request: SignalRequest = parse_json(&body, "signal request")?;
     let number = signal_number(&request.signal)?;
-    let mut entry = Entry::start(&service, &id, actor, "process_signal", &process_id)?;
+    let mut entry = start_entry(&service, &id, actor, "process_signal", &process_id)?;
     let signalled = async {
         let mut agent = connect(&service, &id).await?;
         signal_process(&mut agent, &process_id, number, CONTROL_TIMEOUT)
@@ -274,7 +273,7 @@ async fn signal(
             .map_err(agent_error)
     };
     let signalled = signalled.await;
-    let info = entry.finish_with_target(signalled)?;
+    let info = finish_naming(&mut entry, signalled)?;
     Ok(Json(api_info(info)))
 }
 
@@ -330,7 +329,7 @@ async fn resize(
 ) -> Result<Json<ProcessInfo>, ApiError> {
     let request: TerminalSize = parse_json(&body, "resize request")?;
     let size = terminal_size(Some(request.cols), Some(request.rows))?;
-    let mut entry = Entry::start(&service, &id, actor, "process_resize", &process_id)?;
+    let mut entry = start_entry(&service, &id, actor, "process_resize", &process_id)?;
     let resized = async {
         let mut agent = connect(&service, &id).await?;
         resize_process(&mut agent, &process_id, size, CONTROL_TIMEOUT)
@@ -338,7 +337,7 @@ async fn resize(
             .map_err(agent_error)
     };
     let resized = resized.await;
-    let info = entry.finish_with_target(resized)?;
+    let info = finish_naming(&mut entry, resized)?;
     Ok(Json(api_info(info)))
 }
 
@@ -419,7 +418,7 @@ async fn feed(
     } else {
         "process_stdin"
     };
-    let mut entry = Entry::start(service, session_id, actor, action, process_id)?;
+    let mut entry = start_entry(service, session_id, actor, action, process_id)?;
     let written = async {
         // Named by its program in the log, and refused early if it does not exist.
         let target = find(service, session_id, process_id).await?;
@@ -495,7 +494,7 @@ async fn stream(
         .get("last-event-id")
         .and_then(|value| value.to_str().ok()?.trim().parse().ok());
     let since = query.since.or(last_event_id).unwrap_or(0);
-    let mut entry = Entry::start(&service, &id, actor, "process_stream", &process_id)?;
+    let mut entry = start_entry(&service, &id, actor, "process_stream", &process_id)?;
     let attached = async {
         let target = find(&service, &id, &process_id).await?;
         entry.target = activity_target(&target);
@@ -537,7 +536,7 @@ struct OutputEvents {
     /// Events made but not yet sent.
     queue: VecDeque<SseEvent>,
     done: bool,
-    entry: Entry,
+    entry: PendingEntry,
 }
 
 impl OutputEvents {
@@ -732,7 +731,7 @@ async fn terminal(
         ..StartProcess::default()
     };
     let planned = plan(request, &service.config().policy)?;
-    let mut entry = Entry::start(&service, &id, actor, "pty", &planned.program)?;
+    let mut entry = start_entry(&service, &id, actor, "pty", &planned.program)?;
     let attached = async {
         // One connection: the start, then the attachment, so no process is left without
         // its terminal for want of a second connection.
@@ -767,7 +766,7 @@ async fn run_terminal(
     info: proto::ProcessInfo,
     mut output: ProcessOutput<ReadHalf<AgentStream>>,
     mut input: AgentInput<WriteHalf<AgentStream>>,
-    mut entry: Entry,
+    mut entry: PendingEntry,
 ) {
     let (mut to_client, mut from_client) = socket.split();
     let started = TerminalMessage::Started {
@@ -824,7 +823,7 @@ async fn run_terminal(
 async fn terminal_output(
     output: &mut ProcessOutput<ReadHalf<AgentStream>>,
     to_client: &mut (impl Sink<Message> + Unpin),
-    entry: &Entry,
+    entry: &PendingEntry,
 ) -> Result<proto::ProcessInfo, ApiError> {
     loop {
         match output.next().await.map_err(agent_error)? {
@@ -846,7 +845,7 @@ async fn terminal_output(
 async fn terminal_input(
     from_client: &mut (impl Stream<Item = Result<Message, axum::Error>> + Unpin),
     input: &mut AgentInput<WriteHalf<AgentStream>>,
-    entry: &Entry,
+    entry: &PendingEntry,
 ) {
     while let Some(Ok(message)) = from_client.next().await {
         entry.touch();
@@ -902,7 +901,7 @@ fn agent_error(error: ProtoError) -> ApiError {
     let ProtoError::Agent { code, message } = error else {
         return ApiError::Agent(error.to_string());
     };
-    let message: String = message.chars().take(MAX_AGENT_MESSAGE_CHARS).collect();
+    let message = agent_text(&message);
     match code.as_str() {
         proto::ERROR_SPAWN_FAILED => ApiError::bad_request("spawn_failed", message),
         proto::ERROR_BAD_REQUEST => ApiError::bad_request("invalid_request", message),
@@ -980,100 +979,30 @@ fn activity_target(info: &proto::ProcessInfo) -> String {
     activity::program_name(std::slice::from_ref(&info.program))
 }
 
-/// One operation's activity entry, recorded once: when the operation ends, or when it is
-/// dropped unfinished (a stream whose client went away).
-struct Entry {
-    service: Service,
-    session_id: String,
+/// Starts the activity entry of an operation on an open session (refused for any other,
+/// which gets no entry).
+fn start_entry(
+    service: &Service,
+    session_id: &str,
     actor: Actor,
     action: &'static str,
-    /// The program, once known; the process id until then.
-    target: String,
-    started: Instant,
-    bytes: Option<u64>,
-    exit_code: Option<i32>,
-    recorded: bool,
+    target: &str,
+) -> Result<PendingEntry, ApiError> {
+    service.sessions().get_running(session_id)?;
+    Ok(PendingEntry::new(
+        service, session_id, actor, action, target,
+    ))
 }
 
-impl Entry {
-    /// Starts the entry of an operation on an open session (refused for any other, which
-    /// gets no entry).
-    fn start(
-        service: &Service,
-        session_id: &str,
-        actor: Actor,
-        action: &'static str,
-        target: &str,
-    ) -> Result<Entry, ApiError> {
-        service.sessions().get_running(session_id)?;
-        Ok(Entry {
-            service: service.clone(),
-            session_id: session_id.into(),
-            actor,
-            action,
-            target: target.into(),
-            started: Instant::now(),
-            bytes: None,
-            exit_code: None,
-            recorded: false,
-        })
+/// Records how `result` went, naming the process the operation returned.
+fn finish_naming(
+    entry: &mut PendingEntry,
+    result: Result<proto::ProcessInfo, ApiError>,
+) -> Result<proto::ProcessInfo, ApiError> {
+    if let Ok(info) = &result {
+        entry.target = activity_target(info);
     }
-
-    fn touch(&self) {
-        self.service.sessions().touch(&self.session_id);
-    }
-
-    /// Records the entry, failed when `error` says why, unless it was recorded already.
-    fn record(&mut self, error: Option<String>) {
-        if std::mem::replace(&mut self.recorded, true) {
-            return;
-        }
-        let elapsed = self.started.elapsed().as_millis() as u64;
-        let mut outcome = match error {
-            None => Outcome::ok(elapsed),
-            Some(error) => Outcome::failed(elapsed, error),
-        }
-        .with_exit_code(self.exit_code);
-        if let Some(bytes) = self.bytes {
-            outcome = outcome.with_bytes(bytes);
-        }
-        self.service.record(
-            &self.session_id,
-            &self.actor,
-            self.action,
-            &self.target,
-            outcome,
-        );
-    }
-
-    /// Records the failure and passes it on.
-    fn fail(&mut self, error: ApiError) -> ApiError {
-        self.record(Some(error.to_string()));
-        error
-    }
-
-    /// Records how `result` went and passes it on.
-    fn finish<T>(&mut self, result: Result<T, ApiError>) -> Result<T, ApiError> {
-        self.record(result.as_ref().err().map(ToString::to_string));
-        result
-    }
-
-    /// As [`Entry::finish`], naming the process the operation returned.
-    fn finish_with_target(
-        &mut self,
-        result: Result<proto::ProcessInfo, ApiError>,
-    ) -> Result<proto::ProcessInfo, ApiError> {
-        if let Ok(info) = &result {
-            self.target = activity_target(info);
-        }
-        self.finish(result)
-    }
-}
-
-impl Drop for Entry {
-    fn drop(&mut self) {
-        self.record(Some("interrupted: the client went away".into()));
-    }
+    entry.finish(result)
 }
 
 #[cfg(test)]
