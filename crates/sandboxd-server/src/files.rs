@@ -32,7 +32,6 @@ const MAX_PATH_LEN: usize = 4096;
 /// The longest wait for one step of an operation: an answer or a chunk from the agent, or
 /// the client's next chunk of an upload.
 const STEP_TIMEOUT: Duration = Duration::from_secs(60);
-/// An agent's error message is passed on cut to this many characters.
 
 pub fn routes(_service: &Service) -> OpenApiRouter<Service> {
     OpenApiRouter::new()
