@@ -25,6 +25,7 @@ AGENT = Path(
 BUSYBOX_IMAGE = os.environ.get("SANDBOXD_TEST_BUSYBOX_IMAGE", "sandboxd/busybox:local")
 PYTHON_IMAGE = os.environ.get("SANDBOXD_TEST_PYTHON_IMAGE", "sandboxd/python:3.11-bookworm")
 LISTENING = "sandboxd listening on "
+MAX_SESSIONS = 4
 
 
 @dataclass
@@ -38,7 +39,7 @@ def config(token: str) -> str:
     return f"""
 token = "{token}"
 default_runtime = "sh"
-max_sessions = 8
+max_sessions = {MAX_SESSIONS}
 mem_limit = "128m"
 cpus = 0.5
 pids_limit = 64

@@ -11,7 +11,7 @@ from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
-from conftest import SANDBOXD
+from conftest import MAX_SESSIONS, SANDBOXD
 
 pytestmark = pytest.mark.anyio
 
@@ -197,6 +197,24 @@ async def test_errors_are_tool_errors_an_agent_can_act_on(service, transport):
 
         # The connection survived every error.
         assert TOOLS == {tool.name for tool in (await session.list_tools()).tools}
+
+
+async def test_a_full_service_says_so(service):
+    async with connect(service, "http") as (session, _):
+        opened = []
+        try:
+            while True:
+                result = await call(session, "open_session", runtime="sh")
+                if result.is_error:
+                    break
+                opened.append(structured(result)["id"])
+                assert len(opened) <= MAX_SESSIONS, "the service let more sessions open than allowed"
+            full = error_text(result)
+            assert len(opened) == MAX_SESSIONS, full
+            assert "service_full" in full and "close_session" in full
+        finally:
+            for session_id in opened:
+                structured(await call(session, "close_session", session_id=session_id))
 
 
 async def test_http_refuses_a_wrong_token(service):

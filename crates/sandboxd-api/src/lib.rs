@@ -137,6 +137,16 @@ pub struct Policy {
     pub max_sessions: u32,
 }
 
+/// A tenant: an agent or team with its own token, runtimes and session quota.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct TenantInfo {
+    pub name: String,
+    /// The runtimes it may open.
+    pub runtimes: Vec<String>,
+    pub max_sessions: u32,
+}
+
 /// The configuration in force, as `GET /v1/config` shows it (the token is never included).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -149,6 +159,9 @@ pub struct ConfigView {
     pub defaults: Limits,
     pub runtimes: BTreeMap<String, RuntimeInfo>,
     pub policy: Policy,
+    /// Tenants with their own tokens (shown without them).
+    #[serde(default)]
+    pub tenants: Vec<TenantInfo>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

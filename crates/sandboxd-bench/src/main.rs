@@ -259,7 +259,8 @@ impl Raw {
             host_config: Some(HostConfig {
                 cap_drop: Some(vec!["ALL".into()]),
                 security_opt: Some(vec!["no-new-privileges".into()]),
-                readonly_rootfs: Some(true),
+                // The archive API refuses read-only roots and cannot write into tmpfs mounts.
+                readonly_rootfs: Some(false),
                 tmpfs: Some(HashMap::from([(
                     "/tmp".into(),
                     "rw,exec,size=64m,mode=1777".into(),
@@ -318,7 +319,7 @@ impl Raw {
         header.set_cksum();
         archive.append_data(&mut header, "bench.bin", data)?;
         let options = UploadToContainerOptionsBuilder::default()
-            .path("/tmp")
+            .path("/")
             .build();
         self.docker
             .upload_to_container(
@@ -332,7 +333,7 @@ impl Raw {
 
     async fn get_file(&self, container: &str) -> Result<usize> {
         let options = DownloadFromContainerOptionsBuilder::default()
-            .path("/tmp/bench.bin")
+            .path("/bench.bin")
             .build();
         let chunks: Vec<bytes::Bytes> = self
             .docker

@@ -108,10 +108,6 @@ impl Client {
         self.base.as_str().trim_end_matches('/')
     }
 
-    pub fn interface(&self) -> Interface {
-        self.interface
-    }
-
     /// `GET /v1/runtimes`: the allowlist in force.
     pub async fn runtimes(&self) -> Result<RuntimeList, ClientError> {
         self.send(self.request(Method::GET, &["runtimes"])).await

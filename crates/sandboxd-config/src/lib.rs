@@ -5,6 +5,7 @@
 
 mod recipes;
 mod size;
+mod tenants;
 
 use sandboxd_api::{ConfigView, Limits, NetworkMode, Policy, RuntimeInfo};
 use serde::Deserialize;
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 use recipes::catalogue;
 pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
 pub use size::{format_bytes, parse_bytes};
+pub use tenants::{to_hex, token_sha256, Tenant};
 
 /// The configuration used when no file is given: the seed's example.
 pub const EMBEDDED_DEFAULT: &str = include_str!("default.toml");
@@ -59,6 +61,8 @@ pub struct Config {
     /// Every recipe a runtime may name: the suggested catalogue and the config's own.
     pub recipes: BTreeMap<String, Recipe>,
     pub build: BuildSettings,
+    /// Tokens with their own runtimes and quota; the service token stays the administrator's.
+    pub tenants: BTreeMap<String, Tenant>,
 }
 
 #[derive(Deserialize)]
@@ -78,6 +82,8 @@ struct ConfigFile {
     recipes: BTreeMap<String, recipes::RecipeFile>,
     #[serde(default)]
     build: recipes::BuildFile,
+    #[serde(default)]
+    tenants: BTreeMap<String, tenants::TenantFile>,
 }
 
 #[derive(Deserialize, Default)]
@@ -224,6 +230,7 @@ impl Config {
         }
         let policy = resolve_policy(&file.policy, max_sessions)?;
         check_pools(&runtimes, max_sessions)?;
+        let tenants = tenants::resolve(&file.tenants, &runtimes, max_sessions)?;
 
         Ok(Config {
             token,
@@ -234,6 +241,7 @@ impl Config {
             policy,
             recipes,
             build,
+            tenants,
         })
     }
 
@@ -269,7 +277,20 @@ impl Config {
             defaults: self.defaults.clone(),
             runtimes: self.runtimes.clone(),
             policy: self.policy.clone(),
+            tenants: self.tenants.values().map(|t| t.info(&self.runtimes)).collect(),
         }
+    }
+
+    /// The tenant a token belongs to. Every tenant's hash is compared, in constant time.
+    pub fn tenant_for(&self, token: &str) -> Option<&Tenant> {
+        let hash = token_sha256(token);
+        let mut found = None;
+        for tenant in self.tenants.values() {
+            if bool::from(subtle::ConstantTimeEq::ct_eq(&tenant.token_sha256[..], &hash[..])) {
+                found = Some(tenant);
+            }
+        }
+        found
     }
 }
 

@@ -226,10 +226,15 @@ impl BuildOutput {
                 }
             }
         }
-        if self.tail.len() == FAILURE_TAIL_LINES {
-            self.tail.pop_front();
+        // The builder's own bookkeeping (" ---> 1234", "Removing intermediate container")
+        // explains nothing.
+        let trimmed = line.trim();
+        if !trimmed.starts_with("---> ") && !trimmed.starts_with("Removing intermediate") {
+            if self.tail.len() == FAILURE_TAIL_LINES {
+                self.tail.pop_front();
+            }
+            self.tail.push_back(trimmed.to_string());
         }
-        self.tail.push_back(line.trim().to_string());
         ImageProgress {
             step: self.step,
             line: line.to_string(),

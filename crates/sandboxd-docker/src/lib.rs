@@ -8,6 +8,7 @@
 
 mod build;
 mod cgroup;
+pub mod engine;
 
 use async_trait::async_trait;
 use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
@@ -64,6 +65,7 @@ pub struct DockerBackend {
     options: DockerOptions,
     cgroups: CgroupLayout,
     hubs: Mutex<HashMap<String, Arc<AgentHub>>>,
+    engine: engine::EngineReport,
 }
 
 fn engine_error(e: bollard::errors::Error) -> BackendError {
@@ -106,6 +108,14 @@ impl DockerBackend {
         .map_err(socket_hint)?;
         let info = docker.info().await.map_err(engine_error)?;
         let cgroups = CgroupLayout::from_info(&info);
+        // The versions only inform the report: an engine that does not answer this is usable.
+        let version = docker.version().await.ok();
+        let engine = engine::EngineReport::new(
+            &info,
+            version.as_ref(),
+            docker.client_version().to_string(),
+            engine::host_io_uring_disabled(),
+        );
         std::fs::create_dir_all(&options.socket_root).map_err(|e| {
             BackendError::Setup(format!(
                 "cannot create {}: {e}",
@@ -119,7 +129,13 @@ impl DockerBackend {
             options,
             cgroups,
             hubs: Mutex::new(HashMap::new()),
+            engine,
         })
+    }
+
+    /// What the engine said about itself at connection, checked against known escapes.
+    pub fn engine_report(&self) -> &engine::EngineReport {
+        &self.engine
     }
 
     pub fn docker(&self) -> &Docker {

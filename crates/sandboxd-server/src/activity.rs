@@ -40,8 +40,12 @@ impl<S: Send + Sync> FromRequestParts<S> for Actor {
             .filter(|v| matches!(*v, "cli" | "dashboard" | "mcp"))
             .unwrap_or("api")
             .to_string();
+        let principal = parts
+            .extensions
+            .get::<crate::auth::Principal>()
+            .map_or_else(|| "admin".to_string(), crate::auth::Principal::name);
         Ok(Actor {
-            principal: "admin".into(),
+            principal,
             interface,
         })
     }

@@ -5,7 +5,9 @@
 //! parses flags and calls these.
 
 mod activity;
+mod auth;
 mod dashboard;
+mod engine;
 mod error;
 mod exec;
 mod files;
@@ -23,10 +25,8 @@ pub use activity::{Actor, Outcome, CLIENT_HEADER};
 pub use error::ApiError;
 pub use maintenance::{restore, RestoreReport};
 
-use axum::extract::{DefaultBodyLimit, Request, State};
-use axum::http::header;
-use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::extract::DefaultBodyLimit;
+use axum::middleware;
 use axum::routing::get;
 use axum::{Json, Router};
 use futures_util::future::join_all;
@@ -39,7 +39,6 @@ use sessions::{Session, Sessions};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use subtle::ConstantTimeEq;
 use time::OffsetDateTime;
 use utoipa::OpenApi;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
@@ -57,8 +56,11 @@ struct Inner {
     backend: Arc<dyn Backend>,
     sessions: Sessions,
     pools: pool::Pools,
+    failed_auth: auth::FailedAttempts,
     images: images::Images,
     metrics: Metrics,
+    /// What the backend said about its engine at start (`GET /v1/engine`).
+    engine: std::sync::OnceLock<serde_json::Value>,
 }
 
 impl Service {
@@ -76,10 +78,18 @@ impl Service {
                 backend,
                 sessions,
                 pools: pool::Pools::default(),
+                failed_auth: auth::FailedAttempts::default(),
                 images: images::Images::default(),
                 metrics: Metrics::default(),
+                engine: std::sync::OnceLock::new(),
             }),
         }
+    }
+
+    /// Keeps what the backend reported about its engine, for `GET /v1/engine`; the first
+    /// report set stays.
+    pub fn set_engine_report(&self, report: serde_json::Value) {
+        let _ = self.inner.engine.set(report);
     }
 
     fn config(&self) -> &Config {
@@ -114,8 +124,14 @@ impl Service {
         session.info(usage)
     }
 
-    async fn stats(&self) -> Stats {
-        let running = self.sessions().running();
+    /// The figures across the sessions a caller may see: all of them, or one tenant's.
+    async fn stats(&self, tenant: Option<&str>) -> Stats {
+        let running: Vec<Session> = self
+            .sessions()
+            .running()
+            .into_iter()
+            .filter(|s| tenant.is_none() || s.tenant.as_deref() == tenant)
+            .collect();
         let usages = join_all(running.iter().map(|s| self.backend().usage(&s.sandbox))).await;
         let (memory_bytes, processes) = usages
             .into_iter()
@@ -171,6 +187,7 @@ pub fn app(service: Service, address: SocketAddr) -> Router {
         .routes(routes!(images::build_runtime))
         .routes(routes!(routes::policy))
         .routes(routes!(routes::config_in_force))
+        .routes(routes!(engine::engine_report))
         .routes(routes!(routes::stats))
         .routes(
             routes!(routes::list_sessions, routes::create_session)
@@ -188,7 +205,11 @@ pub fn app(service: Service, address: SocketAddr) -> Router {
         .route_service("/mcp", sandboxd_mcp::http_service(address))
         .route_layer(middleware::from_fn_with_state(
             service.clone(),
-            require_token,
+            auth::tenant_scope,
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            service.clone(),
+            auth::require_token,
         ));
     Router::new()
         .route(
@@ -219,29 +240,18 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let maintenance = tokio::spawn(maintenance::run(service.clone()));
     let address = listener.local_addr()?;
-    let result = axum::serve(listener, app(service.clone(), address))
-        .with_graceful_shutdown(shutdown)
-        .await;
+    let app = app(service.clone(), address);
+    // Client addresses, for rate-limiting failed authentication per address.
+    let result = axum::serve(
+        listener,
+        app.into_make_service_with_connect_info::<SocketAddr>(),
+    )
+    .with_graceful_shutdown(shutdown)
+    .await;
     maintenance.abort();
     // Pooled sandboxes belong to no session: remove them rather than leave them to the next start.
     let pooled = service.pools().drain();
     futures_util::future::join_all(pooled.iter().map(|p| service.backend().destroy(&p.sandbox)))
         .await;
     result
-}
-
-async fn require_token(State(service): State<Service>, request: Request, next: Next) -> Response {
-    let presented = request
-        .headers()
-        .get(header::AUTHORIZATION)
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.strip_prefix("Bearer "))
-        .unwrap_or("");
-    let expected = service.inner.token.as_bytes();
-    // Compared in constant time so the answer's timing says nothing about the token.
-    if bool::from(presented.as_bytes().ct_eq(expected)) {
-        next.run(request).await
-    } else {
-        ApiError::Unauthorized.into_response()
-    }
 }

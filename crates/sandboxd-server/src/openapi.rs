@@ -27,7 +27,14 @@ use utoipa::OpenApi;
         license(name = "Apache-2.0", identifier = "Apache-2.0")
     ),
     security(("bearer" = [])),
-    components(schemas(sandboxd_api::ErrorBody)),
+    // The errors, and what the event stream and the terminal's WebSocket carry: no handler's
+    // body names those.
+    components(schemas(
+        sandboxd_api::ErrorBody,
+        sandboxd_api::OutputChunk,
+        sandboxd_api::OutputDropped,
+        sandboxd_api::TerminalMessage
+    )),
     tags(
         (name = "service", description = "The runtimes, policy, configuration and figures in force"),
         (name = "sessions", description = "Sessions: one sandbox each, with commands run to completion"),

@@ -2,6 +2,7 @@
 //! activity log.
 
 use crate::activity::{self, Actor, Outcome};
+use crate::auth::Principal;
 use crate::error::ApiError;
 use crate::sessions::{self, Reservation, Session};
 use crate::{exec, images, pool, Service};
@@ -35,11 +36,15 @@ const ENDED_LISTED: u32 = 100;
     summary = "The runtime allowlist in force, with each runtime's limits and image status",
     responses((status = 200, description = "The runtimes and the default one", body = RuntimeList))
 )]
-pub async fn list_runtimes(State(service): State<Service>) -> Json<RuntimeList> {
+pub async fn list_runtimes(
+    State(service): State<Service>,
+    principal: Principal,
+) -> Json<RuntimeList> {
     let config = service.config();
     let runtimes = config
         .runtimes
         .values()
+        .filter(|runtime| may_use(&service, &principal, &runtime.name))
         .map(|runtime| images::with_status(&service, runtime));
     Json(RuntimeList {
         default_runtime: config.default_runtime.clone(),
@@ -65,8 +70,12 @@ pub async fn policy(State(service): State<Service>) -> Json<sandboxd_api::Policy
     summary = "The configuration in force, token redacted",
     responses((status = 200, description = "The configuration", body = sandboxd_api::ConfigView))
 )]
-pub async fn config_in_force(State(service): State<Service>) -> Json<sandboxd_api::ConfigView> {
-    Json(service.config().view())
+pub async fn config_in_force(
+    State(service): State<Service>,
+    principal: Principal,
+) -> Result<Json<sandboxd_api::ConfigView>, ApiError> {
+    principal.require_admin("the service config")?;
+    Ok(Json(service.config().view()))
 }
 
 #[utoipa::path(
@@ -76,8 +85,8 @@ pub async fn config_in_force(State(service): State<Service>) -> Json<sandboxd_ap
     summary = "Sessions, memory and processes across live sandboxes",
     responses((status = 200, description = "The figures now", body = Stats))
 )]
-pub async fn stats(State(service): State<Service>) -> Json<Stats> {
-    Json(service.stats().await)
+pub async fn stats(State(service): State<Service>, principal: Principal) -> Json<Stats> {
+    Json(service.stats(principal.tenant()).await)
 }
 
 #[utoipa::path(
@@ -87,13 +96,25 @@ pub async fn stats(State(service): State<Service>) -> Json<Stats> {
     summary = "The stats plus request counts and latencies per route, for Prometheus",
     responses((status = 200, description = "Prometheus text format 0.0.4", content_type = "text/plain", body = String))
 )]
-pub async fn prometheus(State(service): State<Service>) -> Response {
-    let stats = service.stats().await;
-    (
+pub async fn prometheus(
+    State(service): State<Service>,
+    principal: Principal,
+) -> Result<Response, ApiError> {
+    principal.require_admin("the service metrics")?;
+    let stats = service.stats(None).await;
+    Ok((
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
         service.inner.metrics.render(&stats),
     )
-        .into_response()
+        .into_response())
+}
+
+/// Whether the caller may open sessions of a runtime: a tenant only its allowed ones.
+fn may_use(service: &Service, principal: &Principal, runtime: &str) -> bool {
+    principal
+        .tenant()
+        .and_then(|name| service.config().tenants.get(name))
+        .is_none_or(|tenant| tenant.may_use(runtime))
 }
 
 /// Reads a create request, refusing by name any field that is not the client's to set.
@@ -171,6 +192,7 @@ fn parse_create(body: &[u8]) -> Result<CreateSession, ApiError> {
 )]
 pub async fn create_session(
     State(service): State<Service>,
+    principal: Principal,
     actor: Actor,
     body: Bytes,
 ) -> Result<(StatusCode, Json<SessionInfo>), ApiError> {
@@ -179,15 +201,27 @@ pub async fn create_session(
     let alias = request
         .runtime
         .unwrap_or_else(|| config.default_runtime.clone());
-    let runtime = config.runtime(&alias).ok_or_else(|| {
-        ApiError::bad_request(
-            "unknown_runtime",
-            format!(
-                "runtime \"{alias}\" is not on the allowlist; allowed: {} (GET /v1/runtimes shows their limits)",
-                config.runtime_names()
-            ),
-        )
-    })?;
+    let runtime = config
+        .runtime(&alias)
+        .filter(|_| may_use(&service, &principal, &alias))
+        .ok_or_else(|| {
+            let allowed: Vec<&str> = config
+                .runtimes
+                .keys()
+                .filter(|name| may_use(&service, &principal, name))
+                .map(String::as_str)
+                .collect();
+            ApiError::bad_request(
+                "unknown_runtime",
+                format!(
+                    "runtime \"{alias}\" is not on the allowlist; allowed: {} (GET /v1/runtimes shows their limits)",
+                    allowed.join(", ")
+                ),
+            )
+        })?;
+    // A tenant's sessions carry its name, whatever the request says.
+    let tenant = principal.tenant().map(str::to_string).or(request.tenant);
+    check_tenant_quota(&service, &principal, 1)?;
     let started = Instant::now();
     let (reservation, sandbox) = match service.pools().take(&alias) {
         Some(pooled) => (pooled.reservation, pooled.sandbox),
@@ -208,7 +242,7 @@ pub async fn create_session(
     let session = Session::new(
         sandbox.session_id.clone(),
         alias,
-        request.tenant,
+        tenant,
         request.labels,
         sandbox,
     );
@@ -226,7 +260,47 @@ pub async fn create_session(
         let _ = service.backend().destroy(&session.sandbox).await;
         return Err(e);
     }
+    // Concurrent creates may all have passed the first check: the last to arrive gives way.
+    if let Err(over_quota) = check_tenant_quota(&service, &principal, 0) {
+        let _ = service
+            .sessions()
+            .close(service.backend(), &session.id, "over the tenant's quota")
+            .await;
+        return Err(over_quota);
+    }
     Ok((StatusCode::CREATED, Json(info)))
+}
+
+/// Refuses when the caller's tenant would have more sessions open than its quota, counting
+/// `opening` sessions about to open (1 before a create; 0 after it, when concurrent creates
+/// may all have passed the first check).
+fn check_tenant_quota(
+    service: &Service,
+    principal: &Principal,
+    opening: usize,
+) -> Result<(), ApiError> {
+    let Some(tenant) = principal
+        .tenant()
+        .and_then(|t| service.config().tenants.get(t))
+    else {
+        return Ok(());
+    };
+    let open = service
+        .sessions()
+        .running()
+        .iter()
+        .filter(|s| s.tenant.as_deref() == Some(tenant.name.as_str()))
+        .count();
+    if open + opening > tenant.max_sessions as usize {
+        return Err(ApiError::LimitReached {
+            code: "tenant_quota",
+            message: format!(
+                "tenant \"{}\" may have {} sessions open at once and has that many; close one first",
+                tenant.name, tenant.max_sessions
+            ),
+        });
+    }
+    Ok(())
 }
 
 /// A slot for a new session; when the service is full, a pooled sandbox gives up its slot.
@@ -260,11 +334,15 @@ pub struct ListQuery {
 )]
 pub async fn list_sessions(
     State(service): State<Service>,
+    principal: Principal,
     Query(query): Query<ListQuery>,
 ) -> Result<Json<SessionList>, ApiError> {
     let mut sessions = service.sessions().running();
     if query.include_ended {
         sessions.extend(service.sessions().ended(ENDED_LISTED)?);
+    }
+    if let Some(tenant) = principal.tenant() {
+        sessions.retain(|s| s.tenant.as_deref() == Some(tenant));
     }
     let infos = join_all(sessions.iter().map(|s| service.info(s))).await;
     Ok(Json(SessionList { sessions: infos }))

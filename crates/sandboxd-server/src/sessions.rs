@@ -126,6 +126,13 @@ impl Session {
     }
 }
 
+/// The answer for a session id that does not exist (or is not the caller's to see).
+pub fn not_found(id: &str) -> ApiError {
+    ApiError::NotFound(format!(
+        "no session with id \"{id}\"; list them with GET /v1/sessions"
+    ))
+}
+
 pub fn rfc3339(at: OffsetDateTime) -> String {
     at.format(&Rfc3339).unwrap_or_default()
 }
@@ -222,11 +229,7 @@ impl Sessions {
         self.store
             .session(id)?
             .map(Session::from_record)
-            .ok_or_else(|| {
-                ApiError::NotFound(format!(
-                    "no session with id \"{id}\"; list them with GET /v1/sessions"
-                ))
-            })
+            .ok_or_else(|| not_found(id))
     }
 
     /// The session, if it is still open.

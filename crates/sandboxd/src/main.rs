@@ -62,6 +62,8 @@ enum Command {
     Runtimes(commands::runtimes::RuntimesArgs),
     /// Serve MCP on stdin/stdout for an agent, forwarding to a running service.
     Mcp(commands::mcp::McpArgs),
+    /// Make a new token: for a tenant (prints the config lines with its hash) or the service.
+    Token(commands::token::TokenArgs),
 }
 
 fn main() -> ExitCode {
@@ -81,6 +83,7 @@ fn main() -> ExitCode {
         Command::Cp(args) => commands::cp::run(args).map(|()| 0),
         Command::Close(args) => commands::close::run(args).map(|()| 0),
         Command::Activity(args) => commands::activity::run(args).map(|()| 0),
+        Command::Token(args) => commands::token::run(args).map(|()| 0),
         Command::Runtimes(args) => commands::runtimes::run(args).map(|()| 0),
         Command::Mcp(args) => commands::mcp::run(args).map(|()| 0),
     };

@@ -1,9 +1,12 @@
 //! The `sandboxd` command line as a client: the built binary against a real service and a real
-//! Docker engine, for each subcommand, with its exit codes and its `--json` output parsed back.
+//! Docker engine, for each subcommand, with its exit codes and its `--json` output parsed back;
+//! and the client library it is built on.
 
 mod common;
 
 use common::{base_config, sandboxd_bin, TestService, TOKEN};
+use sandboxd_api::CreateSession;
+use sandboxd_client::{Client, ClientError, Interface};
 use serde_json::Value;
 use std::io::Write;
 use std::path::Path;
@@ -86,10 +89,16 @@ fn runtimes_lists_the_allowlist_as_a_table_and_as_json() {
     let service = TestService::start(&base_config(4, ""));
     let table = sandboxd(&service, &["runtimes"]).ok().stdout;
     let header = table.lines().next().unwrap();
-    assert!(header.starts_with("NAME") && header.contains("INTERPRETER"), "{table}");
+    assert!(
+        header.starts_with("NAME") && header.contains("INTERPRETER"),
+        "{table}"
+    );
     assert!(table.contains("sh (default)"), "{table}");
     let python = table.lines().find(|l| l.starts_with("python ")).unwrap();
-    assert!(python.contains("256m") && python.contains("python3"), "{python}");
+    assert!(
+        python.contains("256m") && python.contains("python3"),
+        "{python}"
+    );
 
     for args in [&["runtimes", "--json"][..], &["runtimes", "list", "--json"]] {
         let list = sandboxd(&service, args).ok().json();
@@ -132,7 +141,16 @@ fn run_prints_the_output_exits_with_the_command_and_closes_its_session() {
 
     let json = sandboxd(
         &service,
-        &["run", "--json", "--runtime", "python", "--", "python3", "-c", "print(6*7); exit(3)"],
+        &[
+            "run",
+            "--json",
+            "--runtime",
+            "python",
+            "--",
+            "python3",
+            "-c",
+            "print(6*7); exit(3)",
+        ],
     );
     assert_eq!(json.code, 3, "stderr: {}", json.stderr);
     let result = json.json();
@@ -161,7 +179,10 @@ fn run_closes_its_session_when_interrupted() {
         .unwrap();
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while running_sessions(&service).is_empty() {
-        assert!(std::time::Instant::now() < deadline, "the run opened no session");
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the run opened no session"
+        );
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
     let interrupt = Command::new("kill")
@@ -179,17 +200,31 @@ fn open_exec_cp_activity_sessions_close() {
     let service = TestService::start(&base_config(4, ""));
     let id = sandboxd(
         &service,
-        &["open", "--runtime", "sh", "--tenant", "team-a", "--label", "purpose=cli-test"],
+        &[
+            "open",
+            "--runtime",
+            "sh",
+            "--tenant",
+            "team-a",
+            "--label",
+            "purpose=cli-test",
+        ],
     )
     .ok()
     .stdout
     .trim()
     .to_string();
-    assert!(!id.is_empty() && !id.contains(char::is_whitespace), "{id:?}");
+    assert!(
+        !id.is_empty() && !id.contains(char::is_whitespace),
+        "{id:?}"
+    );
 
     let table = sandboxd(&service, &["sessions"]).ok().stdout;
     let row = table.lines().find(|l| l.starts_with(&id)).expect(&table);
-    assert!(row.contains("sh") && row.contains("running") && row.contains("team-a"), "{row}");
+    assert!(
+        row.contains("sh") && row.contains("running") && row.contains("team-a"),
+        "{row}"
+    );
     let listed = running_sessions(&service);
     assert_eq!(listed.len(), 1);
     assert_eq!(listed[0]["id"], id.as_str());
@@ -197,7 +232,14 @@ fn open_exec_cp_activity_sessions_close() {
 
     let exec = sandboxd(
         &service,
-        &["exec", &id, "--", "sh", "-c", "printf 'made in the sandbox' > made.txt && exit 4"],
+        &[
+            "exec",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            "printf 'made in the sandbox' > made.txt && exit 4",
+        ],
     );
     assert_eq!(exec.code, 4, "stderr: {}", exec.stderr);
     let exec = sandboxd(&service, &["exec", &id, "--json", "--cwd", "/tmp", "pwd"]).ok();
@@ -208,7 +250,12 @@ fn open_exec_cp_activity_sessions_close() {
     std::fs::write(&upload, "from the host\n").unwrap();
     let copied_in = sandboxd(
         &service,
-        &["cp", "--json", upload.to_str().unwrap(), &format!("{id}:/workspace/in/up.txt")],
+        &[
+            "cp",
+            "--json",
+            upload.to_str().unwrap(),
+            &format!("{id}:/workspace/in/up.txt"),
+        ],
     )
     .ok()
     .json();
@@ -218,17 +265,26 @@ fn open_exec_cp_activity_sessions_close() {
 
     let to_dir = sandboxd(
         &service,
-        &["cp", &format!("{id}:made.txt"), local.path().to_str().unwrap()],
+        &[
+            "cp",
+            &format!("{id}:made.txt"),
+            local.path().to_str().unwrap(),
+        ],
     )
     .ok();
-    assert!(to_dir.stdout.contains("copied 19 bytes"), "{}", to_dir.stdout);
+    assert!(
+        to_dir.stdout.contains("copied 19 bytes"),
+        "{}",
+        to_dir.stdout
+    );
     assert_eq!(
         std::fs::read_to_string(local.path().join("made.txt")).unwrap(),
         "made in the sandbox"
     );
     let to_stdout = sandboxd(&service, &["cp", &format!("{id}:in/up.txt"), "-"]).ok();
     assert_eq!(to_stdout.stdout, "from the host\n");
-    let from_stdin = sandboxd_with_stdin(&service, &["cp", "-", &format!("{id}:piped.txt")], b"abc");
+    let from_stdin =
+        sandboxd_with_stdin(&service, &["cp", "-", &format!("{id}:piped.txt")], b"abc");
     assert_eq!(from_stdin.code, 0, "stderr: {}", from_stdin.stderr);
     let missing = sandboxd(&service, &["cp", &format!("{id}:nope.txt"), "-"]);
     assert_eq!(missing.code, 5, "stderr: {}", missing.stderr);
@@ -237,9 +293,15 @@ fn open_exec_cp_activity_sessions_close() {
 
     let activity = sandboxd(&service, &["activity", &id, "--json"]).ok().json();
     let entries = activity["entries"].as_array().unwrap();
-    let actions: Vec<&str> = entries.iter().map(|e| e["action"].as_str().unwrap()).collect();
+    let actions: Vec<&str> = entries
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
     for action in ["open", "exec", "write_file", "read_file"] {
-        assert!(actions.contains(&action), "{action} missing from {actions:?}");
+        assert!(
+            actions.contains(&action),
+            "{action} missing from {actions:?}"
+        );
     }
     assert!(
         entries.iter().all(|e| e["interface"] == "cli"),
@@ -247,7 +309,12 @@ fn open_exec_cp_activity_sessions_close() {
     );
     let table = sandboxd(&service, &["activity", &id]).ok().stdout;
     assert!(table.starts_with("AT "), "{table}");
-    assert!(table.lines().any(|l| l.contains("write_file") && l.contains("cli")), "{table}");
+    assert!(
+        table
+            .lines()
+            .any(|l| l.contains("write_file") && l.contains("cli")),
+        "{table}"
+    );
 
     let closed = sandboxd(&service, &["close", &id]).ok();
     assert_eq!(closed.stdout, format!("closed {id}\n"));
@@ -257,7 +324,9 @@ fn open_exec_cp_activity_sessions_close() {
     let again = sandboxd(&service, &["close", &id, "--json"]).ok().json();
     assert_eq!(again["state"], "ended", "closing twice is no error");
     assert!(running_sessions(&service).is_empty());
-    let all = sandboxd(&service, &["sessions", "--all", "--json"]).ok().json();
+    let all = sandboxd(&service, &["sessions", "--all", "--json"])
+        .ok()
+        .json();
     assert_eq!(all["sessions"][0]["state"], "ended");
 
     let id = sandboxd(&service, &["open", "--json"]).ok().json()["id"]
@@ -283,12 +352,21 @@ fn exit_codes_say_what_failed() {
     assert_eq!(unknown.code, 5);
     assert!(unknown.stderr.contains("unknown_runtime") && unknown.stderr.contains("python"));
 
-    let wrong_token = command(&["sessions", "--url", &service.url, "--token", "wrong-token-0123456789"])
-        .output()
-        .unwrap();
+    let wrong_token = command(&[
+        "sessions",
+        "--url",
+        &service.url,
+        "--token",
+        "wrong-token-0123456789",
+    ])
+    .output()
+    .unwrap();
     let wrong_token = Ran::from(wrong_token);
     assert_eq!(wrong_token.code, 4);
-    assert!(wrong_token.stderr.contains("unauthorized") && wrong_token.stderr.contains("SANDBOXD_TOKEN"));
+    assert!(
+        wrong_token.stderr.contains("unauthorized")
+            && wrong_token.stderr.contains("SANDBOXD_TOKEN")
+    );
 
     // A port nothing listens on: the service's own, once it is gone.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
@@ -300,16 +378,28 @@ fn exit_codes_say_what_failed() {
             .unwrap(),
     );
     assert_eq!(down.code, 3);
-    assert!(down.stderr.contains("is `sandboxd serve` running?"), "{}", down.stderr);
+    assert!(
+        down.stderr.contains("is `sandboxd serve` running?"),
+        "{}",
+        down.stderr
+    );
 
-    let bad_url = Ran::from(command(&["runtimes", "--url", "ftp://x", "--token", TOKEN]).output().unwrap());
+    let bad_url = Ran::from(
+        command(&["runtimes", "--url", "ftp://x", "--token", TOKEN])
+            .output()
+            .unwrap(),
+    );
     assert_eq!(bad_url.code, 2, "{}", bad_url.stderr);
 
     let usage = sandboxd(&service, &["exec"]);
     assert_eq!(usage.code, 2);
     let two_locals = sandboxd(&service, &["cp", "a.txt", "b.txt"]);
     assert_eq!(two_locals.code, 2);
-    assert!(two_locals.stderr.contains("ID:PATH"), "{}", two_locals.stderr);
+    assert!(
+        two_locals.stderr.contains("ID:PATH"),
+        "{}",
+        two_locals.stderr
+    );
     let no_local_file = sandboxd(&service, &["cp", "/nonexistent/file", "some-id:x"]);
     assert_eq!(no_local_file.code, 6, "{}", no_local_file.stderr);
 }
@@ -340,5 +430,46 @@ fn the_token_file_of_a_local_service_is_found() {
             .unwrap(),
     );
     assert_eq!(missing.code, 2);
-    assert!(missing.stderr.contains("--token or SANDBOXD_TOKEN"), "{}", missing.stderr);
+    assert!(
+        missing.stderr.contains("--token or SANDBOXD_TOKEN"),
+        "{}",
+        missing.stderr
+    );
+}
+
+/// The parts of the client library the commands above do not use.
+#[tokio::test]
+async fn the_client_library_reads_policy_config_stats_and_deletes_files() {
+    let service = TestService::start(&base_config(4, ""));
+    let client = Client::new(&service.url, TOKEN, Interface::Cli).unwrap();
+    assert_eq!(client.policy().await.unwrap().max_timeout_secs, 60);
+    let config = client.config().await.unwrap();
+    assert_eq!(config.token, "<redacted>");
+    assert_eq!(config.default_runtime, "sh");
+
+    let session = client
+        .create_session(&CreateSession::default())
+        .await
+        .unwrap();
+    assert_eq!(client.stats().await.unwrap().sessions, 1);
+    client
+        .write_file(&session.id, "dir/a.txt", "a")
+        .await
+        .unwrap();
+    let refused = client.delete_file(&session.id, "dir", false).await;
+    assert_eq!(
+        refused.unwrap_err().code(),
+        Some("is_directory"),
+        "a directory needs recursive"
+    );
+    client.delete_file(&session.id, "dir", true).await.unwrap();
+    let listing = client.list_files(&session.id, ".").await.unwrap();
+    assert!(listing.entries.is_empty(), "{listing:?}");
+    client.close_session(&session.id).await.unwrap();
+
+    let wrong = client.with_token("wrong-token-0123456789");
+    assert!(matches!(
+        wrong.stats().await,
+        Err(ClientError::Unauthorized { .. })
+    ));
 }

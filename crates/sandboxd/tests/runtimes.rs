@@ -20,7 +20,8 @@ fn unique_recipe(prefix: &str) -> String {
 }
 
 /// Removes every image built from a recipe, on drop. Declare it before the service, so the
-/// service (and its sandboxes) goes first.
+/// service (and its sandboxes) goes first. Only recipe builds carry the hash label: the base
+/// images of scripts/build-images.sh also carry `org.sandboxd.recipe` (`python`, `busybox`).
 struct RecipeImages(String);
 
 impl RecipeImages {
@@ -31,6 +32,8 @@ impl RecipeImages {
             "--no-trunc",
             "--filter",
             &format!("label=org.sandboxd.recipe={}", self.0),
+            "--filter",
+            "label=org.sandboxd.recipe-hash",
         ]);
         let mut ids: Vec<String> = ids.lines().map(str::to_string).collect();
         ids.sort();

@@ -217,7 +217,7 @@ export class TerminalView {
       this.scroll(stick);
     };
     this.running = { stop: null };
-    let started = false;
+    let commandStarted = false;
     this.setEnded(this.ended);
     this.stopButton.hidden = true;
     let result;
@@ -225,7 +225,7 @@ export class TerminalView {
       result = await runCommand(this.id, request, {
         write,
         onStart: (controls) => {
-          started = true;
+          commandStarted = true;
           this.running.stop = controls.stop;
           this.stopButton.replaceChildren(icon('stop'), 'Stop');
           this.stopButton.hidden = !controls.stop;
@@ -255,7 +255,7 @@ export class TerminalView {
       if (r.error) {
         element.classList.add('fail');
         // Once it runs, a failure is of the connection, not of the command.
-        element.append(`${started ? 'lost the output' : 'not run'}: ${errorText(r.error)}`);
+        element.append(`${commandStarted ? 'lost the output' : 'not run'}: ${errorText(r.error)}`);
         return;
       }
       const parts = [];

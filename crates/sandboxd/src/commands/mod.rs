@@ -11,3 +11,4 @@ pub mod runtimes;
 pub mod runtimes_recipes;
 pub mod serve;
 pub mod sessions;
+pub mod token;

@@ -8,12 +8,12 @@ use std::io::Write;
 /// The `--json` flag of the commands that print something.
 #[derive(clap::Args)]
 pub struct OutputArgs {
-    /// Print the API's JSON instead of a table, for scripts.
+    /// Print the API's JSON, for scripts, instead of text for people.
     #[arg(long)]
     pub json: bool,
 }
 
-/// Prints a value as the API's JSON, on one line per value.
+/// Prints a value as the API's JSON, indented.
 pub fn print_json<T: Serialize>(value: &T) -> Result<()> {
     let mut stdout = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut stdout, value)?;

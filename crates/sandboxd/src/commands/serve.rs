@@ -98,11 +98,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
             socket_root: state_dir.join("sandboxes"),
         })
         .await?;
+        // What the engine is, and what that means against known container escapes.
+        let engine = backend.engine_report();
+        engine.log();
+        let engine = serde_json::to_value(engine).context("cannot encode the engine report")?;
         let store = Arc::new(
             Store::open(&state_dir.join("sandboxd.db")).context("cannot open the state database")?,
         );
         let backend: Arc<dyn Backend> = Arc::new(backend);
         let service = Service::new(config, token, backend, store);
+        service.set_engine_report(engine);
         let restored = sandboxd_server::restore(&service)
             .await
             .context("cannot take back the sessions of the last run")?;
@@ -212,7 +217,7 @@ fn resolve_token(config: &Config, state_dir: &Path) -> Result<(String, String)> 
                     Ok((token, origin))
                 }
                 Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    let token = generate_token();
+                    let token = super::token::new_token();
                     let mut file = std::fs::OpenOptions::new()
                         .write(true)
                         .create_new(true)
@@ -226,11 +231,6 @@ fn resolve_token(config: &Config, state_dir: &Path) -> Result<(String, String)> 
             }
         }
     }
-}
-
-fn generate_token() -> String {
-    let bytes: [u8; 32] = rand::rng().random();
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 /// An id for this service's sandboxes, kept in the state directory so a restart finds them.

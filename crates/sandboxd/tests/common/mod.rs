@@ -134,6 +134,16 @@ impl TestService {
         self.url = url;
     }
 
+    /// The service process's id, e.g. to read its memory use in `/proc/PID/status`.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Whether the service process is still running (it may have crashed).
+    pub fn is_running(&mut self) -> bool {
+        matches!(self.child.try_wait(), Ok(None))
+    }
+
     pub fn url(&self, path: &str) -> String {
         format!("{}{path}", self.url)
     }

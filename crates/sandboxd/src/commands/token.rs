@@ -1,0 +1,40 @@
+//! `sandboxd token [--tenant NAME]`: a new random token and the config lines that grant it.
+//! The config keeps only the token's SHA-256, so the token is shown this once.
+
+use anyhow::Result;
+use clap::Args;
+use rand::Rng;
+use sandboxd_config::{to_hex, token_sha256};
+
+#[derive(Args)]
+pub struct TokenArgs {
+    /// The tenant the token is for; without one, a service (administrator) token.
+    #[arg(long)]
+    tenant: Option<String>,
+}
+
+pub fn new_token() -> String {
+    let bytes: [u8; 32] = rand::rng().random();
+    to_hex(&bytes)
+}
+
+pub fn run(args: TokenArgs) -> Result<()> {
+    let token = new_token();
+    println!("token: {token}");
+    println!("(shown once: the config keeps only its hash)");
+    println!();
+    match args.tenant {
+        Some(name) => {
+            println!("# add to the config:");
+            println!("[tenants.{name}]");
+            println!("token_sha256 = \"{}\"", to_hex(&token_sha256(&token)));
+            println!("# runtimes = [\"python\"]   # the runtimes it may use (default: all)");
+            println!("# max_sessions = 5        # its quota (default: the service's)");
+        }
+        None => {
+            println!("# the service token: put it in a 0600 file and name it in the config:");
+            println!("token_file = \"/etc/sandboxd/token\"");
+        }
+    }
+    Ok(())
+}
