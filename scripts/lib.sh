@@ -269,13 +269,12 @@ install_static_agent() {
 
 # --- Python (the MCP tests) --------------------------------------------------
 
-# ensure_mcp_venv: a virtualenv at target/mcp-venv holding tests/mcp/requirements.txt (the
-# official MCP Python SDK and pytest, pinned), made again when the requirements change.
-# Prints the venv's python on stdout.
-ensure_mcp_venv() {
-    local venv requirements stamp
-    venv="$(cargo_target_dir)/mcp-venv"
-    requirements="$SANDBOXD_ROOT/tests/mcp/requirements.txt"
+# ensure_venv SUITE: a virtualenv at target/SUITE-venv holding tests/SUITE/requirements.txt
+# (pinned), made again when the requirements change. Prints the venv's python on stdout.
+ensure_venv() {
+    local suite=$1 venv requirements stamp
+    venv="$(cargo_target_dir)/$suite-venv"
+    requirements="$SANDBOXD_ROOT/tests/$suite/requirements.txt"
     stamp="$venv/requirements.sha256"
     if [[ -x "$venv/bin/python" ]] && sha256sum --check --status "$stamp" 2>/dev/null; then
         printf '%s\n' "$venv/bin/python"
@@ -289,7 +288,7 @@ ensure_mcp_venv() {
         ensure_packages python3-venv
         python3 -m venv "$venv" || die "cannot create a Python venv at $venv"
     fi
-    log "installing the MCP tests' Python packages into $venv"
+    log "installing the $suite tests' Python packages into $venv"
     "$venv/bin/pip" install --quiet --disable-pip-version-check -r "$requirements" >&2 ||
         die "cannot install $requirements"
     sha256sum "$requirements" >"$stamp"

@@ -7,12 +7,13 @@
 #                                                SANDBOXD_AGENT = target/<host triple>/debug/sandboxd-agent)
 #   5. the dashboard in Chromium              tests/browser (npm ci, then node --test; the tests
 #                                                start their own service on loopback)
-#   6. the MCP server with the MCP Python SDK  tests/mcp (pytest in target/mcp-venv; the tests
-#                                                start their own service on loopback)
-#   7. cargo fmt --all -- --check
-#   8. cargo clippy --workspace --all-targets -- -D warnings
+#   6. the MCP server with the MCP Python SDK  tests/mcp (pytest in target/mcp-venv)
+#   7. the API fuzzed by schemathesis          tests/fuzz (pytest in target/fuzz-venv); the
+#                                                Python suites start their own service on loopback
+#   8. cargo fmt --all -- --check
+#   9. cargo clippy --workspace --all-targets -- -D warnings
 #
-# Steps 4-8 all run even when one fails; the script exits non-zero if any
+# Steps 4-9 all run even when one fails; the script exits non-zero if any
 # step failed and ends with a one-line summary. Containers (and networks,
 # volumes) labelled org.sandboxd.test=true are removed before and after.
 #
@@ -121,13 +122,17 @@ step browser browser_tests || true
 # The MCP server driven by the official MCP Python SDK (tests/mcp) over streamable HTTP and
 # stdio; the tests start their own service on loopback and remove its sandboxes. Collecting
 # no test (pytest's exit code 5) fails this step like any other non-zero exit: the suite must run.
-mcp_tests() {
-    local python
-    python="$(ensure_mcp_venv)" || return 1
+python_tests() {
+    local suite=$1 python
+    python="$(ensure_venv "$suite")" || return 1
     SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" PYTHONDONTWRITEBYTECODE=1 \
-        "$python" -m pytest -q -p no:cacheprovider "$SANDBOXD_ROOT/tests/mcp"
+        "$python" -m pytest -q -s -p no:cacheprovider "$SANDBOXD_ROOT/tests/$suite"
 }
-step mcp mcp_tests || true
+step mcp python_tests mcp || true
+remove_test_sandboxes
+# The API fuzzed by schemathesis from the served OpenAPI document: no 5xx, no crash, no answer
+# that violates the document, over a bounded number of cases.
+step fuzz python_tests fuzz || true
 remove_test_sandboxes
 
 step fmt cargo fmt --all -- --check || true

@@ -333,7 +333,7 @@ test('the runtime allowlist, the config in force and the policy are shown', asyn
   const python = page.locator('#runtimes-body tr[data-runtime="python"]');
   await python.waitFor();
   const cells = await python.locator('td, th').allInnerTexts();
-  assert.match(cells.join(' | '), /python \| sandboxd\/python:3\.11-bookworm \| 256 MiB \| 0\.5 \| 128 \| none \| 16 MiB \| python3/);
+  assert.match(cells.join(' | '), /python \| sandboxd\/python:3\.11-bookworm\s*ready \| 256 MiB \| 0\.5 \| 128 \| none \| 16 MiB \| python3/);
   assert.match(await page.locator('#runtimes-body tr[data-runtime="sh"]').innerText(), /default/);
   await waitForText('#config-toml', '[runtimes.python]');
   const toml = await text('#config-toml');

@@ -67,9 +67,17 @@ pub struct RuntimeInfo {
     /// Sandboxes kept started and ready, so opening a session takes no container start.
     #[serde(default)]
     pub pool_size: u32,
-    /// Whether the runtime's image is on the platform (`GET /v1/runtimes`; not in the config).
-    #[serde(flatten, default, skip_serializing_if = "Option::is_none")]
-    pub status: Option<ImageStatus>,
+}
+
+/// One entry of `GET /v1/runtimes`: the runtime, and where its image stands.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct RuntimeEntry {
+    #[serde(flatten)]
+    pub runtime: RuntimeInfo,
+    #[serde(flatten)]
+    pub status: ImageStatus,
 }
 
 /// Where a runtime's image stands: `{"state": "ready"}`, `{"state": "not_built"}`,
@@ -120,7 +128,7 @@ pub struct RuntimeBuildEvent {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RuntimeList {
     pub default_runtime: String,
-    pub runtimes: Vec<RuntimeInfo>,
+    pub runtimes: Vec<RuntimeEntry>,
 }
 
 /// Limits nothing can raise, and the defaults under them.
@@ -135,6 +143,8 @@ pub struct Policy {
     pub idle_timeout_secs: u64,
     pub max_lifetime_secs: u64,
     pub max_sessions: u32,
+    /// Failed authentications one client address may make per minute before it must wait.
+    pub auth_failures_per_minute: u32,
 }
 
 /// A tenant: an agent or team with its own token, runtimes and session quota.

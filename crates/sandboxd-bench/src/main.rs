@@ -318,9 +318,7 @@ impl Raw {
         header.set_mode(0o644);
         header.set_cksum();
         archive.append_data(&mut header, "bench.bin", data)?;
-        let options = UploadToContainerOptionsBuilder::default()
-            .path("/")
-            .build();
+        let options = UploadToContainerOptionsBuilder::default().path("/").build();
         self.docker
             .upload_to_container(
                 container,

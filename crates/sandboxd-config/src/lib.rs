@@ -119,6 +119,7 @@ struct PolicyFile {
     max_upload_bytes: Option<SizeValue>,
     idle_timeout_secs: Option<u64>,
     max_lifetime_secs: Option<u64>,
+    auth_failures_per_minute: Option<u32>,
 }
 
 /// A size written as a number of bytes or a string such as `"512m"`.
@@ -277,7 +278,11 @@ impl Config {
             defaults: self.defaults.clone(),
             runtimes: self.runtimes.clone(),
             policy: self.policy.clone(),
-            tenants: self.tenants.values().map(|t| t.info(&self.runtimes)).collect(),
+            tenants: self
+                .tenants
+                .values()
+                .map(|t| t.info(&self.runtimes))
+                .collect(),
         }
     }
 
@@ -286,7 +291,10 @@ impl Config {
         let hash = token_sha256(token);
         let mut found = None;
         for tenant in self.tenants.values() {
-            if bool::from(subtle::ConstantTimeEq::ct_eq(&tenant.token_sha256[..], &hash[..])) {
+            if bool::from(subtle::ConstantTimeEq::ct_eq(
+                &tenant.token_sha256[..],
+                &hash[..],
+            )) {
                 found = Some(tenant);
             }
         }
@@ -400,7 +408,6 @@ fn resolve_runtime(
         limits: resolve_limits(&file.limits, inherited, &format!("{field}."))?,
         interpreter,
         pool_size: file.pool_size,
-        status: None,
     })
 }
 
@@ -504,6 +511,7 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
         idle_timeout_secs: file.idle_timeout_secs.unwrap_or(1800),
         max_lifetime_secs: file.max_lifetime_secs.unwrap_or(86_400),
         max_sessions,
+        auth_failures_per_minute: file.auth_failures_per_minute.unwrap_or(20),
     };
     let positive = [
         ("default_timeout_secs", policy.default_timeout_secs),
@@ -512,6 +520,10 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
         ("max_upload_bytes", policy.max_upload_bytes),
         ("idle_timeout_secs", policy.idle_timeout_secs),
         ("max_lifetime_secs", policy.max_lifetime_secs),
+        (
+            "auth_failures_per_minute",
+            u64::from(policy.auth_failures_per_minute),
+        ),
     ];
     for (name, value) in positive {
         if value == 0 {

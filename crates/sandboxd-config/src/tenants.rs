@@ -34,7 +34,11 @@ impl Tenant {
     pub fn info(&self, all_runtimes: &BTreeMap<String, RuntimeInfo>) -> TenantInfo {
         TenantInfo {
             name: self.name.clone(),
-            runtimes: all_runtimes.keys().filter(|r| self.may_use(r)).cloned().collect(),
+            runtimes: all_runtimes
+                .keys()
+                .filter(|r| self.may_use(r))
+                .cloned()
+                .collect(),
             max_sessions: self.max_sessions,
         }
     }
@@ -90,7 +94,10 @@ pub(crate) fn resolve(
         {
             return Err(invalid(
                 format!("{field}.token_sha256"),
-                format!("the same token as tenant \"{}\"; give each tenant its own", other.name),
+                format!(
+                    "the same token as tenant \"{}\"; give each tenant its own",
+                    other.name
+                ),
             ));
         }
         if let Some(unknown) = file
@@ -109,7 +116,10 @@ pub(crate) fn resolve(
         }
         let quota = file.max_sessions.unwrap_or(max_sessions);
         if quota == 0 {
-            return Err(invalid(format!("{field}.max_sessions"), "must be at least 1"));
+            return Err(invalid(
+                format!("{field}.max_sessions"),
+                "must be at least 1",
+            ));
         }
         tenants.insert(
             name.clone(),

@@ -558,7 +558,10 @@ mod tests {
         assert_eq!(status_of("0.1.1", "CVE-2019-5736"), OlderThanFix);
         assert_eq!(status_of("1.1.5+ds1", "CVE-2024-21626"), OlderThanFix);
         assert_eq!(status_of("1.1.11", "CVE-2024-21626"), OlderThanFix);
-        assert_eq!(status_of("v1.1.12-0-g51d5e94", "CVE-2024-21626"), AtOrAfterFix);
+        assert_eq!(
+            status_of("v1.1.12-0-g51d5e94", "CVE-2024-21626"),
+            AtOrAfterFix
+        );
         assert_eq!(status_of("1.2.0", "CVE-2024-21626"), AtOrAfterFix);
         assert_eq!(status_of("1.0.3", "CVE-2024-21626"), OlderThanFix);
         // Fixed in three branches at once.
@@ -638,7 +641,9 @@ mod tests {
         assert_eq!(json["runc_checks"][3]["status"], "older_than_fix");
         assert_eq!(json["runc_checks"][0]["status"], "at_or_after_fix");
         assert_eq!(json["findings"][0]["level"], "warning");
-        assert!(report.summary().contains("runc 1.1.5+ds1, cgroup v1 (cgroupfs), seccomp default"));
+        assert!(report
+            .summary()
+            .contains("runc 1.1.5+ds1, cgroup v1 (cgroupfs), seccomp default"));
     }
 
     #[test]

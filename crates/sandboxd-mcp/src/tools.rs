@@ -276,8 +276,8 @@ impl SandboxTools {
         let interpreter = runtimes
             .runtimes
             .into_iter()
-            .find(|runtime| runtime.name == session.runtime)
-            .map(|runtime| runtime.interpreter)
+            .find(|entry| entry.runtime.name == session.runtime)
+            .map(|entry| entry.runtime.interpreter)
             .unwrap_or_default();
         if interpreter.is_empty() {
             return Err(format!(

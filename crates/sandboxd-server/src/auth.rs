@@ -16,8 +16,8 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 use subtle::ConstantTimeEq;
 
-/// Failed attempts an address may make per window before it is made to wait.
-const MAX_FAILURES: u32 = 20;
+/// Failed attempts are counted per address in windows of this length
+/// (`policy.auth_failures_per_minute` per window).
 const FAILURE_WINDOW: Duration = Duration::from_secs(60);
 /// Addresses tracked at most; the oldest windows are dropped first.
 const MAX_TRACKED: usize = 10_000;
@@ -76,11 +76,11 @@ pub struct FailedAttempts {
 
 impl FailedAttempts {
     /// How long the address must wait, if it made too many failed attempts.
-    fn wait(&self, address: IpAddr) -> Option<Duration> {
+    fn wait(&self, address: IpAddr, allowed: u32) -> Option<Duration> {
         let by_address = self.by_address.lock().expect("auth lock");
         let (failures, since) = by_address.get(&address)?;
         let remaining = FAILURE_WINDOW.checked_sub(since.elapsed())?;
-        (*failures >= MAX_FAILURES).then_some(remaining)
+        (*failures >= allowed).then_some(remaining)
     }
 
     fn note_failure(&self, address: IpAddr) {
@@ -109,7 +109,8 @@ pub async fn require_token(
         .get::<ConnectInfo<SocketAddr>>()
         .map(|info| info.0.ip());
     let failed = &service.inner.failed_auth;
-    if let Some(wait) = address.and_then(|a| failed.wait(a)) {
+    let allowed = service.config().policy.auth_failures_per_minute;
+    if let Some(wait) = address.and_then(|a| failed.wait(a, allowed)) {
         return ApiError::LimitReached {
             code: "too_many_attempts",
             message: format!(

@@ -106,3 +106,18 @@ impl IntoResponse for ApiError {
         response
     }
 }
+
+/// The query string, or a 400 in the API's error shape that says what the route takes.
+pub fn parse_query<T>(
+    query: Result<axum::extract::Query<T>, axum::extract::rejection::QueryRejection>,
+    takes: &str,
+) -> Result<T, ApiError> {
+    query
+        .map(|axum::extract::Query(query)| query)
+        .map_err(|rejection| {
+            ApiError::bad_request(
+                "invalid_request",
+                format!("{}; the query takes {takes}", rejection.body_text()),
+            )
+        })
+}

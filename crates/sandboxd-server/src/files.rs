@@ -4,7 +4,7 @@
 //! logged; the activity log gets the path, the byte count and how it went.
 
 use crate::activity::{agent_text, Actor, PendingEntry};
-use crate::error::ApiError;
+use crate::error::{parse_query, ApiError};
 use crate::sessions::{rfc3339, Session};
 use crate::Service;
 use axum::body::{Body, Bytes};
@@ -29,6 +29,8 @@ use utoipa_axum::routes;
 const MAX_LIST_ENTRIES: u32 = 10_000;
 /// Linux's PATH_MAX: a longer path cannot be opened anyway.
 const MAX_PATH_LEN: usize = 4096;
+/// What the files routes' query takes, for the error when it is malformed.
+const FILE_QUERY: &str = "`path` (and `recursive=true` to delete a directory)";
 /// The longest wait for one step of an operation: an answer or a chunk from the agent, or
 /// the client's next chunk of an upload.
 const STEP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -99,7 +101,11 @@ async fn list_files(
     actor: Actor,
     query: Result<Query<PathQuery>, QueryRejection>,
 ) -> Result<Json<FileList>, ApiError> {
-    let path = checked_path(parse_query(query)?.path.unwrap_or_else(|| ".".into()))?;
+    let path = checked_path(
+        parse_query(query, FILE_QUERY)?
+            .path
+            .unwrap_or_else(|| ".".into()),
+    )?;
     let session = service.sessions().get_running(&id)?;
     let mut logged = PendingEntry::new(&service, &id, actor, Action::List.name(), &path);
     let result = async {
@@ -162,7 +168,7 @@ async fn read_file(
     actor: Actor,
     query: Result<Query<PathQuery>, QueryRejection>,
 ) -> Result<Response, ApiError> {
-    let path = checked_path(required(parse_query(query)?.path)?)?;
+    let path = checked_path(required(parse_query(query, FILE_QUERY)?.path)?)?;
     let session = service.sessions().get_running(&id)?;
     let mut logged = PendingEntry::new(&service, &id, actor, Action::Read.name(), &path);
     let download = match open_download(&service, &session, &path).await {
@@ -248,7 +254,7 @@ async fn write_file(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<FileWritten>, ApiError> {
-    let path = checked_path(required(parse_query(query)?.path)?)?;
+    let path = checked_path(required(parse_query(query, FILE_QUERY)?.path)?)?;
     let session = service.sessions().get_running(&id)?;
     let mut logged = PendingEntry::new(&service, &id, actor, Action::Write.name(), &path);
     let result = upload(&service, &session, &path, &headers, body).await;
@@ -315,7 +321,7 @@ async fn delete_file(
     actor: Actor,
     query: Result<Query<DeleteQuery>, QueryRejection>,
 ) -> Result<Json<FileDeleted>, ApiError> {
-    let query = parse_query(query)?;
+    let query = parse_query(query, FILE_QUERY)?;
     let path = checked_path(required(query.path)?)?;
     let session = service.sessions().get_running(&id)?;
     let mut logged = PendingEntry::new(&service, &id, actor, Action::Delete.name(), &path);
@@ -328,18 +334,6 @@ async fn delete_file(
     .await;
     logged.finish(result)?;
     Ok(Json(FileDeleted { path }))
-}
-
-fn parse_query<T>(query: Result<Query<T>, QueryRejection>) -> Result<T, ApiError> {
-    query.map(|Query(query)| query).map_err(|rejection| {
-        ApiError::bad_request(
-            "invalid_request",
-            format!(
-                "{}; the query takes `path` (and `recursive=true` to delete a directory)",
-                rejection.body_text()
-            ),
-        )
-    })
 }
 
 fn required(path: Option<String>) -> Result<String, ApiError> {

@@ -10,7 +10,7 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::header;
 use axum::response::{IntoResponse, Response};
-use sandboxd_api::{BuildProgress, ImageStatus, RuntimeBuildEvent, RuntimeInfo};
+use sandboxd_api::{BuildProgress, ImageStatus, RuntimeBuildEvent, RuntimeEntry, RuntimeInfo};
 use sandboxd_backend::{BackendError, ImageBuild, ImageProgress, ImageRequest};
 use sandboxd_config::Config;
 use std::collections::HashMap;
@@ -116,16 +116,16 @@ pub async fn ensure(service: &Service, runtime: &RuntimeInfo) -> Result<String, 
 }
 
 /// The runtime with where its image stands.
-pub async fn with_status(service: &Service, runtime: &RuntimeInfo) -> RuntimeInfo {
+pub async fn with_status(service: &Service, runtime: &RuntimeInfo) -> RuntimeEntry {
     let status = match image_request(service.config(), runtime) {
         Ok(request) => status(service, runtime, &request.image).await,
         Err(e) => ImageStatus::Failed {
             reason: e.to_string(),
         },
     };
-    RuntimeInfo {
-        status: Some(status),
-        ..runtime.clone()
+    RuntimeEntry {
+        runtime: runtime.clone(),
+        status,
     }
 }
 

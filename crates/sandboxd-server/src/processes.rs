@@ -8,7 +8,7 @@
 //! the client takes it, so a slow client costs no memory here.
 
 use crate::activity::{self, agent_text, Actor, PendingEntry};
-use crate::error::ApiError;
+use crate::error::{parse_query, ApiError};
 use crate::sessions::rfc3339;
 use crate::{exec, Service};
 use axum::body::Bytes;
@@ -484,12 +484,7 @@ async fn stream(
     headers: HeaderMap,
     actor: Actor,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let Query(query) = query.map_err(|e| {
-        ApiError::bad_request(
-            "invalid_request",
-            format!("{}; use ?since=OFFSET&encoding=text|base64", e.body_text()),
-        )
-    })?;
+    let query = parse_query(query, "`since=OFFSET` and `encoding=text|base64`")?;
     let last_event_id = headers
         .get("last-event-id")
         .and_then(|value| value.to_str().ok()?.trim().parse().ok());
@@ -713,12 +708,13 @@ async fn terminal(
     Path(id): Path<String>,
     query: Result<Query<TerminalQuery>, axum::extract::rejection::QueryRejection>,
     actor: Actor,
-    upgrade: WebSocketUpgrade,
+    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
-    let Query(query) = query.map_err(|e| {
+    let query = parse_query(query, "`cols`, `rows` and `command`")?;
+    let upgrade = upgrade.map_err(|rejection| {
         ApiError::bad_request(
-            "invalid_request",
-            format!("{}; use ?cols=&rows=&command=", e.body_text()),
+            "not_a_websocket",
+            format!("{}; connect with a WebSocket client", rejection.body_text()),
         )
     })?;
     let wants_shell = query.command.is_none();

@@ -3,7 +3,7 @@
 
 use crate::activity::{self, Actor, Outcome};
 use crate::auth::Principal;
-use crate::error::ApiError;
+use crate::error::{parse_query, ApiError};
 use crate::sessions::{self, Reservation, Session};
 use crate::{exec, images, pool, Service};
 use axum::body::Bytes;
@@ -330,13 +330,17 @@ pub struct ListQuery {
     tag = "sessions",
     summary = "The running sessions",
     params(ListQuery),
-    responses((status = 200, description = "The sessions, with their live memory and process figures", body = SessionList))
+    responses(
+        (status = 200, description = "The sessions, with their live memory and process figures", body = SessionList),
+        (status = 400, description = "`invalid_request`: a malformed query", body = sandboxd_api::ErrorBody)
+    )
 )]
 pub async fn list_sessions(
     State(service): State<Service>,
     principal: Principal,
-    Query(query): Query<ListQuery>,
+    query: Result<Query<ListQuery>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Json<SessionList>, ApiError> {
+    let query = parse_query(query, "`include_ended=true|false`")?;
     let mut sessions = service.sessions().running();
     if query.include_ended {
         sessions.extend(service.sessions().ended(ENDED_LISTED)?);

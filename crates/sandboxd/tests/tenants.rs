@@ -15,13 +15,20 @@ fn tenant_token(name: &str) -> (String, String) {
         .unwrap();
     assert!(output.status.success());
     let text = String::from_utf8(output.stdout).unwrap();
-    let token = text.lines().find_map(|l| l.strip_prefix("token: ")).unwrap().to_string();
+    let token = text
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap()
+        .to_string();
     let config: String = text
         .lines()
         .filter(|l| l.starts_with("[tenants.") || l.starts_with("token_sha256"))
         .map(|l| format!("{l}\n"))
         .collect();
-    assert!(!config.contains(&token), "the config lines hold only the hash");
+    assert!(
+        !config.contains(&token),
+        "the config lines hold only the hash"
+    );
     (token, config)
 }
 
@@ -39,12 +46,26 @@ fn start() -> Tenants {
         "{}{a_config}runtimes = [\"sh\"]\nmax_sessions = 1\n{b_config}",
         base_config(6, "")
     );
-    Tenants { service: TestService::start(&config), a, b }
+    Tenants {
+        service: TestService::start(&config),
+        a,
+        b,
+    }
 }
 
 impl Tenants {
-    async fn call(&self, token: &str, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        let mut request = self.service.client.request(method, self.service.url(path)).bearer_auth(token);
+    async fn call(
+        &self,
+        token: &str,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut request = self
+            .service
+            .client
+            .request(method, self.service.url(path))
+            .bearer_auth(token);
         if let Some(body) = body {
             request = request.json(&body);
         }
@@ -54,50 +75,114 @@ impl Tenants {
     }
 
     async fn open(&self, token: &str, body: Value) -> (u16, Value) {
-        self.call(token, reqwest::Method::POST, "/v1/sessions", Some(body)).await
+        self.call(token, reqwest::Method::POST, "/v1/sessions", Some(body))
+            .await
     }
 }
 
 #[tokio::test]
 async fn tenants_see_only_their_own_sessions() {
     let t = start();
-    let (status, a_session) = t.open(&t.a, json!({"runtime": "sh", "tenant": "someone-else"})).await;
+    let (status, a_session) = t
+        .open(&t.a, json!({"runtime": "sh", "tenant": "someone-else"}))
+        .await;
     assert_eq!(status, 201, "{a_session}");
-    assert_eq!(a_session["tenant"], "team-a", "the tenant's name, whatever the request says");
+    assert_eq!(
+        a_session["tenant"], "team-a",
+        "the tenant's name, whatever the request says"
+    );
     let a_id = a_session["id"].as_str().unwrap();
     let (_, b_session) = t.open(&t.b, json!({"runtime": "python"})).await;
     let b_id = b_session["id"].as_str().unwrap();
 
-    let (_, a_list) = t.call(&t.a, reqwest::Method::GET, "/v1/sessions", None).await;
-    let a_ids: Vec<&str> = a_list["sessions"].as_array().unwrap().iter().map(|s| s["id"].as_str().unwrap()).collect();
+    let (_, a_list) = t
+        .call(&t.a, reqwest::Method::GET, "/v1/sessions", None)
+        .await;
+    let a_ids: Vec<&str> = a_list["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap())
+        .collect();
     assert_eq!(a_ids, [a_id]);
     let admin_list = t.service.get_json("/v1/sessions").await;
-    assert_eq!(admin_list["sessions"].as_array().unwrap().len(), 2, "the administrator sees all");
+    assert_eq!(
+        admin_list["sessions"].as_array().unwrap().len(),
+        2,
+        "the administrator sees all"
+    );
 
     // Another tenant's session does not exist for b: every route answers 404 alike.
-    let (missing_status, missing) = t.call(&t.b, reqwest::Method::GET, "/v1/sessions/no-such-id", None).await;
+    let (missing_status, missing) = t
+        .call(&t.b, reqwest::Method::GET, "/v1/sessions/no-such-id", None)
+        .await;
     assert_eq!(missing_status, 404);
     for (method, path, body) in [
         (reqwest::Method::GET, format!("/v1/sessions/{a_id}"), None),
-        (reqwest::Method::POST, format!("/v1/sessions/{a_id}/exec"), Some(json!({"command": "id"}))),
-        (reqwest::Method::GET, format!("/v1/sessions/{a_id}/activity"), None),
-        (reqwest::Method::GET, format!("/v1/sessions/{a_id}/files?path=."), None),
-        (reqwest::Method::GET, format!("/v1/sessions/{a_id}/processes"), None),
-        (reqwest::Method::DELETE, format!("/v1/sessions/{a_id}"), None),
+        (
+            reqwest::Method::POST,
+            format!("/v1/sessions/{a_id}/exec"),
+            Some(json!({"command": "id"})),
+        ),
+        (
+            reqwest::Method::GET,
+            format!("/v1/sessions/{a_id}/activity"),
+            None,
+        ),
+        (
+            reqwest::Method::GET,
+            format!("/v1/sessions/{a_id}/files?path=."),
+            None,
+        ),
+        (
+            reqwest::Method::GET,
+            format!("/v1/sessions/{a_id}/processes"),
+            None,
+        ),
+        (
+            reqwest::Method::DELETE,
+            format!("/v1/sessions/{a_id}"),
+            None,
+        ),
     ] {
         let (status, body) = t.call(&t.b, method.clone(), &path, body).await;
         assert_eq!(status, 404, "{method} {path}: {body}");
         assert_eq!(body["error"]["code"], missing["error"]["code"]);
     }
-    let (status, _) = t.call(&t.a, reqwest::Method::GET, &format!("/v1/sessions/{b_id}"), None).await;
+    let (status, _) = t
+        .call(
+            &t.a,
+            reqwest::Method::GET,
+            &format!("/v1/sessions/{b_id}"),
+            None,
+        )
+        .await;
     assert_eq!(status, 404);
 
     // Its own session works, and the log names the tenant.
-    let (status, ran) = t.call(&t.a, reqwest::Method::POST, &format!("/v1/sessions/{a_id}/exec"), Some(json!({"command": "echo mine"}))).await;
+    let (status, ran) = t
+        .call(
+            &t.a,
+            reqwest::Method::POST,
+            &format!("/v1/sessions/{a_id}/exec"),
+            Some(json!({"command": "echo mine"})),
+        )
+        .await;
     assert_eq!((status, ran["stdout"].as_str()), (200, Some("mine\n")));
-    let (_, log) = t.call(&t.a, reqwest::Method::GET, &format!("/v1/sessions/{a_id}/activity"), None).await;
+    let (_, log) = t
+        .call(
+            &t.a,
+            reqwest::Method::GET,
+            &format!("/v1/sessions/{a_id}/activity"),
+            None,
+        )
+        .await;
     assert_eq!(log["entries"][0]["principal"], "tenant:team-a");
-    assert_eq!(t.service.containers().len(), 2, "b's attempts touched nothing");
+    assert_eq!(
+        t.service.containers().len(),
+        2,
+        "b's attempts touched nothing"
+    );
 }
 
 #[tokio::test]
@@ -106,15 +191,35 @@ async fn tenants_keep_to_their_runtimes_and_quota_and_cannot_read_the_config() {
     let (status, refused) = t.open(&t.a, json!({"runtime": "python"})).await;
     assert_eq!(status, 400);
     assert_eq!(refused["error"]["code"], "unknown_runtime");
-    assert!(refused["error"]["message"].as_str().unwrap().ends_with("allowed: sh (GET /v1/runtimes shows their limits)"), "{refused}");
-    let (_, runtimes) = t.call(&t.a, reqwest::Method::GET, "/v1/runtimes", None).await;
-    let names: Vec<&str> = runtimes["runtimes"].as_array().unwrap().iter().map(|r| r["name"].as_str().unwrap()).collect();
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .ends_with("allowed: sh (GET /v1/runtimes shows their limits)"),
+        "{refused}"
+    );
+    let (_, runtimes) = t
+        .call(&t.a, reqwest::Method::GET, "/v1/runtimes", None)
+        .await;
+    let names: Vec<&str> = runtimes["runtimes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["name"].as_str().unwrap())
+        .collect();
     assert_eq!(names, ["sh"]);
 
-    let (first, second) = tokio::join!(t.open(&t.a, json!({"runtime": "sh"})), t.open(&t.a, json!({"runtime": "sh"})));
+    let (first, second) = tokio::join!(
+        t.open(&t.a, json!({"runtime": "sh"})),
+        t.open(&t.a, json!({"runtime": "sh"}))
+    );
     let mut statuses = [first.0, second.0];
     statuses.sort();
-    assert_eq!(statuses, [201, 429], "a quota of one holds under concurrent creates");
+    assert_eq!(
+        statuses,
+        [201, 429],
+        "a quota of one holds under concurrent creates"
+    );
     let over = if first.0 == 429 { first.1 } else { second.1 };
     assert_eq!(over["error"]["code"], "tenant_quota");
     let (status, _) = t.open(&t.b, json!({"runtime": "sh"})).await;
@@ -125,10 +230,24 @@ async fn tenants_keep_to_their_runtimes_and_quota_and_cannot_read_the_config() {
         assert_eq!(status, 403, "{path}");
         assert_eq!(body["error"]["code"], "admin_only");
     }
-    let config = t.service.get("/v1/config").send().await.unwrap().text().await.unwrap();
-    assert!(!config.contains(&t.a) && config.contains("team-a"), "the config shows tenants, never tokens");
+    let config = t
+        .service
+        .get("/v1/config")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    assert!(
+        !config.contains(&t.a) && config.contains("team-a"),
+        "the config shows tenants, never tokens"
+    );
     let (_, stats) = t.call(&t.a, reqwest::Method::GET, "/v1/stats", None).await;
-    assert_eq!(stats["sessions"], 1, "a tenant's figures count its own sessions");
+    assert_eq!(
+        stats["sessions"], 1,
+        "a tenant's figures count its own sessions"
+    );
 }
 
 #[tokio::test]
@@ -136,7 +255,12 @@ async fn failed_authentication_is_answered_alike_and_rate_limited() {
     let t = start();
     let url = t.service.url("/v1/sessions");
     let mut answers = Vec::new();
-    for header in [None, Some("Bearer wrong-token-0123456789"), Some("Basic abc"), Some("Bearer ")] {
+    for header in [
+        None,
+        Some("Bearer wrong-token-0123456789"),
+        Some("Basic abc"),
+        Some("Bearer "),
+    ] {
         let mut request = t.service.client.get(&url);
         if let Some(value) = header {
             request = request.header("authorization", value);
@@ -144,14 +268,40 @@ async fn failed_authentication_is_answered_alike_and_rate_limited() {
         let response = request.send().await.unwrap();
         answers.push((response.status().as_u16(), response.text().await.unwrap()));
     }
-    assert!(answers.iter().all(|a| a == &answers[0] && a.0 == 401), "{answers:?}");
+    assert!(
+        answers.iter().all(|a| a == &answers[0] && a.0 == 401),
+        "{answers:?}"
+    );
     for _ in 0..20 {
-        t.service.client.get(&url).bearer_auth("guess-0123456789abcdef").send().await.unwrap();
+        t.service
+            .client
+            .get(&url)
+            .bearer_auth("guess-0123456789abcdef")
+            .send()
+            .await
+            .unwrap();
     }
-    let blocked = t.service.client.get(&url).bearer_auth(TOKEN).send().await.unwrap();
-    assert_eq!(blocked.status(), 429, "after 20 failures the address waits, even with the right token");
+    let blocked = t
+        .service
+        .client
+        .get(&url)
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        blocked.status(),
+        429,
+        "after 20 failures the address waits, even with the right token"
+    );
     let body: Value = blocked.json().await.unwrap();
     assert_eq!(body["error"]["code"], "too_many_attempts");
-    let health = t.service.client.get(t.service.url("/healthz")).send().await.unwrap();
+    let health = t
+        .service
+        .client
+        .get(t.service.url("/healthz"))
+        .send()
+        .await
+        .unwrap();
     assert_eq!(health.status(), 200);
 }

@@ -133,11 +133,21 @@ async function loadStatic() {
   const [runtimes, policy, config] = await Promise.all([
     api.get('/v1/runtimes'),
     api.get('/v1/policy'),
-    api.get('/v1/config'),
+    configInForce(),
   ]);
   store.set('runtimes', runtimes);
   store.set('policy', policy);
   store.set('config', config);
+}
+
+/** The config in force, or null when this token may not see it (a tenant's token). */
+export async function configInForce() {
+  try {
+    return await api.get('/v1/config');
+  } catch (error) {
+    if (error instanceof ApiError && error.status === 403) return null;
+    throw error;
+  }
 }
 
 async function refresh() {

@@ -75,6 +75,8 @@ export class SessionsView {
     const runtime = store.runtime(this.ui.runtime.value);
     let text = fmt.limits(runtime);
     if (runtime && !runtime.image && runtime.recipe) text += ` · built from the recipe ${runtime.recipe}`;
+    if (runtime && runtime.state === 'not_built') text += ' · its image is not on the engine yet: the first session waits for it';
+    if (runtime && runtime.state === 'building') text += ' · its image is being built: a session waits for it';
     setText(this.ui.limits, text);
   }
 

@@ -1,6 +1,6 @@
 // The Runtimes & policy tab: the allowlist, the config in force (as TOML) and the policy.
 
-import { api } from './api.js';
+import { api, ApiError } from './api.js';
 import { byId, fill, h } from './dom.js';
 import * as fmt from './format.js';
 import { store } from './store.js';
@@ -13,6 +13,7 @@ const POLICY = [
   ['idle_timeout_secs', 'Idle timeout', 'a session nobody used for this long is closed', (v) => fmt.seconds(v)],
   ['max_lifetime_secs', 'Longest lifetime', 'a session is closed this long after it opened, used or not', (v) => fmt.seconds(v)],
   ['max_sessions', 'Open sessions at most', 'what bounds the host: this times the largest memory ceiling', (v) => fmt.count(v)],
+  ['auth_failures_per_minute', 'Failed sign-ins per minute', 'a client address failing more often must wait', (v) => fmt.count(v)],
 ];
 
 export class SettingsView {
@@ -33,7 +34,10 @@ export class SettingsView {
       const [runtimes, policy, config] = await Promise.all([
         api.get('/v1/runtimes'),
         api.get('/v1/policy'),
-        api.get('/v1/config'),
+        api.get('/v1/config').catch((error) => {
+          if (error instanceof ApiError && error.status === 403) return null;
+          throw error;
+        }),
       ]);
       store.set('runtimes', runtimes);
       store.set('policy', policy);
@@ -59,8 +63,11 @@ export class SettingsView {
           ),
           h(
             'td',
-            { class: 'mono wrap' },
-            r.image ? r.image : h('span', null, h('span', { class: 'muted' }, 'recipe '), r.recipe, h('span', { class: 'muted' }, ' (built on first use)')),
+            { class: 'wrap' },
+            r.image
+              ? h('span', { class: 'mono' }, r.image)
+              : h('span', null, h('span', { class: 'muted' }, 'recipe '), h('span', { class: 'mono' }, r.recipe)),
+            imageState(r),
           ),
           h('td', { class: 'num' }, fmt.bytes(r.mem_limit_bytes)),
           h('td', { class: 'num' }, String(r.cpus)),
@@ -88,6 +95,10 @@ export class SettingsView {
   }
 
   renderConfig(config) {
+    if (!config) {
+      fill(this.ui.config, h('span', { class: 't-comment' }, '# The config in force is shown to the service token only; this token is a tenant\'s.'));
+      return;
+    }
     fill(this.ui.config, toml(config));
   }
 }
@@ -118,6 +129,12 @@ function toml(config) {
     if (runtime.interpreter && runtime.interpreter.length) pair('interpreter', runtime.interpreter);
     if (runtime.pool_size) pair('pool_size', runtime.pool_size, 'kept started and ready');
   }
+  for (const tenant of config.tenants || []) {
+    table(`tenants.${tomlKey(tenant.name)}`);
+    pair('token_sha256', '<not shown>');
+    pair('runtimes', tenant.runtimes);
+    pair('max_sessions', tenant.max_sessions);
+  }
   if (config.policy) {
     table('policy');
     out.push(h('span', { class: 't-comment' }, '# limits nothing can raise'), '\n');
@@ -126,8 +143,33 @@ function toml(config) {
     if ('max_output_bytes' in p) pair('max_output_bytes', fmt.configSize(p.max_output_bytes), 'per stream, per command');
     if ('max_upload_bytes' in p) pair('max_upload_bytes', fmt.configSize(p.max_upload_bytes));
     for (const key of ['idle_timeout_secs', 'max_lifetime_secs']) if (key in p) pair(key, p[key]);
+    const shown = ['default_timeout_secs', 'max_timeout_secs', 'max_output_bytes', 'max_upload_bytes', 'idle_timeout_secs', 'max_lifetime_secs', 'max_sessions'];
+    for (const [key, value] of Object.entries(p)) {
+      if (!shown.includes(key) && (typeof value === 'number' || typeof value === 'string')) pair(key, value);
+    }
   }
   return out;
+}
+
+/** Where a runtime's image stands, from GET /v1/runtimes: ready, not built, building, failed. */
+export function imageState(runtime) {
+  switch (runtime.state) {
+    case undefined:
+      return null;
+    case 'ready':
+      return h('span', { class: 'state state-ready', title: 'the image is on the engine: a session starts at once' }, 'ready');
+    case 'not_built':
+      return h('span', { class: 'state state-pending', title: 'the first session (or a build request) pulls or builds it' }, runtime.recipe ? 'built on first use' : 'not on the engine yet');
+    case 'building': {
+      const p = runtime.progress || {};
+      const step = p.step && p.steps ? ` step ${p.step}/${p.steps}` : '';
+      return h('span', { class: 'state state-building', title: p.line || '' }, `building${step}`);
+    }
+    case 'failed':
+      return h('span', { class: 'state state-failed', title: runtime.reason || '' }, 'last build failed');
+    default:
+      return h('span', { class: 'state' }, String(runtime.state));
+  }
 }
 
 function limits(l, pair) {

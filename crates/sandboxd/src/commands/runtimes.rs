@@ -5,6 +5,7 @@ use super::connection::{block_on, ServiceArgs};
 use super::output::{print_json, OutputArgs, Table};
 use anyhow::Result;
 use clap::{Args, Subcommand};
+use sandboxd_api::ImageStatus;
 use sandboxd_client::Interface;
 use sandboxd_config::format_bytes;
 
@@ -60,8 +61,10 @@ fn run_list(args: ListArgs) -> Result<()> {
         "PIDS",
         "NETWORK",
         "INTERPRETER",
+        "STATE",
     ]);
-    for runtime in list.runtimes {
+    for entry in list.runtimes {
+        let runtime = entry.runtime;
         let name = if runtime.name == list.default_runtime {
             format!("{} (default)", runtime.name)
         } else {
@@ -83,6 +86,12 @@ fn run_list(args: ListArgs) -> Result<()> {
                 "-".into()
             } else {
                 runtime.interpreter.join(" ")
+            },
+            match entry.status {
+                ImageStatus::Ready => "ready".into(),
+                ImageStatus::NotBuilt => "not built".into(),
+                ImageStatus::Building { .. } => "building".into(),
+                ImageStatus::Failed { reason } => format!("failed: {reason}"),
             },
         ]);
     }

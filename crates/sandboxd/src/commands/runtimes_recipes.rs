@@ -51,7 +51,7 @@ async fn build(client: Client, name: Option<String>) -> Result<()> {
             .await?
             .runtimes
             .into_iter()
-            .map(|runtime| runtime.name)
+            .map(|entry| entry.runtime.name)
             .collect(),
     };
     let mut failed = Vec::new();

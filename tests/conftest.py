@@ -1,4 +1,4 @@
-"""A real sandboxd service for the MCP tests: the built binary, the real Docker engine, its own
+"""A real sandboxd service for the Python suites (MCP, API fuzzing): the built binary, the real Docker engine, its own
 state directory and instance id. On teardown the service is killed and every container it
 made is removed by label, also when a test failed."""
 
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[1]
 SANDBOXD = Path(os.environ.get("SANDBOXD_BIN", REPO / "target/debug/sandboxd"))
 AGENT = Path(
     os.environ.get(
@@ -56,6 +56,9 @@ interpreter = ["python3"]
 [policy]
 default_timeout_secs = 20
 max_timeout_secs = 60
+max_upload_bytes = "1m"
+# The fuzzer sends many requests without a token on purpose: they must not lock it out.
+auth_failures_per_minute = 1000000
 """
 
 
