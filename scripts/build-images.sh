@@ -8,7 +8,7 @@
 #
 # Idempotent: an image that already exists is skipped unless --force.
 # Every image is labelled org.sandboxd.local-image=true and
-# org.sandboxd.recipe=<name>, and has a "sandbox" user/group with uid/gid
+# org.sandboxd.base-image=<name>, and has a "sandbox" user/group with uid/gid
 # 61000 besides root.
 #
 # Environment:
@@ -80,7 +80,7 @@ import_rootfs() {
     tar --numeric-owner -C "$dir" -cf - . |
         docker import \
             --change "LABEL org.sandboxd.local-image=true" \
-            --change "LABEL org.sandboxd.recipe=$recipe" \
+            --change "LABEL org.sandboxd.base-image=$recipe" \
             "$@" \
             --message "sandboxd/scripts/build-images.sh $recipe" \
             - "$image" >/dev/null

@@ -20,8 +20,8 @@ fn unique_recipe(prefix: &str) -> String {
 }
 
 /// Removes every image built from a recipe, on drop. Declare it before the service, so the
-/// service (and its sandboxes) goes first. Only recipe builds carry the hash label: the base
-/// images of scripts/build-images.sh also carry `org.sandboxd.recipe` (`python`, `busybox`).
+/// service (and its sandboxes) goes first. Only recipe builds carry the hash label, so base
+/// images are never matched whatever they are labelled.
 struct RecipeImages(String);
 
 impl RecipeImages {

@@ -50,7 +50,7 @@ pub struct ServeArgs {
 pub fn run(args: ServeArgs) -> Result<()> {
     let config = match &args.config {
         Some(path) => Config::load(path)?,
-        None => Config::embedded(),
+        None => Config::embedded()?,
     };
     report_worst_case(&config);
     if args.check {
