@@ -71,6 +71,17 @@ function showSignIn(error) {
   show(ui.signinError, Boolean(error));
   if (!error) connection.set('signedout');
   ui.token.focus();
+  probe();
+}
+
+/** Before sign-in, says whether the service answers at all (/healthz needs no token). */
+async function probe() {
+  try {
+    const response = await fetch('/healthz', { cache: 'no-store', credentials: 'omit' });
+    if (!response.ok) throw new Error(String(response.status));
+  } catch {
+    if (!signedIn) connection.set('unreachable', 'the service does not answer');
+  }
 }
 
 function signOut(reason) {
