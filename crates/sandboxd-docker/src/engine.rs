@@ -587,7 +587,6 @@ mod tests {
             server_version: Some("20.10.24+dfsg1".into()),
             runc_commit: Some(Commit {
                 id: Some("1.1.5+ds1-1+deb12u1".into()),
-                ..Default::default()
             }),
             security_options: Some(vec!["name=seccomp,profile=default".into()]),
             cgroup_version: Some(SystemInfoCgroupVersionEnum::_1),
@@ -657,7 +656,6 @@ mod tests {
         ]);
         info.runc_commit = Some(Commit {
             id: Some("v1.2.8-0-g3d3b9a0".into()),
-            ..Default::default()
         });
         let report = EngineReport::new(&info, None, "1.41".into(), None);
         assert_eq!(report.runc_version.as_deref(), Some("v1.2.8-0-g3d3b9a0"));
@@ -675,7 +673,6 @@ mod tests {
         // A commit hash alone says no version; seccomp off is a warning.
         info.runc_commit = Some(Commit {
             id: Some("51d5e94601ceffbbd85688df1c928ecccbfa4685".into()),
-            ..Default::default()
         });
         info.security_options = Some(vec![]);
         let report = EngineReport::new(&info, None, "1.41".into(), None);

@@ -1,9 +1,11 @@
 /*
  * A fork bomb for the adversarial suite (tests/adversarial.rs), run inside a sandbox.
  *
- * Usage: bomb SECONDS
+ * Usage: bomb SECONDS [escape]
  *
- * Every process forks as fast as it can until SECONDS have passed, then exits. The original
+ * Every process forks as fast as it can until SECONDS have passed, then exits. With `escape`,
+ * every child first makes itself a new session (setsid), leaving the process group that a
+ * command's timeout kills. The original
  * process prints how many forks succeeded and failed in total. Two safety nets keep this from
  * taking a developer's machine down should a sandbox's pids ceiling NOT hold: a counter shared
  * by all the processes stops forking after MAX_FORKS successful forks, and every process exits
@@ -12,6 +14,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -21,6 +24,7 @@
 
 int main(int argc, char **argv) {
     int seconds = argc > 1 ? atoi(argv[1]) : 3;
+    int escape = argc > 2 && strcmp(argv[2], "escape") == 0;
     if (seconds <= 0 || seconds > 120) {
         seconds = 3;
     }
@@ -41,6 +45,8 @@ int main(int argc, char **argv) {
             __atomic_add_fetch(&counts[0], 1, __ATOMIC_RELAXED);
         } else if (pid < 0) {
             __atomic_add_fetch(&counts[1], 1, __ATOMIC_RELAXED);
+        } else if (escape) {
+            setsid();
         }
         /* pid == 0: the child goes on forking too. */
     }
