@@ -208,10 +208,13 @@ impl DockerBackend {
 
     fn container_body(&self, spec: &SandboxSpec) -> ContainerCreateBody {
         let limits = &spec.limits;
+        // Inodes are capped too (one per 4 KiB of the size), so a flood of empty files stops
+        // with ENOSPC instead of pinning the sandbox at its memory ceiling.
         let tmpfs_opts = |extra: &str| {
             format!(
-                "rw,exec,nosuid,nodev,size={},{extra}",
-                limits.tmpfs_size_bytes
+                "rw,exec,nosuid,nodev,size={},nr_inodes={},{extra}",
+                limits.tmpfs_size_bytes,
+                (limits.tmpfs_size_bytes / 4096).max(1024)
             )
         };
         let labels = HashMap::from([
@@ -256,6 +259,8 @@ impl DockerBackend {
                     ),
                 ])),
                 pids_limit: Some(i64::from(limits.pids_limit)),
+                // /dev/shm is one more memory-backed writable place: as large as the others.
+                shm_size: Some(i64::try_from(limits.tmpfs_size_bytes).unwrap_or(i64::MAX)),
                 memory: Some(memory),
                 memory_swap: Some(memory),
                 nano_cpus: Some((limits.cpus * 1e9).round() as i64),

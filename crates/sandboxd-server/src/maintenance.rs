@@ -190,7 +190,7 @@ async fn end_vanished(service: &Service) {
                 service,
                 &session,
                 "end",
-                "its sandbox stopped or was removed outside sandboxd (for example, the Docker engine restarted)",
+                "its sandbox stopped: its agent exited, or the container was stopped or removed outside sandboxd (for example, the Docker engine restarted)",
             )
             .await;
         }

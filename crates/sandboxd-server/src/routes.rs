@@ -7,6 +7,7 @@ use crate::error::{parse_query, ApiError};
 use crate::sessions::{self, Reservation, Session};
 use crate::{exec, images, pool, Service};
 use axum::body::Bytes;
+use axum::extract::rejection::BytesRejection;
 use axum::extract::{Path, Query, State};
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -117,6 +118,17 @@ fn may_use(service: &Service, principal: &Principal, runtime: &str) -> bool {
         .is_none_or(|tenant| tenant.may_use(runtime))
 }
 
+/// The request body, or the API's own error when it is over its limit or cut off.
+fn read_body(body: Result<Bytes, BytesRejection>) -> Result<Bytes, ApiError> {
+    body.map_err(|rejection| match rejection.status() {
+        StatusCode::PAYLOAD_TOO_LARGE => ApiError::PayloadTooLarge(format!(
+            "{}; the policy caps bodies (GET /v1/policy)",
+            rejection.body_text()
+        )),
+        _ => ApiError::bad_request("invalid_request", rejection.body_text()),
+    })
+}
+
 /// Reads a create request, refusing by name any field that is not the client's to set.
 fn parse_create(body: &[u8]) -> Result<CreateSession, ApiError> {
     if body.iter().all(u8::is_ascii_whitespace) {
@@ -194,9 +206,9 @@ pub async fn create_session(
     State(service): State<Service>,
     principal: Principal,
     actor: Actor,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<(StatusCode, Json<SessionInfo>), ApiError> {
-    let request = parse_create(&body)?;
+    let request = parse_create(&read_body(body)?)?;
     let config = service.config();
     let alias = request
         .runtime
@@ -426,8 +438,9 @@ pub async fn exec_command(
     State(service): State<Service>,
     Path(id): Path<String>,
     actor: Actor,
-    body: Bytes,
+    body: Result<Bytes, BytesRejection>,
 ) -> Result<Json<ExecResult>, ApiError> {
+    let body = read_body(body)?;
     let session = service.sessions().get_running(&id)?;
     let request: ExecRequest = serde_json::from_slice(&body).map_err(|e| {
         ApiError::bad_request(

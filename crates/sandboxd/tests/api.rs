@@ -210,6 +210,19 @@ async fn session_lifecycle() {
 #[tokio::test]
 async fn create_refuses_anything_but_an_alias() {
     let service = TestService::start(&base_config(4, ""));
+    let oversized = service
+        .post("/v1/sessions")
+        .header("content-type", "application/json")
+        .body(vec![b' '; 70_000])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(oversized.status(), 413);
+    let error: Value = oversized.json().await.unwrap();
+    assert_eq!(
+        error["error"]["code"], "payload_too_large",
+        "a JSON error, like every other"
+    );
     for body in [
         json!({"image": "alpine"}),
         json!({"runtime": "sh", "mounts": ["/:/host"]}),

@@ -231,6 +231,15 @@ async fn the_container_is_created_with_the_hardened_profile() {
     assert_eq!(host["LogConfig"]["Type"], "none");
     let tmpfs = host["Tmpfs"].as_object().unwrap();
     assert!(tmpfs["/tmp"].as_str().unwrap().contains("size=16777216"));
+    assert!(
+        tmpfs["/tmp"].as_str().unwrap().contains("nr_inodes=4096"),
+        "{tmpfs:?}"
+    );
+    assert_eq!(
+        host["ShmSize"],
+        16 << 20,
+        "/dev/shm is capped like the other tmpfs"
+    );
     assert!(tmpfs["/workspace"].as_str().unwrap().contains("uid=61000"));
     let binds: Vec<&str> = host["Binds"]
         .as_array()
