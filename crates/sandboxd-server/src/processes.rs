@@ -1081,6 +1081,7 @@ mod tests {
             idle_timeout_secs: 1,
             max_lifetime_secs: 1,
             max_sessions: 1,
+            auth_failures_per_minute: 1,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {
