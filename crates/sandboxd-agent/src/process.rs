@@ -693,11 +693,22 @@ impl Ring {
             FrameKind::Stderr => self.stderr_bytes += len,
             _ => self.stdout_bytes += len,
         }
+        // Drops the oldest bytes, never the newest: a chunk that is only partly in excess is
+        // trimmed at its front (a chunk can grow larger than a small ring's capacity).
         while self.cost > self.capacity {
-            let Some(oldest) = self.chunks.pop_front() else {
+            let excess = self.cost - self.capacity;
+            let Some(oldest) = self.chunks.front_mut() else {
                 break;
             };
-            self.cost -= oldest.data.len() as u64 + CHUNK_OVERHEAD;
+            let len = oldest.data.len() as u64;
+            if len <= excess {
+                self.chunks.pop_front();
+                self.cost -= len + CHUNK_OVERHEAD;
+            } else {
+                oldest.data.drain(..excess as usize);
+                oldest.start += excess;
+                self.cost -= excess;
+            }
             self.start = self.chunks.front().map_or(self.end, |c| c.start);
         }
     }
@@ -926,6 +937,19 @@ mod tests {
         tiny.push(FrameKind::Stdout, b"hello");
         assert_eq!((tiny.start, tiny.end), (5, 5));
         assert_eq!(ring_contents(&tiny, 0), (5, vec![]));
+    }
+
+    #[test]
+    fn a_growing_chunk_loses_its_oldest_bytes_never_its_newest() {
+        let mut ring = Ring::new(CHUNK_OVERHEAD + 8);
+        ring.push(FrameKind::Stdout, b"aaaa");
+        ring.push(FrameKind::Stdout, b"bbbbbbbb");
+        assert_eq!((ring.start, ring.end), (4, 12));
+        assert_eq!(
+            ring_contents(&ring, 0),
+            (4, vec![(FrameKind::Stdout, b"bbbbbbbb".to_vec())])
+        );
+        assert_eq!(ring.cost, ring.capacity);
     }
 
     #[test]
