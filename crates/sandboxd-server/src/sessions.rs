@@ -286,13 +286,11 @@ impl Sessions {
         let mut session = self.lock().running.remove(id)?;
         let now = OffsetDateTime::now_utc();
         session.ended = Some((now, reason.to_string()));
+        let last_activity_at = rfc3339(session.last_activity_at);
         if let Err(e) = self
             .store
-            .touch_session(id, &rfc3339(session.last_activity_at))
+            .end_session(id, &last_activity_at, &rfc3339(now), reason)
         {
-            tracing::warn!(session = id, error = %e, "cannot record activity time");
-        }
-        if let Err(e) = self.store.end_session(id, &rfc3339(now), reason) {
             tracing::error!(session = id, error = %e, "cannot record that the session ended");
         }
         Some(session)

@@ -75,6 +75,16 @@ pub struct Store {
     connection: Mutex<Connection>,
 }
 
+/// Runs a statement through the connection's statement cache: the same few statements run on
+/// every operation (the activity ring, activity times), so they are parsed once.
+fn execute_cached(
+    c: &Connection,
+    sql: &str,
+    params: impl rusqlite::Params,
+) -> rusqlite::Result<usize> {
+    c.prepare_cached(sql)?.execute(params)
+}
+
 const SESSION_COLUMNS: &str =
     "id, runtime, tenant, labels, backend_id, created_at, last_activity_at, ended_at, end_reason";
 
@@ -115,7 +125,7 @@ impl Store {
     pub fn insert_session(&self, session: &SessionRecord) -> Result<(), StoreError> {
         let labels = serde_json::to_string(&session.labels).unwrap_or_else(|_| "{}".into());
         self.with(|c| {
-            c.execute(
+            execute_cached(c,
                 &format!("INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
                 params![
                     session.id,
@@ -135,7 +145,8 @@ impl Store {
 
     pub fn touch_session(&self, id: &str, at: &str) -> Result<(), StoreError> {
         self.with(|c| {
-            c.execute(
+            execute_cached(
+                c,
                 "UPDATE sessions SET last_activity_at = ?2 WHERE id = ?1",
                 params![id, at],
             )
@@ -145,19 +156,29 @@ impl Store {
 
     /// Marks a session ended (once: a later call keeps the first reason), and drops the
     /// oldest ended records beyond what is kept.
-    pub fn end_session(&self, id: &str, at: &str, reason: &str) -> Result<(), StoreError> {
+    pub fn end_session(
+        &self,
+        id: &str,
+        last_activity_at: &str,
+        at: &str,
+        reason: &str,
+    ) -> Result<(), StoreError> {
         self.with(|c| {
-            c.execute(
-                "UPDATE sessions SET ended_at = ?2, end_reason = ?3 WHERE id = ?1 AND ended_at IS NULL",
-                params![id, at, reason],
+            execute_cached(
+                c,
+                "UPDATE sessions SET last_activity_at = ?2, ended_at = ?3, end_reason = ?4
+                 WHERE id = ?1 AND ended_at IS NULL",
+                params![id, last_activity_at, at, reason],
             )?;
-            c.execute(
+            execute_cached(
+                c,
                 "DELETE FROM activity WHERE session_id IN (
                     SELECT id FROM sessions WHERE ended_at IS NOT NULL
                     ORDER BY ended_at DESC LIMIT -1 OFFSET ?1)",
                 params![ENDED_SESSIONS_KEPT],
             )?;
-            c.execute(
+            execute_cached(
+                c,
                 "DELETE FROM sessions WHERE id IN (
                     SELECT id FROM sessions WHERE ended_at IS NOT NULL
                     ORDER BY ended_at DESC LIMIT -1 OFFSET ?1)",
@@ -211,7 +232,7 @@ impl Store {
         entry: &ActivityEntry,
     ) -> Result<(), StoreError> {
         self.with(|c| {
-            c.execute(
+            execute_cached(c,
                 "INSERT INTO activity (session_id, at, principal, interface, action, target, status, exit_code, bytes, duration_ms, error)
                  VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
                 params![
@@ -228,7 +249,7 @@ impl Store {
                     entry.error
                 ],
             )?;
-            c.execute(
+            execute_cached(c,
                 "DELETE FROM activity WHERE session_id = ?1 AND seq <= (
                     SELECT seq FROM activity WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
                 params![session_id, ACTIVITY_PER_SESSION],
@@ -306,10 +327,15 @@ mod tests {
             store.insert_session(&record("b")).unwrap();
             store.touch_session("a", "2026-11-29T11:00:00Z").unwrap();
             store
-                .end_session("b", "2026-11-29T12:00:00Z", "closed by the client")
+                .end_session(
+                    "b",
+                    "2026-11-29T11:30:00Z",
+                    "2026-11-29T12:00:00Z",
+                    "closed by the client",
+                )
                 .unwrap();
             store
-                .end_session("b", "2026-11-29T13:00:00Z", "again")
+                .end_session("b", "2026-11-29T11:30:00Z", "2026-11-29T13:00:00Z", "again")
                 .unwrap();
         }
         let store = Store::open(&path).unwrap();
@@ -323,6 +349,7 @@ mod tests {
             Some("closed by the client"),
             "the first reason stays"
         );
+        assert_eq!(ended.last_activity_at, "2026-11-29T11:30:00Z");
         assert_eq!(store.ended_sessions(10).unwrap().len(), 1);
         assert!(store.session("zzz").unwrap().is_none());
     }
