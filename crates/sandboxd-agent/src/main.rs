@@ -7,6 +7,7 @@ mod dialer;
 mod exec;
 mod files;
 mod process;
+mod seccomp;
 mod sys;
 
 use std::ffi::OsString;
@@ -18,7 +19,21 @@ const USAGE: &str = "usage: sandboxd-agent [--connect SOCKET_PATH]";
 
 fn main() -> ExitCode {
     match parse_args(std::env::args_os().skip(1)) {
-        Ok(Some(socket)) => dialer::run(&socket),
+        Ok(Some(socket)) => {
+            // Before any thread or process exists, so all of them inherit the filter. Without
+            // it the sandbox would be weaker than promised: refuse to serve.
+            let hardened = seccomp::deny_io_uring()
+                .map_err(|e| format!("cannot install the seccomp filter refusing io_uring: {e}"))
+                .and_then(|()| {
+                    sys::forbid_ptrace()
+                        .map_err(|e| format!("cannot make the agent non-dumpable: {e}"))
+                });
+            if let Err(message) = hardened {
+                eprintln!("sandboxd-agent: {message}");
+                return ExitCode::FAILURE;
+            }
+            dialer::run(&socket)
+        }
         Ok(None) => {
             println!("{USAGE}");
             ExitCode::SUCCESS

@@ -21,6 +21,19 @@ pub fn poll(fds: &mut [libc::pollfd], timeout_ms: i32) -> io::Result<()> {
     Err(error)
 }
 
+/// Makes the agent non-dumpable: processes of the same uid (everything in the sandbox) can
+/// then neither ptrace it nor read its memory and environment through /proc. Children get
+/// the usual setting back when they exec.
+pub fn forbid_ptrace() -> io::Result<()> {
+    let unused: libc::c_ulong = 0;
+    // SAFETY: prctl with integer arguments has no memory effects; the unused arguments are
+    // full words, as the kernel checks them.
+    if unsafe { libc::prctl(libc::PR_SET_DUMPABLE, unused, unused, unused, unused) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
 /// SIGKILLs every process in the group `pgid`.
 pub fn kill_process_group(pgid: u32) {
     // A group that is already gone gives ESRCH: nothing left to kill.

@@ -129,13 +129,11 @@ pub enum Level {
 }
 
 impl EngineReport {
-    /// Reads the engine's `info` and `version` answers; `io_uring_disabled` is the host's
-    /// `kernel.io_uring_disabled` sysctl when readable (see [`host_io_uring_disabled`]).
+    /// Reads the engine's `info` and `version` answers.
     pub fn new(
         info: &SystemInfo,
         version: Option<&SystemVersion>,
         negotiated_api_version: String,
-        io_uring_disabled: Option<u8>,
     ) -> EngineReport {
         let component = |name: &str| {
             version
@@ -202,11 +200,11 @@ impl EngineReport {
             engine_version,
             findings: Vec::new(),
         };
-        report.findings = report.assess(io_uring_disabled);
+        report.findings = report.assess();
         report
     }
 
-    fn assess(&self, io_uring_disabled: Option<u8>) -> Vec<Finding> {
+    fn assess(&self) -> Vec<Finding> {
         let mut findings = Vec::new();
         let warn = |message: String| Finding {
             level: Level::Warning,
@@ -246,17 +244,6 @@ impl EngineReport {
                 findings.push(warn(format!(
                     "Docker {} is older than 18.09.2, the first release that shipped runc patched for CVE-2019-5736; check your distribution's advisories",
                     self.engine_version.as_deref().unwrap_or_default()
-                )));
-            }
-            // Docker's default seccomp profile allows io_uring before Docker 25.
-            if engine < Version::parse("25.0.0").expect("a valid version")
-                && self.seccomp_profile.as_deref() == Some("default")
-                && io_uring_disabled.is_some_and(|v| v < 2)
-            {
-                findings.push(warn(format!(
-                    "sandboxes can use io_uring, a frequent source of kernel privilege escalations: Docker {} allows it in its default seccomp profile (Docker 25 removed it) and this host's kernel.io_uring_disabled is {}; set the sysctl kernel.io_uring_disabled=2 if nothing on the host needs io_uring",
-                    self.engine_version.as_deref().unwrap_or_default(),
-                    io_uring_disabled.unwrap_or_default()
                 )));
             }
         }
@@ -332,16 +319,6 @@ fn on_off(on: bool) -> &'static str {
     } else {
         "off"
     }
-}
-
-/// The host's `kernel.io_uring_disabled` (0 allowed, 1 privileged only, 2 off); `None` on
-/// kernels without the setting (before 6.6).
-pub fn host_io_uring_disabled() -> Option<u8> {
-    std::fs::read_to_string("/proc/sys/kernel/io_uring_disabled")
-        .ok()?
-        .trim()
-        .parse()
-        .ok()
 }
 
 fn runc_checks(runc_version: Option<&str>) -> Vec<CveCheck> {
@@ -618,7 +595,7 @@ mod tests {
     #[test]
     fn reports_an_engine_like_this_one() {
         let (info, version) = engine_like_this_one();
-        let report = EngineReport::new(&info, Some(&version), "1.41".into(), Some(0));
+        let report = EngineReport::new(&info, Some(&version), "1.41".into());
         assert_eq!(report.runc_version.as_deref(), Some("1.1.5+ds1"));
         assert_eq!(report.runc_commit.as_deref(), Some("1.1.5+ds1-1+deb12u1"));
         assert_eq!(report.cgroup_version.as_deref(), Some("1"));
@@ -631,11 +608,10 @@ mod tests {
             .filter(|f| f.level == Level::Warning)
             .map(|f| f.message.as_str())
             .collect();
-        assert_eq!(warnings.len(), 2, "{warnings:#?}");
+        assert_eq!(warnings.len(), 1, "{warnings:#?}");
         assert!(warnings[0].starts_with("runc 1.1.5+ds1, package 1.1.5+ds1-1+deb12u1 is older than upstream's fix for CVE-2024-21626 (1.1.12), CVE-2025-31133"));
         assert!(warnings[0].contains("check your distribution's advisories"));
         assert!(!warnings[0].contains("CVE-2019-5736"));
-        assert!(warnings[1].contains("io_uring"));
         let json = serde_json::to_value(&report).unwrap();
         assert_eq!(json["runc_checks"][3]["status"], "older_than_fix");
         assert_eq!(json["runc_checks"][0]["status"], "at_or_after_fix");
@@ -657,7 +633,7 @@ mod tests {
         info.runc_commit = Some(Commit {
             id: Some("v1.2.8-0-g3d3b9a0".into()),
         });
-        let report = EngineReport::new(&info, None, "1.41".into(), None);
+        let report = EngineReport::new(&info, None, "1.41".into());
         assert_eq!(report.runc_version.as_deref(), Some("v1.2.8-0-g3d3b9a0"));
         assert!(report
             .runc_checks
@@ -675,7 +651,7 @@ mod tests {
             id: Some("51d5e94601ceffbbd85688df1c928ecccbfa4685".into()),
         });
         info.security_options = Some(vec![]);
-        let report = EngineReport::new(&info, None, "1.41".into(), None);
+        let report = EngineReport::new(&info, None, "1.41".into());
         assert_eq!(report.runc_version, None);
         assert!(report
             .runc_checks

@@ -110,12 +110,8 @@ impl DockerBackend {
         let cgroups = CgroupLayout::from_info(&info);
         // The versions only inform the report: an engine that does not answer this is usable.
         let version = docker.version().await.ok();
-        let engine = engine::EngineReport::new(
-            &info,
-            version.as_ref(),
-            docker.client_version().to_string(),
-            engine::host_io_uring_disabled(),
-        );
+        let engine =
+            engine::EngineReport::new(&info, version.as_ref(), docker.client_version().to_string());
         std::fs::create_dir_all(&options.socket_root).map_err(|e| {
             BackendError::Setup(format!(
                 "cannot create {}: {e}",
