@@ -23,7 +23,7 @@ pub use host::{
     delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, UploadError,
 };
 #[cfg(feature = "tokio")]
-pub use host::{ping, run_exec, AgentHub, ExecResult, HELLO_TIMEOUT, MAX_IDLE};
+pub use host::{ping, run_exec, AgentHub, AgentLease, ExecResult, HELLO_TIMEOUT, MAX_IDLE};
 pub use message::{
     DirEntry, EntryKind, ERROR_BUSY, ERROR_CANCELLED, ERROR_INVALID_PATH, ERROR_IO,
     ERROR_IS_DIRECTORY, ERROR_NOT_A_DIRECTORY, ERROR_NOT_A_FILE, ERROR_NOT_FOUND, ERROR_NO_SPACE,

@@ -126,6 +126,52 @@ async fn acquire_skips_connections_the_agent_closed() {
 }
 
 #[tokio::test]
+async fn a_connection_given_back_serves_again_unless_the_agent_spoke_out_of_turn() {
+    let setup = setup();
+    let mut agent = greeted(&setup.socket).await;
+    let mut connection = setup.hub.acquire(Duration::from_secs(1)).await.unwrap();
+    write_json(&mut connection, &Request::Ping).await.unwrap();
+    assert_eq!(read_frame(&mut agent).await.unwrap().kind, FrameKind::Json);
+    write_json(&mut agent, &Event::Pong).await.unwrap();
+    assert_eq!(
+        read_frame(&mut connection).await.unwrap().kind,
+        FrameKind::Json
+    );
+    connection.give_back();
+    assert_eq!(setup.hub.idle_count(), 1);
+
+    // The same connection carries the next request.
+    let mut again = setup.hub.acquire(Duration::from_secs(1)).await.unwrap();
+    write_json(&mut again, &Request::Ping).await.unwrap();
+    assert_eq!(read_frame(&mut agent).await.unwrap().kind, FrameKind::Json);
+    write_json(&mut agent, &Event::Pong).await.unwrap();
+    assert_eq!(read_frame(&mut again).await.unwrap().kind, FrameKind::Json);
+    again.give_back();
+
+    // An agent that writes while its connection is parked would answer a request it was
+    // never sent: the hub discards that connection instead of handing it out.
+    write_json(&mut agent, &Event::Pong).await.unwrap();
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    assert!(matches!(
+        setup.hub.acquire(Duration::from_millis(200)).await,
+        Err(ProtoError::Timeout(_))
+    ));
+    assert!(closed_by_hub(&mut agent, Duration::from_secs(1)).await);
+
+    // Given back after the hub closed, a connection is closed rather than parked.
+    let mut late_agent = {
+        let setup = self::setup();
+        let agent = greeted(&setup.socket).await;
+        let lease = setup.hub.acquire(Duration::from_secs(1)).await.unwrap();
+        setup.hub.close();
+        lease.give_back();
+        assert_eq!(setup.hub.idle_count(), 0);
+        agent
+    };
+    assert!(closed_by_hub(&mut late_agent, Duration::from_secs(1)).await);
+}
+
+#[tokio::test]
 async fn idle_connections_are_capped() {
     let setup = setup();
     let mut dialers = Vec::new();

@@ -1,9 +1,11 @@
 //! Keeps spare connections to the service open, each served by its own thread.
 //!
 //! The service never waits for the agent to connect: it takes a connection that already said
-//! hello, and the request arriving on it makes the dialer open a replacement. When the
-//! service goes away (restart, or the sandbox's hub closed) the spares see end-of-file and
-//! the dialer keeps retrying with backoff until a socket answers at the same path again.
+//! hello, and the request arriving on it makes the dialer open a replacement. A connection
+//! stays open after answering, idle again, since the service may send it another request.
+//! When the service goes away (restart, or the sandbox's hub closed) the spares see
+//! end-of-file and the dialer keeps retrying with backoff until a socket answers at the same
+//! path again.
 
 use crate::exec;
 use crate::files;
@@ -18,7 +20,7 @@ use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
 use std::time::Duration;
 
-/// Connected, greeted connections waiting for a request.
+/// Idle connections (greeted, or done with a request) below which the dialer adds one.
 const SPARES: usize = 4;
 /// Connections open at once, idle or busy; this bounds the agent's threads.
 const MAX_CONNECTIONS: usize = 64;
@@ -61,32 +63,48 @@ fn start_serving(connection: UnixStream, pool: &Arc<Pool>) {
         .name("connection".into())
         .stack_size(CONNECTION_STACK_SIZE)
         .spawn(move || {
-            let used = serve(connection, &thread_pool);
-            thread_pool.connection_closed(used);
+            let end = serve(connection, &thread_pool);
+            thread_pool.connection_closed(end);
         });
     if spawned.is_err() {
         // The connection was dropped with the closure; count it as a failed dial.
-        pool.connection_closed(false);
+        pool.connection_closed(ConnectionEnd {
+            idle: true,
+            used: false,
+        });
     }
 }
 
-/// Answers requests on one connection until it closes; returns whether any request came.
-fn serve(mut connection: UnixStream, pool: &Pool) -> bool {
-    let mut used = false;
+/// How a connection ended, for the pool's counts.
+#[derive(Clone, Copy)]
+struct ConnectionEnd {
+    /// It was waiting for a request (counted as idle).
+    idle: bool,
+    /// It answered at least one request.
+    used: bool,
+}
+
+/// Answers requests on one connection until it closes.
+fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
+    let mut end = ConnectionEnd {
+        idle: true,
+        used: false,
+    };
     loop {
         let Ok(frame) = read_frame(&mut connection) else {
-            return used;
+            return end;
         };
         match frame.kind {
             FrameKind::Json => {}
             // Input the service still sent after the process it was meant for exited.
             FrameKind::Stdin => continue,
-            FrameKind::Stdout | FrameKind::Stderr => return used,
+            FrameKind::Stdout | FrameKind::Stderr => return end,
         }
-        if !used {
-            used = true;
-            pool.connection_taken();
-        }
+        end = ConnectionEnd {
+            idle: false,
+            used: true,
+        };
+        pool.connection_taken();
         let answered = match frame.parse_json::<Request>() {
             Ok(Request::Ping) => write_json(&mut connection, &Event::Pong),
             Ok(Request::Exec(request)) => exec::run(&mut connection, &request),
@@ -128,8 +146,10 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> bool {
             ),
         };
         if answered.is_err() {
-            return used;
+            return end;
         }
+        end.idle = true;
+        pool.connection_idle_again();
     }
 }
 
@@ -196,11 +216,18 @@ impl Pool {
         });
     }
 
-    fn connection_closed(&self, used: bool) {
+    fn connection_idle_again(&self) {
+        self.update(|state| state.idle += 1);
+    }
+
+    fn connection_closed(&self, end: ConnectionEnd) {
         self.update(|state| {
             state.open -= 1;
-            if !used {
+            if end.idle {
                 state.idle -= 1;
+            }
+            // Closed before any request: the service is going away or turning us away.
+            if !end.used {
                 state.backoff_due = true;
             }
         });

@@ -3,15 +3,14 @@
 
 use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
 use sandboxd_agent_proto::{
-    ping, run_exec, AgentHub, Event, ExecRequest, ExecResult, FrameKind, ProtoError, Request,
-    ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED,
+    ping, run_exec, AgentHub, AgentLease, Event, ExecRequest, ExecResult, FrameKind, ProtoError,
+    Request, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use tokio::net::UnixStream;
 use tokio::task::JoinSet;
 
 const READY_TIMEOUT: Duration = Duration::from_secs(10);
@@ -68,7 +67,7 @@ impl Fixture {
         }
     }
 
-    async fn connection(&self) -> UnixStream {
+    async fn connection(&self) -> AgentLease {
         self.hub
             .acquire(ACQUIRE_TIMEOUT)
             .await
@@ -155,7 +154,8 @@ async fn says_hello_and_answers_pings() {
     let mut connection = fixture.connection().await;
     ping(&mut connection, Duration::from_secs(2)).await.unwrap();
     ping(&mut connection, Duration::from_secs(2)).await.unwrap();
-    // The agent keeps spares parked, replacing the one taken.
+    // Once it answered, a connection counts as a spare again; closed, it is replaced.
+    drop(connection);
     let give_up = Instant::now() + Duration::from_secs(2);
     while fixture.hub.idle_count() < 4 {
         assert!(
@@ -165,6 +165,39 @@ async fn says_hello_and_answers_pings() {
         );
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+}
+
+#[tokio::test]
+async fn connections_carry_request_after_request_and_spares_do_not_pile_up() {
+    let fixture = Fixture::start().await;
+    let echo = |round: usize| request(&["sh", "-c", "echo $0", &round.to_string()]);
+    // The agent answers on one connection for as long as it stays open.
+    let mut held = fixture.connection().await;
+    for round in 0..3 {
+        let result = run_exec(&mut held, &echo(round), None, REPORT_GRACE)
+            .await
+            .unwrap();
+        assert_eq!(text(&result.stdout), format!("{round}\n"));
+    }
+    held.give_back();
+    // Given back after each request, connections are reused, and the agent counts them as
+    // spares again rather than dialing a new one per request (the hub would then hold its
+    // maximum of 8). The agent counts a connection idle only once its answer is out, so a
+    // request may briefly find one spare short and have one more dialed.
+    for round in 0..40 {
+        let mut connection = fixture.connection().await;
+        let result = run_exec(&mut connection, &echo(round), None, REPORT_GRACE)
+            .await
+            .unwrap();
+        assert_eq!(text(&result.stdout), format!("{round}\n"));
+        connection.give_back();
+    }
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert!(
+        fixture.hub.idle_count() <= 6,
+        "{} parked",
+        fixture.hub.idle_count()
+    );
 }
 
 #[tokio::test]

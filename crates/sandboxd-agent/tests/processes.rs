@@ -5,6 +5,7 @@ use sandboxd_agent_proto::host::{
     attach_process, list_processes, resize_process, signal_process, start_process,
     write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
 };
+use sandboxd_agent_proto::AgentLease;
 use sandboxd_agent_proto::{
     AgentHub, ExecRequest, FrameKind, ProcessInfo, ProcessStartRequest, ProtoError, TermSize,
 };
@@ -13,7 +14,6 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{ReadHalf, WriteHalf};
-use tokio::net::UnixStream;
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -31,8 +31,8 @@ impl Drop for Fixture {
     }
 }
 
-type Output = ProcessOutput<ReadHalf<UnixStream>>;
-type Input = ProcessInput<WriteHalf<UnixStream>>;
+type Output = ProcessOutput<ReadHalf<AgentLease>>;
+type Input = ProcessInput<WriteHalf<AgentLease>>;
 
 impl Fixture {
     async fn start() -> Self {
@@ -53,7 +53,7 @@ impl Fixture {
         }
     }
 
-    async fn connection(&self) -> UnixStream {
+    async fn connection(&self) -> AgentLease {
         self.hub.acquire(TIMEOUT).await.unwrap()
     }
 

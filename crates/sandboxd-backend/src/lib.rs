@@ -74,10 +74,21 @@ pub struct ImageProgress {
     pub line: String,
 }
 
-/// A byte stream to a sandbox's agent.
-pub trait AgentIo: AsyncRead + AsyncWrite + Unpin + Send {}
-impl<T: AsyncRead + AsyncWrite + Unpin + Send> AgentIo for T {}
+/// A byte stream to a sandbox's agent, which answers one request after another on it.
+pub trait AgentIo: AsyncRead + AsyncWrite + Unpin + Send {
+    /// Hands the connection back for a later request. Only after a request that ended
+    /// cleanly: its answer read to the end and nothing half-written. Dropping it instead
+    /// closes it.
+    fn reuse(self: Box<Self>);
+}
 pub type AgentStream = Box<dyn AgentIo>;
+
+/// The dial-in connections any backend can hand out (see [`sandboxd_agent_proto::AgentHub`]).
+impl AgentIo for sandboxd_agent_proto::AgentLease {
+    fn reuse(self: Box<Self>) {
+        self.give_back();
+    }
+}
 
 #[derive(Debug, Clone, thiserror::Error)]
 pub enum BackendError {
@@ -107,7 +118,7 @@ pub trait Backend: Send + Sync + 'static {
     /// Removes a sandbox at once (no grace period); removing one that is gone is not an error.
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
 
-    /// A fresh connection to the sandbox's agent, for one request.
+    /// A connection to the sandbox's agent, ready for a request.
     async fn agent(&self, sandbox: &Sandbox) -> Result<AgentStream, BackendError>;
 
     async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError>;

@@ -97,14 +97,17 @@ pub fn plan(
     ))
 }
 
-/// Runs a planned command over an agent connection and shapes the answer.
+/// Runs a planned command over an agent connection and shapes the answer. The connection
+/// serves later requests when the exchange ended cleanly.
 pub async fn run(
-    stream: sandboxd_backend::AgentStream,
+    mut stream: sandboxd_backend::AgentStream,
     request: &proto::ExecRequest,
     stdin: Option<Vec<u8>>,
 ) -> Result<ExecResult, ApiError> {
     let deadline = Duration::from_millis(request.timeout_ms) + AGENT_GRACE;
-    let result = proto::run_exec(stream, request, stdin, deadline)
+    // Input may stop half-sent when the process exits first, leaving a partial frame.
+    let sends_input = stdin.is_some();
+    let result = proto::run_exec(&mut stream, request, stdin, deadline)
         .await
         .map_err(|e| match e {
             proto::ProtoError::Agent { code, message } if code == "spawn_failed" => {
@@ -112,6 +115,9 @@ pub async fn run(
             }
             other => ApiError::Agent(other.to_string()),
         })?;
+    if !sends_input {
+        stream.reuse();
+    }
     let report = result.report;
     Ok(ExecResult {
         exit_code: report.exit_code,

@@ -4,6 +4,9 @@
 //! connections open. The hub accepts them, checks each one's hello and parks it until a
 //! request takes it. Anything in the sandbox can dial this socket, so everything here is
 //! bounded: handshakes in flight, their size and duration, and the parked connections.
+//!
+//! A connection whose request ended cleanly can be given back ([`AgentLease::give_back`]) and
+//! serves a later request: the agent keeps answering on a connection until it closes.
 
 use super::read_frame_limited;
 use crate::{Event, ProtoError};
@@ -13,9 +16,12 @@ use std::io::{self, ErrorKind};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError, Weak};
+use std::task::{Context, Poll};
 use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::{UnixListener, UnixStream};
 use tokio::sync::Notify;
 use tokio::task::{AbortHandle, JoinSet};
@@ -88,8 +94,12 @@ impl AgentHub {
 
     /// Takes an idle agent connection for one request, waiting up to `timeout` for one.
     /// Connections the agent has closed meanwhile are skipped.
-    pub async fn acquire(&self, timeout: Duration) -> Result<UnixStream, ProtoError> {
-        self.wait_for(timeout, Shared::pop_usable).await
+    pub async fn acquire(&self, timeout: Duration) -> Result<AgentLease, ProtoError> {
+        let stream = self.wait_for(timeout, Shared::pop_usable).await?;
+        Ok(AgentLease {
+            stream,
+            hub: Arc::downgrade(&self.shared),
+        })
     }
 
     /// Connections parked right now.
@@ -182,6 +192,53 @@ impl Shared {
         }
         self.ready.store(true, Ordering::Release);
         self.changed.notify_waiters();
+    }
+}
+
+/// An agent connection taken from the hub. Dropping it closes it; [`AgentLease::give_back`]
+/// parks it for another request.
+#[derive(Debug)]
+pub struct AgentLease {
+    stream: UnixStream,
+    hub: Weak<Shared>,
+}
+
+impl AgentLease {
+    /// Parks the connection again. Only for a connection whose last request ended cleanly:
+    /// its answer read to the end and nothing half-written. Anything the agent sends before
+    /// the next request makes the hub discard it (see [`awaits_request`]).
+    pub fn give_back(self) {
+        if let Some(shared) = self.hub.upgrade() {
+            shared.park(self.stream);
+        }
+    }
+}
+
+impl AsyncRead for AgentLease {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for AgentLease {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        Pin::new(&mut self.stream).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
 

@@ -9,7 +9,7 @@ pub use exec::{ping, run_exec, ExecResult};
 pub use files::{
     delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, UploadError,
 };
-pub use hub::{AgentHub, HELLO_TIMEOUT, MAX_IDLE};
+pub use hub::{AgentHub, AgentLease, HELLO_TIMEOUT, MAX_IDLE};
 pub use process::{
     attach_process, list_processes, resize_process, signal_process, start_process,
     write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
