@@ -16,13 +16,17 @@ use futures_util::{StreamExt, TryStreamExt};
 use serde_json::{json, Value};
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader};
-use std::path::PathBuf;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 const TOKEN: &str = "bench-token-0123456789abcdef";
 const LABEL: &str = "org.sandboxd.bench";
 const MIB: usize = 1 << 20;
+/// The concurrent figure: this many sessions, each running this many commands in a row.
+const SESSIONS: usize = 20;
+const COMMANDS: usize = 50;
 
 #[derive(Parser)]
 #[command(about = "Benchmark sandboxd against the raw Docker Engine API")]
@@ -54,6 +58,81 @@ impl Sample {
         sorted.sort();
         let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
         sorted.get(index).copied().unwrap_or_default()
+    }
+
+    fn p50(&self) -> Duration {
+        self.percentile(0.5)
+    }
+
+    fn p99(&self) -> Duration {
+        self.percentile(0.99)
+    }
+}
+
+/// The figures the targets are stated in.
+struct Figures {
+    cold: Sample,
+    raw_create: Sample,
+    warm: Sample,
+    exec_true: Sample,
+    raw_exec_true: Sample,
+    close: Sample,
+    concurrent: Sample,
+    /// `concurrent` without the service: see [`host_spawn_floor`].
+    floor_concurrent: Sample,
+    rss_bytes: u64,
+}
+
+impl Figures {
+    /// Prints each target with the figures it is checked against, and whether it was met.
+    fn print_targets(&self) {
+        let single = self.exec_true.p50();
+        let targets = [
+            (
+                "exec `true` p50 at most 1/10 of the raw API's",
+                self.exec_true.p50() * 10 <= self.raw_exec_true.p50(),
+                format!(
+                    "{} vs {} / 10",
+                    ms(self.exec_true.p50()),
+                    ms(self.raw_exec_true.p50())
+                ),
+            ),
+            (
+                "create from a warm pool p50 under 10 ms",
+                self.warm.p50() < Duration::from_millis(10),
+                ms(self.warm.p50()),
+            ),
+            (
+                "cold create p50 at most 1.1x raw create+start",
+                self.cold.p50().as_secs_f64() <= 1.1 * self.raw_create.p50().as_secs_f64(),
+                format!("{} vs {}", ms(self.cold.p50()), ms(self.raw_create.p50())),
+            ),
+            (
+                "close p50 under 100 ms",
+                self.close.p50() < Duration::from_millis(100),
+                ms(self.close.p50()),
+            ),
+            (
+                "20 x 50 concurrent p99 under 5x the single exec p50",
+                self.concurrent.p99() < single * 5,
+                format!(
+                    "{} vs 5 x {}; without the service (host floor) the p99 is {}",
+                    ms(self.concurrent.p99()),
+                    ms(single),
+                    ms(self.floor_concurrent.p99())
+                ),
+            ),
+            (
+                "service RSS with 20 open sessions under 64 MB",
+                self.rss_bytes < 64 * MIB as u64,
+                format!("{:.1} MB", self.rss_bytes as f64 / MIB as f64),
+            ),
+        ];
+        println!("\ntargets");
+        for (target, met, figures) in targets {
+            let verdict = if met { "met" } else { "MISSED" };
+            println!("  {verdict:<7} {target}: {figures}");
+        }
     }
 }
 
@@ -412,10 +491,11 @@ async fn main() -> Result<()> {
     };
     let result = run(&args, &api, &raw, &service).await;
     raw.clean_up(&service.instance).await;
-    result
+    result?.print_targets();
+    Ok(())
 }
 
-async fn run(args: &Args, api: &Api, raw: &Raw, service: &Service) -> Result<()> {
+async fn run(args: &Args, api: &Api, raw: &Raw, service: &Service) -> Result<Figures> {
     let n = args.iterations;
     println!(
         "sandboxd-bench: image {}, {} iterations per operation",
@@ -441,12 +521,8 @@ async fn run(args: &Args, api: &Api, raw: &Raw, service: &Service) -> Result<()>
         cold_sessions.push(time(&mut ours, api.open("cold")).await?);
         raw_containers.push(time(&mut theirs, raw.create_start()).await?);
     }
-    print_row(
-        "session create, cold",
-        &Sample(ours),
-        Some(&Sample(theirs.clone())),
-    );
-    let raw_create = Sample(theirs);
+    let (cold, raw_create) = (Sample(ours), Sample(theirs));
+    print_row("session create, cold", &cold, Some(&raw_create));
 
     let mut warm = Vec::new();
     for _ in 0..n {
@@ -459,11 +535,8 @@ async fn run(args: &Args, api: &Api, raw: &Raw, service: &Service) -> Result<()>
         let id = time(&mut warm, api.open("warm")).await?;
         api.close(&id).await?;
     }
-    print_row(
-        "session create, warm pool",
-        &Sample(warm),
-        Some(&raw_create),
-    );
+    let warm = Sample(warm);
+    print_row("session create, warm pool", &warm, Some(&raw_create));
 
     let (session, container) = (&cold_sessions[0], &raw_containers[0]);
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
@@ -471,7 +544,8 @@ async fn run(args: &Args, api: &Api, raw: &Raw, service: &Service) -> Result<()>
         time(&mut ours, api.exec(session, "true")).await?;
         time(&mut theirs, raw.exec(container, "true")).await?;
     }
-    print_row("exec `true`", &Sample(ours), Some(&Sample(theirs)));
+    let (exec_true, raw_exec_true) = (Sample(ours), Sample(theirs));
+    print_row("exec `true`", &exec_true, Some(&raw_exec_true));
 
     let big = "head -c 1048576 /dev/zero";
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
@@ -493,9 +567,25 @@ async fn run(args: &Args, api: &Api, raw: &Raw, service: &Service) -> Result<()>
         time(&mut ours, api.close(id)).await?;
         time(&mut theirs, raw.remove(container)).await?;
     }
-    print_row("session close", &Sample(ours), Some(&Sample(theirs)));
+    let close = Sample(ours);
+    print_row("session close", &close, Some(&Sample(theirs)));
 
-    run_concurrent(api, raw, service).await
+    let (concurrent, rss_bytes) = run_concurrent(api, raw, service).await?;
+    let (floor_single, floor_concurrent) = host_spawn_floor(n * 5)?;
+    println!("\nhost floor: the same `sh -c true` spawned straight on this host (no service, no container)");
+    print_row("spawn `true`", &floor_single, None);
+    print_row("20 x 50 concurrent spawns", &floor_concurrent, None);
+    Ok(Figures {
+        cold,
+        raw_create,
+        warm,
+        exec_true,
+        raw_exec_true,
+        close,
+        concurrent,
+        floor_concurrent,
+        rss_bytes,
+    })
 }
 
 async fn run_files(n: usize, api: &Api, raw: &Raw, session: &str, container: &str) -> Result<()> {
@@ -548,9 +638,8 @@ async fn run_files(n: usize, api: &Api, raw: &Raw, session: &str, container: &st
 }
 
 /// 20 sessions each running 50 commands, all at once; the same against 20 raw containers.
-async fn run_concurrent(api: &Api, raw: &Raw, service: &Service) -> Result<()> {
-    const SESSIONS: usize = 20;
-    const COMMANDS: usize = 50;
+/// Returns our latencies and the service's RSS with the sessions open.
+async fn run_concurrent(api: &Api, raw: &Raw, service: &Service) -> Result<(Sample, u64)> {
     let mut ids = Vec::new();
     for _ in 0..SESSIONS {
         ids.push(api.open("cold").await?);
@@ -603,5 +692,47 @@ async fn run_concurrent(api: &Api, raw: &Raw, service: &Service) -> Result<()> {
     for c in &containers {
         raw.remove(c).await?;
     }
-    Ok(())
+    Ok((ours, rss))
+}
+
+/// The physical floor under the exec figures: `sh -c true` spawned straight on this host
+/// (with the host's busybox, the binary the bench image is built from, when there is one),
+/// `n` times in a row and then 20 threads x 50 at once, output piped as the agent does. No
+/// service, HTTP or container is in the way, so no service can do better on this machine.
+fn host_spawn_floor(n: usize) -> Result<(Sample, Sample)> {
+    fn spawn_true() -> Result<Duration> {
+        let mut command = if Path::new("/bin/busybox").exists() {
+            let mut busybox = Command::new("/bin/busybox");
+            busybox.arg0("sh");
+            busybox
+        } else {
+            Command::new("/bin/sh")
+        };
+        let started = Instant::now();
+        let output = command.args(["-c", "true"]).output()?;
+        if !output.status.success() {
+            bail!("sh -c true failed on the host: {}", output.status);
+        }
+        Ok(started.elapsed())
+    }
+    let single = (0..n).map(|_| spawn_true()).collect::<Result<Vec<_>>>()?;
+    let concurrent = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..SESSIONS)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..COMMANDS)
+                        .map(|_| spawn_true())
+                        .collect::<Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| thread.join().expect("spawning thread panicked"))
+            .collect::<Result<Vec<_>>>()
+    })?;
+    Ok((
+        Sample(single),
+        Sample(concurrent.into_iter().flatten().collect()),
+    ))
 }
