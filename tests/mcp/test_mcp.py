@@ -20,6 +20,7 @@ TOOLS = {
     "open_session",
     "list_sessions",
     "close_session",
+    "kill_all_processes",
     "run_command",
     "run_code",
     "write_file",
@@ -153,12 +154,24 @@ async def test_open_write_run_read_list_close(service, transport):
         failed = structured(await call(session, "run_command", session_id=session_id, command="exit 3"))
         assert failed["exit_code"] == 3, "a failing command is a result, not a tool error"
 
+        # A detached leftover (out of its command's reach) is killed; the session carries on.
+        detached = "setsid sleep 300 </dev/null >/dev/null 2>&1 & echo started"
+        assert structured(await call(session, "run_command", session_id=session_id, command=detached))[
+            "stdout"
+        ] == "started\n"
+        killed = structured(await call(session, "kill_all_processes", session_id=session_id))
+        assert killed["killed"] >= 1 and killed["remaining"] == 0, killed
+        left = structured(
+            await call(session, "run_command", session_id=session_id, command="cat /proc/[0-9]*/comm 2>/dev/null | grep -c '^sleep$' || true")
+        )
+        assert left["stdout"] == "0\n", left
+
         closed = structured(await call(session, "close_session", session_id=session_id))
         assert closed["state"] == "ended"
 
     entries = activity(service, session_id)
     actions = {e["action"] for e in entries}
-    assert {"open", "write_file", "exec", "read_file", "list_files", "close"} <= actions, entries
+    assert {"open", "write_file", "exec", "read_file", "list_files", "process_kill_all", "close"} <= actions, entries
     assert {e["interface"] for e in entries} == {"mcp"}, entries
 
 

@@ -121,6 +121,9 @@ pub enum Request {
     },
     /// Sets the window size of a process's terminal: answered with [`Event::Process`].
     ProcessResize { id: String, size: TermSize },
+    /// SIGKILLs every process in the sandbox but the agent and init, also those that left
+    /// their command's process group: answered with [`Event::KilledAll`].
+    KillAll,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -259,6 +262,12 @@ pub enum Event {
     },
     StdinWritten {
         bytes: u64,
+    },
+    /// How many processes [`Request::KillAll`] killed, and how many it could not (a process
+    /// forking faster than it can be killed).
+    KilledAll {
+        killed: u32,
+        remaining: u32,
     },
     Error {
         code: String,

@@ -9,6 +9,7 @@
 
 use crate::exec;
 use crate::files;
+use crate::kill_all;
 use crate::process;
 use sandboxd_agent_proto::{
     read_frame, write_json, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
@@ -137,6 +138,7 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
                 process::write_stdin(&mut connection, &id, len, close)
             }
             Ok(Request::ProcessResize { id, size }) => process::resize(&mut connection, &id, size),
+            Ok(Request::KillAll) => kill_all::answer(&mut connection),
             Err(e) => write_json(
                 &mut connection,
                 &Event::Error {

@@ -6,6 +6,7 @@
 mod dialer;
 mod exec;
 mod files;
+mod kill_all;
 mod process;
 mod seccomp;
 mod sys;

@@ -464,6 +464,18 @@ pub struct ProcessList {
     pub processes: Vec<ProcessInfo>,
 }
 
+/// `DELETE /v1/sessions/{id}/processes`: what killing every process in the sandbox did.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+pub struct KilledProcesses {
+    /// Processes killed (the agent and the sandbox's init are never among them).
+    pub killed: u32,
+    /// Processes still alive when the agent gave up: a process forking faster than it can be
+    /// killed. Call again, or close the session.
+    pub remaining: u32,
+}
+
 /// `POST .../processes/{process_id}/stdin` with a JSON body (any other body is written
 /// as it is).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

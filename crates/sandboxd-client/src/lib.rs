@@ -13,8 +13,8 @@ pub use reqwest::Body;
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use sandboxd_api::{
     ActivityList, ConfigView, CreateSession, ErrorBody, ExecRequest, ExecResult, FileDeleted,
-    FileList, FileWritten, Policy, RuntimeBuildEvent, RuntimeList, SessionInfo, SessionList, Stats,
-    CLIENT_HEADER,
+    FileList, FileWritten, KilledProcesses, Policy, RuntimeBuildEvent, RuntimeList, SessionInfo,
+    SessionList, Stats, CLIENT_HEADER,
 };
 use serde::de::DeserializeOwned;
 use std::time::Duration;
@@ -171,6 +171,13 @@ impl Client {
     /// `DELETE /v1/sessions/{id}`: closes the session at once.
     pub async fn close_session(&self, id: &str) -> Result<SessionInfo, ClientError> {
         self.send(self.request(Method::DELETE, &["sessions", id]))
+            .await
+    }
+
+    /// `DELETE /v1/sessions/{id}/processes`: kills every process in the sandbox, also what
+    /// left its command's process group; the session stays open.
+    pub async fn kill_all_processes(&self, id: &str) -> Result<KilledProcesses, ClientError> {
+        self.send(self.request(Method::DELETE, &["sessions", id, "processes"]))
             .await
     }
 

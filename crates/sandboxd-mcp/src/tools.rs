@@ -7,8 +7,8 @@ use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
 use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, RuntimeList, SessionInfo,
-    SessionList,
+    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, RuntimeList,
+    SessionInfo, SessionList,
 };
 use sandboxd_client::{Client, ClientError};
 use schemars::JsonSchema;
@@ -221,6 +221,28 @@ impl SandboxTools {
         let client = self.client(&context)?;
         client
             .close_session(&params.session_id)
+            .await
+            .map(Json)
+            .map_err(tool_error)
+    }
+
+    #[tool(
+        description = "Kill every process running in a session: what a command left running in the background, including processes that detached themselves (setsid, daemons), which a command's timeout does not reach. Use it when commands hang or fail with `Resource temporarily unavailable` because leftovers fill the session's process limit. The session, its files and /workspace stay. Returns killed and remaining (remaining > 0: something forks faster than it can be killed; call again or close the session).",
+        annotations(
+            read_only_hint = false,
+            destructive_hint = true,
+            idempotent_hint = true,
+            open_world_hint = false
+        )
+    )]
+    async fn kill_all_processes(
+        &self,
+        Parameters(params): Parameters<SessionParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<Json<KilledProcesses>, String> {
+        let client = self.client(&context)?;
+        client
+            .kill_all_processes(&params.session_id)
             .await
             .map(Json)
             .map_err(tool_error)

@@ -21,13 +21,13 @@ use axum::Json;
 use base64::Engine;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use sandboxd_agent_proto::host::{
-    attach_process, list_processes, resize_process, signal_process, start_process,
-    write_process_stdin, OutputEvent, ProcessInput as AgentInput, ProcessOutput,
+    attach_process, kill_all_processes, list_processes, resize_process, signal_process,
+    start_process, write_process_stdin, OutputEvent, ProcessInput as AgentInput, ProcessOutput,
 };
 use sandboxd_agent_proto::{self as proto, FrameKind, ProtoError, TermSize};
 use sandboxd_api::{
-    ErrorDetail, ExecRequest, InputWritten, OutputChunk, OutputDropped, Policy, ProcessInfo,
-    ProcessInput, ProcessList, ProcessState, SignalRequest, SignalSpec, StartProcess,
+    ErrorDetail, ExecRequest, InputWritten, KilledProcesses, OutputChunk, OutputDropped, Policy,
+    ProcessInfo, ProcessInput, ProcessList, ProcessState, SignalRequest, SignalSpec, StartProcess,
     TerminalMessage, TerminalSize,
 };
 use sandboxd_backend::AgentStream;
@@ -43,6 +43,8 @@ use utoipa_axum::routes;
 
 /// The longest wait for the agent's answer to a control operation, or to an attach.
 const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
+/// Killing everything may take the agent many rounds against a fork bomb.
+const KILL_ALL_TIMEOUT: Duration = Duration::from_secs(20);
 /// A stdin write also gets this long per MiB: the process has to read it.
 const STDIN_TIME_PER_MIB: Duration = Duration::from_secs(1);
 const START_BODY_LIMIT: usize = 1 << 20;
@@ -76,7 +78,7 @@ pub fn routes(service: &Service) -> OpenApiRouter<Service> {
     let stdin_limit =
         usize::try_from(service.config().policy.max_upload_bytes).unwrap_or(usize::MAX);
     OpenApiRouter::new()
-        .routes(routes!(list, start).layer(DefaultBodyLimit::max(START_BODY_LIMIT)))
+        .routes(routes!(list, start, kill_all).layer(DefaultBodyLimit::max(START_BODY_LIMIT)))
         .routes(routes!(get_one))
         .routes(routes!(stream))
         .routes(routes!(write_stdin).layer(DefaultBodyLimit::max(stdin_limit)))
@@ -199,6 +201,36 @@ async fn list(
     Ok(Json(ProcessList {
         processes: processes.into_iter().map(api_info).collect(),
     }))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/sessions/{id}/processes",
+    tag = "processes",
+    summary = "Kill every process in the sandbox",
+    description = "SIGKILLs every process in the sandbox but its agent and init: background processes, running commands, and what left their process group (e.g. with setsid), which a command's timeout cannot reach. The session stays open with its files. Repeated until nothing is left, a bounded number of times: `remaining` counts what outlived the last round.",
+    params(("id" = String, Path, description = "The session's id")),
+    responses(
+        (status = 200, description = "How many processes were killed and how many remain", body = KilledProcesses),
+        (status = 404, description = "`not_found`: no such session", body = sandboxd_api::ErrorBody),
+        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
+        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+    )
+)]
+async fn kill_all(
+    State(service): State<Service>,
+    Path(id): Path<String>,
+    actor: Actor,
+) -> Result<Json<KilledProcesses>, ApiError> {
+    let mut entry = start_entry(&service, &id, actor, "process_kill_all", "every process")?;
+    let killed = async {
+        let mut agent = connect(&service, &id).await?;
+        kill_all_processes(&mut agent, KILL_ALL_TIMEOUT)
+            .await
+            .map_err(agent_error)
+    };
+    let (killed, remaining) = entry.finish(killed.await)?;
+    Ok(Json(KilledProcesses { killed, remaining }))
 }
 
 #[utoipa::path(

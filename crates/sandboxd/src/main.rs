@@ -56,6 +56,9 @@ enum Command {
     Cp(commands::cp::CpArgs),
     /// Close a session at once.
     Close(commands::close::CloseArgs),
+    /// Kill every process in a session (also what left its command's process group, which a
+    /// timeout cannot reach); the session stays open.
+    KillAll(commands::kill_all::KillAllArgs),
     /// Show a session's activity log, newest first.
     Activity(commands::activity::ActivityArgs),
     /// The runtimes the service allows (`sandboxd runtimes` lists them).
@@ -82,6 +85,7 @@ fn main() -> ExitCode {
         Command::Open(args) => commands::open::run(args).map(|()| 0),
         Command::Cp(args) => commands::cp::run(args).map(|()| 0),
         Command::Close(args) => commands::close::run(args).map(|()| 0),
+        Command::KillAll(args) => commands::kill_all::run(args).map(|()| 0),
         Command::Activity(args) => commands::activity::run(args).map(|()| 0),
         Command::Token(args) => commands::token::run(args).map(|()| 0),
         Command::Runtimes(args) => commands::runtimes::run(args).map(|()| 0),

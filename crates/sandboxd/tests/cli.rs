@@ -7,7 +7,7 @@ mod common;
 use common::{base_config, sandboxd_bin, TestService, TOKEN};
 use sandboxd_api::CreateSession;
 use sandboxd_client::{Client, ClientError, Interface};
-use serde_json::Value;
+use serde_json::{json, Value};
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -315,6 +315,29 @@ fn open_exec_cp_activity_sessions_close() {
             .any(|l| l.contains("write_file") && l.contains("cli")),
         "{table}"
     );
+
+    sandboxd(
+        &service,
+        &[
+            "exec",
+            &id,
+            "--",
+            "sh",
+            "-c",
+            "setsid sleep 300 </dev/null >/dev/null 2>&1 &",
+        ],
+    )
+    .ok();
+    let killed = sandboxd(&service, &["kill-all", &id]).ok();
+    assert!(
+        killed.stdout.starts_with("killed ")
+            && killed.stdout.ends_with(&format!(" processes in {id}\n")),
+        "{}",
+        killed.stdout
+    );
+    assert_ne!(killed.stdout, format!("killed 0 processes in {id}\n"));
+    let again = sandboxd(&service, &["kill-all", &id, "--json"]).ok().json();
+    assert_eq!(again, json!({"killed": 0, "remaining": 0}));
 
     let closed = sandboxd(&service, &["close", &id]).ok();
     assert_eq!(closed.stdout, format!("closed {id}\n"));

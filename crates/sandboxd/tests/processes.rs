@@ -443,6 +443,53 @@ async fn signals_reach_the_process_group() {
 }
 
 #[tokio::test]
+async fn killing_every_process_reaches_what_left_its_group_and_keeps_the_session() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    let background = start(&service, &id, json!({"argv": ["sleep", "1000"]})).await;
+    let background_id = background["id"].as_str().unwrap();
+    // A command that leaves a process behind in a session of its own, out of reach of the
+    // command's process group.
+    let escaped = service
+        .sh(
+            &id,
+            "setsid sleep 1000 </dev/null >/dev/null 2>&1 & echo started",
+        )
+        .await;
+    assert_eq!(escaped["stdout"], "started\n", "{escaped}");
+    wait_for_sleeps(&service, &id, 2).await;
+
+    let response = service
+        .delete(&format!("/v1/sessions/{id}/processes"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let killed: Value = response.json().await.unwrap();
+    assert!(killed["killed"].as_u64().unwrap() >= 2, "{killed}");
+    assert_eq!(killed["remaining"], 0, "{killed}");
+    wait_for_sleeps(&service, &id, 0).await;
+
+    // The tracked process reports the kill; the session and its files carry on.
+    let mut stream = OutputStream::open(&service, &id, background_id, "").await;
+    let (_, exit, _) = stream.read_to_exit().await;
+    assert_eq!(exit["signal"], 9, "{exit}");
+    let after = service.sh(&id, "echo still here").await;
+    assert_eq!(after["stdout"], "still here\n");
+    let entries = activity(&service, &id).await;
+    assert!(entries
+        .iter()
+        .any(|e| e["action"] == "process_kill_all" && e["status"] == "ok"));
+
+    let missing = service
+        .delete("/v1/sessions/no-such-session/processes")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(missing.status(), 404);
+}
+
+#[tokio::test]
 async fn a_slow_producers_first_line_arrives_before_it_ends() {
     let service = TestService::start(&base_config(2, ""));
     let id = service.open("sh").await;

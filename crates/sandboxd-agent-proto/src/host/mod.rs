@@ -11,8 +11,8 @@ pub use files::{
 };
 pub use hub::{AgentHub, AgentLease, HELLO_TIMEOUT, MAX_IDLE};
 pub use process::{
-    attach_process, list_processes, resize_process, signal_process, start_process,
-    write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
+    attach_process, kill_all_processes, list_processes, resize_process, signal_process,
+    start_process, write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
 };
 
 use crate::frame::{decode_header, encode_header, HEADER_LEN};

@@ -43,6 +43,25 @@ pub async fn list_processes<S: AsyncRead + AsyncWrite + Unpin + ?Sized>(
     .await
 }
 
+/// SIGKILLs every process in the sandbox but the agent and init; returns how many were
+/// killed and how many were still alive when the agent gave up.
+pub async fn kill_all_processes<S: AsyncRead + AsyncWrite + Unpin + ?Sized>(
+    stream: &mut S,
+    timeout: Duration,
+) -> Result<(u32, u32), ProtoError> {
+    call(
+        stream,
+        &Request::KillAll,
+        &[],
+        timeout,
+        |event| match event {
+            Event::KilledAll { killed, remaining } => Ok((killed, remaining)),
+            other => Err(unexpected(other)),
+        },
+    )
+    .await
+}
+
 /// Sends `signal` to a process's group; returns the process's state right after.
 pub async fn signal_process<S: AsyncRead + AsyncWrite + Unpin + ?Sized>(
     stream: &mut S,

@@ -3,6 +3,7 @@ pub mod close;
 pub mod connection;
 pub mod cp;
 pub mod exec;
+pub mod kill_all;
 pub mod mcp;
 pub mod open;
 pub mod output;
