@@ -562,8 +562,11 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
                 .unwrap_or_else(|| panic!("the bomb's report: {result}"))
         };
         let (forks, failures) = (number("forks"), number("failures"));
+        // The kernel adds a fork's charge to pids.current before it compares it with the
+        // limit, and takes it back when over: a reader may see one extra per CPU forking.
+        let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
         assert!(
-            peak <= PIDS_LIMIT,
+            peak <= PIDS_LIMIT + cpus,
             "the container had {peak} processes, over its pids limit {PIDS_LIMIT}"
         );
         // Forks succeed again as processes end at the deadline, so the total may pass the
@@ -597,19 +600,11 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
         assert_eq!(status, 200, "{escaped}");
         assert_eq!(escaped["timed_out"], true, "{escaped}");
         let escaped_processes = read_number(&pids).unwrap_or(0);
-        assert!(escaped_processes <= PIDS_LIMIT);
+        assert!(escaped_processes <= PIDS_LIMIT + cpus);
         let neighbour = service.sh(&other, "echo alive").await;
         assert_eq!(neighbour["stdout"], "alive\n", "another session is unaffected");
         let kill_started = Instant::now();
-        let response = service
-            .delete(&format!("/v1/sessions/{id}/processes"))
-            .send()
-            .await
-            .unwrap();
-        assert_eq!(response.status(), 200);
-        let killed: Value = response.json().await.unwrap();
-        assert!(killed["killed"].as_u64().unwrap() > 0, "{killed}");
-        assert_eq!(killed["remaining"], 0, "{killed}");
+        let killed = service.kill_all_processes(&id, 1).await;
         answers_within(&service, &id, Duration::from_secs(5))
             .await
             .expect("the session answers once every process was killed");
@@ -626,10 +621,8 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
             "{log}"
         );
         format!(
-            "pids peaked at {peak}/{PIDS_LIMIT}; {forks} forks succeeded, {failures} refused (cgroup pids.events max={refused_by_cgroup}); a 60 s bomb was killed at its 3 s timeout; session answered again after {} ms with {left} processes; a bomb escaping its process group (setsid) survived its 2 s timeout with {escaped_processes} processes while another session answered; DELETE .../processes killed {} processes ({} remaining) and the session answered again {} ms later with {after_kill} processes",
+            "pids peaked at {peak}/{PIDS_LIMIT}; {forks} forks succeeded, {failures} refused (cgroup pids.events max={refused_by_cgroup}); a 60 s bomb was killed at its 3 s timeout; session answered again after {} ms with {left} processes; a bomb escaping its process group (setsid) survived its 2 s timeout with {escaped_processes} processes while another session answered; DELETE .../processes killed {killed} processes (none remaining) and the session answered again {} ms later with {after_kill} processes",
             recovered.as_millis(),
-            killed["killed"],
-            killed["remaining"],
             freed_after.as_millis()
         )
     })

@@ -459,15 +459,7 @@ async fn killing_every_process_reaches_what_left_its_group_and_keeps_the_session
     assert_eq!(escaped["stdout"], "started\n", "{escaped}");
     wait_for_sleeps(&service, &id, 2).await;
 
-    let response = service
-        .delete(&format!("/v1/sessions/{id}/processes"))
-        .send()
-        .await
-        .unwrap();
-    assert_eq!(response.status(), 200);
-    let killed: Value = response.json().await.unwrap();
-    assert!(killed["killed"].as_u64().unwrap() >= 2, "{killed}");
-    assert_eq!(killed["remaining"], 0, "{killed}");
+    service.kill_all_processes(&id, 2).await;
     wait_for_sleeps(&service, &id, 0).await;
 
     // The tracked process reports the kill; the session and its files carry on.

@@ -177,6 +177,22 @@ impl TestService {
         self.client.delete(self.url(path)).bearer_auth(TOKEN)
     }
 
+    /// Kills every process in the session; fails the test unless all of them (at least
+    /// `at_least`) are gone. Returns how many were killed.
+    pub async fn kill_all_processes(&self, id: &str, at_least: u64) -> u64 {
+        let response = self
+            .delete(&format!("/v1/sessions/{id}/processes"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 200);
+        let outcome: serde_json::Value = response.json().await.unwrap();
+        assert_eq!(outcome["remaining"], 0, "{outcome}");
+        let killed = outcome["killed"].as_u64().unwrap();
+        assert!(killed >= at_least, "{outcome}");
+        killed
+    }
+
     pub fn put(&self, path: &str) -> reqwest::RequestBuilder {
         self.client.put(self.url(path)).bearer_auth(TOKEN)
     }
