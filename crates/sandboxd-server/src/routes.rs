@@ -1,7 +1,7 @@
 //! The handlers of the core routes: the allowlist and policy, stats, sessions, exec and the
 //! activity log.
 
-use crate::activity::{self, Actor, Outcome};
+use crate::activity::{self, Actor, Outcome, PendingEntry};
 use crate::auth::Principal;
 use crate::error::{parse_query, ApiError};
 use crate::sessions::{self, Reservation, Session};
@@ -451,29 +451,28 @@ pub async fn exec_command(
         )
     })?;
     let (planned, stdin) = exec::plan(request, &service.config().policy)?;
-    let started = Instant::now();
-    service.sessions().touch(&id);
+    // Recorded also when the client goes away before the command ends.
+    let mut entry = PendingEntry::new(
+        &service,
+        &id,
+        actor,
+        "exec",
+        &activity::program_name(&planned.argv),
+    );
     let result = match service.backend().agent(&session.sandbox).await {
         Ok(stream) => exec::run(stream, &planned, stdin).await,
         Err(e) => Err(e.into()),
     };
-    service.sessions().touch(&id);
-    let elapsed = started.elapsed().as_millis() as u64;
-    let outcome = match &result {
-        Ok(r) if r.timed_out => Outcome::failed(elapsed, "timed out").with_exit_code(r.exit_code),
-        Ok(r) if r.oom_killed => {
-            Outcome::failed(elapsed, "killed: out of memory").with_exit_code(r.exit_code)
+    let failure = match &result {
+        Ok(r) => {
+            entry.exit_code = r.exit_code;
+            (r.timed_out.then_some("timed out"))
+                .or(r.oom_killed.then_some("killed: out of memory"))
+                .map(str::to_string)
         }
-        Ok(r) => Outcome::ok(elapsed).with_exit_code(r.exit_code),
-        Err(e) => Outcome::failed(elapsed, e.to_string()),
+        Err(e) => Some(e.to_string()),
     };
-    service.record(
-        &id,
-        &actor,
-        "exec",
-        &activity::program_name(&planned.argv),
-        outcome,
-    );
+    entry.record(failure);
     Ok(Json(result?))
 }
 

@@ -7,6 +7,45 @@ use common::{base_config, TestService};
 use serde_json::{json, Value};
 
 #[tokio::test]
+async fn a_command_whose_client_went_away_is_killed_and_logged() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    let gave_up = service
+        .post(&format!("/v1/sessions/{id}/exec"))
+        .json(&json!({"command": "sleep 37", "timeout_secs": 60}))
+        .timeout(std::time::Duration::from_millis(800))
+        .send()
+        .await;
+    assert!(gave_up.unwrap_err().is_timeout());
+
+    // The command dies with its connection to the agent, and the log says what happened.
+    let give_up = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    loop {
+        let running = service
+            .sh(&id, "ps -o args | grep -c '^sleep 37' || true")
+            .await;
+        if running["stdout"] == "0\n" {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < give_up,
+            "still running: {running}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let log = service
+        .get_json(&format!("/v1/sessions/{id}/activity"))
+        .await;
+    let entries = log["entries"].as_array().unwrap();
+    let abandoned = entries
+        .iter()
+        .find(|e| e["action"] == "exec" && e["target"] == "sleep")
+        .unwrap_or_else(|| panic!("no entry for the abandoned command: {log}"));
+    assert_eq!(abandoned["status"], "error", "{abandoned}");
+    assert_eq!(abandoned["error"], "interrupted: the client went away");
+}
+
+#[tokio::test]
 async fn commands_run_with_exit_codes_streams_stdin_env_and_cwd() {
     let service = TestService::start(&base_config(2, ""));
     let id = service.open("sh").await;
