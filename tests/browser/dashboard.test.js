@@ -291,6 +291,24 @@ test('the interactive shell runs what is typed and shows its output', async () =
   await page.locator('.subpanel-shell .shell-state[data-state="exited"]').waitFor();
 });
 
+test('Kill processes ends what commands left running, and the session stays', async () => {
+  // A leftover no timeout reaches: it left its command's process group.
+  const detached = await apiCall(service, 'POST', `/v1/sessions/${sessionId}/exec`, {
+    command: 'setsid sleep 300 </dev/null >/dev/null 2>&1 & echo started',
+  });
+  assert.equal(detached.json.stdout, 'started\n');
+  await page.click('.session-head button:has-text("Kill processes")');
+  await page.click('.session-head button:has-text("Kill them all?")');
+  await waitForText('.session-head .killed', 'Killed');
+  assert.match(await text('.session-head .killed'), /^Killed [1-9]\d* process(es)?\.$/);
+  await shot('05b-session-processes-killed');
+  const left = await apiCall(service, 'POST', `/v1/sessions/${sessionId}/exec`, {
+    command: "ps -o args | grep -c '^sleep 300' || true",
+  });
+  assert.equal(left.json.stdout, '0\n');
+  assert.match(await text('.session-head'), /running/i, 'the session is still open');
+});
+
 test('names and tenants with markup are shown as text, and no script runs', async () => {
   // Made through the API, as an agent (or an attacker in a sandbox) could.
   const created = await apiCall(service, 'POST', '/v1/sessions', {

@@ -82,6 +82,7 @@ export class SessionView {
       memory: h('span'),
       pids: h('span'),
       ended: h('p', { class: 'alert alert-info', role: 'status', hidden: true }),
+      killed: h('p', { class: 'alert alert-info killed', role: 'status', hidden: true }),
       error: h('p', { class: 'alert alert-error', role: 'alert', hidden: true }),
     };
     const copy = h('button', { type: 'button', class: 'btn btn-icon btn-ghost', title: 'Copy the session id', 'aria-label': 'Copy the session id' }, icon('copy'));
@@ -95,6 +96,11 @@ export class SessionView {
       }
     });
     this.closeButton = confirmButton('Close session', 'Really close it?', () => this.closeSession(), { class: 'btn btn-danger' });
+    // Also what left its command's process group (setsid, daemons), which a timeout cannot reach.
+    this.killButton = confirmButton('Kill processes', 'Kill them all?', () => this.killProcesses(), {
+      class: 'btn btn-danger-ghost',
+      title: 'Kill every process in this session; it stays open with its files',
+    });
     const fact = (label, value) => h('div', { class: 'fact' }, h('span', { class: 'fact-label' }, label), h('span', { class: 'fact-value' }, value));
 
     const head = h(
@@ -112,7 +118,8 @@ export class SessionView {
         fact('PIDs', this.header.pids),
       ),
       h('span', { class: 'spacer' }),
-      this.closeButton,
+      h('div', { class: 'session-actions' }, this.killButton, this.closeButton),
+      this.header.killed,
       this.header.ended,
       this.header.error,
     );
@@ -199,7 +206,28 @@ export class SessionView {
 
   setEnded(ended) {
     this.closeButton.hidden = ended;
+    this.killButton.hidden = ended;
+    if (ended) show(this.header.killed, false);
     for (const view of Object.values(this.views || {})) view.setEnded?.(ended);
+  }
+
+  async killProcesses() {
+    try {
+      const { killed, remaining } = await api.delete(sessionPath(this.id, '/processes'));
+      const plural = (n) => (n === 1 ? 'process' : 'processes');
+      setText(
+        this.header.killed,
+        remaining
+          ? `Killed ${fmt.count(killed)} ${plural(killed)}; ${fmt.count(remaining)} still running (forking faster than they could be killed): kill again, or close the session.`
+          : `Killed ${fmt.count(killed)} ${plural(killed)}.`,
+      );
+      show(this.header.killed);
+      await this.load();
+      this.views.activity.refresh();
+    } catch (error) {
+      setText(this.header.error, errorText(error));
+      show(this.header.error);
+    }
   }
 
   async closeSession() {
