@@ -1,10 +1,13 @@
 //! The one error type of the API, and the one place that maps it to HTTP status codes.
 
+use crate::activity::agent_text;
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use sandboxd_agent_proto::ProtoError;
 use sandboxd_api::{ErrorBody, ErrorDetail};
 use sandboxd_backend::BackendError;
+use std::io::ErrorKind;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ApiError {
@@ -49,6 +52,27 @@ impl ApiError {
             code,
             message: message.into(),
         }
+    }
+
+    /// A failed exchange with the agent that carries no error code of the agent's own. A
+    /// connection the agent closed or reset means it is gone or going (killed from inside the
+    /// sandbox): `agent_unavailable`, as when no connection can be had at all.
+    pub fn agent_exchange(error: &ProtoError) -> ApiError {
+        let closed = match error {
+            ProtoError::Closed => true,
+            ProtoError::Io(e) => matches!(
+                e.kind(),
+                ErrorKind::ConnectionReset | ErrorKind::BrokenPipe | ErrorKind::UnexpectedEof
+            ),
+            _ => false,
+        };
+        if closed {
+            return ApiError::Backend(BackendError::AgentUnavailable(format!(
+                "{error}; the sandbox may have killed its agent"
+            )));
+        }
+        // The message may quote what the agent sent.
+        ApiError::Agent(agent_text(&error.to_string()))
     }
 
     fn status_and_code(&self) -> (StatusCode, &'static str) {

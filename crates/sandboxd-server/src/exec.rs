@@ -113,7 +113,7 @@ pub async fn run(
             proto::ProtoError::Agent { code, message } if code == "spawn_failed" => {
                 ApiError::bad_request("spawn_failed", message)
             }
-            other => ApiError::Agent(other.to_string()),
+            other => ApiError::agent_exchange(&other),
         })?;
     if !sends_input {
         stream.reuse();

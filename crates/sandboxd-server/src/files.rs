@@ -368,7 +368,7 @@ fn invalid_path(message: impl Into<String>) -> ApiError {
 /// codes become the API's, with its message cut short and a hint where one helps.
 fn file_error(action: Action, error: ProtoError) -> ApiError {
     let ProtoError::Agent { code, message } = error else {
-        return ApiError::Agent(agent_text(&error.to_string()));
+        return ApiError::agent_exchange(&error);
     };
     let message = match hint(action, &code) {
         Some(hint) => format!("{}; {hint}", agent_text(&message)),

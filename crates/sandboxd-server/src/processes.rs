@@ -927,7 +927,7 @@ fn parse_json<T: DeserializeOwned>(body: &[u8], what: &str) -> Result<T, ApiErro
 /// short (anything in the sandbox can pose as the agent).
 fn agent_error(error: ProtoError) -> ApiError {
     let ProtoError::Agent { code, message } = error else {
-        return ApiError::Agent(error.to_string());
+        return ApiError::agent_exchange(&error);
     };
     let message = agent_text(&message);
     match code.as_str() {
@@ -1083,8 +1083,18 @@ mod tests {
             ApiError::Agent(message) => assert!(message.len() < 1000, "{}", message.len()),
             other => panic!("{other:?}"),
         }
+        // A connection the agent dropped means the agent is gone: not an answer of its own.
         assert!(matches!(
             agent_error(ProtoError::Closed),
+            ApiError::Backend(sandboxd_backend::BackendError::AgentUnavailable(_))
+        ));
+        let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        assert!(matches!(
+            agent_error(ProtoError::Io(reset)),
+            ApiError::Backend(sandboxd_backend::BackendError::AgentUnavailable(_))
+        ));
+        assert!(matches!(
+            agent_error(ProtoError::Timeout(Duration::from_secs(1))),
             ApiError::Agent(_)
         ));
     }
