@@ -162,9 +162,9 @@ async def test_open_write_run_read_list_close(service, transport):
         killed = structured(await call(session, "kill_all_processes", session_id=session_id))
         assert killed["killed"] >= 1 and killed["remaining"] == 0, killed
         left = structured(
-            await call(session, "run_command", session_id=session_id, command="cat /proc/[0-9]*/comm 2>/dev/null | grep -c '^sleep$' || true")
+            await call(session, "run_command", session_id=session_id, command="cat /proc/[0-9]*/stat 2>/dev/null | grep -c '(sleep) [^Z]' || true")
         )
-        assert left["stdout"] == "0\n", left
+        assert left["stdout"] == "0\n", left  # a killed sleep not yet reaped is a zombie (Z)
 
         closed = structured(await call(session, "close_session", session_id=session_id))
         assert closed["state"] == "ended"
