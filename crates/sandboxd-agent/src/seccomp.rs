@@ -110,8 +110,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_filter_covers_io_uring_on_x86_64_and_x32() {
-        // The numbers the filter relies on are this platform's io_uring calls.
+    fn the_filtered_numbers_are_this_platforms_io_uring_calls() {
         assert_eq!(libc::SYS_io_uring_setup as u32, IO_URING_FIRST);
         assert_eq!(libc::SYS_io_uring_register as u32, IO_URING_LAST);
     }
