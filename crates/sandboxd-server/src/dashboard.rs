@@ -9,7 +9,7 @@
 //! it to the elements it creates. Style attributes are never allowed. Trusted Types are
 //! required, so no string can reach `innerHTML` or another HTML sink even by mistake.
 
-use crate::Service;
+use crate::AppState;
 use axum::extract::Path;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -64,7 +64,7 @@ static ASSETS: &[Asset] = &[
     asset!("vendor/xterm/addon-fit.mjs", JS),
 ];
 
-pub fn routes() -> Router<Service> {
+pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(index))
         .route("/assets/{*path}", get(asset))
@@ -126,7 +126,10 @@ fn page_policy(nonce: &str, host: Option<&HeaderValue>) -> String {
 
 async fn asset(Path(path): Path<String>, headers: HeaderMap) -> Response {
     let Some(asset) = ASSETS.iter().find(|a| a.path == path) else {
-        return crate::ApiError::NotFound(format!("no dashboard file {path:?}")).into_response();
+        return crate::ApiError(sandboxd_core::Error::NotFound(format!(
+            "no dashboard file {path:?}"
+        )))
+        .into_response();
     };
     let etag = etag(asset);
     let fresh = headers

@@ -8,7 +8,7 @@
 //! (the health check, the MCP endpoint, the dashboard's page and files, this document) is
 //! described here; a test checks that every route the router answers is in the document.
 
-use crate::Service;
+use crate::AppState;
 use axum::http::header;
 use axum::routing::{get, MethodRouter};
 use serde_json::json;
@@ -54,7 +54,7 @@ const SHARED_RESPONSES: [(&str, &str); 3] = [
 ];
 
 /// Completes the document the router generated and answers `GET /v1/openapi.json` with it.
-pub fn serve(mut document: utoipa::openapi::OpenApi) -> MethodRouter<Service> {
+pub fn serve(mut document: utoipa::openapi::OpenApi) -> MethodRouter<AppState> {
     describe_other_routes(&mut document);
     add_shared_responses(&mut document);
     let body = document

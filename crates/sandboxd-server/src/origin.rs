@@ -39,9 +39,6 @@ use sandboxd_api::{ErrorBody, ErrorDetail};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-/// The environment variable listing more host names the service answers to.
-pub const ALLOWED_HOSTS_ENV: &str = "SANDBOXD_ALLOWED_HOSTS";
-
 /// The subprotocol prefix that carries the token on a browser's WebSocket.
 pub const BEARER_PROTOCOL_PREFIX: &str = "bearer.";
 
@@ -55,16 +52,8 @@ pub struct Guard {
 }
 
 impl Guard {
-    /// A guard for a service listening on `listen`, also accepting the names in
-    /// `SANDBOXD_ALLOWED_HOSTS`.
-    pub fn from_env(listen: SocketAddr) -> Guard {
-        let names = std::env::var(ALLOWED_HOSTS_ENV).unwrap_or_default();
-        Guard::new(
-            listen,
-            names.split(',').map(str::trim).filter(|n| !n.is_empty()),
-        )
-    }
-
+    /// A guard for a service listening on `listen`, also accepting the host `names` the
+    /// operator allows (`--allowed-hosts`).
     pub fn new<'a>(listen: SocketAddr, names: impl IntoIterator<Item = &'a str>) -> Guard {
         let allowed_names = names
             .into_iter()
@@ -87,7 +76,7 @@ impl Guard {
     }
 }
 
-/// The middleware: `axum::middleware::from_fn_with_state(Arc::new(Guard::from_env(address)), guard)`.
+/// The middleware: `axum::middleware::from_fn_with_state(Arc::new(guard), origin::guard)`.
 pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: Next) -> Response {
     let host = request_host(&request);
     if let Some(host) = &host {
@@ -95,7 +84,7 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: 
             return forbidden(
                 "forbidden_host",
                 format!(
-                    "this service does not answer to the host name {:?} (a defence against DNS rebinding); use http://localhost:PORT or the address it listens on, or have the operator add the name to {ALLOWED_HOSTS_ENV}",
+                    "this service does not answer to the host name {:?} (a defence against DNS rebinding); use http://localhost:PORT or the address it listens on, or have the operator add the name to SANDBOXD_ALLOWED_HOSTS (--allowed-hosts)",
                     printable(host)
                 ),
             );

@@ -9,8 +9,8 @@ use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
 use common::{agent_binary, base_config, TOKEN};
 use sandboxd_config::Config;
+use sandboxd_core::Core;
 use sandboxd_docker::{DockerBackend, DockerOptions};
-use sandboxd_server::Service;
 use sandboxd_store::Store;
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
@@ -29,8 +29,8 @@ async fn router(state_dir: &std::path::Path) -> Router {
     .expect("the Docker engine answers");
     let store = Store::open(&state_dir.join("sandboxd.db")).unwrap();
     let config = Config::parse(&base_config(4, "")).unwrap();
-    let service = Service::new(config, TOKEN.into(), Arc::new(backend), Arc::new(store));
-    sandboxd_server::app(service, "127.0.0.1:7717".parse().unwrap())
+    let core = Core::new(config, TOKEN.into(), Arc::new(backend), Arc::new(store));
+    sandboxd_server::app(core, "127.0.0.1:7717".parse().unwrap(), &[])
 }
 
 /// The paths the router routes, read from its `Debug` form (axum has no other way to list

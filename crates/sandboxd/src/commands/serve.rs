@@ -6,8 +6,8 @@ use clap::Args;
 use rand::Rng;
 use sandboxd_backend::Backend;
 use sandboxd_config::{check_token, format_bytes, Config, TokenSource};
+use sandboxd_core::Core;
 use sandboxd_docker::{is_static_elf, DockerBackend, DockerOptions};
-use sandboxd_server::Service;
 use sandboxd_store::Store;
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
@@ -45,6 +45,21 @@ pub struct ServeArgs {
     /// Check the config, print what it allows, and exit.
     #[arg(long)]
     check: bool,
+    /// The service token, overriding the config's (prefer the environment variable: a flag
+    /// shows in the process list).
+    #[arg(long, env = "SANDBOXD_TOKEN", hide_env_values = true, hide = true)]
+    token: Option<String>,
+    /// More host names the service answers to (comma-separated), beside loopback and the
+    /// address it listens on: a defence against DNS rebinding.
+    #[arg(long, env = "SANDBOXD_ALLOWED_HOSTS", value_delimiter = ',')]
+    allowed_hosts: Vec<String>,
+    /// What the service logs, as a tracing filter (e.g. `sandboxd=debug`).
+    #[arg(
+        long,
+        env = "SANDBOXD_LOG",
+        default_value = "sandboxd=info,sandboxd_server=info,sandboxd_core=info,sandboxd_docker=info"
+    )]
+    log: String,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -75,9 +90,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     tracing_subscriber::fmt()
         .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_env("SANDBOXD_LOG").unwrap_or_else(|_| {
-                "sandboxd=info,sandboxd_server=info,sandboxd_docker=info".into()
-            }),
+            tracing_subscriber::EnvFilter::try_new(&args.log)
+                .with_context(|| format!("invalid --log filter {:?}", args.log))?,
         )
         .with_writer(std::io::stderr)
         .with_ansi(std::io::stderr().is_terminal())
@@ -85,7 +99,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
 
     let state_dir = args.state_dir.clone().unwrap_or_else(default_state_dir);
     create_private_dir(&state_dir)?;
-    let (token, token_origin) = resolve_token(&config, &state_dir)?;
+    let (token, token_origin) = resolve_token(&config, args.token.clone(), &state_dir)?;
     let agent = install_agent(args.agent.as_deref(), &state_dir)?;
     let instance_id = instance_id(&state_dir)?;
 
@@ -106,9 +120,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
             Store::open(&state_dir.join("sandboxd.db")).context("cannot open the state database")?,
         );
         let backend: Arc<dyn Backend> = Arc::new(backend);
-        let service = Service::new(config, token, backend, store);
-        service.set_engine_report(engine);
-        let restored = sandboxd_server::restore(&service)
+        let core = Core::new(config, token, backend, store);
+        core.set_engine_report(engine);
+        let restored = core
+            .restore()
             .await
             .context("cannot take back the sessions of the last run")?;
         if restored.resumed + restored.ended + restored.orphans_removed > 0 {
@@ -126,7 +141,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         println!("  authenticate with the header `Authorization: Bearer <token>`; {token_origin}");
         println!("  the token can start containers on this host: treat it as a root credential");
         std::io::stdout().flush().ok();
-        sandboxd_server::serve(listener, service, shutdown_signal())
+        sandboxd_server::serve(listener, core, &args.allowed_hosts, shutdown_signal())
             .await
             .context("the HTTP server failed")?;
         eprintln!("sandboxd: stopped; open sessions keep running and resume at the next start");
@@ -182,8 +197,12 @@ fn create_private_dir(dir: &Path) -> Result<()> {
 }
 
 /// The token, and a sentence saying where it comes from (never the token itself).
-fn resolve_token(config: &Config, state_dir: &Path) -> Result<(String, String)> {
-    if let Ok(token) = std::env::var("SANDBOXD_TOKEN") {
+fn resolve_token(
+    config: &Config,
+    given: Option<String>,
+    state_dir: &Path,
+) -> Result<(String, String)> {
+    if let Some(token) = given {
         check_token(&token, "SANDBOXD_TOKEN")?;
         return Ok((
             token,

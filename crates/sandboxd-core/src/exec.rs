@@ -1,57 +1,105 @@
-//! Running one command to completion in a session, through the sandbox's agent.
+//! Running one command to completion in a session, through the sandbox's agent, and the
+//! checks every command passes (exec and background processes alike).
 
-use crate::error::ApiError;
+use crate::activity::{program_name, Caller};
+use crate::agent::{agent_error, Operation};
+use crate::{Core, Error};
 use sandboxd_agent_proto as proto;
 use sandboxd_api::{ExecRequest, ExecResult, Policy};
+use std::collections::BTreeMap;
 use std::time::Duration;
 
 /// Time the agent gets beyond the command's own timeout to kill it and report.
 const AGENT_GRACE: Duration = Duration::from_secs(10);
 
-/// Checks a request against the policy and turns it into the agent's form.
-pub fn plan(
-    request: ExecRequest,
-    policy: &Policy,
-) -> Result<(proto::ExecRequest, Option<Vec<u8>>), ApiError> {
+/// What to run, as exec and process requests both describe it.
+pub struct Command {
+    /// A shell string, run by `/bin/sh -c`.
+    pub command: Option<String>,
+    pub argv: Option<Vec<String>>,
+    pub cwd: Option<String>,
+    pub env: BTreeMap<String, String>,
+    pub timeout_secs: u64,
+}
+
+impl Core {
+    /// Runs one command to completion in the session.
+    pub async fn exec(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        request: ExecRequest,
+    ) -> Result<ExecResult, Error> {
+        let session = self.running_session(caller, session_id)?;
+        let policy = &self.config().policy;
+        let stdin = request.stdin.map(String::into_bytes);
+        let command = Command {
+            command: request.command,
+            argv: request.argv,
+            cwd: request.cwd,
+            env: request.env,
+            timeout_secs: request.timeout_secs.unwrap_or(policy.default_timeout_secs),
+        };
+        let mut planned = plan(command, policy)?;
+        planned.stdin = stdin.is_some();
+        // Recorded also when the caller goes away before the command ends.
+        let mut entry = self.entry(caller, &session, "exec", &program_name(&planned.argv));
+        let result = match self.connect(&session).await {
+            Ok(stream) => run(stream, &planned, stdin).await,
+            Err(e) => Err(e),
+        };
+        let failure = match &result {
+            Ok(r) => {
+                entry.exit_code = r.exit_code;
+                (r.timed_out.then_some("timed out"))
+                    .or(r.oom_killed.then_some("killed: out of memory"))
+                    .map(str::to_string)
+            }
+            Err(e) => Some(e.to_string()),
+        };
+        entry.end(failure);
+        result
+    }
+}
+
+/// Checks a command against the policy and turns it into the agent's form (without stdin).
+pub fn plan(request: Command, policy: &Policy) -> Result<proto::ExecRequest, Error> {
     let argv = match (request.command, request.argv) {
         (Some(command), None) => {
             if command.trim().is_empty() {
-                return Err(ApiError::bad_request(
-                    "invalid_request",
-                    "`command` is empty",
-                ));
+                return Err(Error::bad_request("invalid_request", "`command` is empty"));
             }
             vec!["/bin/sh".to_string(), "-c".to_string(), command]
         }
         (None, Some(argv)) if !argv.is_empty() && !argv[0].is_empty() => argv,
         (None, Some(_)) => {
-            return Err(ApiError::bad_request(
+            return Err(Error::bad_request(
                 "invalid_request",
                 "`argv` must name a program, e.g. [\"python3\", \"-c\", \"print(1)\"]",
             ))
         }
         (Some(_), Some(_)) => {
-            return Err(ApiError::bad_request(
+            return Err(Error::bad_request(
                 "invalid_request",
                 "give either `command` (run by /bin/sh -c) or `argv`, not both",
             ))
         }
         (None, None) => {
-            return Err(ApiError::bad_request(
+            return Err(Error::bad_request(
                 "invalid_request",
                 "give `command` (a shell string) or `argv` (a program and its arguments)",
             ))
         }
     };
     if argv.iter().any(|arg| arg.contains('\0')) {
-        return Err(ApiError::bad_request(
+        return Err(Error::bad_request(
             "invalid_request",
             "arguments may not contain NUL bytes",
         ));
     }
     for (key, value) in &request.env {
         if key.is_empty() || key.contains('=') || key.contains('\0') || value.contains('\0') {
-            return Err(ApiError::bad_request(
+            return Err(Error::bad_request(
                 "invalid_request",
                 format!(
                     "environment variable name {key:?} is not valid (no '=', no NUL, not empty)"
@@ -61,21 +109,21 @@ pub fn plan(
     }
     if let Some(cwd) = &request.cwd {
         if cwd.is_empty() || cwd.contains('\0') {
-            return Err(ApiError::bad_request(
+            return Err(Error::bad_request(
                 "invalid_request",
                 "`cwd` must be a path without NUL bytes",
             ));
         }
     }
-    let timeout_secs = request.timeout_secs.unwrap_or(policy.default_timeout_secs);
+    let timeout_secs = request.timeout_secs;
     if timeout_secs == 0 {
-        return Err(ApiError::bad_request(
+        return Err(Error::bad_request(
             "invalid_timeout",
             "`timeout_secs` must be at least 1",
         ));
     }
     if timeout_secs > policy.max_timeout_secs {
-        return Err(ApiError::bad_request(
+        return Err(Error::bad_request(
             "timeout_too_large",
             format!(
                 "timeout_secs {timeout_secs} is above the service's limit of {} s (policy.max_timeout_secs); ask for at most that",
@@ -83,38 +131,29 @@ pub fn plan(
             ),
         ));
     }
-    let stdin = request.stdin.map(String::into_bytes);
-    Ok((
-        proto::ExecRequest {
-            argv,
-            cwd: request.cwd,
-            env: request.env,
-            stdin: stdin.is_some(),
-            timeout_ms: timeout_secs * 1000,
-            output_limit: policy.max_output_bytes,
-        },
-        stdin,
-    ))
+    Ok(proto::ExecRequest {
+        argv,
+        cwd: request.cwd,
+        env: request.env,
+        stdin: false,
+        timeout_ms: timeout_secs * 1000,
+        output_limit: policy.max_output_bytes,
+    })
 }
 
 /// Runs a planned command over an agent connection and shapes the answer. The connection
 /// serves later requests when the exchange ended cleanly.
-pub async fn run(
+async fn run(
     mut stream: sandboxd_backend::AgentStream,
     request: &proto::ExecRequest,
     stdin: Option<Vec<u8>>,
-) -> Result<ExecResult, ApiError> {
+) -> Result<ExecResult, Error> {
     let deadline = Duration::from_millis(request.timeout_ms) + AGENT_GRACE;
     // Input may stop half-sent when the process exits first, leaving a partial frame.
     let sends_input = stdin.is_some();
     let result = proto::run_exec(&mut stream, request, stdin, deadline)
         .await
-        .map_err(|e| match e {
-            proto::ProtoError::Agent { code, message } if code == "spawn_failed" => {
-                ApiError::bad_request("spawn_failed", message)
-            }
-            other => ApiError::agent_exchange(&other),
-        })?;
+        .map_err(|e| agent_error(Operation::Exec, e))?;
     if !sends_input {
         stream.reuse();
     }

@@ -2,19 +2,71 @@
 //! how it went — never the payload (no file contents, output, stdin, environment values, or
 //! command arguments beyond the program name).
 
-use crate::{ApiError, Service};
-use axum::extract::FromRequestParts;
-use axum::http::request::Parts;
+use crate::auth::Principal;
+use crate::sessions::{rfc3339, Sessions};
+use crate::Error;
+use sandboxd_api::ActivityEntry;
 use serde::{Deserialize, Serialize};
-use std::convert::Infallible;
 use std::time::Instant;
+use time::OffsetDateTime;
 
-pub use sandboxd_api::CLIENT_HEADER;
+/// The interface a request came through, as the activity log names it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Interface {
+    Api,
+    Cli,
+    Dashboard,
+    Mcp,
+}
 
-/// Who made a request: the credential and the interface it came through.
+impl Interface {
+    pub fn name(self) -> &'static str {
+        match self {
+            Interface::Api => "api",
+            Interface::Cli => "cli",
+            Interface::Dashboard => "dashboard",
+            Interface::Mcp => "mcp",
+        }
+    }
+
+    /// The interface a client names (`X-Sandboxd-Client`); anything else is the plain API.
+    pub fn from_client_name(name: &str) -> Interface {
+        match name {
+            "cli" => Interface::Cli,
+            "dashboard" => Interface::Dashboard,
+            "mcp" => Interface::Mcp,
+            _ => Interface::Api,
+        }
+    }
+}
+
+/// Who asks for an operation: the credential, and the interface it came through.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub principal: Principal,
+    pub interface: Interface,
+}
+
+impl Caller {
+    pub fn new(principal: Principal, interface: Interface) -> Caller {
+        Caller {
+            principal,
+            interface,
+        }
+    }
+
+    pub fn actor(&self) -> Actor {
+        Actor {
+            principal: self.principal.name(),
+            interface: self.interface.name().into(),
+        }
+    }
+}
+
+/// Who made an operation, as its activity entry names it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Actor {
-    /// `admin` for the service token; later, a tenant's name.
+    /// `admin` for the service token, `tenant:NAME` for a tenant's.
     pub principal: String,
     /// `api`, `cli`, `dashboard`, `mcp`, or `service` when the service itself acted.
     pub interface: String,
@@ -26,28 +78,6 @@ impl Actor {
             principal: "sandboxd".into(),
             interface: "service".into(),
         }
-    }
-}
-
-impl<S: Send + Sync> FromRequestParts<S> for Actor {
-    type Rejection = Infallible;
-
-    async fn from_request_parts(parts: &mut Parts, _state: &S) -> Result<Actor, Infallible> {
-        let interface = parts
-            .headers
-            .get(CLIENT_HEADER)
-            .and_then(|v| v.to_str().ok())
-            .filter(|v| matches!(*v, "cli" | "dashboard" | "mcp"))
-            .unwrap_or("api")
-            .to_string();
-        let principal = parts
-            .extensions
-            .get::<crate::auth::Principal>()
-            .map_or_else(|| "admin".to_string(), crate::auth::Principal::name);
-        Ok(Actor {
-            principal,
-            interface,
-        })
     }
 }
 
@@ -109,7 +139,7 @@ pub fn agent_text(text: &str) -> String {
 /// An operation's activity entry, recorded exactly once: when the operation ends, or when it
 /// is dropped unfinished (a download or stream whose client went away).
 pub struct PendingEntry {
-    service: Service,
+    sessions: Sessions,
     session_id: String,
     actor: Actor,
     action: &'static str,
@@ -117,20 +147,20 @@ pub struct PendingEntry {
     started: Instant,
     pub bytes: Option<u64>,
     pub exit_code: Option<i32>,
-    recorded: bool,
+    ended: bool,
 }
 
 impl PendingEntry {
     pub fn new(
-        service: &Service,
+        sessions: &Sessions,
         session_id: &str,
         actor: Actor,
         action: &'static str,
         target: &str,
     ) -> PendingEntry {
-        service.sessions().touch(session_id);
+        sessions.touch(session_id);
         PendingEntry {
-            service: service.clone(),
+            sessions: sessions.clone(),
             session_id: session_id.to_string(),
             actor,
             action,
@@ -138,18 +168,18 @@ impl PendingEntry {
             started: Instant::now(),
             bytes: None,
             exit_code: None,
-            recorded: false,
+            ended: false,
         }
     }
 
     /// Counts as activity on the session, keeping it from idling out.
     pub fn touch(&self) {
-        self.service.sessions().touch(&self.session_id);
+        self.sessions.touch(&self.session_id);
     }
 
     /// Records the entry, failed when `error` says why, unless it was recorded already.
-    pub fn record(&mut self, error: Option<String>) {
-        if std::mem::replace(&mut self.recorded, true) {
+    pub fn end(&mut self, error: Option<String>) {
+        if std::mem::replace(&mut self.ended, true) {
             return;
         }
         self.touch();
@@ -162,7 +192,8 @@ impl PendingEntry {
         if let Some(bytes) = self.bytes {
             outcome = outcome.with_bytes(bytes);
         }
-        self.service.record(
+        append(
+            &self.sessions,
             &self.session_id,
             &self.actor,
             self.action,
@@ -172,21 +203,48 @@ impl PendingEntry {
     }
 
     /// Records the failure and passes it on.
-    pub fn fail(&mut self, error: ApiError) -> ApiError {
-        self.record(Some(error.to_string()));
+    pub fn fail(&mut self, error: Error) -> Error {
+        self.end(Some(error.to_string()));
         error
     }
 
     /// Records how `result` went and passes it on.
-    pub fn finish<T>(&mut self, result: Result<T, ApiError>) -> Result<T, ApiError> {
-        self.record(result.as_ref().err().map(ToString::to_string));
+    pub fn finish<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
+        self.end(result.as_ref().err().map(ToString::to_string));
         result
     }
 }
 
 impl Drop for PendingEntry {
     fn drop(&mut self) {
-        self.record(Some("interrupted: the client went away".into()));
+        self.end(Some("interrupted: the client went away".into()));
+    }
+}
+
+/// Adds an entry to a session's activity log: what was addressed and how it went, never a
+/// payload.
+pub fn append(
+    sessions: &Sessions,
+    session_id: &str,
+    actor: &Actor,
+    action: &str,
+    target: &str,
+    outcome: Outcome,
+) {
+    let entry = ActivityEntry {
+        at: rfc3339(OffsetDateTime::now_utc()),
+        principal: actor.principal.clone(),
+        interface: actor.interface.clone(),
+        action: action.to_string(),
+        target: target.to_string(),
+        status: outcome.status,
+        exit_code: outcome.exit_code,
+        bytes: outcome.bytes,
+        duration_ms: outcome.duration_ms,
+        error: outcome.error,
+    };
+    if let Err(e) = sessions.store().record_activity(session_id, &entry) {
+        tracing::error!(session = session_id, action, error = %e, "cannot write the activity log");
     }
 }
 

@@ -2,10 +2,10 @@
 //! `max_sessions` enforced honestly: a slot is reserved before the sandbox starts and released
 //! if it fails. Ended sessions live on in the store, so they can still be read and audited.
 
-use crate::error::ApiError;
+use crate::error::Error;
 use rand::Rng;
 use sandboxd_api::{SessionInfo, SessionState};
-use sandboxd_backend::{Backend, Sandbox, Usage};
+use sandboxd_backend::{Sandbox, Usage};
 use sandboxd_store::{SessionRecord, Store};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
@@ -127,8 +127,8 @@ impl Session {
 }
 
 /// The answer for a session id that does not exist (or is not the caller's to see).
-pub fn not_found(id: &str) -> ApiError {
-    ApiError::NotFound(format!(
+pub fn not_found(id: &str) -> Error {
+    Error::NotFound(format!(
         "no session with id \"{id}\"; list them with GET /v1/sessions"
     ))
 }
@@ -147,6 +147,27 @@ struct Table {
     running: HashMap<String, Session>,
     /// Slots taken by sessions whose sandbox is still starting.
     starting: u32,
+    /// Per tenant, its sessions that are still starting: counted against its quota with the
+    /// running ones, so a burst of creates cannot pass the quota check together.
+    starting_by_tenant: HashMap<String, u32>,
+}
+
+/// A place under a tenant's quota, held while its session opens; dropping it frees it.
+pub struct TenantSlot {
+    table: Arc<Mutex<Table>>,
+    tenant: String,
+}
+
+impl Drop for TenantSlot {
+    fn drop(&mut self) {
+        let mut table = self.table.lock().expect("session table lock");
+        if let Some(starting) = table.starting_by_tenant.get_mut(&self.tenant) {
+            *starting -= 1;
+            if *starting == 0 {
+                table.starting_by_tenant.remove(&self.tenant);
+            }
+        }
+    }
 }
 
 /// A slot under `max_sessions`, held while a sandbox starts; dropping it releases the slot.
@@ -184,11 +205,11 @@ impl Sessions {
         &self.store
     }
 
-    pub fn reserve(&self) -> Result<Reservation, ApiError> {
+    pub fn reserve(&self) -> Result<Reservation, Error> {
         let mut table = self.lock();
         let taken = table.running.len() as u32 + table.starting;
         if taken >= self.max_sessions {
-            return Err(ApiError::ServiceFull(format!(
+            return Err(Error::ServiceFull(format!(
                 "the service is full: {taken} of {} sessions are open; close one (DELETE /v1/sessions/{{id}}) or try again later",
                 self.max_sessions
             )));
@@ -199,11 +220,46 @@ impl Sessions {
         })
     }
 
-    /// Turns a reservation into an open session, recorded in the store first.
-    pub fn insert(&self, reservation: Reservation, session: Session) -> Result<(), ApiError> {
+    /// A place under the tenant's quota of `max_sessions`, counting its open sessions and
+    /// those still starting, taken in the same step as the check.
+    pub fn admit_tenant(&self, tenant: &str, max_sessions: u32) -> Result<TenantSlot, Error> {
+        let mut table = self.lock();
+        let open = table
+            .running
+            .values()
+            .filter(|s| s.tenant.as_deref() == Some(tenant))
+            .count() as u32;
+        let starting = table.starting_by_tenant.get(tenant).copied().unwrap_or(0);
+        if open + starting >= max_sessions {
+            return Err(Error::LimitReached {
+                code: "tenant_quota",
+                message: format!(
+                    "tenant \"{tenant}\" may have {max_sessions} sessions open at once and has that many; close one first"
+                ),
+            });
+        }
+        *table
+            .starting_by_tenant
+            .entry(tenant.to_string())
+            .or_default() += 1;
+        Ok(TenantSlot {
+            table: self.table.clone(),
+            tenant: tenant.to_string(),
+        })
+    }
+
+    /// Turns a reservation (and the tenant's slot) into an open session, recorded in the
+    /// store first.
+    pub fn insert(
+        &self,
+        reservation: Reservation,
+        tenant_slot: Option<TenantSlot>,
+        session: Session,
+    ) -> Result<(), Error> {
         self.store.insert_session(&session.record())?;
         self.lock().running.insert(session.id.clone(), session);
         drop(reservation);
+        drop(tenant_slot);
         Ok(())
     }
 
@@ -213,7 +269,7 @@ impl Sessions {
     }
 
     /// Open sessions as the store knows them (used at start, before any is restored).
-    pub fn stored_open(&self) -> Result<Vec<Session>, ApiError> {
+    pub fn stored_open(&self) -> Result<Vec<Session>, Error> {
         Ok(self
             .store
             .open_sessions()?
@@ -222,7 +278,7 @@ impl Sessions {
             .collect())
     }
 
-    pub fn get(&self, id: &str) -> Result<Session, ApiError> {
+    pub fn get(&self, id: &str) -> Result<Session, Error> {
         if let Some(session) = self.lock().running.get(id) {
             return Ok(session.clone());
         }
@@ -230,17 +286,6 @@ impl Sessions {
             .session(id)?
             .map(Session::from_record)
             .ok_or_else(|| not_found(id))
-    }
-
-    /// The session, if it is still open.
-    pub fn get_running(&self, id: &str) -> Result<Session, ApiError> {
-        let session = self.get(id)?;
-        match &session.ended {
-            None => Ok(session),
-            Some((_, why)) => Err(ApiError::SessionEnded(format!(
-                "session {id} has ended ({why}); open a new one with POST /v1/sessions"
-            ))),
-        }
     }
 
     /// Open sessions, oldest first.
@@ -251,7 +296,7 @@ impl Sessions {
     }
 
     /// The most recently ended sessions, newest first.
-    pub fn ended(&self, limit: u32) -> Result<Vec<Session>, ApiError> {
+    pub fn ended(&self, limit: u32) -> Result<Vec<Session>, Error> {
         Ok(self
             .store
             .ended_sessions(limit)?
@@ -294,21 +339,5 @@ impl Sessions {
             tracing::error!(session = id, error = %e, "cannot record that the session ended");
         }
         Some(session)
-    }
-
-    /// Ends a session and removes its sandbox.
-    pub async fn close(
-        &self,
-        backend: &dyn Backend,
-        id: &str,
-        reason: &str,
-    ) -> Result<Session, ApiError> {
-        match self.end(id, reason) {
-            Some(session) => {
-                backend.destroy(&session.sandbox).await?;
-                Ok(session)
-            }
-            None => self.get(id),
-        }
     }
 }

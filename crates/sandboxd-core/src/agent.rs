@@ -1,0 +1,187 @@
+//! The one way to reach a session's agent, and the one place that turns a failed exchange with
+//! it into an [`Error`]. Anything in a sandbox can pose as its agent, so what it says is passed
+//! on only cut short and without control characters.
+
+use crate::activity::{agent_text, Caller, PendingEntry};
+use crate::sessions::Session;
+use crate::{Core, Error};
+use sandboxd_agent_proto::{self as proto, ProtoError};
+use sandboxd_backend::{AgentStream, BackendError};
+use std::io::ErrorKind;
+
+/// What was asked of the agent, for the hints an error carries.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Exec,
+    ListFiles,
+    ReadFile,
+    WriteFile,
+    DeleteFile,
+    Process,
+}
+
+impl Core {
+    /// Starts the activity entry of an operation on a session the caller may reach.
+    pub(crate) fn entry(
+        &self,
+        caller: &Caller,
+        session: &Session,
+        action: &'static str,
+        target: &str,
+    ) -> PendingEntry {
+        PendingEntry::new(self.sessions(), &session.id, caller.actor(), action, target)
+    }
+
+    /// A connection to the session's agent, ready for a request.
+    pub(crate) async fn connect(&self, session: &Session) -> Result<AgentStream, Error> {
+        Ok(self.backend().agent(&session.sandbox).await?)
+    }
+}
+
+/// The error for a failed exchange with the agent: its own refusals become the API's codes,
+/// with a hint where one helps; a connection it closed or reset means it is gone or going
+/// (killed from inside the sandbox): `agent_unavailable`, as when no connection can be had.
+pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
+    let ProtoError::Agent { code, message } = error else {
+        return exchange_error(&error);
+    };
+    let message = match hint(operation, &code) {
+        Some(hint) => format!("{}; {hint}", agent_text(&message)),
+        None => agent_text(&message),
+    };
+    let conflict = |code| Error::Conflict {
+        code,
+        message: message.clone(),
+    };
+    let forbidden = |code| Error::Forbidden {
+        code,
+        message: message.clone(),
+    };
+    let limit = |code| Error::LimitReached {
+        code,
+        message: message.clone(),
+    };
+    match code.as_str() {
+        proto::ERROR_NOT_FOUND | proto::ERROR_NO_SUCH_PROCESS => Error::NotFound(message),
+        proto::ERROR_IS_DIRECTORY => conflict(proto::ERROR_IS_DIRECTORY),
+        proto::ERROR_NOT_A_DIRECTORY => conflict(proto::ERROR_NOT_A_DIRECTORY),
+        proto::ERROR_NOT_A_FILE => conflict(proto::ERROR_NOT_A_FILE),
+        proto::ERROR_BUSY => conflict(proto::ERROR_BUSY),
+        proto::ERROR_STDIN_UNAVAILABLE => conflict("stdin_unavailable"),
+        proto::ERROR_NOT_A_TERMINAL => conflict("not_a_terminal"),
+        proto::ERROR_PROCESS_EXITED => conflict("process_exited"),
+        proto::ERROR_READ_ONLY => forbidden(proto::ERROR_READ_ONLY),
+        proto::ERROR_PERMISSION_DENIED => forbidden(proto::ERROR_PERMISSION_DENIED),
+        proto::ERROR_TOO_MANY_PROCESSES => limit("too_many_processes"),
+        proto::ERROR_TOO_MANY_STREAMS => limit("too_many_streams"),
+        proto::ERROR_TOO_LARGE => Error::PayloadTooLarge(message),
+        proto::ERROR_NO_SPACE => Error::InsufficientStorage(message),
+        proto::ERROR_INVALID_PATH => Error::bad_request(proto::ERROR_INVALID_PATH, message),
+        proto::ERROR_SPAWN_FAILED => Error::bad_request("spawn_failed", message),
+        proto::ERROR_BAD_REQUEST => Error::bad_request("invalid_request", message),
+        _ => Error::Agent(format!("{}: {message}", agent_text(&code))),
+    }
+}
+
+/// A failed exchange that carries no error code of the agent's own.
+fn exchange_error(error: &ProtoError) -> Error {
+    let closed = match error {
+        ProtoError::Closed => true,
+        ProtoError::Io(e) => matches!(
+            e.kind(),
+            ErrorKind::ConnectionReset | ErrorKind::BrokenPipe | ErrorKind::UnexpectedEof
+        ),
+        _ => false,
+    };
+    if closed {
+        return Error::Backend(BackendError::AgentUnavailable(format!(
+            "{error}; the sandbox may have killed its agent"
+        )));
+    }
+    // The message may quote what the agent sent.
+    Error::Agent(agent_text(&error.to_string()))
+}
+
+fn hint(operation: Operation, code: &str) -> Option<&'static str> {
+    Some(match (operation, code) {
+        (Operation::DeleteFile, proto::ERROR_IS_DIRECTORY) => {
+            "pass recursive=true to delete it and everything in it"
+        }
+        (Operation::ReadFile, proto::ERROR_IS_DIRECTORY) => {
+            "list a directory with GET /v1/sessions/{id}/files?path=..."
+        }
+        (Operation::ListFiles, proto::ERROR_NOT_A_DIRECTORY) => {
+            "read a file with GET /v1/sessions/{id}/files/content?path=..."
+        }
+        (Operation::WriteFile, proto::ERROR_READ_ONLY) => {
+            "the sandbox's root is read-only; write under the working directory or /tmp"
+        }
+        (Operation::WriteFile, proto::ERROR_NO_SPACE) => {
+            "the sandbox's writable space is full; delete files or write less"
+        }
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    fn refusal(code: &str, message: &str) -> Error {
+        agent_error(
+            Operation::Process,
+            ProtoError::Agent {
+                code: code.into(),
+                message: message.into(),
+            },
+        )
+    }
+
+    #[test]
+    fn agent_refusals_map_to_api_errors_and_are_kept_short() {
+        assert!(matches!(
+            refusal("no_such_process", "x"),
+            Error::NotFound(_)
+        ));
+        assert_eq!(
+            refusal("too_many_processes", "x").code(),
+            "too_many_processes"
+        );
+        assert_eq!(
+            refusal("stdin_unavailable", "x").code(),
+            "stdin_unavailable"
+        );
+        assert_eq!(refusal("spawn_failed", "x").code(), "spawn_failed");
+        let long = "y".repeat(10_000);
+        match refusal(&long, &long) {
+            Error::Agent(message) => assert!(message.len() < 1200, "{}", message.len()),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_connection_the_agent_dropped_means_it_is_gone() {
+        let gone = |e| agent_error(Operation::Exec, e).code();
+        assert_eq!(gone(ProtoError::Closed), "agent_unavailable");
+        let reset = std::io::Error::from(ErrorKind::ConnectionReset);
+        assert_eq!(gone(ProtoError::Io(reset)), "agent_unavailable");
+        assert_eq!(
+            gone(ProtoError::Timeout(Duration::from_secs(1))),
+            "agent_error"
+        );
+    }
+
+    #[test]
+    fn file_refusals_carry_a_hint_for_the_operation() {
+        let error = agent_error(
+            Operation::DeleteFile,
+            ProtoError::Agent {
+                code: proto::ERROR_IS_DIRECTORY.into(),
+                message: "is a directory".into(),
+            },
+        );
+        assert_eq!(error.code(), "is_directory");
+        assert!(error.to_string().contains("recursive=true"), "{error}");
+    }
+}

@@ -1,0 +1,360 @@
+//! An in-memory backend and agent, for fast tests of the core and its faces without a container
+//! engine. It is a fake, never a stand-in for the real suites: the agent speaks the real
+//! protocol over an in-memory pipe, but "runs" a command by echoing it, and keeps files in a
+//! map.
+//!
+//! What it runs: `exit N` exits with N; `sleep` waits until the request's timeout (it is then
+//! reported `timed_out`); any other command prints its last argument and exits 0. With stdin,
+//! the input is echoed to stdout instead.
+
+use async_trait::async_trait;
+use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
+use sandboxd_agent_proto::{
+    DirEntry, EntryKind, Event, ExecRequest, ExitReport, FrameKind, Request,
+};
+use sandboxd_backend::{
+    AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
+    Sandbox, SandboxSpec, Usage,
+};
+use std::collections::{BTreeMap, HashSet};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
+
+/// Files of one fake sandbox: path to contents.
+type Files = Arc<Mutex<BTreeMap<String, Vec<u8>>>>;
+
+#[derive(Default)]
+struct State {
+    /// Running sandboxes by session id, with their files.
+    sandboxes: BTreeMap<String, (Sandbox, String, Files)>,
+    /// Images the platform has.
+    images: HashSet<String>,
+    /// Sandboxes that stopped (as if their container exited), still listed.
+    stopped: HashSet<String>,
+}
+
+/// The fake platform. Its knobs let a test make creates fail, images go missing or a sandbox
+/// vanish.
+#[derive(Default)]
+pub struct FakeBackend {
+    state: Mutex<State>,
+    /// Creates that fail from now on, with an engine error.
+    pub failing_creates: AtomicU32,
+    /// Creates made, successful or not.
+    pub creates: AtomicU32,
+    /// How long a create takes.
+    pub create_delay: Mutex<Duration>,
+}
+
+impl FakeBackend {
+    /// A platform that has these images.
+    pub fn with_images(images: &[&str]) -> Arc<FakeBackend> {
+        let backend = FakeBackend::default();
+        backend.state().images = images.iter().map(|i| i.to_string()).collect();
+        Arc::new(backend)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("fake backend lock")
+    }
+
+    /// The sandboxes that run now.
+    pub fn running(&self) -> usize {
+        let state = self.state();
+        state.sandboxes.len() - state.stopped.len()
+    }
+
+    /// Stops a sandbox as if its container exited on its own.
+    pub fn stop(&self, session_id: &str) {
+        self.state().stopped.insert(session_id.to_string());
+    }
+
+    /// Removes a sandbox behind the service's back.
+    pub fn vanish(&self, session_id: &str) {
+        self.state().sandboxes.remove(session_id);
+    }
+}
+
+#[async_trait]
+impl Backend for FakeBackend {
+    async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
+        self.creates.fetch_add(1, Ordering::SeqCst);
+        let delay = *self.create_delay.lock().expect("delay lock");
+        tokio::time::sleep(delay).await;
+        let failing = self
+            .failing_creates
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if failing.is_ok() {
+            return Err(BackendError::Engine("the fake engine refused".into()));
+        }
+        if !self.state().images.contains(&spec.image) {
+            return Err(BackendError::ImageMissing {
+                image: spec.image.clone(),
+                hint: "the fake platform has no such image".into(),
+            });
+        }
+        let sandbox = Sandbox {
+            session_id: spec.session_id.clone(),
+            backend_id: format!("fake-{}", spec.session_id),
+        };
+        self.state().sandboxes.insert(
+            spec.session_id.clone(),
+            (sandbox.clone(), spec.runtime.clone(), Files::default()),
+        );
+        Ok(sandbox)
+    }
+
+    async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        match self.state().sandboxes.contains_key(&sandbox.session_id) {
+            true => Ok(()),
+            false => Err(BackendError::SandboxGone(sandbox.session_id.clone())),
+        }
+    }
+
+    async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        let mut state = self.state();
+        state.sandboxes.remove(&sandbox.session_id);
+        state.stopped.remove(&sandbox.session_id);
+        Ok(())
+    }
+
+    async fn agent(&self, sandbox: &Sandbox) -> Result<AgentStream, BackendError> {
+        let state = self.state();
+        if state.stopped.contains(&sandbox.session_id) {
+            return Err(BackendError::AgentUnavailable("the sandbox stopped".into()));
+        }
+        let Some((_, _, files)) = state.sandboxes.get(&sandbox.session_id) else {
+            return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
+        };
+        let (service_end, agent_end) = tokio::io::duplex(1 << 16);
+        tokio::spawn(serve_agent(agent_end, files.clone()));
+        Ok(Box::new(FakeConnection(service_end)))
+    }
+
+    async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError> {
+        match self.state().sandboxes.contains_key(&sandbox.session_id) {
+            true => Ok(Usage {
+                memory_bytes: 1 << 20,
+                processes: 1,
+            }),
+            false => Err(BackendError::SandboxGone(sandbox.session_id.clone())),
+        }
+    }
+
+    async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
+        let state = self.state();
+        Ok(state
+            .sandboxes
+            .iter()
+            .map(|(id, (sandbox, runtime, _))| ExistingSandbox {
+                sandbox: sandbox.clone(),
+                runtime: runtime.clone(),
+                running: !state.stopped.contains(id),
+            })
+            .collect())
+    }
+
+    async fn has_image(&self, image: &str) -> Result<bool, BackendError> {
+        Ok(self.state().images.contains(image))
+    }
+
+    async fn ensure_image(
+        &self,
+        request: &ImageRequest,
+        progress: &(dyn Fn(ImageProgress) + Send + Sync),
+    ) -> Result<String, BackendError> {
+        if self.state().images.contains(&request.image) {
+            return Ok(request.image.clone());
+        }
+        if request.build.is_none() {
+            return Err(BackendError::ImageMissing {
+                image: request.image.clone(),
+                hint: "nothing can be pulled on the fake platform".into(),
+            });
+        }
+        progress(ImageProgress {
+            step: Some((1, 1)),
+            line: "building on the fake platform".into(),
+        });
+        self.state().images.insert(request.image.clone());
+        Ok(request.image.clone())
+    }
+}
+
+/// The service's end of a fake agent connection; it is never reused.
+struct FakeConnection(DuplexStream);
+
+impl AgentIo for FakeConnection {
+    fn reuse(self: Box<Self>) {}
+}
+
+impl AsyncRead for FakeConnection {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for FakeConnection {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+/// Answers one request on the connection, as the real agent would.
+async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
+    let request: Request = read_frame(&mut stream).await.ok()?.parse_json().ok()?;
+    match request {
+        Request::Ping => write_json(&mut stream, &Event::Pong).await.ok(),
+        Request::Exec(exec) => run(&mut stream, exec).await,
+        Request::ListDir { path, .. } => {
+            let prefix = format!("{}/", path.trim_end_matches('/'));
+            let listed = files.lock().ok()?.clone();
+            let entries: Vec<DirEntry> = listed
+                .iter()
+                .filter_map(|(name, contents)| {
+                    let rest = name.strip_prefix(&prefix).or_else(|| {
+                        (path == ".")
+                            .then_some(name.as_str())
+                            .filter(|n| !n.contains('/'))
+                    })?;
+                    Some(DirEntry {
+                        name: rest.to_string(),
+                        kind: EntryKind::File,
+                        size: contents.len() as u64,
+                        mode: 0o644,
+                        modified_secs: 0,
+                        modified_nanos: 0,
+                    })
+                })
+                .collect();
+            write_json(&mut stream, &Event::DirEntries { entries })
+                .await
+                .ok()?;
+            write_json(&mut stream, &Event::DirEnd { truncated: false })
+                .await
+                .ok()
+        }
+        Request::ReadFile { path, .. } => {
+            let contents = files.lock().ok()?.get(&path).cloned();
+            let Some(contents) = contents else {
+                return refuse(&mut stream, "not_found", "no such file").await;
+            };
+            let size = Some(contents.len() as u64);
+            write_json(&mut stream, &Event::FileOpened { size })
+                .await
+                .ok()?;
+            write_frame(&mut stream, FrameKind::Stdout, &contents)
+                .await
+                .ok()?;
+            let bytes = contents.len() as u64;
+            write_json(&mut stream, &Event::FileEnd { bytes })
+                .await
+                .ok()
+        }
+        Request::WriteFile { path, .. } => {
+            write_json(&mut stream, &Event::WriteReady).await.ok()?;
+            let contents = read_input(&mut stream).await?;
+            let bytes = contents.len() as u64;
+            files.lock().ok()?.insert(path, contents);
+            write_json(&mut stream, &Event::FileWritten { bytes })
+                .await
+                .ok()
+        }
+        Request::Delete { path, .. } => {
+            let removed = files.lock().ok()?.remove(&path);
+            match removed {
+                Some(_) => write_json(&mut stream, &Event::Deleted).await.ok(),
+                None => refuse(&mut stream, "not_found", "no such file").await,
+            }
+        }
+        Request::ProcessList => {
+            let processes = Vec::new();
+            write_json(&mut stream, &Event::ProcessList { processes })
+                .await
+                .ok()
+        }
+        Request::KillAll => {
+            let killed = Event::KilledAll {
+                killed: 0,
+                remaining: 0,
+            };
+            write_json(&mut stream, &killed).await.ok()
+        }
+        _ => {
+            refuse(
+                &mut stream,
+                "bad_request",
+                "the fake agent does not do that",
+            )
+            .await
+        }
+    }
+}
+
+async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
+    write_json(stream, &Event::Started { pid: 2 }).await.ok()?;
+    let script = exec.argv.last().cloned().unwrap_or_default();
+    let mut report = ExitReport {
+        exit_code: Some(0),
+        ..ExitReport::default()
+    };
+    let output = if exec.stdin {
+        read_input(stream).await?
+    } else if let Some(code) = script.strip_prefix("exit ") {
+        report.exit_code = code.trim().parse().ok();
+        Vec::new()
+    } else if script.starts_with("sleep") {
+        tokio::time::sleep(Duration::from_millis(exec.timeout_ms)).await;
+        report.exit_code = None;
+        report.signal = Some(9);
+        report.timed_out = true;
+        Vec::new()
+    } else {
+        format!("{script}\n").into_bytes()
+    };
+    report.stdout_bytes = output.len() as u64;
+    if !output.is_empty() {
+        write_frame(stream, FrameKind::Stdout, &output).await.ok()?;
+    }
+    write_json(stream, &Event::Exited(report)).await.ok()
+}
+
+/// Stdin frames up to the empty one that ends them.
+async fn read_input(stream: &mut DuplexStream) -> Option<Vec<u8>> {
+    let mut input = Vec::new();
+    loop {
+        let frame = read_frame(stream).await.ok()?;
+        if frame.payload.is_empty() {
+            return Some(input);
+        }
+        input.extend_from_slice(&frame.payload);
+    }
+}
+
+async fn refuse(stream: &mut DuplexStream, code: &str, message: &str) -> Option<()> {
+    let error = Event::Error {
+        code: code.into(),
+        message: message.into(),
+    };
+    write_json(stream, &error).await.ok()
+}

@@ -1,0 +1,225 @@
+//! A session's files. The sandbox's agent does every operation inside the sandbox; the service
+//! never opens a sandbox path itself. Relative paths are relative to the sandbox's working
+//! directory. Contents stream through in both directions and are never logged; the activity
+//! log gets the path, the byte count and how it went.
+
+use crate::activity::{agent_text, Caller, PendingEntry};
+use crate::agent::{agent_error, Operation};
+use crate::sessions::rfc3339;
+use crate::{Core, Error};
+use sandboxd_agent_proto::{self as proto, EntryKind, UploadError};
+use sandboxd_api::{FileDeleted, FileEntry, FileKind, FileList, FileWritten};
+use sandboxd_backend::AgentStream;
+use sandboxd_config::format_bytes;
+use std::time::Duration;
+use time::OffsetDateTime;
+use tokio::io::AsyncRead;
+
+/// Entries a listing returns at most; beyond, it says `truncated`.
+const MAX_LIST_ENTRIES: u32 = 10_000;
+/// Linux's PATH_MAX: a longer path cannot be opened anyway.
+const MAX_PATH_LEN: usize = 4096;
+/// The longest wait for one step of an operation: an answer or a chunk from the agent, or
+/// the client's next chunk of an upload.
+const STEP_TIMEOUT: Duration = Duration::from_secs(60);
+
+impl Core {
+    /// Lists a directory (the working directory by default); a symlink is described, not
+    /// followed.
+    pub async fn list_files(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        path: Option<String>,
+    ) -> Result<FileList, Error> {
+        let path = checked_path(path.unwrap_or_else(|| ".".into()))?;
+        let session = self.running_session(caller, session_id)?;
+        let mut entry = self.entry(caller, &session, "list_files", &path);
+        let result = async {
+            let agent = self.connect(&session).await?;
+            proto::list_dir(agent, &path, MAX_LIST_ENTRIES, STEP_TIMEOUT)
+                .await
+                .map_err(|e| agent_error(Operation::ListFiles, e))
+        }
+        .await;
+        let listing = entry.finish(result)?;
+        let mut entries: Vec<FileEntry> = listing.entries.into_iter().map(file_entry).collect();
+        entries.sort_by(|a, b| a.name.cmp(&b.name));
+        Ok(FileList {
+            path,
+            entries,
+            truncated: listing.truncated,
+        })
+    }
+
+    /// Opens a file to read it chunk by chunk.
+    pub async fn read_file(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        path: Option<String>,
+    ) -> Result<Download, Error> {
+        let path = checked_path(required(path)?)?;
+        let session = self.running_session(caller, session_id)?;
+        let mut entry = self.entry(caller, &session, "read_file", &path);
+        let opened = async {
+            let agent = self.connect(&session).await?;
+            let unsized_limit = self.config().policy.max_output_bytes;
+            proto::open_file(agent, &path, unsized_limit, STEP_TIMEOUT)
+                .await
+                .map_err(|e| agent_error(Operation::ReadFile, e))
+        }
+        .await;
+        let file = opened.map_err(|e| entry.fail(e))?;
+        entry.bytes = Some(0);
+        Ok(Download { file, entry })
+    }
+
+    /// Writes a file whole from `source` (replacing it), creating missing parent directories.
+    /// `declared_length`, when the caller knows it, refuses an oversized upload at once.
+    pub async fn write_file(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        path: Option<String>,
+        declared_length: Option<u64>,
+        source: impl AsyncRead + Unpin + Send,
+    ) -> Result<FileWritten, Error> {
+        let path = checked_path(required(path)?)?;
+        let session = self.running_session(caller, session_id)?;
+        let mut entry = self.entry(caller, &session, "write_file", &path);
+        let limit = self.config().policy.max_upload_bytes;
+        let too_large = || {
+            Error::PayloadTooLarge(format!(
+                "the upload is over the service's limit of {} (policy.max_upload_bytes); send a smaller file",
+                format_bytes(limit)
+            ))
+        };
+        let result = async {
+            if declared_length.is_some_and(|length| length > limit) {
+                return Err(too_large());
+            }
+            let agent = self.connect(&session).await?;
+            match proto::upload_file(agent, &path, limit, source, STEP_TIMEOUT).await {
+                Ok(bytes) => Ok(bytes),
+                Err(UploadError::TooLarge { .. }) => Err(too_large()),
+                Err(UploadError::Source(e)) => Err(Error::bad_request(
+                    "upload_interrupted",
+                    format!(
+                        "the upload's body could not be read to its end ({e}); nothing was written"
+                    ),
+                )),
+                Err(UploadError::Proto(e)) => Err(agent_error(Operation::WriteFile, e)),
+            }
+        }
+        .await;
+        entry.bytes = result.as_ref().ok().copied();
+        let bytes = entry.finish(result)?;
+        Ok(FileWritten { path, bytes })
+    }
+
+    /// Deletes a file, or a directory and everything in it with `recursive`.
+    pub async fn delete_file(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        path: Option<String>,
+        recursive: bool,
+    ) -> Result<FileDeleted, Error> {
+        let path = checked_path(required(path)?)?;
+        let session = self.running_session(caller, session_id)?;
+        let mut entry = self.entry(caller, &session, "delete_file", &path);
+        let result = async {
+            let agent = self.connect(&session).await?;
+            proto::delete_path(agent, &path, recursive, STEP_TIMEOUT)
+                .await
+                .map_err(|e| agent_error(Operation::DeleteFile, e))
+        }
+        .await;
+        entry.finish(result)?;
+        Ok(FileDeleted { path })
+    }
+}
+
+/// A file being read. Its activity entry is recorded as soon as the last byte is in hand, or
+/// when it is dropped unfinished (the reader went away).
+pub struct Download {
+    file: proto::FileDownload<AgentStream>,
+    entry: PendingEntry,
+}
+
+impl Download {
+    /// The file's size, when the agent knows it.
+    pub fn size(&self) -> Option<u64> {
+        self.file.size()
+    }
+
+    /// The next chunk, or `None` at the end.
+    pub async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, Error> {
+        match self.file.next_chunk().await {
+            Ok(Some(chunk)) => {
+                *self.entry.bytes.get_or_insert(0) += chunk.len() as u64;
+                if self.file.is_finished() {
+                    self.entry.end(None);
+                }
+                Ok(Some(chunk))
+            }
+            Ok(None) => {
+                self.entry.end(None);
+                Ok(None)
+            }
+            Err(e) => {
+                let message = agent_text(&format!("the file transfer broke off: {e}"));
+                self.entry.end(Some(message.clone()));
+                Err(Error::Agent(message))
+            }
+        }
+    }
+}
+
+fn file_entry(entry: proto::DirEntry) -> FileEntry {
+    FileEntry {
+        name: entry.name,
+        kind: match entry.kind {
+            EntryKind::File => FileKind::File,
+            EntryKind::Dir => FileKind::Dir,
+            EntryKind::Symlink => FileKind::Symlink,
+            EntryKind::Other => FileKind::Other,
+        },
+        size: entry.size,
+        mode: format!("{:04o}", entry.mode),
+        // Any time can be set on a file; one out of the formatter's range is shown as null.
+        modified: OffsetDateTime::from_unix_timestamp(entry.modified_secs)
+            .and_then(|at| at.replace_nanosecond(entry.modified_nanos))
+            .ok()
+            .map(rfc3339),
+    }
+}
+
+fn required(path: Option<String>) -> Result<String, Error> {
+    path.ok_or_else(|| {
+        invalid_path(
+            "name the file with `?path=`, relative to the sandbox's working directory or absolute",
+        )
+    })
+}
+
+/// Refuses a path the agent could not use, before anything is sent to it.
+fn checked_path(path: String) -> Result<String, Error> {
+    if path.is_empty() {
+        return Err(invalid_path("`path` is empty"));
+    }
+    if path.contains('\0') {
+        return Err(invalid_path("`path` contains a NUL byte"));
+    }
+    if path.len() > MAX_PATH_LEN {
+        return Err(invalid_path(format!(
+            "`path` is longer than {MAX_PATH_LEN} bytes"
+        )));
+    }
+    Ok(path)
+}
+
+fn invalid_path(message: impl Into<String>) -> Error {
+    Error::bad_request(proto::ERROR_INVALID_PATH, message)
+}

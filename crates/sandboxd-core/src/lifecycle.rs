@@ -1,0 +1,426 @@
+//! Opening, reading and closing sessions, the figures across them, the runtimes a caller may
+//! open, and keeping the warm pools full.
+
+use crate::activity::{self, Actor, Caller, Outcome};
+use crate::auth::Principal;
+use crate::pool::Pooled;
+use crate::sessions::{self, Reservation, Session, TenantSlot};
+use crate::{Core, Error};
+use futures_util::future::join_all;
+use futures_util::Stream;
+use sandboxd_api::{
+    ActivityList, ConfigView, CreateSession, RuntimeBuildEvent, RuntimeList, SessionInfo,
+    SessionList, Stats,
+};
+use sandboxd_backend::SandboxSpec;
+use std::time::Instant;
+
+/// Longest tenant name and label sizes a client may attach to a session.
+const MAX_TENANT_LEN: usize = 128;
+const MAX_LABELS: usize = 32;
+const MAX_LABEL_KEY_LEN: usize = 64;
+const MAX_LABEL_VALUE_LEN: usize = 256;
+/// Ended sessions listed with `include_ended`.
+const ENDED_LISTED: u32 = 100;
+
+impl Core {
+    /// Opens a session: a sandbox of an allowed runtime (the default one when none is named),
+    /// from the warm pool when one is ready. A tenant's place under its quota and a slot under
+    /// `max_sessions` are taken before anything starts and given back if it fails.
+    pub async fn open_session(
+        &self,
+        caller: &Caller,
+        request: CreateSession,
+    ) -> Result<SessionInfo, Error> {
+        check_create(&request)?;
+        let config = self.config();
+        let alias = request
+            .runtime
+            .unwrap_or_else(|| config.default_runtime.clone());
+        let runtime = config
+            .runtime(&alias)
+            .filter(|_| self.may_use(&caller.principal, &alias))
+            .ok_or_else(|| {
+                Error::bad_request(
+                    "unknown_runtime",
+                    format!(
+                        "runtime \"{alias}\" is not on the allowlist; allowed: {} (GET /v1/runtimes shows their limits)",
+                        self.usable_runtimes(&caller.principal).join(", ")
+                    ),
+                )
+            })?;
+        // A tenant's sessions carry its name, whatever the request says.
+        let tenant = caller
+            .principal
+            .tenant()
+            .map(str::to_string)
+            .or(request.tenant);
+        let tenant_slot = self.admit_tenant(&caller.principal)?;
+        let started = Instant::now();
+        let (reservation, sandbox) = match self.pools().take(&alias) {
+            Some(pooled) => (pooled.reservation, pooled.sandbox),
+            None => {
+                // Pulled or built first if need be (that may take minutes), holding no slot.
+                let image = self
+                    .inner
+                    .images
+                    .ensure(&self.inner.backend, config, runtime)
+                    .await?;
+                let reservation = self.reserve_evicting_pooled()?;
+                let spec = SandboxSpec {
+                    session_id: sessions::new_session_id(),
+                    runtime: alias.clone(),
+                    image,
+                    limits: runtime.limits.clone(),
+                };
+                (reservation, self.backend().create(&spec).await?)
+            }
+        };
+        self.refill_pools();
+        let session = Session::new(
+            sandbox.session_id.clone(),
+            alias,
+            tenant,
+            request.labels,
+            sandbox,
+        );
+        tracing::info!(session = %session.id, runtime = %session.runtime, "session opened");
+        let info = self.info(&session).await;
+        if let Err(e) = self
+            .sessions()
+            .insert(reservation, tenant_slot, session.clone())
+        {
+            // Not recorded means not reachable after a restart: do not leave it running.
+            let _ = self.backend().destroy(&session.sandbox).await;
+            return Err(e);
+        }
+        activity::append(
+            self.sessions(),
+            &session.id,
+            &caller.actor(),
+            "open",
+            &session.runtime,
+            Outcome::ok(started.elapsed().as_millis() as u64),
+        );
+        Ok(info)
+    }
+
+    /// The running sessions the caller may see, and with `include_ended` the most recently
+    /// ended ones.
+    pub async fn list_sessions(
+        &self,
+        caller: &Caller,
+        include_ended: bool,
+    ) -> Result<SessionList, Error> {
+        let mut sessions = self.sessions().running();
+        if include_ended {
+            sessions.extend(self.sessions().ended(ENDED_LISTED)?);
+        }
+        if let Some(tenant) = caller.principal.tenant() {
+            sessions.retain(|s| s.tenant.as_deref() == Some(tenant));
+        }
+        let infos = join_all(sessions.iter().map(|s| self.info(s))).await;
+        Ok(SessionList { sessions: infos })
+    }
+
+    /// One session, running or ended.
+    pub async fn get_session(&self, caller: &Caller, id: &str) -> Result<SessionInfo, Error> {
+        let session = self.session(caller, id)?;
+        Ok(self.info(&session).await)
+    }
+
+    /// Closes a session at once (no grace period); closing an ended one again is no error.
+    pub async fn close_session(&self, caller: &Caller, id: &str) -> Result<SessionInfo, Error> {
+        self.session(caller, id)?;
+        let started = Instant::now();
+        let session = self.end_session(id, "closed by the client").await?;
+        tracing::info!(session = %id, "session closed");
+        activity::append(
+            self.sessions(),
+            id,
+            &caller.actor(),
+            "close",
+            &session.runtime,
+            Outcome::ok(started.elapsed().as_millis() as u64),
+        );
+        Ok(session.info(Default::default()))
+    }
+
+    /// A session's activity log, newest first (also after it ended).
+    pub fn activity(&self, caller: &Caller, id: &str) -> Result<ActivityList, Error> {
+        self.session(caller, id)?;
+        Ok(ActivityList {
+            entries: self.sessions().store().activity(id)?,
+        })
+    }
+
+    /// The figures across the sessions the caller may see: all of them, or its tenant's.
+    pub async fn stats(&self, caller: &Caller) -> Stats {
+        let tenant = caller.principal.tenant();
+        let running: Vec<Session> = self
+            .sessions()
+            .running()
+            .into_iter()
+            .filter(|s| tenant.is_none() || s.tenant.as_deref() == tenant)
+            .collect();
+        let usages = join_all(running.iter().map(|s| self.backend().usage(&s.sandbox))).await;
+        let (memory_bytes, processes) = usages
+            .into_iter()
+            .flatten()
+            .fold((0, 0), |(m, p), u| (m + u.memory_bytes, p + u.processes));
+        Stats {
+            sessions: running.len() as u32,
+            pooled: self.pools().count(),
+            max_sessions: self.config().max_sessions,
+            memory_bytes,
+            processes,
+            runtimes_allowed: self.usable_runtimes(&caller.principal).len() as u32,
+        }
+    }
+
+    /// The runtimes the caller may open, with where each one's image stands.
+    pub async fn runtimes(&self, caller: &Caller) -> RuntimeList {
+        let config = self.config();
+        let runtimes = config
+            .runtimes
+            .values()
+            .filter(|runtime| self.may_use(&caller.principal, &runtime.name))
+            .map(|runtime| {
+                self.inner
+                    .images
+                    .with_status(self.backend(), config, runtime)
+            });
+        RuntimeList {
+            default_runtime: config.default_runtime.clone(),
+            runtimes: join_all(runtimes).await,
+        }
+    }
+
+    /// Makes a runtime's image available now and follows it (administrator only).
+    pub fn build_runtime(
+        &self,
+        caller: &Caller,
+        name: &str,
+    ) -> Result<impl Stream<Item = RuntimeBuildEvent> + Send + 'static, Error> {
+        caller.principal.require_admin("building a runtime")?;
+        let config = self.config();
+        let runtime = config.runtime(name).cloned().ok_or_else(|| {
+            Error::NotFound(format!(
+                "no runtime \"{name}\" on the allowlist; configured: {}",
+                config.runtime_names()
+            ))
+        })?;
+        self.inner
+            .images
+            .follow(&self.inner.backend, config, runtime)
+    }
+
+    /// The configuration in force, token redacted (administrator only).
+    pub fn config_view(&self, caller: &Caller) -> Result<ConfigView, Error> {
+        caller.principal.require_admin("the service config")?;
+        Ok(self.config().view())
+    }
+
+    /// Takes the token and answers who it belongs to (see [`crate::auth::Tokens`]).
+    pub fn authenticate(
+        &self,
+        presented: &str,
+        address: Option<std::net::IpAddr>,
+    ) -> Result<Principal, Error> {
+        self.inner
+            .auth
+            .authenticate(self.config(), presented, address)
+    }
+
+    pub(crate) async fn info(&self, session: &Session) -> SessionInfo {
+        let usage = if session.is_running() {
+            self.backend()
+                .usage(&session.sandbox)
+                .await
+                .unwrap_or_default()
+        } else {
+            Default::default()
+        };
+        session.info(usage)
+    }
+
+    /// Ends a session and removes its sandbox; an ended one is returned as it is.
+    pub(crate) async fn end_session(&self, id: &str, reason: &str) -> Result<Session, Error> {
+        match self.sessions().end(id, reason) {
+            Some(session) => {
+                self.backend().destroy(&session.sandbox).await?;
+                Ok(session)
+            }
+            None => self.sessions().get(id),
+        }
+    }
+
+    /// Ends a session for a reason of the service's own, and logs it.
+    pub(crate) async fn end_for(&self, session: &Session, action: &str, reason: &str) {
+        let started = Instant::now();
+        let result = self.end_session(&session.id, reason).await;
+        let elapsed = started.elapsed().as_millis() as u64;
+        let outcome = match result {
+            Ok(_) => Outcome::failed(elapsed, reason),
+            Err(e) => Outcome::failed(
+                elapsed,
+                format!("{reason}; removing the sandbox failed: {e}"),
+            ),
+        };
+        activity::append(
+            self.sessions(),
+            &session.id,
+            &Actor::service(),
+            action,
+            &session.runtime,
+            outcome,
+        );
+        tracing::info!(session = %session.id, reason, "session ended");
+    }
+
+    /// Whether the principal may open sessions of a runtime: a tenant only its allowed ones.
+    fn may_use(&self, principal: &Principal, runtime: &str) -> bool {
+        principal
+            .tenant()
+            .and_then(|name| self.config().tenants.get(name))
+            .is_none_or(|tenant| tenant.may_use(runtime))
+    }
+
+    fn usable_runtimes(&self, principal: &Principal) -> Vec<&str> {
+        self.config()
+            .runtimes
+            .keys()
+            .filter(|name| self.may_use(principal, name))
+            .map(String::as_str)
+            .collect()
+    }
+
+    /// A place under the caller's tenant quota, if it has one.
+    fn admit_tenant(&self, principal: &Principal) -> Result<Option<TenantSlot>, Error> {
+        let Some(tenant) = principal
+            .tenant()
+            .and_then(|t| self.config().tenants.get(t))
+        else {
+            return Ok(None);
+        };
+        self.sessions()
+            .admit_tenant(&tenant.name, tenant.max_sessions)
+            .map(Some)
+    }
+
+    /// A slot for a new session; when the service is full, a pooled sandbox gives up its slot.
+    fn reserve_evicting_pooled(&self) -> Result<Reservation, Error> {
+        loop {
+            match self.sessions().reserve() {
+                Ok(reservation) => return Ok(reservation),
+                Err(full) => match self.pools().evict_one() {
+                    Some(pooled) => self.discard_pooled(vec![pooled]),
+                    None => return Err(full),
+                },
+            }
+        }
+    }
+
+    /// Starts fillers for the runtimes whose pool is below its size, one per runtime.
+    pub(crate) fn refill_pools(&self) {
+        for runtime in self.config().runtimes.values() {
+            if runtime.pool_size == 0
+                || self.pools().count_for(&runtime.name) >= runtime.pool_size as usize
+                || !self.pools().start_filling(&runtime.name)
+            {
+                continue;
+            }
+            let core = self.clone();
+            let name = runtime.name.clone();
+            tokio::spawn(async move {
+                core.fill_pool(&name).await;
+                core.pools().done_filling(&name);
+            });
+        }
+    }
+
+    async fn fill_pool(&self, runtime_name: &str) {
+        let Some(runtime) = self.config().runtime(runtime_name) else {
+            return;
+        };
+        let Some(image) = runtime.image.clone() else {
+            return;
+        };
+        while self.pools().count_for(runtime_name) < runtime.pool_size as usize {
+            // A full service leaves the pool short until sessions close.
+            let Ok(reservation) = self.sessions().reserve() else {
+                return;
+            };
+            let spec = SandboxSpec {
+                session_id: sessions::new_session_id(),
+                runtime: runtime_name.to_string(),
+                image: image.clone(),
+                limits: runtime.limits.clone(),
+            };
+            match self.backend().create(&spec).await {
+                Ok(sandbox) => self.pools().push(
+                    runtime_name,
+                    Pooled {
+                        sandbox,
+                        reservation,
+                    },
+                ),
+                Err(e) => {
+                    tracing::warn!(runtime = runtime_name, error = %e, "cannot fill the warm pool; trying again later");
+                    return;
+                }
+            }
+        }
+    }
+
+    /// Removes pooled sandboxes in the background (their slots are free at once).
+    pub(crate) fn discard_pooled(&self, pooled: Vec<Pooled>) {
+        for Pooled {
+            sandbox,
+            reservation,
+        } in pooled
+        {
+            drop(reservation);
+            let core = self.clone();
+            tokio::spawn(async move {
+                if let Err(e) = core.backend().destroy(&sandbox).await {
+                    tracing::warn!(sandbox = %sandbox.session_id, error = %e, "cannot remove a pooled sandbox");
+                }
+            });
+        }
+    }
+
+    /// Removes every pooled sandbox, at shutdown: they belong to no session.
+    pub async fn drain_pools(&self) {
+        let pooled = self.pools().drain();
+        join_all(pooled.iter().map(|p| self.backend().destroy(&p.sandbox))).await;
+    }
+}
+
+/// Checks what a create request names; unknown fields were refused when it was read.
+fn check_create(request: &CreateSession) -> Result<(), Error> {
+    if let Some(tenant) = &request.tenant {
+        if tenant.is_empty()
+            || tenant.len() > MAX_TENANT_LEN
+            || tenant.chars().any(char::is_control)
+        {
+            return Err(Error::bad_request(
+                "invalid_request",
+                format!(
+                    "`tenant` must be 1 to {MAX_TENANT_LEN} characters without control characters"
+                ),
+            ));
+        }
+    }
+    let labels_ok = request.labels.len() <= MAX_LABELS
+        && request.labels.iter().all(|(k, v)| {
+            !k.is_empty() && k.len() <= MAX_LABEL_KEY_LEN && v.len() <= MAX_LABEL_VALUE_LEN
+        });
+    if !labels_ok {
+        return Err(Error::bad_request(
+            "invalid_request",
+            format!("at most {MAX_LABELS} labels, keys 1 to {MAX_LABEL_KEY_LEN} bytes, values up to {MAX_LABEL_VALUE_LEN} bytes"),
+        ));
+    }
+    Ok(())
+}

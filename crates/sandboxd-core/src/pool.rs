@@ -1,0 +1,99 @@
+//! Warm pools: per runtime, `pool_size` sandboxes started ahead and handed out on create, so
+//! opening a session costs no container start. A pooled sandbox holds a slot under
+//! `max_sessions` (the pool counts against it honestly); when the service is full, a request
+//! for another runtime evicts a pooled sandbox rather than being refused.
+
+use crate::sessions::Reservation;
+use sandboxd_backend::Sandbox;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Mutex;
+
+/// A started sandbox waiting for a session, with the slot it holds.
+pub struct Pooled {
+    pub sandbox: Sandbox,
+    pub reservation: Reservation,
+}
+
+#[derive(Default)]
+pub struct Pools {
+    ready: Mutex<HashMap<String, VecDeque<Pooled>>>,
+    /// Runtimes with a refill under way, so there is one filler per runtime at a time.
+    filling: Mutex<HashSet<String>>,
+}
+
+impl Pools {
+    pub fn take(&self, runtime: &str) -> Option<Pooled> {
+        self.ready
+            .lock()
+            .expect("pool lock")
+            .get_mut(runtime)?
+            .pop_front()
+    }
+
+    pub fn count(&self) -> u32 {
+        self.ready
+            .lock()
+            .expect("pool lock")
+            .values()
+            .map(|q| q.len() as u32)
+            .sum()
+    }
+
+    pub fn count_for(&self, runtime: &str) -> usize {
+        self.ready
+            .lock()
+            .expect("pool lock")
+            .get(runtime)
+            .map_or(0, VecDeque::len)
+    }
+
+    /// Takes one pooled sandbox from the largest pool, to free its slot.
+    pub fn evict_one(&self) -> Option<Pooled> {
+        let mut ready = self.ready.lock().expect("pool lock");
+        let largest = ready.values_mut().max_by_key(|q| q.len())?;
+        largest.pop_back()
+    }
+
+    /// Every pooled sandbox, leaving the pools empty.
+    pub fn drain(&self) -> Vec<Pooled> {
+        let mut ready = self.ready.lock().expect("pool lock");
+        ready.values_mut().flat_map(|q| q.drain(..)).collect()
+    }
+
+    /// Drops pooled sandboxes that the backend no longer runs.
+    pub fn retain(&self, alive: impl Fn(&Sandbox) -> bool) {
+        for queue in self.ready.lock().expect("pool lock").values_mut() {
+            queue.retain(|p| alive(&p.sandbox));
+        }
+    }
+
+    pub fn sandboxes(&self) -> Vec<Sandbox> {
+        let ready = self.ready.lock().expect("pool lock");
+        ready
+            .values()
+            .flatten()
+            .map(|p| p.sandbox.clone())
+            .collect()
+    }
+
+    pub fn push(&self, runtime: &str, pooled: Pooled) {
+        self.ready
+            .lock()
+            .expect("pool lock")
+            .entry(runtime.to_string())
+            .or_default()
+            .push_back(pooled);
+    }
+
+    /// Marks the runtime's pool as being filled; false if a filler is already at it.
+    pub fn start_filling(&self, runtime: &str) -> bool {
+        self.filling
+            .lock()
+            .expect("pool lock")
+            .insert(runtime.to_string())
+    }
+
+    pub fn done_filling(&self, runtime: &str) {
+        self.filling.lock().expect("pool lock").remove(runtime);
+    }
+}

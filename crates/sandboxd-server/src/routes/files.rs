@@ -1,0 +1,186 @@
+//! A session's files: list, read (streamed), write (streamed) and delete, each one call of the
+//! core, which does them through the sandbox's agent.
+
+use crate::error::ApiError;
+use crate::extract::{ApiQuery, Authenticated, QueryRequest};
+use crate::AppState;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{header, HeaderMap, HeaderValue};
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use futures_util::TryStreamExt;
+use sandboxd_api::{FileDeleted, FileList, FileWritten};
+use serde::Deserialize;
+use std::io;
+use tokio_util::io::StreamReader;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PathQuery {
+    path: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct DeleteQuery {
+    path: Option<String>,
+    #[serde(default)]
+    recursive: bool,
+}
+
+/// What the files routes' query takes, for the error when it is malformed.
+const FILE_QUERY: &str = "`path` (and `recursive=true` to delete a directory)";
+
+impl QueryRequest for PathQuery {
+    const TAKES: &'static str = FILE_QUERY;
+}
+
+impl QueryRequest for DeleteQuery {
+    const TAKES: &'static str = FILE_QUERY;
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/files",
+    tag = "files",
+    summary = "List a directory; a symlink is described, not followed",
+    params(
+        ("id" = String, Path, description = "The session's id"),
+        ("path" = Option<String>, Query, description = "The directory: absolute, or relative to the working directory (the default)")
+    ),
+    responses(
+        (status = 200, description = "The entries, sorted by name", body = FileList),
+        (status = 400, description = "`invalid_path` or `invalid_request`", body = sandboxd_api::ErrorBody),
+        (status = 403, description = "`permission_denied`", body = sandboxd_api::ErrorBody),
+        (status = 404, description = "`not_found`: no such session, or no such file or directory", body = sandboxd_api::ErrorBody),
+        (status = 409, description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`", body = sandboxd_api::ErrorBody),
+        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+    )
+)]
+pub async fn list_files(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<PathQuery>,
+) -> Result<Json<FileList>, ApiError> {
+    Ok(Json(state.core.list_files(&caller, &id, query.path).await?))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/files/content",
+    tag = "files",
+    summary = "Read a file's bytes, streamed",
+    params(
+        ("id" = String, Path, description = "The session's id"),
+        ("path" = String, Query, description = "The file: absolute, or relative to the working directory")
+    ),
+    responses(
+        (status = 200, description = "The file's bytes; `Content-Length` when its size is known", content_type = "application/octet-stream", body = String),
+        (status = 400, description = "`invalid_path` or `invalid_request`", body = sandboxd_api::ErrorBody),
+        (status = 403, description = "`permission_denied`", body = sandboxd_api::ErrorBody),
+        (status = 404, description = "`not_found`: no such session, or no such file or directory", body = sandboxd_api::ErrorBody),
+        (status = 409, description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`", body = sandboxd_api::ErrorBody),
+        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+    )
+)]
+pub async fn read_file(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<PathQuery>,
+) -> Result<Response, ApiError> {
+    let download = state.core.read_file(&caller, &id, query.path).await?;
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/octet-stream"),
+    );
+    if let Some(size) = download.size() {
+        headers.insert(header::CONTENT_LENGTH, size.into());
+    }
+    // A failure after the status is sent can only break the body off.
+    let chunks = futures_util::stream::try_unfold(download, |mut download| async move {
+        match download.next_chunk().await {
+            Ok(Some(chunk)) => Ok(Some((Bytes::from(chunk), download))),
+            Ok(None) => Ok(None),
+            Err(e) => Err(io::Error::other(e.to_string())),
+        }
+    });
+    Ok((headers, Body::from_stream(chunks)).into_response())
+}
+
+#[utoipa::path(
+    put,
+    path = "/v1/sessions/{id}/files/content",
+    tag = "files",
+    summary = "Write a file whole (replacing it), creating missing parent directories",
+    params(
+        ("id" = String, Path, description = "The session's id"),
+        ("path" = String, Query, description = "The file: absolute, or relative to the working directory")
+    ),
+    request_body(content = String, content_type = "application/octet-stream", description = "The file's bytes, up to `policy.max_upload_bytes`"),
+    responses(
+        (status = 200, description = "The bytes written", body = FileWritten),
+        (status = 400, description = "`invalid_path`, `invalid_request` or `upload_interrupted` (nothing was written)", body = sandboxd_api::ErrorBody),
+        (status = 403, description = "`read_only` (write under the working directory or /tmp) or `permission_denied`", body = sandboxd_api::ErrorBody),
+        (status = 413, description = "`payload_too_large`: over `policy.max_upload_bytes`", body = sandboxd_api::ErrorBody),
+        (status = 507, description = "`no_space`: the sandbox's writable space is full", body = sandboxd_api::ErrorBody),
+        (status = 404, description = "`not_found`: no such session, or no such file or directory", body = sandboxd_api::ErrorBody),
+        (status = 409, description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`", body = sandboxd_api::ErrorBody),
+        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+    )
+)]
+pub async fn write_file(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<PathQuery>,
+    headers: HeaderMap,
+    body: Body,
+) -> Result<Json<FileWritten>, ApiError> {
+    // The body is streamed, not collected, so axum's body limit does not apply: the core
+    // counts the bytes against `policy.max_upload_bytes`.
+    let declared_length = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    let source = StreamReader::new(body.into_data_stream().map_err(io::Error::other));
+    let written = state
+        .core
+        .write_file(&caller, &id, query.path, declared_length, source)
+        .await?;
+    Ok(Json(written))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/sessions/{id}/files",
+    tag = "files",
+    summary = "Delete a file, or a directory with `recursive=true`",
+    params(
+        ("id" = String, Path, description = "The session's id"),
+        ("path" = String, Query, description = "What to delete: absolute, or relative to the working directory"),
+        ("recursive" = Option<bool>, Query, description = "Delete a directory and everything in it")
+    ),
+    responses(
+        (status = 200, description = "The path is gone", body = FileDeleted),
+        (status = 400, description = "`invalid_path` or `invalid_request`", body = sandboxd_api::ErrorBody),
+        (status = 403, description = "`read_only` or `permission_denied`", body = sandboxd_api::ErrorBody),
+        (status = 404, description = "`not_found`: no such session, or no such file or directory", body = sandboxd_api::ErrorBody),
+        (status = 409, description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`", body = sandboxd_api::ErrorBody),
+        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+    )
+)]
+pub async fn delete_file(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+    ApiQuery(query): ApiQuery<DeleteQuery>,
+) -> Result<Json<FileDeleted>, ApiError> {
+    let deleted = state
+        .core
+        .delete_file(&caller, &id, query.path, query.recursive)
+        .await?;
+    Ok(Json(deleted))
+}

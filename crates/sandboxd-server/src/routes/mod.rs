@@ -1,0 +1,9 @@
+//! The REST face: one file per resource, each handler extracting its request, calling the
+//! core once and answering with its result.
+
+pub mod files;
+pub mod processes;
+pub mod service;
+pub mod sessions;
+pub mod stream;
+pub mod terminal;
