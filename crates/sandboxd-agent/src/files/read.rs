@@ -1,0 +1,295 @@
+//! Listing directories and reading files.
+
+use super::refusal::{refuse, Refusal};
+use sandboxd_agent_proto::{
+    write_frame, write_json, DirEntry, EntryKind, Event, FrameKind, ProtoError, ERROR_BUSY,
+    ERROR_IS_DIRECTORY, ERROR_NOT_A_FILE, ERROR_TOO_LARGE, FILE_CHUNK_LEN,
+};
+use std::fs::{self, File, Metadata, OpenOptions};
+use std::io::{self, ErrorKind, Read};
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::net::UnixStream;
+
+/// Entries per [`Event::DirEntries`] frame: even with the longest names, escaped, a batch
+/// stays far below the frame limit.
+const LIST_BATCH: usize = 256;
+
+pub fn list_dir(
+    connection: &mut UnixStream,
+    path: &str,
+    max_entries: u32,
+) -> Result<(), ProtoError> {
+    let dir = match fs::read_dir(path) {
+        Ok(dir) => dir,
+        Err(e) => return refuse(connection, Refusal::io(path, e)),
+    };
+    let mut batch = Vec::new();
+    let mut listed = 0u32;
+    let mut truncated = false;
+    for entry in dir {
+        let entry = match entry {
+            Ok(entry) => entry,
+            Err(e) => return refuse(connection, Refusal::io(path, e)),
+        };
+        if listed == max_entries {
+            truncated = true;
+            break;
+        }
+        // lstat: a symlink is described, not followed. An entry removed meanwhile is skipped.
+        let Ok(meta) = entry.metadata() else { continue };
+        batch.push(describe(
+            entry.file_name().to_string_lossy().into_owned(),
+            &meta,
+        ));
+        listed += 1;
+        if batch.len() == LIST_BATCH {
+            write_json(
+                connection,
+                &Event::DirEntries {
+                    entries: std::mem::take(&mut batch),
+                },
+            )?;
+        }
+    }
+    if !batch.is_empty() {
+        write_json(connection, &Event::DirEntries { entries: batch })?;
+    }
+    write_json(connection, &Event::DirEnd { truncated })
+}
+
+fn describe(name: String, meta: &Metadata) -> DirEntry {
+    let file_type = meta.file_type();
+    let kind = if file_type.is_file() {
+        EntryKind::File
+    } else if file_type.is_dir() {
+        EntryKind::Dir
+    } else if file_type.is_symlink() {
+        EntryKind::Symlink
+    } else {
+        EntryKind::Other
+    };
+    DirEntry {
+        name,
+        kind,
+        size: meta.len(),
+        mode: meta.mode() & 0o7777,
+        modified_secs: meta.mtime(),
+        modified_nanos: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+    }
+}
+
+/// Sends a regular file. Its size is announced when known: when the whole file fits the
+/// first chunk, or from its metadata. Pseudo-files (procfs, sysfs) report no size or a wrong
+/// one; those larger than a chunk are sent without a size, up to `unsized_limit` bytes.
+pub fn read_file(
+    connection: &mut UnixStream,
+    path: &str,
+    unsized_limit: u64,
+) -> Result<(), ProtoError> {
+    let (mut file, reported_size) = match open_regular_file(path) {
+        Ok(opened) => opened,
+        Err(refusal) => return refuse(connection, refusal),
+    };
+    let mut buffer = vec![0; FILE_CHUNK_LEN];
+    let mut filled = match fill(&mut file, &mut buffer) {
+        Ok(filled) => filled,
+        Err(e) => return refuse(connection, Refusal::io(path, e)),
+    };
+    let size = if filled < buffer.len() {
+        Some(filled as u64)
+    } else {
+        (reported_size >= filled as u64).then_some(reported_size)
+    };
+    write_json(connection, &Event::FileOpened { size })?;
+    let limit = size.unwrap_or(unsized_limit);
+    let mut sent = 0u64;
+    loop {
+        let room = usize::try_from(limit - sent).unwrap_or(usize::MAX);
+        if filled > room && size.is_none() {
+            let message = format!("{path} reports no size and is longer than {limit} bytes");
+            return refuse(connection, Refusal::new(ERROR_TOO_LARGE, message));
+        }
+        // A file that grew while it was read is cut at its announced size.
+        let chunk = &buffer[..filled.min(room)];
+        if !chunk.is_empty() {
+            write_frame(connection, FrameKind::Stdout, chunk)?;
+            sent += chunk.len() as u64;
+        }
+        if filled < buffer.len() || (size.is_some() && sent == limit) {
+            break;
+        }
+        filled = match fill(&mut file, &mut buffer) {
+            Ok(filled) => filled,
+            Err(e) => return refuse(connection, Refusal::io(path, e)),
+        };
+    }
+    if size.is_some_and(|size| sent < size) {
+        let message = format!("{path} shrank while it was read");
+        return refuse(connection, Refusal::new(ERROR_BUSY, message));
+    }
+    write_json(connection, &Event::FileEnd { bytes: sent })
+}
+
+/// Opens `path` for reading and checks on the open descriptor that it is a regular file.
+/// The open does not block on a FIFO and does not make a terminal ours.
+fn open_regular_file(path: &str) -> Result<(File, u64), Refusal> {
+    let file = OpenOptions::new()
+        .read(true)
+        .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
+        .open(path)
+        .map_err(|e| Refusal::io(path, e))?;
+    let meta = file.metadata().map_err(|e| Refusal::io(path, e))?;
+    let file_type = meta.file_type();
+    if file_type.is_dir() {
+        return Err(Refusal::new(
+            ERROR_IS_DIRECTORY,
+            format!("{path} is a directory"),
+        ));
+    }
+    if !file_type.is_file() {
+        let what = if file_type.is_fifo() {
+            "a FIFO"
+        } else if file_type.is_socket() {
+            "a socket"
+        } else {
+            "a device"
+        };
+        return Err(Refusal::new(
+            ERROR_NOT_A_FILE,
+            format!("{path} is {what}, not a regular file"),
+        ));
+    }
+    clear_nonblocking(&file).map_err(|e| Refusal::io(path, e))?;
+    Ok((file, meta.len()))
+}
+
+/// Pseudo-files may honour `O_NONBLOCK` on reads, and a read must wait for its data.
+fn clear_nonblocking(file: &File) -> io::Result<()> {
+    let fd = file.as_raw_fd();
+    // SAFETY: F_GETFL/F_SETFL on a descriptor we own have no memory effects.
+    let flags = unsafe { libc::fcntl(fd, libc::F_GETFL) };
+    // SAFETY: as above.
+    if flags < 0 || unsafe { libc::fcntl(fd, libc::F_SETFL, flags & !libc::O_NONBLOCK) } < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+/// Reads until `buffer` is full or the file ends; returns the bytes read.
+fn fill(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {
+    let mut filled = 0;
+    while filled < buffer.len() {
+        match file.read(&mut buffer[filled..]) {
+            Ok(0) => break,
+            Ok(read) => filled += read,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(filled)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::files::test_support::{error_code, event, path_in, start};
+    use sandboxd_agent_proto::{read_frame, ERROR_NOT_FOUND};
+    use std::time::Duration;
+
+    /// The file's frames up to its end: the announced size, the bytes, and the end event.
+    fn download(path: &str, unsized_limit: u64) -> (Option<u64>, Vec<u8>, Event) {
+        let path = path.to_string();
+        let (mut service, agent) = start(move |c| read_file(c, &path, unsized_limit));
+        let size = match event(&mut service) {
+            Event::FileOpened { size } => size,
+            other => return (None, Vec::new(), other),
+        };
+        let mut bytes = Vec::new();
+        loop {
+            let frame = read_frame(&mut service).unwrap();
+            if frame.kind != FrameKind::Stdout {
+                agent.join().unwrap().unwrap();
+                return (size, bytes, frame.parse_json().unwrap());
+            }
+            bytes.extend(frame.payload);
+        }
+    }
+
+    #[test]
+    fn read_sends_files_with_their_size_and_refuses_what_is_not_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let data: Vec<u8> = (0..300_000u32).map(|i| (i % 253) as u8).collect();
+        let file = path_in(&dir, "data");
+        fs::write(&file, &data).unwrap();
+        let (size, bytes, end) = download(&file, 10);
+        assert_eq!(size, Some(data.len() as u64));
+        assert_eq!(bytes, data);
+        assert_eq!(
+            end,
+            Event::FileEnd {
+                bytes: data.len() as u64
+            }
+        );
+
+        // A pseudo-file reports no size; a small one is measured.
+        let (size, bytes, _) = download("/proc/self/status", 1 << 20);
+        assert_eq!(size, Some(bytes.len() as u64));
+        assert!(bytes.starts_with(b"Name:"));
+
+        let fifo = path_in(&dir, "fifo");
+        let fifo_c = std::ffi::CString::new(fifo.as_bytes()).unwrap();
+        // SAFETY: a valid NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(fifo_c.as_ptr(), 0o600) }, 0);
+        let started = std::time::Instant::now();
+        for (path, code) in [
+            (fifo.as_str(), ERROR_NOT_A_FILE),
+            ("/dev/null", ERROR_NOT_A_FILE),
+            (dir.path().to_str().unwrap(), ERROR_IS_DIRECTORY),
+            (&path_in(&dir, "missing"), ERROR_NOT_FOUND),
+        ] {
+            let (_, _, end) = download(path, 10);
+            assert_eq!(error_code(end), code, "{path}");
+        }
+        assert!(started.elapsed() < Duration::from_secs(5), "a FIFO blocked");
+    }
+
+    #[test]
+    fn listing_describes_symlinks_comes_in_batches_and_is_bounded() {
+        let dir = tempfile::tempdir().unwrap();
+        for i in 0..300 {
+            fs::write(dir.path().join(format!("f{i:03}")), b"abc").unwrap();
+        }
+        std::os::unix::fs::symlink("/", dir.path().join("root")).unwrap();
+        let list = |max_entries| {
+            let path = dir.path().to_str().unwrap().to_string();
+            let (mut service, agent) = start(move |c| list_dir(c, &path, max_entries));
+            let mut batches = Vec::new();
+            loop {
+                match event(&mut service) {
+                    Event::DirEntries { entries } => batches.push(entries),
+                    Event::DirEnd { truncated } => {
+                        agent.join().unwrap().unwrap();
+                        return (batches, truncated);
+                    }
+                    other => panic!("{other:?}"),
+                }
+            }
+        };
+        let (batches, truncated) = list(1000);
+        assert!(!truncated);
+        assert_eq!(
+            batches.iter().map(Vec::len).collect::<Vec<_>>(),
+            [LIST_BATCH, 301 - LIST_BATCH]
+        );
+        let entries: Vec<DirEntry> = batches.into_iter().flatten().collect();
+        let root = entries.iter().find(|e| e.name == "root").unwrap();
+        assert_eq!(root.kind, EntryKind::Symlink);
+        let file = entries.iter().find(|e| e.name == "f007").unwrap();
+        assert_eq!((file.kind, file.size), (EntryKind::File, 3));
+
+        let (batches, truncated) = list(10);
+        assert!(truncated);
+        assert_eq!(batches.concat().len(), 10);
+    }
+}

@@ -1,0 +1,155 @@
+//! Spawning: a requested process started with pipes or on a terminal, and its supervisor.
+
+use super::refusal::Refusal;
+use super::ring::Ring;
+use super::table::{lock, make_room, Process, State, PROCESSES};
+use crate::exec;
+use crate::sys;
+use sandboxd_agent_proto::{
+    FrameKind, ProcessStartRequest, TermSize, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED,
+};
+use std::fs::File;
+use std::io;
+use std::os::fd::OwnedFd;
+use std::os::unix::process::CommandExt;
+use std::process::Child;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime};
+
+/// Supervisors keep their read buffer on the heap.
+const SUPERVISOR_STACK_SIZE: usize = 128 * 1024;
+
+static NEXT_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refusal> {
+    let command = &request.command;
+    let Some(program) = command.argv.first() else {
+        return Err(Refusal::new(ERROR_BAD_REQUEST, "argv is empty"));
+    };
+    if request
+        .pty
+        .is_some_and(|size| size.cols == 0 || size.rows == 0)
+    {
+        let message = "a terminal needs at least one column and one row";
+        return Err(Refusal::new(ERROR_BAD_REQUEST, message));
+    }
+    // Held until the process is registered, so two starts cannot both take the last slot.
+    let mut processes = lock(&PROCESSES);
+    make_room(&mut processes)?;
+    let spawned = match request.pty {
+        None => spawn_with_pipes(request),
+        Some(size) => spawn_on_terminal(request, size),
+    };
+    let (child, outputs, stdin, terminal) = spawned.map_err(|e| {
+        Refusal::new(
+            ERROR_SPAWN_FAILED,
+            exec::spawn_failure(program, command, &e),
+        )
+    })?;
+    let process = Arc::new(Process {
+        id: format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed)),
+        pid: child.id(),
+        program: request.program.clone(),
+        pty: request.pty.is_some(),
+        started_at_ms: unix_millis(SystemTime::now()),
+        started: Instant::now(),
+        timeout: Duration::from_millis(command.timeout_ms),
+        stdin_open: AtomicBool::new(stdin.is_some()),
+        stdin: Mutex::new(stdin),
+        terminal: Mutex::new(terminal),
+        state: Mutex::new(State {
+            output: Ring::new(command.output_limit),
+            exit: None,
+            watchers: Vec::new(),
+        }),
+    });
+    let supervised = process.clone();
+    let supervisor = thread::Builder::new()
+        .name("process".into())
+        .stack_size(SUPERVISOR_STACK_SIZE)
+        .spawn(move || supervised.supervise(child, outputs));
+    if let Err(e) = supervisor {
+        // The child went with the closure; its group must not run unsupervised.
+        sys::kill_process_group(process.pid);
+        let message = format!("cannot supervise {program:?}: {e}");
+        return Err(Refusal::new(ERROR_SPAWN_FAILED, message));
+    }
+    processes.push(process.clone());
+    Ok(process)
+}
+
+/// A spawned child, its output (kind and pipe or terminal master), its stdin for writing
+/// and its terminal for resizing.
+type Spawned = (Child, Vec<(FrameKind, File)>, Option<File>, Option<File>);
+
+fn spawn_with_pipes(request: &ProcessStartRequest) -> io::Result<Spawned> {
+    let mut child = exec::command(&request.command).spawn()?;
+    let stdout = child
+        .stdout
+        .take()
+        .map(|pipe| (FrameKind::Stdout, file(pipe)));
+    let stderr = child
+        .stderr
+        .take()
+        .map(|pipe| (FrameKind::Stderr, file(pipe)));
+    let outputs = stdout.into_iter().chain(stderr).collect();
+    let stdin = child.stdin.take().map(file);
+    if let Some(stdin) = &stdin {
+        // Written only as the process makes room, so it can never block the agent.
+        if let Err(e) = sys::set_nonblocking(stdin) {
+            abandon(child);
+            return Err(e);
+        }
+    }
+    Ok((child, outputs, stdin, None))
+}
+
+fn file(pipe: impl Into<OwnedFd>) -> File {
+    File::from(pipe.into())
+}
+
+fn spawn_on_terminal(request: &ProcessStartRequest, size: TermSize) -> io::Result<Spawned> {
+    let (master, slave) = sys::open_pty(size)
+        .map_err(|e| io::Error::new(e.kind(), format!("cannot allocate a terminal: {e}")))?;
+    let child = {
+        let mut command = exec::program(&request.command);
+        command
+            .stdin(slave.try_clone()?)
+            .stdout(slave.try_clone()?)
+            .stderr(slave);
+        // SAFETY: the hook makes only async-signal-safe system calls (setsid, ioctl).
+        unsafe { command.pre_exec(sys::take_controlling_terminal) };
+        // The command, and with it the agent's copies of the slave, is dropped right after,
+        // so the master reads end-of-file once the process side has closed the terminal.
+        command.spawn()?
+    };
+    let spawned = sys::set_nonblocking(&master).and_then(|()| {
+        let input = master.try_clone()?;
+        let terminal = master.try_clone()?;
+        Ok((
+            vec![(FrameKind::Stdout, master)],
+            Some(input),
+            Some(terminal),
+        ))
+    });
+    match spawned {
+        Ok((outputs, stdin, terminal)) => Ok((child, outputs, stdin, terminal)),
+        Err(e) => {
+            abandon(child);
+            Err(e)
+        }
+    }
+}
+
+/// Kills and reaps a child that cannot be supervised.
+fn abandon(mut child: Child) {
+    sys::kill_process_group(child.id());
+    let _ = child.wait();
+}
+
+fn unix_millis(at: SystemTime) -> u64 {
+    at.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |since| since.as_millis().try_into().unwrap_or(u64::MAX))
+}

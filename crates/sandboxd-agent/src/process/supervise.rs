@@ -1,0 +1,155 @@
+//! Supervising: each process's thread fills its ring, enforces its timeout, records its exit.
+
+use super::table::{lock, Process};
+use crate::exec::{self, poll_entry};
+use crate::sys;
+use sandboxd_agent_proto::{ExitReport, FrameKind, OUTPUT_CHUNK_LEN};
+use std::fs::File;
+use std::io::{ErrorKind, Read};
+use std::os::unix::process::ExitStatusExt;
+use std::process::{Child, ExitStatus};
+use std::sync::atomic::Ordering;
+use std::thread;
+use std::time::Instant;
+
+impl Process {
+    fn append(&self, kind: FrameKind, data: &[u8]) {
+        let mut state = lock(&self.state);
+        state.output.push(kind, data);
+        state.watchers.iter().for_each(|w| w.notify());
+    }
+
+    /// Runs on the process's own thread until it has exited: moves its output into the ring
+    /// and kills its group at the timeout, then records the exit.
+    pub(super) fn supervise(&self, mut child: Child, mut outputs: Vec<(FrameKind, File)>) {
+        let oom_kills_before = exec::oom_kill_count();
+        let deadline = self.started.checked_add(self.timeout);
+        let mut exit_signal = sys::pidfd_open(self.pid);
+        let mut timed_out = false;
+        let mut buffer = vec![0; OUTPUT_CHUNK_LEN];
+        let (status, duration) = loop {
+            let now = Instant::now();
+            if let Some(status) = self.reap(&mut child) {
+                let duration = self.started.elapsed();
+                // Output still held open by background children is taken for a short grace.
+                self.read_until(&mut outputs, &mut buffer, now + exec::DRAIN_GRACE);
+                break (status, duration);
+            }
+            let wake_at = match deadline {
+                _ if timed_out => None,
+                Some(deadline) if now >= deadline => {
+                    sys::kill_process_group(self.pid);
+                    timed_out = true;
+                    continue;
+                }
+                deadline => deadline,
+            };
+            // Without a pidfd the exit is only noticed by checking regularly.
+            let wake_at = match exit_signal {
+                Some(_) => wake_at,
+                None => Some(wake_at.map_or(now + exec::EXIT_CHECK_INTERVAL, |at| {
+                    at.min(now + exec::EXIT_CHECK_INTERVAL)
+                })),
+            };
+            let mut fds: Vec<libc::pollfd> = outputs
+                .iter()
+                .map(|(_, pipe)| poll_entry(Some(pipe), libc::POLLIN))
+                .chain([poll_entry(exit_signal.as_ref(), libc::POLLIN)])
+                .collect();
+            if sys::poll(&mut fds, exec::poll_timeout(wake_at, now)).is_err() {
+                thread::sleep(exec::EXIT_CHECK_INTERVAL);
+                continue;
+            }
+            if fds.last().is_some_and(|exit| exit.revents != 0) {
+                exit_signal = None;
+            }
+            self.read_ready(&mut outputs, &fds, &mut buffer);
+        };
+        let oom_kills_after = exec::oom_kill_count();
+        // Closed for good below, once a write in progress has failed on the exit.
+        self.stdin_open.store(false, Ordering::Release);
+        let mut state = lock(&self.state);
+        state.exit = Some(ExitReport {
+            exit_code: status.code(),
+            signal: status.signal(),
+            timed_out,
+            oom_killed: status.signal().is_some()
+                && matches!((oom_kills_before, oom_kills_after), (Some(b), Some(a)) if a > b),
+            stdout_bytes: state.output.stdout_bytes,
+            stderr_bytes: state.output.stderr_bytes,
+            duration_ms: duration.as_millis().try_into().unwrap_or(u64::MAX),
+        });
+        state.watchers.iter().for_each(|w| w.notify());
+        drop(state);
+        for (_, output) in outputs {
+            if self.pty {
+                // Closing the terminal hangs up whatever still uses it.
+                drop(output);
+            } else {
+                // Background children may hold a pipe: it is emptied until they close it.
+                exec::drain_in_background(output);
+            }
+        }
+        *lock(&self.terminal) = None;
+        *lock(&self.stdin) = None;
+    }
+
+    /// The exit status once the process has exited.
+    fn reap(&self, child: &mut Child) -> Option<ExitStatus> {
+        match child.try_wait() {
+            Ok(status) => status,
+            // Cannot happen for a child only this thread waits for; never leave it running
+            // unsupervised all the same.
+            Err(_) => {
+                sys::kill_process_group(self.pid);
+                child.wait().ok()
+            }
+        }
+    }
+
+    /// Reads the outputs poll found ready; drops those that reached their end.
+    fn read_ready(
+        &self,
+        outputs: &mut Vec<(FrameKind, File)>,
+        fds: &[libc::pollfd],
+        buffer: &mut [u8],
+    ) {
+        let mut index = 0;
+        outputs.retain_mut(|(kind, pipe)| {
+            let ready = fds[index].revents != 0;
+            index += 1;
+            !ready || self.read_once(*kind, pipe, buffer)
+        });
+    }
+
+    /// Reads what `pipe` holds into the ring; returns whether it is still open.
+    fn read_once(&self, kind: FrameKind, mut pipe: &File, buffer: &mut [u8]) -> bool {
+        match pipe.read(buffer) {
+            Ok(0) => false,
+            Ok(read) => {
+                self.append(kind, &buffer[..read]);
+                true
+            }
+            // A terminal's master gives EIO once the process side has closed it: its end.
+            Err(e) => matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock),
+        }
+    }
+
+    /// Keeps reading the outputs until all are closed or `until`.
+    fn read_until(&self, outputs: &mut Vec<(FrameKind, File)>, buffer: &mut [u8], until: Instant) {
+        while !outputs.is_empty() {
+            let now = Instant::now();
+            if now >= until {
+                return;
+            }
+            let mut fds: Vec<libc::pollfd> = outputs
+                .iter()
+                .map(|(_, pipe)| poll_entry(Some(pipe), libc::POLLIN))
+                .collect();
+            if sys::poll(&mut fds, exec::poll_timeout(Some(until), now)).is_err() {
+                return;
+            }
+            self.read_ready(outputs, &fds, buffer);
+        }
+    }
+}

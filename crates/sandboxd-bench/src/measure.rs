@@ -1,0 +1,271 @@
+//! The measurements: each operation through sandboxd and the raw API, and the host floor.
+
+use crate::raw::Raw;
+use crate::report::{print_row, Figures, Sample, MIB};
+use crate::sandboxd::{Api, Service, TOKEN};
+use anyhow::{bail, Result};
+use std::os::unix::process::CommandExt;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+/// The concurrent figure: this many sessions, each running this many commands in a row.
+const SESSIONS: usize = 20;
+const COMMANDS: usize = 50;
+
+async fn time<T>(
+    samples: &mut Vec<Duration>,
+    op: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    let started = Instant::now();
+    let value = op.await?;
+    samples.push(started.elapsed());
+    Ok(value)
+}
+
+pub(crate) async fn run(
+    n: usize,
+    image: &str,
+    api: &Api,
+    raw: &Raw,
+    service: &Service,
+) -> Result<Figures> {
+    println!(
+        "sandboxd-bench: image {}, {} iterations per operation",
+        image, n
+    );
+    println!(
+        "{:<34} {:>11} {:>11} | {:>11} {:>11} | {:>7}",
+        "operation", "sandboxd p50", "p99", "raw API p50", "p99", "ratio"
+    );
+
+    // Warm both paths up once so first-use costs do not count.
+    let warm_id = api.open("cold").await?;
+    api.exec(&warm_id, "true").await?;
+    api.close(&warm_id).await?;
+    let warm_raw = raw.create_start().await?;
+    raw.exec(&warm_raw, "true").await?;
+    raw.remove(&warm_raw).await?;
+
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    let mut cold_sessions = Vec::new();
+    let mut raw_containers = Vec::new();
+    for _ in 0..n {
+        cold_sessions.push(time(&mut ours, api.open("cold")).await?);
+        raw_containers.push(time(&mut theirs, raw.create_start()).await?);
+    }
+    let (cold, raw_create) = (Sample(ours), Sample(theirs));
+    print_row("session create, cold", &cold, Some(&raw_create));
+
+    let mut warm = Vec::new();
+    for _ in 0..n {
+        for _ in 0..200 {
+            if api.pooled().await? >= 5 {
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        let id = time(&mut warm, api.open("warm")).await?;
+        api.close(&id).await?;
+    }
+    let warm = Sample(warm);
+    print_row("session create, warm pool", &warm, Some(&raw_create));
+
+    let (session, container) = (&cold_sessions[0], &raw_containers[0]);
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..(n * 5) {
+        time(&mut ours, api.exec(session, "true")).await?;
+        time(&mut theirs, raw.exec(container, "true")).await?;
+    }
+    let (exec_true, raw_exec_true) = (Sample(ours), Sample(theirs));
+    print_row("exec `true`", &exec_true, Some(&raw_exec_true));
+
+    let big = "head -c 1048576 /dev/zero";
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let result = time(&mut ours, api.exec(session, big)).await?;
+        if result["stdout"].as_str().map(str::len) != Some(MIB) {
+            bail!("sandboxd returned a short 1 MB output");
+        }
+        if time(&mut theirs, raw.exec(container, big)).await? < MIB {
+            bail!("the raw exec returned a short 1 MB output");
+        }
+    }
+    print_row("exec, 1 MB of output", &Sample(ours), Some(&Sample(theirs)));
+
+    run_files(n, api, raw, session, container).await?;
+
+    let (mut ours, mut theirs) = (Vec::new(), Vec::new());
+    for (id, container) in cold_sessions.iter().zip(&raw_containers) {
+        time(&mut ours, api.close(id)).await?;
+        time(&mut theirs, raw.remove(container)).await?;
+    }
+    let close = Sample(ours);
+    print_row("session close", &close, Some(&Sample(theirs)));
+
+    let (concurrent, rss_bytes) = run_concurrent(api, raw, service).await?;
+    let (floor_single, floor_concurrent) = host_spawn_floor(n * 5)?;
+    println!("\nhost floor: the same `sh -c true` spawned straight on this host (no service, no container)");
+    print_row("spawn `true`", &floor_single, None);
+    print_row("20 x 50 concurrent spawns", &floor_concurrent, None);
+    Ok(Figures {
+        cold,
+        raw_create,
+        warm,
+        exec_true,
+        raw_exec_true,
+        close,
+        concurrent,
+        floor_concurrent,
+        rss_bytes,
+    })
+}
+
+async fn run_files(n: usize, api: &Api, raw: &Raw, session: &str, container: &str) -> Result<()> {
+    let data: Vec<u8> = (0..MIB).map(|i| (i * 31 % 251) as u8).collect();
+    let path = format!(
+        "{}/v1/sessions/{session}/files/content?path=/tmp/bench.bin",
+        api.url
+    );
+    let (mut writes, mut raw_writes, mut reads, mut raw_reads) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..n {
+        time(&mut writes, async {
+            let response = api
+                .http
+                .put(&path)
+                .bearer_auth(TOKEN)
+                .body(data.clone())
+                .send()
+                .await?;
+            if !response.status().is_success() {
+                bail!("file write: {}", response.status());
+            }
+            Ok(())
+        })
+        .await?;
+        time(&mut raw_writes, raw.put_file(container, &data)).await?;
+        let read = time(&mut reads, async {
+            let response = api
+                .http
+                .get(&path)
+                .bearer_auth(TOKEN)
+                .send()
+                .await?
+                .error_for_status()?;
+            Ok(response.bytes().await?)
+        })
+        .await?;
+        if read.as_ref() != data.as_slice() {
+            bail!("file read returned other bytes than were written");
+        }
+        time(&mut raw_reads, raw.get_file(container)).await?;
+    }
+    print_row(
+        "file write, 1 MB",
+        &Sample(writes),
+        Some(&Sample(raw_writes)),
+    );
+    print_row("file read, 1 MB", &Sample(reads), Some(&Sample(raw_reads)));
+    Ok(())
+}
+
+/// 20 sessions each running 50 commands, all at once; the same against 20 raw containers.
+/// Returns our latencies and the service's RSS with the sessions open.
+async fn run_concurrent(api: &Api, raw: &Raw, service: &Service) -> Result<(Sample, u64)> {
+    let mut ids = Vec::new();
+    for _ in 0..SESSIONS {
+        ids.push(api.open("cold").await?);
+    }
+    let rss = service.rss_bytes();
+    let started = Instant::now();
+    let per_session = futures_util::future::try_join_all(ids.iter().map(|id| async move {
+        let mut samples = Vec::new();
+        for _ in 0..COMMANDS {
+            time(&mut samples, api.exec(id, "true")).await?;
+        }
+        Ok::<_, anyhow::Error>(samples)
+    }))
+    .await?;
+    let ours_elapsed = started.elapsed();
+    let ours = Sample(per_session.into_iter().flatten().collect());
+
+    let mut containers = Vec::new();
+    for _ in 0..SESSIONS {
+        containers.push(raw.create_start().await?);
+    }
+    let started = Instant::now();
+    let per_container = futures_util::future::try_join_all(containers.iter().map(|c| async move {
+        let mut samples = Vec::new();
+        for _ in 0..COMMANDS {
+            time(&mut samples, raw.exec(c, "true")).await?;
+        }
+        Ok::<_, anyhow::Error>(samples)
+    }))
+    .await?;
+    let raw_elapsed = started.elapsed();
+    let theirs = Sample(per_container.into_iter().flatten().collect());
+    print_row("20 x 50 concurrent `true`", &ours, Some(&theirs));
+    let total = (SESSIONS * COMMANDS) as f64;
+    println!(
+        "{:<34} {:>11.0} cmd/s           | {:>11.0} cmd/s           | {:>6.1}x",
+        "20 x 50 throughput",
+        total / ours_elapsed.as_secs_f64(),
+        total / raw_elapsed.as_secs_f64(),
+        raw_elapsed.as_secs_f64() / ours_elapsed.as_secs_f64()
+    );
+    println!(
+        "{:<34} {:>11.1} MB (VmRSS of sandboxd)",
+        "service memory, 20 open sessions",
+        rss as f64 / MIB as f64
+    );
+    for id in &ids {
+        api.close(id).await?;
+    }
+    for c in &containers {
+        raw.remove(c).await?;
+    }
+    Ok((ours, rss))
+}
+
+/// The physical floor under the exec figures: `sh -c true` spawned straight on this host
+/// (with the host's busybox, the binary the bench image is built from, when there is one),
+/// `n` times in a row and then 20 threads x 50 at once, output piped as the agent does. No
+/// service, HTTP or container is in the way, so no service can do better on this machine.
+fn host_spawn_floor(n: usize) -> Result<(Sample, Sample)> {
+    fn spawn_true() -> Result<Duration> {
+        let mut command = if Path::new("/bin/busybox").exists() {
+            let mut busybox = Command::new("/bin/busybox");
+            busybox.arg0("sh");
+            busybox
+        } else {
+            Command::new("/bin/sh")
+        };
+        let started = Instant::now();
+        let output = command.args(["-c", "true"]).output()?;
+        if !output.status.success() {
+            bail!("sh -c true failed on the host: {}", output.status);
+        }
+        Ok(started.elapsed())
+    }
+    let single = (0..n).map(|_| spawn_true()).collect::<Result<Vec<_>>>()?;
+    let concurrent = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..SESSIONS)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..COMMANDS)
+                        .map(|_| spawn_true())
+                        .collect::<Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| thread.join().expect("spawning thread panicked"))
+            .collect::<Result<Vec<_>>>()
+    })?;
+    Ok((
+        Sample(single),
+        Sample(concurrent.into_iter().flatten().collect()),
+    ))
+}

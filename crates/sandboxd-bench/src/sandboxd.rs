@@ -1,0 +1,166 @@
+//! The sandboxd side: a `sandboxd serve` started for the run, and a client of its HTTP API.
+
+use anyhow::{bail, Context, Result};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+pub(crate) const TOKEN: &str = "bench-token-0123456789abcdef";
+
+/// A running `sandboxd serve` with its own state directory.
+pub(crate) struct Service {
+    child: Child,
+    pub(crate) url: String,
+    pub(crate) instance: String,
+    _state: tempfile::TempDir,
+}
+
+impl Service {
+    pub(crate) fn start(sandboxd: &Path, agent: &Path, image: &str) -> Result<Service> {
+        let state = tempfile::Builder::new()
+            .prefix("sbdbench")
+            .tempdir_in("/tmp")?;
+        let instance = format!("bench-{}", std::process::id());
+        std::fs::write(state.path().join("instance-id"), &instance)?;
+        let config = format!(
+            r#"
+token = "{TOKEN}"
+default_runtime = "cold"
+max_sessions = 60
+mem_limit = "256m"
+pids_limit = 128
+tmpfs_size = "64m"
+
+[runtimes.cold]
+image = "{image}"
+
+[runtimes.warm]
+image = "{image}"
+pool_size = 5
+
+[policy]
+max_output_bytes = "2m"
+max_upload_bytes = "16m"
+"#
+        );
+        std::fs::write(state.path().join("config.toml"), config)?;
+        let mut child = Command::new(sandboxd)
+            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+            .arg(state.path().join("config.toml"))
+            .arg("--state-dir")
+            .arg(state.path())
+            .arg("--agent")
+            .arg(agent)
+            .env("SANDBOXD_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .with_context(|| format!("cannot start {}", sandboxd.display()))?;
+        let stdout = child.stdout.take().context("no stdout")?;
+        let url = BufReader::new(stdout)
+            .lines()
+            .map_while(Result::ok)
+            .find_map(|line| {
+                line.strip_prefix("sandboxd listening on ")
+                    .map(str::to_string)
+            });
+        let Some(url) = url else {
+            let _ = child.kill();
+            bail!("sandboxd exited before listening; run it by hand to see why");
+        };
+        Ok(Service {
+            child,
+            url,
+            instance,
+            _state: state,
+        })
+    }
+
+    pub(crate) fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .unwrap_or(0)
+            * 1024
+    }
+}
+
+impl Drop for Service {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The sandboxd HTTP API, over one keep-alive connection pool.
+pub(crate) struct Api {
+    pub(crate) http: reqwest::Client,
+    pub(crate) url: String,
+}
+
+impl Api {
+    async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> Result<Value> {
+        let mut request = self
+            .http
+            .request(method, format!("{}{path}", self.url))
+            .bearer_auth(TOKEN);
+        if let Some(body) = body {
+            request = request.json(&body);
+        }
+        let response = request.send().await?;
+        let status = response.status();
+        let value: Value = response.json().await.unwrap_or(Value::Null);
+        if !status.is_success() {
+            bail!("{path}: {status} {value}");
+        }
+        Ok(value)
+    }
+
+    pub(crate) async fn open(&self, runtime: &str) -> Result<String> {
+        let session = self
+            .call(
+                reqwest::Method::POST,
+                "/v1/sessions",
+                Some(json!({"runtime": runtime})),
+            )
+            .await?;
+        Ok(session["id"].as_str().context("no id")?.to_string())
+    }
+
+    pub(crate) async fn exec(&self, id: &str, command: &str) -> Result<Value> {
+        let result = self
+            .call(
+                reqwest::Method::POST,
+                &format!("/v1/sessions/{id}/exec"),
+                Some(json!({"command": command})),
+            )
+            .await?;
+        if result["exit_code"] != 0 {
+            bail!("command {command:?} failed: {result}");
+        }
+        Ok(result)
+    }
+
+    pub(crate) async fn close(&self, id: &str) -> Result<()> {
+        self.call(reqwest::Method::DELETE, &format!("/v1/sessions/{id}"), None)
+            .await
+            .map(drop)
+    }
+
+    pub(crate) async fn pooled(&self) -> Result<u64> {
+        Ok(
+            self.call(reqwest::Method::GET, "/v1/stats", None).await?["pooled"]
+                .as_u64()
+                .unwrap_or(0),
+        )
+    }
+}
