@@ -25,13 +25,13 @@ pub use host::{
 #[cfg(feature = "tokio")]
 pub use host::{ping, run_exec, AgentHub, AgentLease, ExecResult, HELLO_TIMEOUT, MAX_IDLE};
 pub use message::{
+    AgentSecret, Event, ExecRequest, ExitReport, Request, AGENT_SECRET_FILE, AGENT_SECRET_LEN,
+    ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN, PROTOCOL_VERSION, STDIN_CHUNK_LEN,
+};
+pub use message::{
     DirEntry, EntryKind, ERROR_BUSY, ERROR_CANCELLED, ERROR_INVALID_PATH, ERROR_IO,
     ERROR_IS_DIRECTORY, ERROR_NOT_A_DIRECTORY, ERROR_NOT_A_FILE, ERROR_NOT_FOUND, ERROR_NO_SPACE,
     ERROR_PERMISSION_DENIED, ERROR_READ_ONLY, ERROR_TOO_LARGE, FILE_CHUNK_LEN,
-};
-pub use message::{
-    Event, ExecRequest, ExitReport, Request, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED,
-    OUTPUT_CHUNK_LEN, PROTOCOL_VERSION, STDIN_CHUNK_LEN,
 };
 pub use message::{
     ProcessInfo, ProcessStartRequest, TermSize, ERROR_NOT_A_TERMINAL, ERROR_NO_SUCH_PROCESS,

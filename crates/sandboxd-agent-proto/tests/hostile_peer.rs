@@ -3,8 +3,8 @@
 
 use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
 use sandboxd_agent_proto::{
-    ping, run_exec, AgentHub, Event, ExecRequest, ExitReport, FrameKind, ProtoError, Request,
-    PROTOCOL_VERSION,
+    ping, run_exec, AgentHub, AgentSecret, Event, ExecRequest, ExitReport, FrameKind, ProtoError,
+    Request, AGENT_SECRET_LEN, PROTOCOL_VERSION,
 };
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -110,9 +110,12 @@ async fn out_of_place_messages_are_refused() {
     ));
 
     let mut hello = Vec::new();
-    write_json(&mut hello, &Event::Hello { version: 1, pid: 1 })
-        .await
-        .unwrap();
+    let hello_event = Event::Hello {
+        version: PROTOCOL_VERSION,
+        pid: 1,
+        secret: None,
+    };
+    write_json(&mut hello, &hello_event).await.unwrap();
     assert!(matches!(
         exec(replying_with(hello)).await,
         Err(ProtoError::Unexpected(_))
@@ -229,11 +232,13 @@ async fn ping_against_hostile_agents() {
 async fn fake_agent_through_the_hub() {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("agent.sock");
-    let hub = AgentHub::bind(&socket).unwrap();
+    let secret = AgentSecret::from_bytes(&[1; AGENT_SECRET_LEN]);
+    let hub = AgentHub::bind(&socket, secret.clone()).unwrap();
     let mut agent = UnixStream::connect(&socket).await.unwrap();
     let hello = Event::Hello {
         version: PROTOCOL_VERSION,
         pid: 1,
+        secret: Some(secret),
     };
     write_json(&mut agent, &hello).await.unwrap();
     let connection = hub.acquire(DEADLINE).await.unwrap();

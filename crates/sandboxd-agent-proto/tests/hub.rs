@@ -1,13 +1,14 @@
-//! The hub against well-behaved and hostile dialers: only greeted connections are parked,
-//! never more than `MAX_IDLE`, and closing ends everything.
+//! The hub against well-behaved and hostile dialers: only connections greeted with the
+//! sandbox's secret are parked, never more than `MAX_IDLE`, and closing ends everything.
 
 use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
 use sandboxd_agent_proto::{
-    AgentHub, Event, FrameKind, ProtoError, Request, HELLO_TIMEOUT, MAX_IDLE, PROTOCOL_VERSION,
+    AgentHub, AgentSecret, Event, FrameKind, ProtoError, Request, AGENT_SECRET_LEN, HELLO_TIMEOUT,
+    MAX_IDLE, PROTOCOL_VERSION,
 };
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 use tokio::io::AsyncReadExt;
 use tokio::net::UnixStream;
@@ -18,10 +19,14 @@ struct Setup {
     _dir: tempfile::TempDir,
 }
 
+fn secret() -> AgentSecret {
+    AgentSecret::from_bytes(&[0x5a; AGENT_SECRET_LEN])
+}
+
 fn setup() -> Setup {
     let dir = tempfile::tempdir().unwrap();
     let socket = dir.path().join("agent.sock");
-    let hub = AgentHub::bind(&socket).unwrap();
+    let hub = AgentHub::bind(&socket, secret()).unwrap();
     Setup {
         hub,
         socket,
@@ -30,10 +35,15 @@ fn setup() -> Setup {
 }
 
 async fn greeted(socket: &PathBuf) -> UnixStream {
+    greeted_with(socket, PROTOCOL_VERSION, Some(secret())).await
+}
+
+async fn greeted_with(socket: &PathBuf, version: u32, secret: Option<AgentSecret>) -> UnixStream {
     let mut stream = UnixStream::connect(socket).await.unwrap();
     let hello = Event::Hello {
-        version: PROTOCOL_VERSION,
+        version,
         pid: std::process::id(),
+        secret,
     };
     write_json(&mut stream, &hello).await.unwrap();
     stream
@@ -61,14 +71,126 @@ async fn wait_for_idle(hub: &AgentHub, count: usize) {
 }
 
 #[tokio::test]
-async fn socket_is_open_to_the_sandbox_user() {
+async fn socket_is_left_to_its_owner() {
     let setup = setup();
     let mode = std::fs::metadata(&setup.socket)
         .unwrap()
         .permissions()
         .mode();
-    assert_eq!(mode & 0o777, 0o666);
+    assert_eq!(mode & 0o777, 0o600);
     assert_eq!(setup.hub.path(), setup.socket);
+}
+
+/// Log lines written while a test runs on this thread (the tests' runtime is single-threaded,
+/// so the hub's tasks log here too).
+#[derive(Clone, Default)]
+struct Captured(Arc<Mutex<Vec<u8>>>);
+
+impl std::io::Write for Captured {
+    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+        self.0.lock().unwrap().extend_from_slice(bytes);
+        Ok(bytes.len())
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+impl Captured {
+    fn text(&self) -> String {
+        String::from_utf8_lossy(&self.0.lock().unwrap()).into_owned()
+    }
+}
+
+#[tokio::test]
+async fn dialers_without_the_secret_are_refused_logged_and_never_get_a_request() {
+    let log = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer({
+            let log = log.clone();
+            move || log.clone()
+        })
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let setup = setup();
+    let wrong = AgentSecret::from_bytes(&[0xa5; AGENT_SECRET_LEN]);
+    let mut impostors = vec![
+        greeted_with(&setup.socket, PROTOCOL_VERSION, Some(wrong.clone())).await,
+        greeted_with(&setup.socket, PROTOCOL_VERSION, None).await,
+        // An agent from before secrets existed.
+        greeted_with(&setup.socket, 1, None).await,
+    ];
+    for impostor in &mut impostors {
+        assert!(closed_by_hub(impostor, Duration::from_secs(1)).await);
+    }
+    assert_eq!(setup.hub.idle_count(), 0);
+    assert!(matches!(
+        setup.hub.wait_ready(Duration::from_millis(100)).await,
+        Err(ProtoError::Timeout(_))
+    ));
+
+    // The real agent is served, and only it.
+    let mut agent = greeted(&setup.socket).await;
+    let _late_impostor = greeted_with(&setup.socket, PROTOCOL_VERSION, Some(wrong.clone())).await;
+    let mut connection = setup.hub.acquire(Duration::from_secs(1)).await.unwrap();
+    write_json(&mut connection, &Request::Ping).await.unwrap();
+    assert_eq!(
+        read_frame(&mut agent)
+            .await
+            .unwrap()
+            .parse_json::<Request>()
+            .unwrap(),
+        Request::Ping
+    );
+    assert_eq!(setup.hub.idle_count(), 0);
+
+    // One line for the first refusal, the rest counted until the next one may be logged;
+    // never the secret presented or the real one.
+    let text = log.text();
+    assert_eq!(
+        text.matches("refused a connection to an agent socket")
+            .count(),
+        1,
+        "{text}"
+    );
+    assert!(text.contains("wrong secret"), "{text}");
+    assert!(text.contains(&setup.socket.display().to_string()), "{text}");
+    assert!(
+        text.contains(&format!("peer_uid=Some({})", own_uid())),
+        "{text}"
+    );
+    for secret in [secret(), wrong] {
+        assert!(!text.contains(secret.expose()), "{text}");
+    }
+}
+
+#[tokio::test]
+async fn an_old_agent_without_a_secret_is_told_apart_in_the_log() {
+    let log = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_writer({
+            let log = log.clone();
+            move || log.clone()
+        })
+        .with_ansi(false)
+        .finish();
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let setup = setup();
+    let mut old = greeted_with(&setup.socket, 1, None).await;
+    assert!(closed_by_hub(&mut old, Duration::from_secs(1)).await);
+    let text = log.text();
+    assert!(
+        text.contains("carries no secret (protocol version 1"),
+        "{text}"
+    );
+    assert!(text.contains("open a new session"), "{text}");
+}
+
+/// This process's uid, as the hub sees a local dialer.
+fn own_uid() -> u32 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata("/proc/self").unwrap().uid()
 }
 
 #[tokio::test]
@@ -211,7 +333,7 @@ async fn dialers_that_do_not_say_hello_are_dropped() {
         .unwrap();
     let mut huge_hello = UnixStream::connect(&setup.socket).await.unwrap();
     let padded = format!(
-        r#"{{"type":"hello","version":1,"pid":1,"pad":"{}"}}"#,
+        r#"{{"type":"hello","version":2,"pid":1,"pad":"{}"}}"#,
         "x".repeat(4096)
     );
     write_frame(&mut huge_hello, FrameKind::Json, padded.as_bytes())
@@ -283,7 +405,7 @@ async fn close_drops_parked_connections() {
 #[tokio::test]
 async fn rebinding_replaces_the_socket_and_the_old_hub_leaves_it_alone() {
     let setup = setup();
-    let successor = AgentHub::bind(&setup.socket).unwrap();
+    let successor = AgentHub::bind(&setup.socket, secret()).unwrap();
     // As in a service restart: the old hub goes away after the new one listens.
     drop(setup.hub);
     let _agent = greeted(&setup.socket).await;
@@ -295,7 +417,7 @@ async fn bind_refuses_to_replace_a_file() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("agent.sock");
     std::fs::write(&path, "data").unwrap();
-    let error = AgentHub::bind(&path).expect_err("bind must fail");
+    let error = AgentHub::bind(&path, secret()).expect_err("bind must fail");
     assert_eq!(error.kind(), std::io::ErrorKind::AlreadyExists);
     assert_eq!(std::fs::read_to_string(&path).unwrap(), "data");
 }

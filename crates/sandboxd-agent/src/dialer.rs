@@ -12,7 +12,7 @@ use crate::files;
 use crate::kill_all;
 use crate::process;
 use sandboxd_agent_proto::{
-    read_frame, write_json, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
+    read_frame, write_json, AgentSecret, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
     PROTOCOL_VERSION,
 };
 use std::os::unix::net::UnixStream;
@@ -30,25 +30,27 @@ const MAX_RETRY_DELAY: Duration = Duration::from_secs(1);
 /// A connection thread needs little: buffers live on the heap.
 const CONNECTION_STACK_SIZE: usize = 256 * 1024;
 
-/// Dials `socket` forever, keeping [`SPARES`] idle connections.
-pub fn run(socket: &Path) -> ! {
+/// Dials `socket` forever, keeping [`SPARES`] idle connections, each opened with a hello
+/// proving `secret`.
+pub fn run(socket: &Path, secret: &AgentSecret) -> ! {
     let pool = Arc::new(Pool::default());
     loop {
         if let Some(delay) = pool.wait_for_vacancy() {
             thread::sleep(delay);
         }
-        match dial(socket) {
+        match dial(socket, secret) {
             Ok(connection) => start_serving(connection, &pool),
             Err(_) => thread::sleep(pool.next_retry_delay()),
         }
     }
 }
 
-fn dial(socket: &Path) -> Result<UnixStream, ProtoError> {
+fn dial(socket: &Path, secret: &AgentSecret) -> Result<UnixStream, ProtoError> {
     let mut connection = UnixStream::connect(socket)?;
     let hello = Event::Hello {
         version: PROTOCOL_VERSION,
         pid: std::process::id(),
+        secret: Some(secret.clone()),
     };
     write_json(&mut connection, &hello)?;
     Ok(connection)

@@ -11,8 +11,10 @@ mod process;
 mod seccomp;
 mod sys;
 
+use sandboxd_agent_proto::{AgentSecret, AGENT_SECRET_FILE};
 use std::ffi::OsString;
-use std::path::PathBuf;
+use std::io::Read;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const DEFAULT_SOCKET: &str = "/.sandboxd/agent.sock";
@@ -29,11 +31,14 @@ fn main() -> ExitCode {
                     sys::forbid_ptrace()
                         .map_err(|e| format!("cannot make the agent non-dumpable: {e}"))
                 });
-            if let Err(message) = hardened {
-                eprintln!("sandboxd-agent: {message}");
-                return ExitCode::FAILURE;
+            let secret = hardened.and_then(|()| read_secret(&socket));
+            match secret {
+                Ok(secret) => dialer::run(&socket, &secret),
+                Err(message) => {
+                    eprintln!("sandboxd-agent: {message}");
+                    ExitCode::FAILURE
+                }
             }
-            dialer::run(&socket)
         }
         Ok(None) => {
             println!("{USAGE}");
@@ -44,6 +49,22 @@ fn main() -> ExitCode {
             ExitCode::from(2)
         }
     }
+}
+
+/// The secret the agent proves itself with, from [`AGENT_SECRET_FILE`] beside the socket. Read
+/// once at start: the service removes the file once the agent has said hello, so later
+/// sandbox processes (which run as the same uid) never find it. A file rather than an
+/// environment variable because PID 1 (docker-init) would keep the variable in its own
+/// environment, which every process of the sandbox's uid can read in /proc/1/environ.
+fn read_secret(socket: &Path) -> Result<AgentSecret, String> {
+    let path = socket.with_file_name(AGENT_SECRET_FILE);
+    let mut text = String::new();
+    // A secret is 64 hex digits; reading a little more is enough to refuse a longer file.
+    std::fs::File::open(&path)
+        .and_then(|file| file.take(256).read_to_string(&mut text))
+        .map_err(|e| format!("cannot read the agent secret {}: {e}", path.display()))?;
+    AgentSecret::parse(&text)
+        .ok_or_else(|| format!("{} does not hold a well-formed secret", path.display()))
 }
 
 /// The socket to dial, or `None` when help was asked for.
@@ -70,6 +91,25 @@ mod tests {
 
     fn parse(args: &[&str]) -> Result<Option<PathBuf>, String> {
         parse_args(args.iter().map(OsString::from))
+    }
+
+    #[test]
+    fn the_secret_is_read_beside_the_socket_and_must_be_well_formed() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("agent.sock");
+        let missing = read_secret(&socket).unwrap_err();
+        assert!(
+            missing.contains("cannot read the agent secret"),
+            "{missing}"
+        );
+        let file = dir.path().join(AGENT_SECRET_FILE);
+        std::fs::write(&file, "not hex").unwrap();
+        assert!(read_secret(&socket).unwrap_err().contains("well-formed"));
+        std::fs::write(&file, "ab".repeat(1000)).unwrap();
+        assert!(read_secret(&socket).is_err(), "a long file is refused");
+        let secret = AgentSecret::from_bytes(&[9; sandboxd_agent_proto::AGENT_SECRET_LEN]);
+        std::fs::write(&file, format!("{}\n", secret.expose())).unwrap();
+        assert_eq!(read_secret(&socket).unwrap(), secret);
     }
 
     #[test]

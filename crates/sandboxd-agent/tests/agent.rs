@@ -3,8 +3,9 @@
 
 use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
 use sandboxd_agent_proto::{
-    ping, run_exec, AgentHub, AgentLease, Event, ExecRequest, ExecResult, FrameKind, ProtoError,
-    Request, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED,
+    ping, run_exec, AgentHub, AgentLease, AgentSecret, Event, ExecRequest, ExecResult, FrameKind,
+    ProtoError, Request, AGENT_SECRET_FILE, AGENT_SECRET_LEN, ERROR_BAD_REQUEST,
+    ERROR_SPAWN_FAILED,
 };
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -17,6 +18,13 @@ const READY_TIMEOUT: Duration = Duration::from_secs(10);
 const ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// What the service adds to a command's timeout for the agent to report.
 const REPORT_GRACE: Duration = Duration::from_secs(5);
+
+/// The hub's secret, written beside the socket where the agent reads it at start.
+fn secret_beside(socket: &Path) -> AgentSecret {
+    let secret = AgentSecret::from_bytes(&[7; AGENT_SECRET_LEN]);
+    std::fs::write(socket.with_file_name(AGENT_SECRET_FILE), secret.expose()).unwrap();
+    secret
+}
 
 /// The agent process; killed when dropped.
 struct Agent(Child);
@@ -54,7 +62,7 @@ impl Fixture {
     async fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("agent.sock");
-        let hub = AgentHub::bind(&socket).unwrap();
+        let hub = AgentHub::bind(&socket, secret_beside(&socket)).unwrap();
         let agent = Agent::spawn(&socket);
         hub.wait_ready(READY_TIMEOUT)
             .await
@@ -473,7 +481,7 @@ async fn agent_reconnects_when_the_service_comes_back() {
     let mut fixture = Fixture::start().await;
     fixture.hub.close();
     tokio::time::sleep(Duration::from_millis(300)).await;
-    fixture.hub = AgentHub::bind(&fixture.socket).unwrap();
+    fixture.hub = AgentHub::bind(&fixture.socket, secret_beside(&fixture.socket)).unwrap();
     fixture
         .hub
         .wait_ready(READY_TIMEOUT)

@@ -3,7 +3,10 @@
 //! read-only. Needs a Docker engine and the busybox image (scripts/test.sh provides both,
 //! and exports the static agent as SANDBOXD_AGENT; without it the test builds one).
 
-use sandboxd_agent_proto::{run_exec, AgentHub, ExecRequest, ExecResult, ProtoError};
+use sandboxd_agent_proto::{
+    run_exec, AgentHub, AgentSecret, ExecRequest, ExecResult, ProtoError, AGENT_SECRET_FILE,
+    AGENT_SECRET_LEN,
+};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -138,9 +141,16 @@ async fn stdout_of(hub: &AgentHub, argv: &[&str]) -> String {
 async fn static_agent_runs_in_a_locked_down_container() {
     let agent = static_agent();
     let socket_dir = tempfile::tempdir().unwrap();
-    // Like the service's socket directory: root-owned, but the sandbox user may traverse it.
-    std::fs::set_permissions(socket_dir.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
-    let hub = AgentHub::bind(socket_dir.path().join("agent.sock")).unwrap();
+    // Like the service's socket directory when it cannot give it to the sandbox's uid:
+    // root-owned, but the sandbox user may traverse it, dial the socket and read the secret.
+    std::fs::set_permissions(socket_dir.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+    let secret = AgentSecret::from_bytes(&[7; AGENT_SECRET_LEN]);
+    let secret_file = socket_dir.path().join(AGENT_SECRET_FILE);
+    std::fs::write(&secret_file, secret.expose()).unwrap();
+    std::fs::set_permissions(&secret_file, std::fs::Permissions::from_mode(0o444)).unwrap();
+    let socket = socket_dir.path().join("agent.sock");
+    let hub = AgentHub::bind(&socket, secret).unwrap();
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).unwrap();
     let _container = Container::start(socket_dir.path(), &agent);
     hub.wait_ready(Duration::from_secs(30))
         .await

@@ -7,15 +7,23 @@ use sandboxd_agent_proto::host::{
 };
 use sandboxd_agent_proto::AgentLease;
 use sandboxd_agent_proto::{
-    AgentHub, ExecRequest, FrameKind, ProcessInfo, ProcessStartRequest, ProtoError, TermSize,
+    AgentHub, AgentSecret, ExecRequest, FrameKind, ProcessInfo, ProcessStartRequest, ProtoError,
+    TermSize, AGENT_SECRET_FILE, AGENT_SECRET_LEN,
 };
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{ReadHalf, WriteHalf};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
+
+/// The hub's secret, written beside the socket where the agent reads it at start.
+fn secret_beside(socket: &Path) -> AgentSecret {
+    let secret = AgentSecret::from_bytes(&[7; AGENT_SECRET_LEN]);
+    std::fs::write(socket.with_file_name(AGENT_SECRET_FILE), secret.expose()).unwrap();
+    secret
+}
 
 /// The agent and the hub it dials; the agent is killed when dropped.
 struct Fixture {
@@ -38,7 +46,7 @@ impl Fixture {
     async fn start() -> Self {
         let dir = tempfile::tempdir().unwrap();
         let socket: PathBuf = dir.path().join("agent.sock");
-        let hub = AgentHub::bind(&socket).unwrap();
+        let hub = AgentHub::bind(&socket, secret_beside(&socket)).unwrap();
         let agent = Command::new(env!("CARGO_BIN_EXE_sandboxd-agent"))
             .arg("--connect")
             .arg(&socket)

@@ -3,13 +3,16 @@
 //! Each sandbox is a container started with the hardened profile below, whatever the image
 //! says. The in-sandbox agent is bind-mounted read-only and is the container's entrypoint under
 //! Docker's init; it dials back to a unix socket that this backend creates on the host in a
-//! root-owned directory, mounted read-only into the sandbox. Nothing the sandbox writes lands on
-//! the host disk, and the host never resolves a path the sandbox controls.
+//! per-sandbox directory, mounted read-only into the sandbox, and proves itself with the
+//! sandbox's secret (see [`access`]). Nothing the sandbox writes lands on the host disk, and
+//! the host never resolves a path the sandbox controls.
 
+mod access;
 mod build;
 mod cgroup;
 pub mod engine;
 
+use access::{AgentKey, SandboxAccess};
 use async_trait::async_trait;
 use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
 use bollard::query_parameters::{
@@ -23,7 +26,7 @@ use sandboxd_backend::{
     SandboxSpec, Usage,
 };
 use std::collections::HashMap;
-use std::os::unix::fs::PermissionsExt;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -56,13 +59,15 @@ pub struct DockerOptions {
     pub instance_id: String,
     /// The agent binary on the host (static, so it runs in any image).
     pub agent_binary: PathBuf,
-    /// Host directory for the per-sandbox agent sockets.
+    /// Host directory for the per-sandbox agent sockets, made private to the service (0700).
     pub socket_root: PathBuf,
 }
 
 pub struct DockerBackend {
     docker: Docker,
     options: DockerOptions,
+    key: AgentKey,
+    access: SandboxAccess,
     cgroups: CgroupLayout,
     hubs: Mutex<HashMap<String, Arc<AgentHub>>>,
     engine: engine::EngineReport,
@@ -112,17 +117,28 @@ impl DockerBackend {
         let version = docker.version().await.ok();
         let engine =
             engine::EngineReport::new(&info, version.as_ref(), docker.client_version().to_string());
-        std::fs::create_dir_all(&options.socket_root).map_err(|e| {
+        let setup = |e: std::io::Error| {
             BackendError::Setup(format!(
-                "cannot create {}: {e}",
+                "cannot prepare {}: {e}",
                 options.socket_root.display()
             ))
-        })?;
-        std::fs::set_permissions(&options.socket_root, std::fs::Permissions::from_mode(0o755))
-            .map_err(|e| BackendError::Setup(format!("cannot set permissions: {e}")))?;
+        };
+        access::private_dir(&options.socket_root).map_err(setup)?;
+        let key = AgentKey::load_or_create(&options.socket_root).map_err(setup)?;
+        // SAFETY: geteuid has no preconditions.
+        let is_root = unsafe { libc::geteuid() } == 0;
+        let access = SandboxAccess::choose(is_root, engine.user_namespaces);
+        if access == SandboxAccess::Others {
+            tracing::info!(
+                "the sandboxes' agent sockets cannot be given to uid {SANDBOX_UID} (the service is not root, or the engine remaps uids): they are open to all users inside {}, which only the service's user can enter",
+                options.socket_root.display()
+            );
+        }
         Ok(DockerBackend {
             docker,
             options,
+            key,
+            access,
             cgroups,
             hubs: Mutex::new(HashMap::new()),
             engine,
@@ -147,8 +163,9 @@ impl DockerBackend {
     }
 
     /// Listens for the session's agent in its socket directory. A new sandbox gets a fresh
-    /// directory (root-owned, readable by the sandbox); an adopted one keeps the directory its
-    /// container has mounted, since a new one would not be visible inside.
+    /// directory holding the secret file its agent reads at start; an adopted one keeps the
+    /// directory its container has mounted, since a new one would not be visible inside, and
+    /// its agent still knows the secret. Both are handed to the sandbox's uid alone.
     fn open_hub(&self, session_id: &str, fresh_dir: bool) -> Result<Arc<AgentHub>, BackendError> {
         let dir = self.socket_dir(session_id);
         let socket = dir.join("agent.sock");
@@ -161,20 +178,30 @@ impl DockerBackend {
         let setup = |e: std::io::Error| {
             BackendError::Setup(format!("cannot prepare {}: {e}", dir.display()))
         };
+        let secret = self.key.secret_for(session_id);
         if fresh_dir {
             if dir.exists() {
                 std::fs::remove_dir_all(&dir).map_err(setup)?;
             }
-            std::fs::create_dir(&dir).map_err(setup)?;
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))
+            std::fs::DirBuilder::new()
+                .mode(0o700)
+                .create(&dir)
                 .map_err(setup)?;
-        } else if !dir.is_dir() {
+            self.access.hand_over_dir(&dir).map_err(setup)?;
+            self.access.write_secret(&dir, &secret).map_err(setup)?;
+        } else if dir.is_dir() {
+            self.access.hand_over_dir(&dir).map_err(setup)?;
+        } else {
             return Err(BackendError::SandboxGone(format!(
                 "{session_id}: its agent socket directory {} is gone",
                 dir.display()
             )));
         }
-        let hub = AgentHub::bind(&socket).map_err(setup)?;
+        let hub = AgentHub::bind(&socket, secret).map_err(setup)?;
+        if let Err(e) = self.access.hand_over_socket(&socket) {
+            hub.close();
+            return Err(setup(e));
+        }
         self.hubs
             .lock()
             .expect("hub map lock")
@@ -341,6 +368,13 @@ impl DockerBackend {
                 self.describe_failed_start(&name).await,
             ));
         }
+        let dir = self.socket_dir(&spec.session_id);
+        access::remove_secret(&dir).map_err(|e| {
+            BackendError::Setup(format!(
+                "cannot remove the agent secret file in {}: {e}",
+                dir.display()
+            ))
+        })?;
         Ok(created.id)
     }
 }

@@ -8,7 +8,9 @@ use rusqlite::{params, Connection, OptionalExtension, Row};
 use rusqlite_migration::{Migrations, M};
 use sandboxd_api::ActivityEntry;
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::fs::{OpenOptions, Permissions};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
 /// Activity entries kept per session: the most recent, older ones dropped.
@@ -22,6 +24,11 @@ pub enum StoreError {
     Sqlite(#[from] rusqlite::Error),
     #[error("state database schema: {0}")]
     Migration(#[from] rusqlite_migration::Error),
+    #[error("cannot make {path} private: {source}")]
+    Permissions {
+        path: PathBuf,
+        source: std::io::Error,
+    },
 }
 
 /// A session as the store keeps it.
@@ -103,9 +110,37 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     })
 }
 
+/// Creates the database file 0600 before SQLite does (SQLite gives its `-wal` and `-shm`
+/// files the database's mode), and tightens the three files if they exist.
+fn make_private(path: &Path) -> Result<(), StoreError> {
+    let private = |path: PathBuf| {
+        let made = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(false)
+            .mode(0o600)
+            .open(&path)
+            .and_then(|file| file.set_permissions(Permissions::from_mode(0o600)));
+        made.map_err(|source| StoreError::Permissions { path, source })
+    };
+    private(path.to_path_buf())?;
+    for suffix in ["-wal", "-shm"] {
+        let mut companion = path.as_os_str().to_owned();
+        companion.push(suffix);
+        let companion = PathBuf::from(companion);
+        if companion.exists() {
+            private(companion)?;
+        }
+    }
+    Ok(())
+}
+
 impl Store {
-    /// Opens (creating if needed) the database and brings its schema up to date.
+    /// Opens (creating if needed) the database and brings its schema up to date. The database
+    /// and its `-wal` and `-shm` files are readable by the service's user only (0600), whatever
+    /// the umask, also when an earlier version left them looser.
     pub fn open(path: &Path) -> Result<Store, StoreError> {
+        make_private(path)?;
         let mut connection = Connection::open(path)?;
         connection.busy_timeout(std::time::Duration::from_secs(5))?;
         connection.pragma_update(None, "journal_mode", "WAL")?;
@@ -315,6 +350,32 @@ mod tests {
             duration_ms: 3,
             error: None,
         }
+    }
+
+    #[test]
+    fn the_database_files_are_private_whatever_the_umask() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let companions = ["state.db", "state.db-wal", "state.db-shm"].map(|f| dir.path().join(f));
+        let modes = || {
+            companions
+                .clone()
+                .map(|f| std::fs::metadata(f).unwrap().mode() & 0o777)
+        };
+        let store = Store::open(&path).unwrap();
+        store.insert_session(&record("a")).unwrap();
+        assert_eq!(modes(), [0o600; 3]);
+        drop(store);
+        // Left readable by an earlier version: tightened at the next open.
+        for file in &companions {
+            if file.exists() {
+                std::fs::set_permissions(file, Permissions::from_mode(0o644)).unwrap();
+            }
+        }
+        let store = Store::open(&path).unwrap();
+        store.insert_session(&record("b")).unwrap();
+        assert_eq!(modes(), [0o600; 3]);
     }
 
     #[test]

@@ -1941,10 +1941,10 @@ async fn an_impostor_agent_gets_bounded_errors_and_others_stay_healthy() {
                     } else {
                         assert_eq!(status, 502, "{mode}: {body}");
                         let code = body["error"]["code"].as_str().unwrap().to_string();
-                        assert!(
-                            code == "agent_error" || code == "agent_unavailable",
-                            "{mode}: {body}"
-                        );
+                        // Never agent_error: the impostor has no secret, so the hub never
+                        // parks its connections and no request reaches it. A loaded machine
+                        // may still leave the real agent without a spare in time.
+                        assert_eq!(code, "agent_unavailable", "{mode}: {body}");
                         assert!(!body["error"]["message"].as_str().unwrap().is_empty());
                         *refused.entry(code).or_default() += 1;
                     }

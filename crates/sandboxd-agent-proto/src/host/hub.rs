@@ -2,14 +2,16 @@
 //!
 //! The agent inside the sandbox connects to a socket the service owns and keeps a few idle
 //! connections open. The hub accepts them, checks each one's hello and parks it until a
-//! request takes it. Anything in the sandbox can dial this socket, so everything here is
-//! bounded: handshakes in flight, their size and duration, and the parked connections.
+//! request takes it. Every process in the sandbox runs as the agent's uid and can dial this
+//! socket, so everything here is bounded (handshakes in flight, their size and duration, the
+//! parked connections, the log lines about refusals) and only a hello carrying the sandbox's
+//! [`AgentSecret`] is parked: a dialer without it never sees a request.
 //!
 //! A connection whose request ended cleanly can be given back ([`AgentLease::give_back`]) and
 //! serves a later request: the agent keeps answering on a connection until it closes.
 
 use super::read_frame_limited;
-use crate::{Event, ProtoError};
+use crate::{AgentSecret, Event, ProtoError, PROTOCOL_VERSION};
 use std::collections::VecDeque;
 use std::fs::{self, Permissions};
 use std::io::{self, ErrorKind};
@@ -37,10 +39,11 @@ const MAX_PENDING_HELLOS: usize = 16;
 const MAX_HELLO_LEN: usize = 1024;
 /// Pause after a failed accept (e.g. out of file descriptors) so the loop does not spin.
 const ACCEPT_ERROR_PAUSE: Duration = Duration::from_millis(50);
+/// Refused hellos are logged at most this often per hub: a sandbox can dial in a loop.
+const REFUSAL_LOG_INTERVAL: Duration = Duration::from_secs(10);
 
 /// Accepts and parks the agent's connections; see the module documentation.
 pub struct AgentHub {
-    path: PathBuf,
     shared: Arc<Shared>,
     accept_task: AbortHandle,
 }
@@ -52,17 +55,28 @@ struct Shared {
     /// Set by the first hello.
     ready: AtomicBool,
     closed: AtomicBool,
+    secret: AgentSecret,
+    path: PathBuf,
+    refusals: Mutex<RefusalLog>,
+}
+
+/// When a refused hello was last logged, and how many were refused since without a line.
+#[derive(Default)]
+struct RefusalLog {
+    last: Option<Instant>,
+    unlogged: u64,
 }
 
 impl AgentHub {
-    /// Listens at `path` (replacing a stale socket there), lets any user connect so the
-    /// unprivileged agent can, and starts accepting. Must be called inside a Tokio runtime.
-    /// The accept task ends when the hub is closed or dropped.
-    pub fn bind(path: impl AsRef<Path>) -> io::Result<Arc<Self>> {
+    /// Listens at `path` (replacing a stale socket there) for an agent that proves `secret`,
+    /// and starts accepting. The socket is left to its owner only (mode 0600): the caller
+    /// hands it to the agent's uid. Must be called inside a Tokio runtime. The accept task
+    /// ends when the hub is closed or dropped.
+    pub fn bind(path: impl AsRef<Path>, secret: AgentSecret) -> io::Result<Arc<Self>> {
         let path = path.as_ref().to_path_buf();
         remove_stale_socket(&path)?;
         let listener = UnixListener::bind(&path)?;
-        if let Err(e) = fs::set_permissions(&path, Permissions::from_mode(0o666)) {
+        if let Err(e) = fs::set_permissions(&path, Permissions::from_mode(0o600)) {
             let _ = fs::remove_file(&path);
             return Err(e);
         }
@@ -71,17 +85,19 @@ impl AgentHub {
             changed: Notify::new(),
             ready: AtomicBool::new(false),
             closed: AtomicBool::new(false),
+            secret,
+            path,
+            refusals: Mutex::new(RefusalLog::default()),
         });
         let accept_task = tokio::spawn(accept_loop(listener, shared.clone())).abort_handle();
         Ok(Arc::new(Self {
-            path,
             shared,
             accept_task,
         }))
     }
 
     pub fn path(&self) -> &Path {
-        &self.path
+        &self.shared.path
     }
 
     /// Waits until an agent has said hello at least once.
@@ -147,7 +163,7 @@ impl AgentHub {
 impl std::fmt::Debug for AgentHub {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("AgentHub")
-            .field("path", &self.path)
+            .field("path", &self.shared.path)
             .field("idle", &self.idle_count())
             .field("closed", &self.shared.closed.load(Ordering::Acquire))
             .finish()
@@ -192,6 +208,35 @@ impl Shared {
         }
         self.ready.store(true, Ordering::Release);
         self.changed.notify_waiters();
+    }
+
+    /// Logs a refused hello (never the secret it carried), at most once per
+    /// [`REFUSAL_LOG_INTERVAL`], counting the ones in between.
+    fn log_refusal(&self, stream: &UnixStream, why: &str) {
+        let since_last = {
+            let mut log = self.refusals.lock().unwrap_or_else(PoisonError::into_inner);
+            if log
+                .last
+                .is_some_and(|at| at.elapsed() < REFUSAL_LOG_INTERVAL)
+            {
+                log.unlogged += 1;
+                return;
+            }
+            log.last = Some(Instant::now());
+            std::mem::take(&mut log.unlogged)
+        };
+        // Who dialed, as the kernel saw it: the hello's own pid is the dialer's word.
+        let (uid, pid) = stream
+            .peer_cred()
+            .map(|c| (Some(c.uid()), c.pid()))
+            .unwrap_or((None, None));
+        tracing::warn!(
+            socket = %self.path.display(),
+            peer_uid = ?uid,
+            peer_pid = ?pid,
+            refused_since_last_report = since_last,
+            "refused a connection to an agent socket: {why}"
+        );
     }
 }
 
@@ -292,15 +337,33 @@ async fn accept_loop(listener: UnixListener, shared: Arc<Shared>) {
     }
 }
 
-/// Parks the connection if its first frame, within [`HELLO_TIMEOUT`], is a hello.
+/// Parks the connection if its first frame, within [`HELLO_TIMEOUT`], is a hello carrying
+/// the sandbox's secret. A hello without it is logged; anything else is dropped quietly.
 async fn greet(mut stream: UnixStream, shared: Arc<Shared>) {
     let first = tokio::time::timeout(
         HELLO_TIMEOUT,
         read_frame_limited(&mut stream, MAX_HELLO_LEN),
     );
-    if let Ok(Ok(frame)) = first.await {
-        if let Ok(Event::Hello { .. }) = frame.parse_json() {
-            shared.park(stream);
-        }
+    let Ok(Ok(frame)) = first.await else {
+        return;
+    };
+    let Ok(Event::Hello {
+        version, secret, ..
+    }) = frame.parse_json()
+    else {
+        return;
+    };
+    match secret {
+        Some(secret) if secret == shared.secret => shared.park(stream),
+        Some(_) => shared.log_refusal(
+            &stream,
+            "its hello carries a wrong secret; something other than the sandbox's agent dialed it",
+        ),
+        None => shared.log_refusal(
+            &stream,
+            &format!(
+                "its hello carries no secret (protocol version {version}; agents before version {PROTOCOL_VERSION} send none): a sandbox started by an older sandboxd cannot be served, open a new session"
+            ),
+        ),
     }
 }

@@ -11,7 +11,7 @@ use sandboxd_docker::{is_static_elf, DockerBackend, DockerOptions};
 use sandboxd_store::Store;
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -189,10 +189,15 @@ fn default_state_dir() -> PathBuf {
     }
 }
 
+/// Creates `dir` as 0700, or tightens it to 0700: the state directory and every directory in
+/// it are the service's alone (the engine, as root, still bind-mounts from them).
 fn create_private_dir(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir)
-        .with_context(|| format!("cannot create state directory {}", dir.display()))?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o711))
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(dir)
+        .with_context(|| format!("cannot create directory {}", dir.display()))?;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
         .with_context(|| format!("cannot set permissions on {}", dir.display()))
 }
 
@@ -289,8 +294,8 @@ fn install_agent(explicit: Option<&Path>, state_dir: &Path) -> Result<PathBuf> {
         );
     }
     let dir = state_dir.join("agent");
-    std::fs::create_dir_all(&dir)?;
-    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755))?;
+    // The agent file itself is what containers mount, so its directory can be private.
+    create_private_dir(&dir)?;
     let target = dir.join("sandboxd-agent");
     let staging = dir.join(format!(".sandboxd-agent.{}", std::process::id()));
     std::fs::copy(&source, &staging)

@@ -1,7 +1,8 @@
 /*
  * An impostor of the sandboxd agent for the adversarial suite (tests/adversarial.rs), run
- * inside a sandbox: it dials the service's agent socket like the real agent, says a valid
- * hello, and answers every request it gets with something hostile.
+ * inside a sandbox: it dials the service's agent socket like the real agent, says the hello of
+ * an agent from before protocol version 2 (it cannot know the sandbox's secret, so the service
+ * refuses it), and would answer every request it got with something hostile.
  *
  * Usage: fake_agent MODE SECONDS [CONNECTIONS]
  *

@@ -1,0 +1,272 @@
+//! Who may reach a sandbox's agent socket, and the secret its agent proves itself with.
+//!
+//! On the host the socket root and everything above it in the state directory are 0700 and
+//! owned by the service's user, so no other user of the host can even reach a socket. The
+//! per-sandbox directory is bind-mounted into the sandbox, where the agent (uid
+//! [`SANDBOX_UID`]) must open it: the directory, the socket and the secret file belong to that
+//! uid and to nobody else. The host's parent directories are not on the path inside the
+//! container, so the agent can connect while host users cannot.
+//!
+//! Each sandbox's secret is derived, not stored: HMAC-SHA256 under one service key (a 0600
+//! file in the socket root) of the session id. A restarted service recomputes the secret of
+//! every sandbox it adopts, and there is no per-sandbox secret file to keep, clean up or leak
+//! beyond the one the agent reads at start (removed once it said hello, see [`remove_secret`]).
+
+use crate::SANDBOX_UID;
+use rand::Rng;
+use sandboxd_agent_proto::{AgentSecret, AGENT_SECRET_FILE, AGENT_SECRET_LEN};
+use sha2::{Digest, Sha256};
+use std::fs::{self, DirBuilder, OpenOptions, Permissions};
+use std::io::{self, ErrorKind, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::path::Path;
+
+/// The service key's file in the socket root; its leading dot keeps it apart from the
+/// per-sandbox directories, which are named by session id (hex).
+const KEY_FILE: &str = ".agent-key";
+const KEY_LEN: usize = 32;
+/// Separates this use of the key from any later one.
+const SECRET_CONTEXT: &[u8] = b"sandboxd agent secret\0";
+
+/// Creates `dir` (and missing parents) as 0700, or tightens it to 0700 if it exists.
+pub fn private_dir(dir: &Path) -> io::Result<()> {
+    DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
+    fs::set_permissions(dir, Permissions::from_mode(0o700))
+}
+
+/// The key the sandboxes' secrets are derived from, read from the socket root or created
+/// there (0600, so only the service's user reads it).
+pub struct AgentKey([u8; KEY_LEN]);
+
+impl AgentKey {
+    pub fn load_or_create(socket_root: &Path) -> io::Result<AgentKey> {
+        let path = socket_root.join(KEY_FILE);
+        let created = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path);
+        let key: [u8; KEY_LEN] = match created {
+            Ok(mut file) => {
+                let key: [u8; KEY_LEN] = rand::rng().random();
+                file.write_all(&key)?;
+                file.sync_all()?;
+                key
+            }
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+                fs::set_permissions(&path, Permissions::from_mode(0o600))?;
+                // One byte more than a key, to refuse a longer file.
+                let mut read = Vec::with_capacity(KEY_LEN + 1);
+                fs::File::open(&path)?
+                    .take(KEY_LEN as u64 + 1)
+                    .read_to_end(&mut read)?;
+                read.try_into().map_err(|_| {
+                    io::Error::new(
+                        ErrorKind::InvalidData,
+                        format!("{} is not a {KEY_LEN}-byte key", path.display()),
+                    )
+                })?
+            }
+            Err(e) => return Err(e),
+        };
+        Ok(AgentKey(key))
+    }
+
+    /// The secret of one session's agent.
+    pub fn secret_for(&self, session_id: &str) -> AgentSecret {
+        let message = [SECRET_CONTEXT, session_id.as_bytes()].concat();
+        AgentSecret::from_bytes(&hmac_sha256(&self.0, &message))
+    }
+}
+
+/// HMAC-SHA256 (RFC 2104) for keys no longer than SHA-256's 64-byte block.
+fn hmac_sha256(key: &[u8], message: &[u8]) -> [u8; AGENT_SECRET_LEN] {
+    const BLOCK: usize = 64;
+    let mut padded = [0u8; BLOCK];
+    padded[..key.len()].copy_from_slice(key);
+    let pad = |byte: u8| padded.map(|k| k ^ byte);
+    let inner = Sha256::new()
+        .chain_update(pad(0x36))
+        .chain_update(message)
+        .finalize();
+    Sha256::new()
+        .chain_update(pad(0x5c))
+        .chain_update(inner)
+        .finalize()
+        .into()
+}
+
+/// How the per-sandbox directory, socket and secret file are handed to the agent's uid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SandboxAccess {
+    /// Owned by the sandbox uid, closed to everyone else: the service runs as root and the
+    /// sandbox uid is the same on the host (no user namespace remapping).
+    Owner(u32),
+    /// The service cannot give files to the sandbox's uid (it is not root, or the engine
+    /// remaps uids): the files stay the service's, open to others inside the socket root,
+    /// which the host's other users still cannot traverse.
+    Others,
+}
+
+impl SandboxAccess {
+    pub fn choose(service_is_root: bool, user_namespaces: bool) -> SandboxAccess {
+        if service_is_root && !user_namespaces {
+            SandboxAccess::Owner(SANDBOX_UID)
+        } else {
+            SandboxAccess::Others
+        }
+    }
+
+    /// Gives `path` to the agent: `owner_mode` when it becomes the owner, `open_mode`
+    /// (the same access for group and others) otherwise.
+    fn hand_over(self, path: &Path, owner_mode: u32, open_mode: u32) -> io::Result<()> {
+        let mode = match self {
+            SandboxAccess::Owner(uid) => {
+                std::os::unix::fs::chown(path, Some(uid), Some(uid))?;
+                owner_mode
+            }
+            SandboxAccess::Others => open_mode,
+        };
+        fs::set_permissions(path, Permissions::from_mode(mode))
+    }
+
+    /// Hands the sandbox's directory to the agent (a new one, or one adopted from an earlier
+    /// run, which may have been left with looser modes).
+    pub fn hand_over_dir(self, dir: &Path) -> io::Result<()> {
+        self.hand_over(dir, 0o700, 0o711)
+    }
+
+    /// Hands the listening socket to the agent: it needs write permission to connect.
+    pub fn hand_over_socket(self, socket: &Path) -> io::Result<()> {
+        self.hand_over(socket, 0o600, 0o666)
+    }
+
+    /// Writes `secret` where the agent reads it at start, readable by the agent only.
+    pub fn write_secret(self, dir: &Path, secret: &AgentSecret) -> io::Result<()> {
+        let path = dir.join(AGENT_SECRET_FILE);
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o400)
+            .open(&path)?;
+        file.write_all(secret.expose().as_bytes())?;
+        drop(file);
+        self.hand_over(&path, 0o400, 0o444)
+    }
+}
+
+/// Removes the secret file once the agent has read it and said hello, before anything else
+/// runs in the sandbox: every sandbox process has the agent's uid and could read it.
+pub fn remove_secret(dir: &Path) -> io::Result<()> {
+    match fs::remove_file(dir.join(AGENT_SECRET_FILE)) {
+        Err(e) if e.kind() != ErrorKind::NotFound => Err(e),
+        _ => Ok(()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    fn mode(path: &Path) -> u32 {
+        fs::metadata(path).unwrap().mode() & 0o7777
+    }
+
+    #[test]
+    fn hmac_matches_rfc_4231() {
+        // Test case 1 of RFC 4231.
+        let mac = hmac_sha256(&[0x0b; 20], b"Hi There");
+        let hex: String = mac.iter().map(|b| format!("{b:02x}")).collect();
+        assert_eq!(
+            hex,
+            "b0344c61d8db38535ca8afceaf0bf12b881dc200c9833da726e9376c2e32cff7"
+        );
+    }
+
+    #[test]
+    fn the_key_is_private_and_kept_and_secrets_differ_per_session() {
+        let root = tempfile::tempdir().unwrap();
+        let key = AgentKey::load_or_create(root.path()).unwrap();
+        let key_file = root.path().join(KEY_FILE);
+        assert_eq!(mode(&key_file), 0o600);
+        let a = key.secret_for("aaaa");
+        assert_ne!(a, key.secret_for("aaab"));
+        // Loosened meanwhile: read back the same and tightened again.
+        fs::set_permissions(&key_file, Permissions::from_mode(0o644)).unwrap();
+        let again = AgentKey::load_or_create(root.path()).unwrap();
+        assert_eq!(again.secret_for("aaaa"), a);
+        assert_eq!(mode(&key_file), 0o600);
+        // Another service's key derives other secrets.
+        let other = tempfile::tempdir().unwrap();
+        let other_key = AgentKey::load_or_create(other.path()).unwrap();
+        assert_ne!(other_key.secret_for("aaaa"), a);
+
+        fs::write(&key_file, b"short").unwrap();
+        let error = AgentKey::load_or_create(root.path()).err().unwrap();
+        assert_eq!(error.kind(), ErrorKind::InvalidData);
+    }
+
+    #[test]
+    fn private_dirs_are_created_and_tightened() {
+        let root = tempfile::tempdir().unwrap();
+        let nested = root.path().join("a/b");
+        private_dir(&nested).unwrap();
+        assert_eq!(mode(&nested), 0o700);
+        fs::set_permissions(&nested, Permissions::from_mode(0o755)).unwrap();
+        private_dir(&nested).unwrap();
+        assert_eq!(mode(&nested), 0o700);
+    }
+
+    #[test]
+    fn without_a_uid_to_give_them_to_the_files_open_to_others() {
+        let dir = tempfile::tempdir().unwrap();
+        let access = SandboxAccess::Others;
+        access.hand_over_dir(dir.path()).unwrap();
+        assert_eq!(mode(dir.path()), 0o711);
+        let secret = AgentSecret::from_bytes(&[7; AGENT_SECRET_LEN]);
+        access.write_secret(dir.path(), &secret).unwrap();
+        let file = dir.path().join(AGENT_SECRET_FILE);
+        assert_eq!(mode(&file), 0o444);
+        assert_eq!(fs::read_to_string(&file).unwrap(), secret.expose());
+        remove_secret(dir.path()).unwrap();
+        assert!(!file.exists());
+        remove_secret(dir.path()).unwrap();
+    }
+
+    #[test]
+    fn the_sandbox_uid_owns_its_files_alone() {
+        if !is_root() {
+            return; // chown needs root; the service runs as root
+        }
+        let dir = tempfile::tempdir().unwrap();
+        let access = SandboxAccess::Owner(SANDBOX_UID);
+        access.hand_over_dir(dir.path()).unwrap();
+        let meta = fs::metadata(dir.path()).unwrap();
+        assert_eq!(
+            (meta.uid(), meta.gid(), mode(dir.path())),
+            (SANDBOX_UID, SANDBOX_UID, 0o700)
+        );
+        access
+            .write_secret(dir.path(), &AgentSecret::from_bytes(&[1; AGENT_SECRET_LEN]))
+            .unwrap();
+        let file = dir.path().join(AGENT_SECRET_FILE);
+        let meta = fs::metadata(&file).unwrap();
+        assert_eq!((meta.uid(), mode(&file)), (SANDBOX_UID, 0o400));
+    }
+
+    fn is_root() -> bool {
+        // SAFETY: geteuid has no preconditions.
+        unsafe { libc::geteuid() == 0 }
+    }
+
+    #[test]
+    fn choice_of_access() {
+        assert_eq!(
+            SandboxAccess::choose(true, false),
+            SandboxAccess::Owner(SANDBOX_UID)
+        );
+        assert_eq!(SandboxAccess::choose(true, true), SandboxAccess::Others);
+        assert_eq!(SandboxAccess::choose(false, false), SandboxAccess::Others);
+    }
+}
