@@ -4,6 +4,9 @@
 //! the operator's file into [`RuntimeInfo`] and [`Policy`], so the service shows exactly what
 //! is in force.
 
+mod sandboxes;
+
+pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

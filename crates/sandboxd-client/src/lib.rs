@@ -5,6 +5,7 @@
 //! the service records in each session's activity log.
 
 mod error;
+mod sandboxes;
 
 pub use error::ClientError;
 

@@ -11,6 +11,7 @@
 //! table and its slots), [`pool`] (warm sandboxes), [`images`] (image provisioning), [`auth`]
 //! (tokens and failed attempts) and [`activity`] (the log's entries).
 
+mod acting;
 pub mod activity;
 mod agent;
 pub mod auth;
@@ -26,6 +27,7 @@ pub mod pool;
 pub mod processes;
 pub mod sessions;
 
+pub use acting::Acting;
 pub use activity::{Actor, Caller, Interface, Outcome};
 pub use auth::Principal;
 pub use error::Error;

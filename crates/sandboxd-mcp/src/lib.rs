@@ -1,30 +1,29 @@
 //! The sandboxd MCP server: tools with which an agent opens sandboxes, runs commands and code
 //! in them, and reads and writes their files.
 //!
-//! Every tool forwards to the sandboxd HTTP API through [`sandboxd_client`], with the
-//! `X-Sandboxd-Client: mcp` header, so MCP operations show in the activity log with interface
-//! `mcp`. There is one implementation and two ways to reach it:
+//! The tools act through [`sandboxd_api::Sandboxes`], reached by a [`Connector`] per call, so
+//! there is one implementation and two ways to reach it:
 //!
 //! - [`serve_stdio`]: `sandboxd mcp` speaks MCP on stdin/stdout, for an agent that launches it
-//!   as a subprocess, and forwards to a running service with the token it was given.
+//!   as a subprocess, and forwards to a running service over HTTP with the token it was given
+//!   (interface `mcp` in the activity log).
 //! - [`http_service`]: the streamable HTTP transport the service mounts at `/mcp`, behind its
-//!   own token check and Host/Origin guard. Each tool call forwards to the service's own
-//!   loopback address with the bearer token of the HTTP request that carried it.
+//!   own token check and Host/Origin guard; its connector calls the service's core in process,
+//!   as the principal that request's token belongs to.
 
 mod tools;
 
-pub use tools::SandboxTools;
+pub use tools::{Connector, SandboxTools};
 
 use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
-use sandboxd_client::{Client, Interface};
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
+use sandboxd_api::Sandboxes;
+use sandboxd_client::Client;
 use std::sync::Arc;
 
-/// The streamable HTTP service for `/mcp` of the service listening on `api_address`: each
-/// tool call goes to the API there (over loopback when it listens on all addresses) with the
-/// bearer token of the HTTP request that carried it.
+/// The streamable HTTP service for `/mcp`: each tool call acts through `connector` with the
+/// HTTP request that carried it.
 ///
 /// It is stateless (no MCP session ids, plain JSON answers): the tools keep no state between
 /// calls, the sandbox session id is an argument of each. The service's guard checks `Host` and
@@ -32,32 +31,32 @@ use std::sync::Arc;
 /// addresses and the names the operator allows), so rmcp's own loopback-only Host list is
 /// turned off rather than kept as a second, different policy.
 pub fn http_service(
-    api_address: SocketAddr,
+    connector: Arc<dyn Connector>,
 ) -> StreamableHttpService<SandboxTools, NeverSessionManager> {
-    let mut reachable = api_address;
-    if reachable.ip().is_unspecified() {
-        reachable.set_ip(match reachable.ip() {
-            IpAddr::V4(_) => Ipv4Addr::LOCALHOST.into(),
-            IpAddr::V6(_) => Ipv6Addr::LOCALHOST.into(),
-        });
-    }
-    let client = Client::new(&format!("http://{reachable}"), "", Interface::Mcp)
-        .expect("the http URL of a socket address is valid");
     let config = StreamableHttpServerConfig::default()
         .with_legacy_session_mode(false)
         .with_json_response(true)
         .disable_allowed_hosts();
     StreamableHttpService::new(
-        move || Ok(SandboxTools::with_request_token(client.clone())),
+        move || Ok(SandboxTools::new(connector.clone())),
         Arc::new(NeverSessionManager::default()),
         config,
     )
 }
 
+/// Acts with one client's own token, whatever the request.
+struct ClientConnector(Client);
+
+impl Connector for ClientConnector {
+    fn connect(&self, _: Option<&http::request::Parts>) -> Result<Box<dyn Sandboxes>, String> {
+        Ok(Box::new(self.0.clone()))
+    }
+}
+
 /// Serves MCP on stdin/stdout until the client closes it, forwarding to the service `client`
 /// points at with the client's own token.
 pub async fn serve_stdio(client: Client) -> Result<(), StdioError> {
-    let running = SandboxTools::with_client_token(client)
+    let running = SandboxTools::new(Arc::new(ClientConnector(client)))
         .serve(rmcp::transport::stdio())
         .await
         .map_err(Box::new)?;

@@ -10,28 +10,27 @@ use sandboxd_api::{
     CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, RuntimeList,
     SessionInfo, SessionList,
 };
-use sandboxd_client::{Client, ClientError};
+use sandboxd_api::{Failure, Sandboxes};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use std::sync::Arc;
 
 /// The largest file `read_file` returns: more would flood an agent's context.
-const MAX_READ_BYTES: usize = 256 << 10;
+const MAX_READ_BYTES: u64 = 256 << 10;
 
-/// The sandboxd tools, forwarding to the API with one of two credentials.
-#[derive(Clone)]
-pub struct SandboxTools {
-    client: Client,
-    credentials: Credentials,
-    tool_router: ToolRouter<SandboxTools>,
+/// Where the tools act, for one tool call: the service's core in process, or the API over HTTP.
+pub trait Connector: Send + Sync + 'static {
+    /// The sandboxes to act on with the credentials of the call, whose HTTP request (when it
+    /// came over HTTP) is `request`; an error is the tool error to answer.
+    fn connect(&self, request: Option<&http::request::Parts>)
+        -> Result<Box<dyn Sandboxes>, String>;
 }
 
-#[derive(Debug, Clone, Copy)]
-enum Credentials {
-    /// The client's own token (stdio: the token `sandboxd mcp` was given).
-    ClientToken,
-    /// The bearer token of the HTTP request that carried the MCP message (mounted in the
-    /// service, whose token check let it through).
-    RequestToken,
+/// The sandboxd tools.
+#[derive(Clone)]
+pub struct SandboxTools {
+    connector: Arc<dyn Connector>,
+    tool_router: ToolRouter<SandboxTools>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -115,39 +114,17 @@ pub struct ListDirectoryParams {
 
 #[tool_router]
 impl SandboxTools {
-    /// Tools that forward with the client's own token.
-    pub fn with_client_token(client: Client) -> SandboxTools {
-        SandboxTools::new(client, Credentials::ClientToken)
-    }
-
-    /// Tools that forward with the bearer token of each HTTP request.
-    pub fn with_request_token(client: Client) -> SandboxTools {
-        SandboxTools::new(client, Credentials::RequestToken)
-    }
-
-    fn new(client: Client, credentials: Credentials) -> SandboxTools {
+    pub fn new(connector: Arc<dyn Connector>) -> SandboxTools {
         SandboxTools {
-            client,
-            credentials,
+            connector,
             tool_router: Self::tool_router(),
         }
     }
 
-    /// The client to forward a tool call with.
-    fn client(&self, context: &RequestContext<RoleServer>) -> Result<Client, String> {
-        match self.credentials {
-            Credentials::ClientToken => Ok(self.client.clone()),
-            Credentials::RequestToken => context
-                .extensions
-                .get::<http::request::Parts>()
-                .and_then(|parts| parts.headers.get(http::header::AUTHORIZATION))
-                .and_then(|value| value.to_str().ok())
-                .and_then(|value| value.strip_prefix("Bearer "))
-                .map(|token| self.client.with_token(token))
-                .ok_or_else(|| {
-                    "unauthorized: the MCP request carried no bearer token; send `Authorization: Bearer <token>`".to_string()
-                }),
-        }
+    /// The sandboxes to act on for this call.
+    fn client(&self, context: &RequestContext<RoleServer>) -> Result<Box<dyn Sandboxes>, String> {
+        let request = context.extensions.get::<http::request::Parts>();
+        self.connector.connect(request)
     }
 
     #[tool(
@@ -182,7 +159,7 @@ impl SandboxTools {
             ..CreateSession::default()
         };
         client
-            .create_session(&request)
+            .open_session(request)
             .await
             .map(Json)
             .map_err(tool_error)
@@ -270,7 +247,7 @@ impl SandboxTools {
             ..ExecRequest::default()
         };
         client
-            .exec(&params.session_id, &request)
+            .exec(&params.session_id, request)
             .await
             .map(Json)
             .map_err(tool_error)
@@ -314,7 +291,7 @@ impl SandboxTools {
             ..ExecRequest::default()
         };
         client
-            .exec(&params.session_id, &request)
+            .exec(&params.session_id, request)
             .await
             .map(Json)
             .map_err(tool_error)
@@ -335,7 +312,11 @@ impl SandboxTools {
     ) -> Result<Json<FileWritten>, String> {
         let client = self.client(&context)?;
         client
-            .write_file(&params.session_id, &params.path, params.content)
+            .write_file(
+                &params.session_id,
+                &params.path,
+                params.content.into_bytes(),
+            )
             .await
             .map(Json)
             .map_err(tool_error)
@@ -351,30 +332,17 @@ impl SandboxTools {
         context: RequestContext<RoleServer>,
     ) -> Result<String, String> {
         let client = self.client(&context)?;
-        let mut download = client
-            .read_file(&params.session_id, &params.path)
+        let contents = client
+            .read_file(&params.session_id, &params.path, MAX_READ_BYTES)
             .await
-            .map_err(tool_error)?;
-        let too_large = || {
-            format!(
-                "file_too_large: {} is over {} KiB, more than read_file returns; read parts of it with run_command (head -c, tail, grep)",
-                params.path,
-                MAX_READ_BYTES >> 10
-            )
-        };
-        if download
-            .size()
-            .is_some_and(|size| size > MAX_READ_BYTES as u64)
-        {
-            return Err(too_large());
-        }
-        let mut contents = Vec::new();
-        while let Some(chunk) = download.chunk().await.map_err(tool_error)? {
-            if contents.len() + chunk.len() > MAX_READ_BYTES {
-                return Err(too_large());
-            }
-            contents.extend_from_slice(&chunk);
-        }
+            .map_err(tool_error)?
+            .ok_or_else(|| {
+                format!(
+                    "file_too_large: {} is over {} KiB, more than read_file returns; read parts of it with run_command (head -c, tail, grep)",
+                    params.path,
+                    MAX_READ_BYTES >> 10
+                )
+            })?;
         String::from_utf8(contents).map_err(|_| {
             format!(
                 "not_text: {} is not UTF-8 text; inspect it with run_command (e.g. `file`, `xxd | head`, `base64`)",
@@ -393,9 +361,8 @@ impl SandboxTools {
         context: RequestContext<RoleServer>,
     ) -> Result<Json<FileList>, String> {
         let client = self.client(&context)?;
-        let path = params.path.as_deref().unwrap_or(".");
         client
-            .list_files(&params.session_id, path)
+            .list_files(&params.session_id, params.path)
             .await
             .map(Json)
             .map_err(tool_error)
@@ -411,8 +378,8 @@ impl ServerHandler for SandboxTools {}
 
 /// A failed API call as a tool error: the service's code and message, and a next step where
 /// the message alone does not give one.
-fn tool_error(error: ClientError) -> String {
-    let next_step = match error.code() {
+fn tool_error(error: Failure) -> String {
+    let next_step = match error.code.as_deref() {
         Some("unknown_runtime") => Some("list_runtimes shows each allowed runtime"),
         Some("service_full") => Some(
             "close sessions you no longer need (list_sessions, close_session) or try again later",

@@ -85,7 +85,10 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))
-        .route_service("/mcp", sandboxd_mcp::http_service(address))
+        .route_service(
+            "/mcp",
+            sandboxd_mcp::http_service(Arc::new(CoreConnector(core.clone()))),
+        )
         .route_layer(middleware::from_fn_with_state(
             state.core.clone(),
             auth::require_token,
@@ -134,4 +137,23 @@ pub async fn serve(
     maintenance.abort();
     core.drain_pools().await;
     result
+}
+
+/// The `/mcp` tools act in process, as the principal the request's token belongs to.
+struct CoreConnector(Core);
+
+impl sandboxd_mcp::Connector for CoreConnector {
+    fn connect(
+        &self,
+        request: Option<&axum::http::request::Parts>,
+    ) -> Result<Box<dyn sandboxd_api::Sandboxes>, String> {
+        let principal = request
+            .and_then(|parts| parts.extensions.get::<sandboxd_core::Principal>())
+            .cloned()
+            .ok_or_else(|| {
+                "unauthorized: the MCP request carried no accepted bearer token; send `Authorization: Bearer <token>`".to_string()
+            })?;
+        let caller = sandboxd_core::Caller::new(principal, sandboxd_core::Interface::Mcp);
+        Ok(Box::new(self.0.acting_for(caller)))
+    }
 }

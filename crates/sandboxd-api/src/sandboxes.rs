@@ -1,0 +1,50 @@
+//! What a face needs of sandboxd, as one interface: the service's core serves it in process,
+//! [`sandboxd-client`] over HTTP, so a face (the MCP tools, the next ones) is written once.
+
+use crate::{
+    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, RuntimeList,
+    SessionInfo, SessionList,
+};
+use std::fmt;
+
+/// A failed call: the service's stable error code where there is one, and the whole text to
+/// show (which names the code).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Failure {
+    pub code: Option<String>,
+    pub text: String,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl std::error::Error for Failure {}
+
+/// Sessions and what runs in them, for one caller (whose credentials the implementation holds).
+#[async_trait::async_trait]
+pub trait Sandboxes: Send + Sync {
+    async fn runtimes(&self) -> Result<RuntimeList, Failure>;
+    async fn open_session(&self, request: CreateSession) -> Result<SessionInfo, Failure>;
+    async fn session(&self, id: &str) -> Result<SessionInfo, Failure>;
+    async fn list_sessions(&self, include_ended: bool) -> Result<SessionList, Failure>;
+    async fn close_session(&self, id: &str) -> Result<SessionInfo, Failure>;
+    async fn kill_all_processes(&self, id: &str) -> Result<KilledProcesses, Failure>;
+    async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecResult, Failure>;
+    async fn list_files(&self, id: &str, path: Option<String>) -> Result<FileList, Failure>;
+    /// The file's bytes, or `None` when it holds more than `max_bytes` (nothing more is read).
+    async fn read_file(
+        &self,
+        id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<Option<Vec<u8>>, Failure>;
+    async fn write_file(
+        &self,
+        id: &str,
+        path: &str,
+        contents: Vec<u8>,
+    ) -> Result<FileWritten, Failure>;
+}

@@ -1,0 +1,80 @@
+//! The client as [`Sandboxes`]: each call one request to the service, with the client's token.
+
+use crate::{Client, ClientError};
+use sandboxd_api::{
+    CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, KilledProcesses,
+    RuntimeList, Sandboxes, SessionInfo, SessionList,
+};
+
+impl From<ClientError> for Failure {
+    fn from(error: ClientError) -> Failure {
+        Failure {
+            code: error.code().map(str::to_string),
+            text: error.to_string(),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Sandboxes for Client {
+    async fn runtimes(&self) -> Result<RuntimeList, Failure> {
+        Ok(Client::runtimes(self).await?)
+    }
+
+    async fn open_session(&self, request: CreateSession) -> Result<SessionInfo, Failure> {
+        Ok(self.create_session(&request).await?)
+    }
+
+    async fn session(&self, id: &str) -> Result<SessionInfo, Failure> {
+        Ok(Client::session(self, id).await?)
+    }
+
+    async fn list_sessions(&self, include_ended: bool) -> Result<SessionList, Failure> {
+        Ok(Client::list_sessions(self, include_ended).await?)
+    }
+
+    async fn close_session(&self, id: &str) -> Result<SessionInfo, Failure> {
+        Ok(Client::close_session(self, id).await?)
+    }
+
+    async fn kill_all_processes(&self, id: &str) -> Result<KilledProcesses, Failure> {
+        Ok(Client::kill_all_processes(self, id).await?)
+    }
+
+    async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecResult, Failure> {
+        Ok(Client::exec(self, id, &request).await?)
+    }
+
+    async fn list_files(&self, id: &str, path: Option<String>) -> Result<FileList, Failure> {
+        Ok(Client::list_files(self, id, path.as_deref().unwrap_or(".")).await?)
+    }
+
+    async fn read_file(
+        &self,
+        id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<Option<Vec<u8>>, Failure> {
+        let mut download = Client::read_file(self, id, path).await?;
+        if download.size().is_some_and(|size| size > max_bytes) {
+            return Ok(None);
+        }
+        let mut contents = Vec::new();
+        while let Some(chunk) = download.chunk().await? {
+            if (contents.len() + chunk.len()) as u64 > max_bytes {
+                return Ok(None);
+            }
+            contents.extend_from_slice(&chunk);
+        }
+        Ok(Some(contents))
+    }
+
+    async fn write_file(
+        &self,
+        id: &str,
+        path: &str,
+        contents: Vec<u8>,
+    ) -> Result<FileWritten, Failure> {
+        Ok(Client::write_file(self, id, path, contents).await?)
+    }
+}

@@ -1,0 +1,110 @@
+//! The core as [`Sandboxes`], acting for one caller: how in-process faces (the MCP endpoint
+//! inside the service) reach the session operations without going through HTTP.
+
+use crate::{Caller, Core, Error};
+use sandboxd_api::{
+    CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, KilledProcesses,
+    RuntimeList, Sandboxes, SessionInfo, SessionList,
+};
+
+/// The core, with every call made as `caller`.
+pub struct Acting {
+    core: Core,
+    caller: Caller,
+}
+
+impl Core {
+    pub fn acting_for(&self, caller: Caller) -> Acting {
+        Acting {
+            core: self.clone(),
+            caller,
+        }
+    }
+}
+
+impl From<Error> for Failure {
+    fn from(error: Error) -> Failure {
+        Failure {
+            code: Some(error.code().to_string()),
+            text: format!("{}: {error}", error.code()),
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Sandboxes for Acting {
+    async fn runtimes(&self) -> Result<RuntimeList, Failure> {
+        Ok(self.core.runtimes(&self.caller).await)
+    }
+
+    async fn open_session(&self, request: CreateSession) -> Result<SessionInfo, Failure> {
+        Ok(self.core.open_session(&self.caller, request).await?)
+    }
+
+    async fn session(&self, id: &str) -> Result<SessionInfo, Failure> {
+        Ok(self.core.get_session(&self.caller, id).await?)
+    }
+
+    async fn list_sessions(&self, include_ended: bool) -> Result<SessionList, Failure> {
+        Ok(self.core.list_sessions(&self.caller, include_ended).await?)
+    }
+
+    async fn close_session(&self, id: &str) -> Result<SessionInfo, Failure> {
+        Ok(self.core.close_session(&self.caller, id).await?)
+    }
+
+    async fn kill_all_processes(&self, id: &str) -> Result<KilledProcesses, Failure> {
+        Ok(self.core.kill_all_processes(&self.caller, id).await?)
+    }
+
+    async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecResult, Failure> {
+        Ok(self.core.exec(&self.caller, id, request).await?)
+    }
+
+    async fn list_files(&self, id: &str, path: Option<String>) -> Result<FileList, Failure> {
+        Ok(self.core.list_files(&self.caller, id, path).await?)
+    }
+
+    async fn read_file(
+        &self,
+        id: &str,
+        path: &str,
+        max_bytes: u64,
+    ) -> Result<Option<Vec<u8>>, Failure> {
+        let mut download = self
+            .core
+            .read_file(&self.caller, id, Some(path.to_string()))
+            .await?;
+        if download.size().is_some_and(|size| size > max_bytes) {
+            return Ok(None);
+        }
+        let mut contents = Vec::new();
+        while let Some(chunk) = download.next_chunk().await? {
+            if (contents.len() + chunk.len()) as u64 > max_bytes {
+                return Ok(None);
+            }
+            contents.extend_from_slice(&chunk);
+        }
+        Ok(Some(contents))
+    }
+
+    async fn write_file(
+        &self,
+        id: &str,
+        path: &str,
+        contents: Vec<u8>,
+    ) -> Result<FileWritten, Failure> {
+        let declared = Some(contents.len() as u64);
+        let written = self
+            .core
+            .write_file(
+                &self.caller,
+                id,
+                Some(path.to_string()),
+                declared,
+                &contents[..],
+            )
+            .await?;
+        Ok(written)
+    }
+}
