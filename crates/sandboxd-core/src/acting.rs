@@ -1,7 +1,9 @@
 //! The core as [`Sandboxes`], acting for one caller: how in-process faces (the MCP endpoint
 //! inside the service) reach the session operations without going through HTTP.
 
-use crate::{Caller, Core, Error};
+use crate::activity::Caller;
+use crate::core::Core;
+use crate::error::Error;
 use sandboxd_api::{
     CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, KilledProcesses,
     RuntimeList, Sandboxes, SessionInfo, SessionList,

@@ -3,8 +3,8 @@
 //! command arguments beyond the program name).
 
 use crate::auth::Principal;
+use crate::error::Error;
 use crate::sessions::{rfc3339, Sessions};
-use crate::Error;
 use sandboxd_api::ActivityEntry;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;

@@ -3,8 +3,9 @@
 //! on only cut short and without control characters.
 
 use crate::activity::{agent_text, Caller, PendingEntry};
+use crate::core::Core;
+use crate::error::Error;
 use crate::sessions::Session;
-use crate::{Core, Error};
 use sandboxd_agent_proto::{self as proto, ProtoError};
 use sandboxd_backend::{AgentStream, BackendError};
 use std::io::ErrorKind;

@@ -3,7 +3,8 @@
 
 use crate::activity::{program_name, Caller};
 use crate::agent::{agent_error, Operation};
-use crate::{Core, Error};
+use crate::core::Core;
+use crate::error::Error;
 use sandboxd_agent_proto as proto;
 use sandboxd_api::{ExecRequest, ExecResult, Policy};
 use std::collections::BTreeMap;

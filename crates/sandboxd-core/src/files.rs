@@ -5,8 +5,9 @@
 
 use crate::activity::{agent_text, Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
+use crate::core::Core;
+use crate::error::Error;
 use crate::sessions::rfc3339;
-use crate::{Core, Error};
 use sandboxd_agent_proto::{self as proto, EntryKind, UploadError};
 use sandboxd_api::{FileDeleted, FileEntry, FileKind, FileList, FileWritten};
 use sandboxd_backend::AgentStream;

@@ -3,9 +3,10 @@
 
 use crate::activity::{self, Actor, Caller, Outcome};
 use crate::auth::Principal;
+use crate::core::Core;
+use crate::error::Error;
 use crate::pool::Pooled;
 use crate::sessions::{self, Reservation, Session, TenantSlot};
-use crate::{Core, Error};
 use futures_util::future::join_all;
 use futures_util::Stream;
 use sandboxd_api::{
@@ -62,9 +63,8 @@ impl Core {
             None => {
                 // Pulled or built first if need be (that may take minutes), holding no slot.
                 let image = self
-                    .inner
-                    .images
-                    .ensure(&self.inner.backend, config, runtime)
+                    .images()
+                    .ensure(self.shared_backend(), config, runtime)
                     .await?;
                 let reservation = self.reserve_evicting_pooled()?;
                 let spec = SandboxSpec {
@@ -185,11 +185,7 @@ impl Core {
             .runtimes
             .values()
             .filter(|runtime| self.may_use(&caller.principal, &runtime.name))
-            .map(|runtime| {
-                self.inner
-                    .images
-                    .with_status(self.backend(), config, runtime)
-            });
+            .map(|runtime| self.images().with_status(self.backend(), config, runtime));
         RuntimeList {
             default_runtime: config.default_runtime.clone(),
             runtimes: join_all(runtimes).await,
@@ -210,9 +206,7 @@ impl Core {
                 config.runtime_names()
             ))
         })?;
-        self.inner
-            .images
-            .follow(&self.inner.backend, config, runtime)
+        self.images().follow(self.shared_backend(), config, runtime)
     }
 
     /// The configuration in force, token redacted (administrator only).
@@ -227,8 +221,7 @@ impl Core {
         presented: &str,
         address: Option<std::net::IpAddr>,
     ) -> Result<Principal, Error> {
-        self.inner
-            .auth
+        self.tokens()
             .authenticate(self.config(), presented, address)
     }
 

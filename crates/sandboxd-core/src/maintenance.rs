@@ -3,8 +3,9 @@
 //! restart, a container removed by hand). Every ending says why, in the session's record and in
 //! its activity log.
 
+use crate::core::Core;
+use crate::error::Error;
 use crate::sessions::Session;
-use crate::{Core, Error};
 use futures_util::future::join_all;
 use sandboxd_backend::ExistingSandbox;
 use std::collections::HashMap;

@@ -8,9 +8,10 @@
 
 use crate::activity::{program_name, Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
+use crate::core::Core;
+use crate::error::Error;
 use crate::exec::{self, Command};
 use crate::sessions::{rfc3339, Session};
-use crate::{Core, Error};
 use sandboxd_agent_proto::host::{
     attach_process, kill_all_processes, list_processes, resize_process, signal_process,
     start_process, write_process_stdin, OutputEvent, ProcessInput as AgentInput, ProcessOutput,

@@ -1,0 +1,120 @@
+//! [`Core`]: the config, the backend and the leaf parts the session operations share, and the
+//! one check of which sessions a caller may reach. The operations are `impl Core` blocks in
+//! their own modules.
+
+use crate::activity::Caller;
+use crate::error::Error;
+use crate::sessions::{self, Session, Sessions};
+use crate::{auth, images, pool};
+use sandboxd_backend::Backend;
+use sandboxd_config::Config;
+use sandboxd_store::Store;
+use std::sync::{Arc, OnceLock};
+
+/// The session operations over one backend, one config and one store. Cheap to clone.
+#[derive(Clone)]
+pub struct Core {
+    inner: Arc<Inner>,
+}
+
+struct Inner {
+    config: Config,
+    backend: Arc<dyn Backend>,
+    sessions: Sessions,
+    pools: pool::Pools,
+    images: images::Images,
+    auth: auth::Tokens,
+    /// What the backend said about its engine at start (`GET /v1/engine`).
+    engine: OnceLock<serde_json::Value>,
+}
+
+impl Core {
+    /// `token` is the service token, the administrator's credential.
+    pub fn new(
+        config: Config,
+        token: String,
+        backend: Arc<dyn Backend>,
+        store: Arc<Store>,
+    ) -> Core {
+        let sessions = Sessions::new(store, config.max_sessions);
+        Core {
+            inner: Arc::new(Inner {
+                auth: auth::Tokens::new(token),
+                config,
+                backend,
+                sessions,
+                pools: pool::Pools::default(),
+                images: images::Images::default(),
+                engine: OnceLock::new(),
+            }),
+        }
+    }
+
+    pub fn config(&self) -> &Config {
+        &self.inner.config
+    }
+
+    /// Keeps what the backend reported about its engine; the first report set stays.
+    pub fn set_engine_report(&self, report: serde_json::Value) {
+        let _ = self.inner.engine.set(report);
+    }
+
+    /// The engine report, for the administrator.
+    pub fn engine_report(&self, caller: &Caller) -> Result<serde_json::Value, Error> {
+        caller.principal.require_admin("the engine report")?;
+        self.inner
+            .engine
+            .get()
+            .cloned()
+            .ok_or_else(|| Error::NotFound("the backend reported nothing about its engine".into()))
+    }
+
+    pub(crate) fn backend(&self) -> &dyn Backend {
+        self.inner.backend.as_ref()
+    }
+
+    /// The backend, shared with tasks that outlive a call (image provisioning).
+    pub(crate) fn shared_backend(&self) -> &Arc<dyn Backend> {
+        &self.inner.backend
+    }
+
+    pub(crate) fn images(&self) -> &images::Images {
+        &self.inner.images
+    }
+
+    pub(crate) fn tokens(&self) -> &auth::Tokens {
+        &self.inner.auth
+    }
+
+    pub(crate) fn sessions(&self) -> &Sessions {
+        &self.inner.sessions
+    }
+
+    pub(crate) fn pools(&self) -> &pool::Pools {
+        &self.inner.pools
+    }
+
+    /// The session, running or ended, if the caller may reach it: a tenant reaches only its
+    /// own, and another tenant's is "not found" exactly like an id that does not exist, so ids
+    /// cannot be probed.
+    pub(crate) fn session(&self, caller: &Caller, id: &str) -> Result<Session, Error> {
+        let session = self.sessions().get(id)?;
+        match caller.principal.tenant() {
+            Some(tenant) if session.tenant.as_deref() != Some(tenant) => {
+                Err(sessions::not_found(id))
+            }
+            _ => Ok(session),
+        }
+    }
+
+    /// The session, if the caller may reach it and it is still open.
+    pub(crate) fn running_session(&self, caller: &Caller, id: &str) -> Result<Session, Error> {
+        let session = self.session(caller, id)?;
+        match &session.ended {
+            None => Ok(session),
+            Some((_, why)) => Err(Error::SessionEnded(format!(
+                "session {id} has ended ({why}); open a new one with POST /v1/sessions"
+            ))),
+        }
+    }
+}
