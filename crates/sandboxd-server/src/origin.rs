@@ -57,6 +57,8 @@ impl Guard {
     pub fn new<'a>(listen: SocketAddr, names: impl IntoIterator<Item = &'a str>) -> Guard {
         let allowed_names = names
             .into_iter()
+            .map(str::trim)
+            .filter(|name| !name.is_empty())
             .filter_map(|name| parse_host(name).map(|(host, _)| host))
             .collect();
         Guard {
