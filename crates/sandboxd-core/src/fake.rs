@@ -3,14 +3,16 @@
 //! protocol over an in-memory pipe, but "runs" a command by echoing it, and keeps files in a
 //! map.
 //!
-//! What it runs: `exit N` exits with N; `sleep` waits until the request's timeout (it is then
-//! reported `timed_out`); any other command prints its last argument and exits 0. With stdin,
-//! the input is echoed to stdout instead.
+//! What it runs (the script is `command`, or the last element of `argv`): `exit N` exits with
+//! N; `sleep` waits until the request's timeout (it is then reported `timed_out`); any other
+//! script prints its last word and exits 0 (`echo hello` prints `hello`). With stdin, the
+//! input is echoed to stdout instead. An upload the service cancels (over its limit) writes
+//! nothing.
 
 use async_trait::async_trait;
 use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
 use sandboxd_agent_proto::{
-    DirEntry, EntryKind, Event, ExecRequest, ExitReport, FrameKind, Request,
+    DirEntry, EntryKind, Event, ExecRequest, ExitReport, FrameKind, Request, ERROR_CANCELLED,
 };
 use sandboxd_backend::{
     AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
@@ -273,7 +275,9 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
         }
         Request::WriteFile { path, .. } => {
             write_json(&mut stream, &Event::WriteReady).await.ok()?;
-            let contents = read_input(&mut stream).await?;
+            let Input::Complete(contents) = read_input(&mut stream).await? else {
+                return refuse(&mut stream, ERROR_CANCELLED, "upload cancelled").await;
+            };
             let bytes = contents.len() as u64;
             files.lock().ok()?.insert(path, contents);
             write_json(&mut stream, &Event::FileWritten { bytes })
@@ -319,7 +323,10 @@ async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
         ..ExitReport::default()
     };
     let output = if exec.stdin {
-        read_input(stream).await?
+        match read_input(stream).await? {
+            Input::Complete(input) => input,
+            Input::Cancelled => return None,
+        }
     } else if let Some(code) = script.strip_prefix("exit ") {
         report.exit_code = code.trim().parse().ok();
         Vec::new()
@@ -330,7 +337,8 @@ async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
         report.timed_out = true;
         Vec::new()
     } else {
-        format!("{script}\n").into_bytes()
+        let word = script.split_whitespace().last().unwrap_or_default();
+        format!("{word}\n").into_bytes()
     };
     report.stdout_bytes = output.len() as u64;
     if !output.is_empty() {
@@ -339,13 +347,23 @@ async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
     write_json(stream, &Event::Exited(report)).await.ok()
 }
 
-/// Stdin frames up to the empty one that ends them.
-async fn read_input(stream: &mut DuplexStream) -> Option<Vec<u8>> {
+/// What the service sent as input.
+enum Input {
+    /// Every stdin frame up to the empty one that ends them.
+    Complete(Vec<u8>),
+    /// A request came instead (a cancel, e.g. of an upload over its limit).
+    Cancelled,
+}
+
+async fn read_input(stream: &mut DuplexStream) -> Option<Input> {
     let mut input = Vec::new();
     loop {
         let frame = read_frame(stream).await.ok()?;
+        if frame.kind == FrameKind::Json {
+            return Some(Input::Cancelled);
+        }
         if frame.payload.is_empty() {
-            return Some(input);
+            return Some(Input::Complete(input));
         }
         input.extend_from_slice(&frame.payload);
     }

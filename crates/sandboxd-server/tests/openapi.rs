@@ -7,30 +7,16 @@ mod common;
 use axum::body::Body;
 use axum::http::{header, Method, Request, StatusCode};
 use axum::Router;
-use common::{agent_binary, base_config, TOKEN};
-use sandboxd_config::Config;
-use sandboxd_core::Core;
-use sandboxd_docker::{DockerBackend, DockerOptions};
-use sandboxd_store::Store;
+use common::{TestService, TOKEN};
 use serde_json::Value;
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use tower::ServiceExt;
 
-/// The service's router, as `sandboxd serve` builds it (no sandbox is started).
-async fn router(state_dir: &std::path::Path) -> Router {
-    let backend = DockerBackend::connect(DockerOptions {
-        socket: "/var/run/docker.sock".into(),
-        instance_id: format!("test-openapi-{}", std::process::id()),
-        agent_binary: agent_binary(),
-        socket_root: state_dir.join("sandboxes"),
-    })
-    .await
-    .expect("the Docker engine answers");
-    let store = Store::open(&state_dir.join("sandboxd.db")).unwrap();
-    let config = Config::parse(&base_config(4, "")).unwrap();
-    let core = Core::new(config, TOKEN.into(), Arc::new(backend), Arc::new(store));
-    sandboxd_server::app(core, "127.0.0.1:7717".parse().unwrap(), &[])
+/// The service's router, as `sandboxd serve` builds it, over the fake platform.
+fn router() -> (TestService, Router) {
+    let service = TestService::default_service();
+    let router = service.router.clone();
+    (service, router)
 }
 
 /// The paths the router routes, read from its `Debug` form (axum has no other way to list
@@ -98,11 +84,7 @@ async fn routed_methods(router: &Router, path: &str) -> BTreeSet<String> {
 
 #[tokio::test]
 async fn every_route_the_server_answers_is_in_the_document() {
-    let state_dir = tempfile::Builder::new()
-        .prefix("sbd")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let router = router(state_dir.path()).await;
+    let (_service, router) = router();
 
     let response = send(&router, Method::GET, "/v1/openapi.json").await;
     assert_eq!(response.status(), StatusCode::OK);
@@ -171,11 +153,7 @@ async fn every_route_the_server_answers_is_in_the_document() {
 
 #[tokio::test]
 async fn the_document_needs_the_token() {
-    let state_dir = tempfile::Builder::new()
-        .prefix("sbd")
-        .tempdir_in("/tmp")
-        .unwrap();
-    let router = router(state_dir.path()).await;
+    let (_service, router) = router();
     let request = Request::get("/v1/openapi.json")
         .body(Body::empty())
         .unwrap();
