@@ -11,6 +11,7 @@
 use crate::AppState;
 use axum::http::header;
 use axum::routing::{get, MethodRouter};
+use sandboxd_api::ErrorBody;
 use serde_json::json;
 use std::collections::BTreeMap;
 use utoipa::openapi::path::{Operation, PathItem};
@@ -45,6 +46,58 @@ use utoipa::OpenApi;
     )
 )]
 pub struct ApiDoc;
+
+/// The answers every operation on a running session may give besides its own.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)] // a documentation type: never built, only read by the document
+pub enum SessionErrors {
+    #[response(
+        status = 404,
+        description = "`not_found`: no such session (or not the caller's), or no such process"
+    )]
+    NotFound(ErrorBody),
+    #[response(
+        status = 409,
+        description = "`session_ended`: the session has ended; for processes also `process_exited`, `stdin_unavailable`, `not_a_terminal`"
+    )]
+    Ended(ErrorBody),
+    #[response(
+        status = 502,
+        description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed"
+    )]
+    AgentFailed(ErrorBody),
+}
+
+/// The answers every file operation may give besides its own.
+#[derive(utoipa::IntoResponses)]
+#[allow(dead_code)] // a documentation type: never built, only read by the document
+pub enum FileErrors {
+    #[response(
+        status = 400,
+        description = "`invalid_path` or `invalid_request`; for a write also `upload_interrupted` (nothing was written)"
+    )]
+    BadPath(ErrorBody),
+    #[response(
+        status = 403,
+        description = "`permission_denied`; for a write or delete also `read_only` (write under the working directory or /tmp)"
+    )]
+    Refused(ErrorBody),
+    #[response(
+        status = 404,
+        description = "`not_found`: no such session, or no such file or directory"
+    )]
+    NotFound(ErrorBody),
+    #[response(
+        status = 409,
+        description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`"
+    )]
+    Conflict(ErrorBody),
+    #[response(
+        status = 502,
+        description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed"
+    )]
+    AgentFailed(ErrorBody),
+}
 
 /// The answers of the service's guard and token check, which every route may give.
 const SHARED_RESPONSES: [(&str, &str); 3] = [

@@ -160,3 +160,44 @@ async fn the_document_needs_the_token() {
     let response = router.oneshot(request).await.unwrap();
     assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
 }
+
+#[tokio::test]
+async fn shared_error_sets_document_every_session_and_file_operation() {
+    let service = TestService::default_service();
+    let (status, document) = service.get("/v1/openapi.json").await;
+    assert_eq!(status, StatusCode::OK);
+    let answers = |path: &str, method: &str| -> BTreeSet<String> {
+        document["paths"][path][method]["responses"]
+            .as_object()
+            .unwrap_or_else(|| panic!("{method} {path} has no responses"))
+            .keys()
+            .cloned()
+            .collect()
+    };
+    for (path, method) in [
+        ("/v1/sessions/{id}/exec", "post"),
+        ("/v1/sessions/{id}/processes", "delete"),
+        ("/v1/sessions/{id}/processes/{process_id}/signal", "post"),
+        ("/v1/sessions/{id}/processes/{process_id}/stream", "get"),
+        ("/v1/sessions/{id}/pty", "get"),
+    ] {
+        let codes = answers(path, method);
+        for code in ["404", "409", "502"] {
+            assert!(
+                codes.contains(code),
+                "{method} {path} lacks {code}: {codes:?}"
+            );
+        }
+    }
+    for method in ["get", "put"] {
+        let codes = answers("/v1/sessions/{id}/files/content", method);
+        for code in ["400", "403", "404", "409", "502"] {
+            assert!(
+                codes.contains(code),
+                "{method} files/content lacks {code}: {codes:?}"
+            );
+        }
+    }
+    // A route's own answers stay beside the shared ones.
+    assert!(answers("/v1/sessions/{id}/files/content", "put").contains("507"));
+}

@@ -51,11 +51,7 @@ impl QueryRequest for DeleteQuery {
     ),
     responses(
         (status = 200, description = "The entries, sorted by name", body = FileList),
-        (status = 400, description = "`invalid_path` or `invalid_request`", body = sandboxd_api::ErrorBody),
-        (status = 403, description = "`permission_denied`", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session, or no such file or directory", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::FileErrors
     )
 )]
 pub async fn list_files(
@@ -78,11 +74,7 @@ pub async fn list_files(
     ),
     responses(
         (status = 200, description = "The file's bytes; `Content-Length` when its size is known", content_type = "application/octet-stream", body = String),
-        (status = 400, description = "`invalid_path` or `invalid_request`", body = sandboxd_api::ErrorBody),
-        (status = 403, description = "`permission_denied`", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session, or no such file or directory", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::FileErrors
     )
 )]
 pub async fn read_file(
@@ -123,13 +115,9 @@ pub async fn read_file(
     request_body(content = String, content_type = "application/octet-stream", description = "The file's bytes, up to `policy.max_upload_bytes`"),
     responses(
         (status = 200, description = "The bytes written", body = FileWritten),
-        (status = 400, description = "`invalid_path`, `invalid_request` or `upload_interrupted` (nothing was written)", body = sandboxd_api::ErrorBody),
-        (status = 403, description = "`read_only` (write under the working directory or /tmp) or `permission_denied`", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`: over `policy.max_upload_bytes`", body = sandboxd_api::ErrorBody),
         (status = 507, description = "`no_space`: the sandbox's writable space is full", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session, or no such file or directory", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::FileErrors
     )
 )]
 pub async fn write_file(
@@ -165,11 +153,7 @@ pub async fn write_file(
     ),
     responses(
         (status = 200, description = "The path is gone", body = FileDeleted),
-        (status = 400, description = "`invalid_path` or `invalid_request`", body = sandboxd_api::ErrorBody),
-        (status = 403, description = "`read_only` or `permission_denied`", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session, or no such file or directory", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::FileErrors
     )
 )]
 pub async fn delete_file(

@@ -28,9 +28,7 @@ pub const CONTROL_BODY_LIMIT: usize = 4 << 10;
         (status = 201, description = "The process, running", body = ProcessInfo),
         (status = 400, description = "`invalid_request`, `invalid_json`, `invalid_timeout`, `timeout_too_large` or `spawn_failed`", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`: the body is over 1 MiB", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session or process", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn start(
@@ -51,9 +49,7 @@ pub async fn start(
     params(("id" = String, Path, description = "The session's id")),
     responses(
         (status = 200, description = "The processes", body = ProcessList),
-        (status = 404, description = "`not_found`: no such session or process", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn list(
@@ -73,9 +69,7 @@ pub async fn list(
     params(("id" = String, Path, description = "The session's id")),
     responses(
         (status = 200, description = "How many processes were killed and how many remain", body = KilledProcesses),
-        (status = 404, description = "`not_found`: no such session", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn kill_all(
@@ -94,9 +88,7 @@ pub async fn kill_all(
     params(("id" = String, Path, description = "The session's id"), ("process_id" = String, Path, description = "The process's id within the session")),
     responses(
         (status = 200, description = "The process", body = ProcessInfo),
-        (status = 404, description = "`not_found`: no such session or process", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn get_one(
@@ -118,9 +110,7 @@ pub async fn get_one(
         (status = 200, description = "The process after the signal was sent", body = ProcessInfo),
         (status = 400, description = "`invalid_signal`, `invalid_request` or `invalid_json`", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`: the body is over 4 KiB", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session or process", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn signal(
@@ -147,9 +137,7 @@ pub async fn signal(
         (status = 200, description = "The process", body = ProcessInfo),
         (status = 400, description = "`invalid_request` or `invalid_json`; or the process has no terminal", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`: the body is over 4 KiB", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session or process", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn resize(
@@ -182,9 +170,7 @@ pub async fn resize(
         (status = 200, description = "All the bytes were written", body = InputWritten),
         (status = 400, description = "`invalid_request` or `invalid_json`; or its stdin is not open", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`: over `policy.max_upload_bytes`", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session or process", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn write_stdin(
@@ -220,9 +206,7 @@ pub async fn write_stdin(
     responses(
         (status = 200, description = "Its stdin is closed", body = InputWritten),
         (status = 400, description = "Its stdin is not open", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session or process", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn close_stdin(

@@ -159,11 +159,9 @@ pub async fn close_session(
     responses(
         (status = 200, description = "How the command ended, and its output", body = ExecResult),
         (status = 400, description = "`invalid_request`, `invalid_timeout`, `timeout_too_large` (above `policy.max_timeout_secs`) or `spawn_failed` (the program cannot be started)", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
         (status = 410, description = "`sandbox_gone`: the sandbox vanished from the engine", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`: the body is over its limit", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn exec_command(

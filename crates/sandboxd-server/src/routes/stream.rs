@@ -57,9 +57,7 @@ enum Encoding {
     responses(
         (status = 200, description = "The event stream", content_type = "text/event-stream", body = String),
         (status = 400, description = "`invalid_request`", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session or process", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn stream(

@@ -48,9 +48,7 @@ impl QueryRequest for TerminalQuery {
     responses(
         (status = 101, description = "Switched to the WebSocket"),
         (status = 400, description = "`invalid_request` or `spawn_failed`; or not a WebSocket upgrade", body = sandboxd_api::ErrorBody),
-        (status = 404, description = "`not_found`: no such session or process", body = sandboxd_api::ErrorBody),
-        (status = 409, description = "`session_ended`: the session has ended", body = sandboxd_api::ErrorBody),
-        (status = 502, description = "`agent_unavailable` or `agent_error`: the sandbox's agent failed", body = sandboxd_api::ErrorBody)
+        crate::openapi::SessionErrors
     )
 )]
 pub async fn terminal(
