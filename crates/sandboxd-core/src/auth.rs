@@ -1,7 +1,8 @@
 //! Who is calling. The service token is the administrator's; each tenant of the config has a
 //! token of its own and sees, lists and touches only its own sessions (the core answers "not
 //! found" for another tenant's, so ids cannot be probed). Failed authentication is answered
-//! identically whatever was wrong, and rate-limited per client address.
+//! identically whatever was wrong, and rate-limited per client address and across all of them;
+//! a right token is always served, so no one is locked out by another's failures.
 
 use crate::error::Error;
 use sandboxd_config::Config;
@@ -16,6 +17,8 @@ use subtle::ConstantTimeEq;
 const FAILURE_WINDOW: Duration = Duration::from_secs(60);
 /// Addresses tracked at most; the oldest windows are dropped first.
 const MAX_TRACKED: usize = 10_000;
+/// The budget of failures across all addresses, in addresses' worth.
+const OVERALL_BUDGET_ADDRESSES: u32 = 10;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Principal {
@@ -51,35 +54,101 @@ impl Principal {
     }
 }
 
-/// Failed attempts per client address, in fixed windows.
-#[derive(Default)]
+/// Failures counted in one fixed window.
+#[derive(Clone, Copy)]
+struct Window {
+    failures: u32,
+    since: Instant,
+}
+
+impl Window {
+    fn new() -> Window {
+        Window {
+            failures: 0,
+            since: Instant::now(),
+        }
+    }
+
+    /// How long until the window ends, if `allowed` failures were made in it.
+    fn wait(&self, allowed: u32) -> Option<Duration> {
+        let remaining = FAILURE_WINDOW.checked_sub(self.since.elapsed())?;
+        (self.failures >= allowed).then_some(remaining)
+    }
+
+    /// Counts one failure (in a new window if this one is over); true when it reaches `allowed`.
+    fn count(&mut self, allowed: u32) -> bool {
+        if self.since.elapsed() >= FAILURE_WINDOW {
+            *self = Window::new();
+        }
+        self.failures += 1;
+        self.failures == allowed
+    }
+}
+
+/// Failed attempts per client address and across all of them, in fixed windows: a client that
+/// rotates its address still meets the overall budget.
 struct FailedAttempts {
-    by_address: Mutex<HashMap<IpAddr, (u32, Instant)>>,
+    by_address: Mutex<HashMap<IpAddr, Window>>,
+    all: Mutex<Window>,
+}
+
+impl Default for FailedAttempts {
+    fn default() -> FailedAttempts {
+        FailedAttempts {
+            by_address: Mutex::default(),
+            all: Mutex::new(Window::new()),
+        }
+    }
 }
 
 impl FailedAttempts {
-    /// How long the address must wait, if it made too many failed attempts.
-    fn wait(&self, address: IpAddr, allowed: u32) -> Option<Duration> {
-        let by_address = self.by_address.lock().expect("auth lock");
-        let (failures, since) = by_address.get(&address)?;
-        let remaining = FAILURE_WINDOW.checked_sub(since.elapsed())?;
-        (*failures >= allowed).then_some(remaining)
+    /// How long failures from the address must wait, if it or everyone made too many.
+    fn wait(&self, address: Option<IpAddr>, allowed: u32) -> Option<Duration> {
+        let overall = self
+            .all
+            .lock()
+            .expect("auth lock")
+            .wait(overall_budget(allowed));
+        let own = address.and_then(|address| {
+            let by_address = self.by_address.lock().expect("auth lock");
+            by_address.get(&address)?.wait(allowed)
+        });
+        own.max(overall)
     }
 
-    fn note_failure(&self, address: IpAddr) {
+    fn note_failure(&self, address: Option<IpAddr>, allowed: u32) {
+        if self
+            .all
+            .lock()
+            .expect("auth lock")
+            .count(overall_budget(allowed))
+        {
+            tracing::warn!(
+                budget = overall_budget(allowed),
+                "failed authentication across all addresses reached its budget; wrong tokens are refused for the rest of the minute"
+            );
+        }
+        let Some(address) = address else { return };
         let mut by_address = self.by_address.lock().expect("auth lock");
         if by_address.len() >= MAX_TRACKED {
-            by_address.retain(|_, (_, since)| since.elapsed() < FAILURE_WINDOW);
+            by_address.retain(|_, window| window.since.elapsed() < FAILURE_WINDOW);
         }
         if by_address.len() >= MAX_TRACKED {
             return;
         }
-        let entry = by_address.entry(address).or_insert((0, Instant::now()));
-        if entry.1.elapsed() >= FAILURE_WINDOW {
-            *entry = (0, Instant::now());
+        if by_address
+            .entry(address)
+            .or_insert_with(Window::new)
+            .count(allowed)
+        {
+            tracing::warn!(%address, allowed, "too many failed authentication attempts from this address; its wrong tokens are refused for the rest of the minute");
         }
-        entry.0 += 1;
     }
+}
+
+/// Failures allowed across all addresses in a window: this many addresses' worth.
+fn overall_budget(per_address: u32) -> u32 {
+    per_address.saturating_mul(OVERALL_BUDGET_ADDRESSES)
 }
 
 /// The service token and the failed attempts to present one.
@@ -97,36 +166,33 @@ impl Tokens {
     }
 
     /// Who `presented` belongs to: the administrator (the service token) or a tenant of the
-    /// config. A wrong token counts against `address`; an address with too many failures in
-    /// the window is refused whatever it presents.
+    /// config. A right token is always served. A wrong one counts against `address` and
+    /// against all addresses together; past either budget it is answered `too_many_attempts`
+    /// rather than `unauthorized` for the rest of the minute.
     pub fn authenticate(
         &self,
         config: &Config,
         presented: &str,
         address: Option<IpAddr>,
     ) -> Result<Principal, Error> {
-        let allowed = config.policy.auth_failures_per_minute;
-        if let Some(wait) = address.and_then(|a| self.failed.wait(a, allowed)) {
-            return Err(Error::LimitReached {
-                code: "too_many_attempts",
-                message: format!(
-                    "too many failed authentication attempts from this address; try again in {} s",
-                    wait.as_secs().max(1)
-                ),
-            });
-        }
         // Compared in constant time so the answer's timing says nothing about the token.
         if bool::from(presented.as_bytes().ct_eq(self.service_token.as_bytes())) {
             return Ok(Principal::Admin);
         }
-        match config.tenant_for(presented) {
-            Some(tenant) => Ok(Principal::Tenant(tenant.name.clone())),
-            None => {
-                if let Some(address) = address {
-                    self.failed.note_failure(address);
-                }
-                Err(Error::Unauthorized)
-            }
+        if let Some(tenant) = config.tenant_for(presented) {
+            return Ok(Principal::Tenant(tenant.name.clone()));
         }
+        let allowed = config.policy.auth_failures_per_minute;
+        if let Some(wait) = self.failed.wait(address, allowed) {
+            return Err(Error::LimitReached {
+                code: "too_many_attempts",
+                message: format!(
+                    "too many failed authentication attempts; try again in {} s",
+                    wait.as_secs().max(1)
+                ),
+            });
+        }
+        self.failed.note_failure(address, allowed);
+        Err(Error::Unauthorized)
     }
 }

@@ -41,7 +41,7 @@ async fn a_wrong_token_is_unauthorized_and_opens_nothing() {
 }
 
 #[tokio::test]
-async fn repeated_failures_from_one_address_are_refused_even_with_the_right_token() {
+async fn repeated_failures_are_throttled_but_the_right_token_is_always_served() {
     let service = TestService::start(&config(4, 0, "[policy]\nauth_failures_per_minute = 3\n"));
     let peer = "192.0.2.7:50000".parse().unwrap();
     let intruder = service.client("guessed-token-000000000").at_peer(peer);
@@ -57,15 +57,46 @@ async fn repeated_failures_from_one_address_are_refused_even_with_the_right_toke
         StatusCode::TOO_MANY_REQUESTS,
         "too_many_attempts",
     );
+    // Whoever else shares the address (the dashboard, the CLI, an MCP bridge) is still served.
     let same_address_right_token = service.admin().at_peer(peer);
+    assert_eq!(
+        same_address_right_token.get("/v1/sessions").await.0,
+        StatusCode::OK
+    );
+    // Another address is not throttled yet.
+    let other = service
+        .client("guessed-token-000000000")
+        .at_peer("192.0.2.8:50000".parse().unwrap());
     assert_error(
-        &same_address_right_token.get("/v1/sessions").await,
+        &other.get("/v1/sessions").await,
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+    );
+}
+
+#[tokio::test]
+async fn rotating_addresses_meets_the_overall_budget() {
+    // 3 per address, 30 across all addresses in a minute: 30 addresses fail once each.
+    let service = TestService::start(&config(4, 0, "[policy]\nauth_failures_per_minute = 3\n"));
+    for n in 0..30u16 {
+        let peer = std::net::SocketAddr::from(([127, 0, 0, 10 + n as u8], 40000 + n));
+        let guess = service.client("guessed-token-000000000").at_peer(peer);
+        assert_error(
+            &guess.get("/v1/sessions").await,
+            StatusCode::UNAUTHORIZED,
+            "unauthorized",
+        );
+    }
+    let fresh = service
+        .client("guessed-token-000000000")
+        .at_peer("127.0.0.99:50000".parse().unwrap());
+    assert_error(
+        &fresh.get("/v1/sessions").await,
         StatusCode::TOO_MANY_REQUESTS,
         "too_many_attempts",
     );
-    // Another address is not affected.
-    let other = service.admin().at_peer("192.0.2.8:50000".parse().unwrap());
-    assert_eq!(other.get("/v1/sessions").await.0, StatusCode::OK);
+    let right = service.admin().at_peer("127.0.0.99:50001".parse().unwrap());
+    assert_eq!(right.get("/v1/sessions").await.0, StatusCode::OK);
 }
 
 #[tokio::test]
