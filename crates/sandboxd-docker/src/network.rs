@@ -187,7 +187,10 @@ fn mismatch(network: &NetworkInspect) -> Option<String> {
         let have = options.get(*key).map(String::as_str);
         // The engine's default for masquerading is on, so an absent option is as good.
         let fine = have == Some(want) || (have.is_none() && *want == "true");
-        (!fine).then(|| format!("option {key} is {have:?}, not {want:?}"))
+        (!fine).then(|| match have {
+            Some(have) => format!("option {key} is {have:?}, not {want:?}"),
+            None => format!("option {key} is unset, not {want:?}"),
+        })
     })
 }
 
