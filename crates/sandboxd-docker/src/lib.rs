@@ -11,6 +11,7 @@ mod access;
 mod build;
 mod cgroup;
 pub mod engine;
+mod network;
 
 use access::{AgentKey, SandboxAccess};
 use async_trait::async_trait;
@@ -20,7 +21,9 @@ use bollard::query_parameters::{
 };
 use bollard::Docker;
 use cgroup::CgroupLayout;
+use network::BridgeNetwork;
 use sandboxd_agent_proto::AgentHub;
+use sandboxd_api::NetworkMode;
 use sandboxd_backend::{
     AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Sandbox,
     SandboxSpec, Usage,
@@ -71,6 +74,7 @@ pub struct DockerBackend {
     cgroups: CgroupLayout,
     hubs: Mutex<HashMap<String, Arc<AgentHub>>>,
     engine: engine::EngineReport,
+    bridge: BridgeNetwork,
 }
 
 fn engine_error(e: bollard::errors::Error) -> BackendError {
@@ -142,6 +146,7 @@ impl DockerBackend {
             cgroups,
             hubs: Mutex::new(HashMap::new()),
             engine,
+            bridge: BridgeNetwork::default(),
         })
     }
 
@@ -247,6 +252,11 @@ impl DockerBackend {
             (LABEL_RUNTIME.to_string(), spec.runtime.clone()),
         ]);
         let memory = i64::try_from(limits.mem_limit_bytes).unwrap_or(i64::MAX);
+        // Never the engine's default bridge, where containers reach each other.
+        let network = match limits.network_mode {
+            NetworkMode::None => "none",
+            NetworkMode::Bridge => network::BRIDGE_NETWORK,
+        };
         ContainerCreateBody {
             image: Some(spec.image.clone()),
             user: Some(format!("{SANDBOX_UID}:{SANDBOX_UID}")),
@@ -292,7 +302,7 @@ impl DockerBackend {
                     typ: Some("none".to_string()),
                     config: None,
                 }),
-                network_mode: Some(limits.network_mode.as_str().to_string()),
+                network_mode: Some(network.to_string()),
                 privileged: Some(false),
                 ..Default::default()
             }),
@@ -343,6 +353,9 @@ impl DockerBackend {
         spec: &SandboxSpec,
         hub: &AgentHub,
     ) -> Result<String, BackendError> {
+        if spec.limits.network_mode == NetworkMode::Bridge {
+            self.bridge.ensure(&self.docker).await?;
+        }
         let name = self.container_name(&spec.session_id);
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
         let created = self
