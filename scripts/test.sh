@@ -14,7 +14,9 @@
 #   9. cargo clippy --workspace --all-targets -- -D warnings
 #
 # Steps 4-9 all run even when one fails; the script exits non-zero if any
-# step failed and ends with a one-line summary. Containers (and networks,
+# step failed and ends with the failed tests, each by name with its first error
+# line (at most 30; the steps' full output is in target/test-logs/), then a
+# one-line summary. Containers (and networks,
 # volumes) labelled org.sandboxd.test=true are removed before and after.
 #
 # Usage: scripts/test.sh [extra args for cargo test, e.g. -- --nocapture]
@@ -29,6 +31,13 @@ TEST_LABEL="org.sandboxd.test=true"
 T0="$(now)"
 RESULTS=()
 FAILED=0
+# The failed tests of every step, one "step: test: first error line" a line, listed last.
+FAILURE_LIST="$(mktemp)"
+# Where the test steps' output is kept (set once cargo is there to say where target/ is).
+LOG_DIR=""
+# At most this many failed tests are listed, each line cut to this many characters.
+MAX_FAILURES_LISTED=30
+MAX_FAILURE_LINE=200
 
 summary() {
     local rc=$?
@@ -37,9 +46,180 @@ summary() {
     [[ $FAILED -eq 0 && $rc -ne 0 ]] && FAILED=1
     local verdict=PASSED
     [[ $FAILED -eq 0 ]] || verdict=FAILED
+    print_failures
+    rm -f "$FAILURE_LIST"
     log "summary: $verdict in $(elapsed_since "$T0"): ${RESULTS[*]:-nothing ran}"
     [[ $FAILED -eq 0 ]] || exit 1
 }
+
+# failed_tests KIND LOG: the failed tests in a test run's output, one "name<TAB>first error
+# line" a line. KIND says whose output it is:
+#   cargo   cargo test: each `---- NAME stdout ----` block's panic message (the line after
+#           `panicked at FILE:LINE:COL:`, or what follows `panicked at` in the older
+#           one-line form), a `thread 'NAME' panicked at` outside a block (--nocapture),
+#           names in the `failures:` list without a block, test binaries killed by a
+#           signal; without any of those, the first `error` line (a compile error, say)
+#   node    node --test --test-reporter=tap: each `not ok N - NAME` and its `error:` (a
+#           parent that failed only because a subtest did is left out)
+#   pytest  pytest -rfE: each `FAILED|ERROR path::name - message` line
+#   fmt     cargo fmt --check: the first few `Diff in FILE:LINE:` lines
+#   other   the first `error` line, else the last line
+failed_tests() {
+    local kind=$1 file=$2
+    [[ -f "$file" ]] || return 0
+    case "$kind" in
+        cargo)
+            awk '
+                function flush() {
+                    if (name != "" && !(name in seen)) { seen[name] = 1; order[++n] = name; msg[name] = text }
+                    name = ""; text = ""; want = 0; inblock = 0
+                }
+                function binary_of(line,    s) {
+                    s = line
+                    if (index(s, "(") > 0) { s = substr(s, index(s, "(") + 1); sub(/\).*/, "", s) }
+                    sub(/.*\//, "", s); sub(/-[0-9a-f]+$/, "", s)
+                    return s
+                }
+                function named(test) { return (bin == "" ? test : bin "::" test) }
+                /^ *Running / { flush(); inlist = 0; bin = binary_of($0); next }
+                /^ *Doc-tests / { flush(); inlist = 0; bin = "doc-tests of " $2; next }
+                /^---- .* stdout ----$/ {
+                    flush(); inlist = 0; inblock = 1
+                    name = $0; sub(/^---- /, "", name); sub(/ stdout ----$/, "", name)
+                    name = named(name); next
+                }
+                /^failures:$/ { flush(); inlist = 1; next }
+                inlist && /^    [^ ]/ {
+                    t = $0; sub(/^ +/, "", t); t = named(t)
+                    if (!(t in seen)) { seen[t] = 1; order[++n] = t; msg[t] = "" }
+                    next
+                }
+                /^test result:/ { flush(); inlist = 0; next }
+                want && NF { text = $0; want = 0; if (!inblock) flush(); next }
+                /panicked at / {
+                    if (!inblock) {
+                        # --nocapture: no block; the thread says which test it was.
+                        flush()
+                        t = $0
+                        if (t ~ /^thread \047[^\047]*\047/) { t = substr(t, 9); t = substr(t, 1, index(t, "\047") - 1) } else t = "?"
+                        name = named(t)
+                    }
+                    if (text == "") {
+                        if ($0 ~ /panicked at [^ ]*:[0-9]+:[0-9]+:$/) want = 1
+                        else { text = $0; sub(/.*panicked at /, "", text) }
+                    }
+                    if (!inblock && !want) flush()
+                    next
+                }
+                /process didn.t exit successfully: .*signal: / {
+                    flush(); t = named("(the test binary)")
+                    order[++n] = t; seen[t] = 1; m = $0; sub(/.*\(signal: /, "killed by signal ", m); sub(/\)$/, "", m); msg[t] = m
+                    next
+                }
+                !firsterror && /^error(\[E[0-9]+\])?: / { firsterror = $0 }
+                END {
+                    flush()
+                    for (i = 1; i <= n; i++) {
+                        t = order[i]; m = msg[t]
+                        if (m == "") m = "(no panic message: see the log)"
+                        gsub(/\t/, " ", m); sub(/^ +/, "", m)
+                        print t "\t" m
+                    }
+                    if (n == 0 && firsterror != "") print "(no test)\t" firsterror
+                }
+            ' "$file"
+            ;;
+        node)
+            awk '
+                function flush() {
+                    if (name != "" && text !~ /^[0-9]+ subtests? failed$/) print name "\t" (text == "" ? "(no error line: see the log)" : text)
+                    name = ""; text = ""; want = 0
+                }
+                /^ *not ok [0-9]+ - / {
+                    flush(); name = $0; sub(/^ *not ok [0-9]+ - /, "", name); sub(/ # .*$/, "", name); next
+                }
+                /^ *ok [0-9]+ - / { flush(); next }
+                name != "" && want { t = $0; sub(/^ +/, "", t); if (t != "") { text = t; want = 0 }; next }
+                name != "" && text == "" && /^ +error: / {
+                    t = $0; sub(/^ +error: /, "", t)
+                    if (t ~ /^[|>][-+]?$/) want = 1
+                    else {
+                        if (t ~ /^\047.*\047$/) { t = substr(t, 2, length(t) - 2); gsub(/\047\047/, "\047", t) }
+                        else if (t ~ /^".*"$/) t = substr(t, 2, length(t) - 2)
+                        text = t
+                    }
+                    next
+                }
+                name != "" && /^ *\.\.\.$/ { flush(); next }
+                END { flush() }
+            ' "$file"
+            ;;
+        pytest)
+            awk '
+                /^(FAILED|ERROR) [^ ]+/ {
+                    t = $2; m = $0; sub(/^(FAILED|ERROR) [^ ]+( - )?/, "", m)
+                    if (m == "") m = "(no message: see the log)"
+                    if ($1 == "ERROR") m = "error: " m
+                    print t "\t" m
+                }
+            ' "$file"
+            ;;
+        fmt)
+            awk '/^Diff in / { t = $0; sub(/^Diff in /, "", t); sub(/:$/, "", t); print "(formatting)\t" t " differs from cargo fmt" }' "$file" | head -n 5
+            ;;
+        *)
+            awk '!first && /^error/ { first = $0 } { last = $0 } END { if (first != "") print "(no test)\t" first; else if (last != "") print "(no test)\t" last }' "$file"
+            ;;
+    esac
+}
+
+# note_failures STEP KIND LOG: add the failed tests in LOG to the list printed at the end.
+note_failures() {
+    local step=$1 kind=$2 file=$3 found
+    found="$(failed_tests "$kind" "$file")"
+    [[ -n "$found" ]] || found="$(failed_tests other "$file")"
+    [[ -n "$found" ]] || found="$(printf '(no test)\tno output: see above')"
+    awk -F '\t' -v step="$step" '{ print step ": " $1 ": " $2 }' <<<"$found" >>"$FAILURE_LIST"
+}
+
+# print_failures: the failed tests noted so far, bounded, just before the summary line.
+print_failures() {
+    local count
+    [[ -s "$FAILURE_LIST" ]] || return 0
+    count="$(wc -l <"$FAILURE_LIST")"
+    log "failed tests ($count)${LOG_DIR:+, full output in $LOG_DIR/}:"
+    head -n "$MAX_FAILURES_LISTED" "$FAILURE_LIST" | while IFS= read -r line; do
+        if [[ ${#line} -gt $MAX_FAILURE_LINE ]]; then
+            line="${line:0:$((MAX_FAILURE_LINE - 3))}..."
+        fi
+        log "  $line"
+    done
+    if [[ $count -gt $MAX_FAILURES_LISTED ]]; then
+        log "  ... and $((count - MAX_FAILURES_LISTED)) more"
+    fi
+}
+
+# logged STEP KIND CMD...: run CMD with its output (stdout and stderr) both on the console
+# and in $LOG_DIR/STEP.log; when it fails, note its failed tests (KIND as for failed_tests).
+# Returns CMD's exit status. The output goes to tee through a descriptor rather than a pipe
+# so that a process CMD leaves behind holding its output (a test's child after an abort)
+# cannot keep the step waiting for tee: tee gets a few seconds to finish the file.
+logged() {
+    local step=$1 kind=$2 file out tee_pid rc=0 i
+    shift 2
+    file="${LOG_DIR:-/tmp}/$step.log"
+    exec {out}> >(tee "$file")
+    tee_pid=$!
+    "$@" >&"$out" 2>&1 || rc=$?
+    exec {out}>&-
+    for ((i = 0; i < 50; i++)); do
+        kill -0 "$tee_pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    [[ $rc -eq 0 ]] || note_failures "$step" "$kind" "$file"
+    return "$rc"
+}
+
 trap summary EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -77,17 +257,21 @@ export SANDBOXD_TEST_BUSYBOX_IMAGE="$SANDBOXD_BUSYBOX_IMAGE"
 export SANDBOXD_TEST_PYTHON_IMAGE="$SANDBOXD_PYTHON_IMAGE"
 log "SANDBOXD_AGENT=$SANDBOXD_AGENT"
 log "SANDBOXD_TEST_BUSYBOX_IMAGE=$SANDBOXD_TEST_BUSYBOX_IMAGE SANDBOXD_TEST_PYTHON_IMAGE=$SANDBOXD_TEST_PYTHON_IMAGE"
+LOG_DIR="$(cargo_target_dir)/test-logs"
+mkdir -p "$LOG_DIR"
 
 # Checks: run them all, collect the verdicts.
 # Compiling the tests builds the agent crate for the host too, which replaces
 # target/debug/sandboxd-agent (next to sandboxd) with a dynamic binary; put
 # the static one back before running them (a fresh `cargo test` does not
 # copy it again).
-if step test-build cargo test --workspace --no-run; then
+# Each step's output is also kept in $LOG_DIR, and its failed tests are listed at the end.
+if step test-build logged test-build cargo cargo test --workspace --no-run; then
     install_static_agent debug >/dev/null
-    step test cargo test --workspace --no-fail-fast "$@" || true
+    step test logged test cargo cargo test --workspace --no-fail-fast "$@" || true
     # Restarting the engine stops every container, so this test runs alone, last.
-    step engine-restart cargo test -p sandboxd --test engine_restart -- --ignored || true
+    step engine-restart logged engine-restart cargo \
+        cargo test -p sandboxd --test engine_restart -- --ignored || true
 fi
 remove_labelled "$TEST_LABEL"
 remove_test_sandboxes
@@ -105,8 +289,10 @@ browser_tests() {
     have chromium || ensure_packages chromium
     (cd "$SANDBOXD_ROOT/tests/browser" && npm ci --no-audit --no-fund --loglevel=error) || return 1
     pidfile="$(mktemp)"
-    SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" SANDBOXD_BROWSER_PIDFILE="$pidfile" \
-        node --test --test-concurrency=1 "$SANDBOXD_ROOT/tests/browser/" || rc=$?
+    # TAP (what node prints when not on a terminal anyway), which the failure list reads.
+    logged browser node env SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" \
+        SANDBOXD_BROWSER_PIDFILE="$pidfile" node --test --test-concurrency=1 --test-reporter=tap \
+        "$SANDBOXD_ROOT/tests/browser/" || rc=$?
     while read -r pid dir; do
         if [[ -n "$pid" && "$(cat "/proc/$pid/comm" 2>/dev/null)" == "sandboxd" ]]; then
             kill -9 "$pid" 2>/dev/null || true
@@ -125,8 +311,9 @@ step browser browser_tests || true
 python_tests() {
     local suite=$1 python
     python="$(ensure_venv "$suite")" || return 1
-    SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" PYTHONDONTWRITEBYTECODE=1 \
-        "$python" -m pytest -q -s -p no:cacheprovider "$SANDBOXD_ROOT/tests/$suite"
+    # -rfE: a "FAILED|ERROR test - message" line per failure at the end, which the list reads.
+    logged "$suite" pytest env SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" PYTHONDONTWRITEBYTECODE=1 \
+        "$python" -m pytest -q -s -rfE -p no:cacheprovider "$SANDBOXD_ROOT/tests/$suite"
 }
 step mcp python_tests mcp || true
 remove_test_sandboxes
@@ -135,5 +322,5 @@ remove_test_sandboxes
 step fuzz python_tests fuzz || true
 remove_test_sandboxes
 
-step fmt cargo fmt --all -- --check || true
-step clippy cargo clippy --workspace --all-targets -- -D warnings || true
+step fmt logged fmt fmt cargo fmt --all -- --check || true
+step clippy logged clippy cargo cargo clippy --workspace --all-targets -- -D warnings || true

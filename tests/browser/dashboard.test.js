@@ -187,7 +187,9 @@ test('the arrow keys walk the command history', async () => {
 
 test('a long command streams its output as it comes', async () => {
   const before = await page.locator('.subpanel-terminal .entry').count();
-  await page.fill('.subpanel-terminal .term-input', 'echo first; sleep 3; echo second');
+  // The pause is long enough that "still running" below holds on a loaded machine too, where
+  // the first line may take a second or two to reach the page.
+  await page.fill('.subpanel-terminal .term-input', 'echo first; sleep 6; echo second');
   await page.press('.subpanel-terminal .term-input', 'Enter');
   const entry = page.locator('.subpanel-terminal .entry').nth(before);
   await entry.locator('.out-stdout').waitFor();

@@ -10,6 +10,7 @@ use sandboxd_agent_proto::{
     AgentHub, AgentSecret, ExecRequest, FrameKind, ProcessInfo, ProcessStartRequest, ProtoError,
     TermSize, AGENT_SECRET_FILE, AGENT_SECRET_LEN,
 };
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -47,12 +48,23 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let socket: PathBuf = dir.path().join("agent.sock");
         let hub = AgentHub::bind(&socket, secret_beside(&socket)).unwrap();
-        let agent = Command::new(env!("CARGO_BIN_EXE_sandboxd-agent"))
-            .arg("--connect")
-            .arg(&socket)
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("start the agent");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sandboxd-agent"));
+        command.arg("--connect").arg(&socket).stdin(Stdio::null());
+        // In a sandbox the agent starts with every signal at its default action. A test run
+        // started in the background (`cmd &` ignores SIGINT and SIGQUIT) or under nohup
+        // (SIGHUP) would hand its ignored signals down to the agent and so to the processes
+        // it starts, and Ctrl-C or a hang-up would then do nothing.
+        // SAFETY: signal() is async-signal-safe and takes no pointers; the closure touches
+        // nothing else between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
+        let agent = command.spawn().expect("start the agent");
         hub.wait_ready(Duration::from_secs(10)).await.unwrap();
         Self {
             agent,
@@ -154,15 +166,49 @@ fn joined(pieces: &[(FrameKind, u64, String)]) -> String {
 }
 
 /// Reads output until `text` has appeared, returning all of it.
+///
+/// Under a flood the agent may rightly report output as dropped (it left the ring before it
+/// was sent) and then go on streaming; that is no failure. Every byte must still be accounted
+/// for in order (sent or reported dropped), and `text` only counts when it appears in one
+/// unbroken stretch of output, never pieced together across a gap: so wait for text that is
+/// produced after a flood stops, not in the middle of it.
 async fn read_until(output: &mut Output, text: &str) -> String {
-    let mut seen = String::new();
-    while !seen.contains(text) {
-        match tokio::time::timeout(TIMEOUT, output.next()).await {
-            Ok(Ok(OutputEvent::Output { data, .. })) => seen += &String::from_utf8_lossy(&data),
-            other => panic!("{other:?} before {text:?}; got {seen:?}"),
+    let needle = text.as_bytes();
+    let mut seen = Vec::new();
+    // Where the output after the last gap starts in `seen`.
+    let mut unbroken_from = 0;
+    let mut next_offset = None;
+    loop {
+        let event = tokio::time::timeout(TIMEOUT, output.next()).await;
+        let (offset, length) = match &event {
+            Ok(Ok(OutputEvent::Output { offset, data, .. })) => (*offset, data.len() as u64),
+            Ok(Ok(OutputEvent::Dropped { offset, bytes })) => (*offset, *bytes),
+            // The end of what came is enough to tell why (a flood may have brought megabytes).
+            _ => panic!(
+                "{event:?} before {text:?}; {} bytes came, ending {:?}",
+                seen.len(),
+                String::from_utf8_lossy(&seen[seen.len().saturating_sub(300)..])
+            ),
+        };
+        if let Some(expected) = next_offset {
+            assert_eq!(offset, expected, "a gap nothing reported: {event:?}");
+        }
+        next_offset = Some(offset + length);
+        match event {
+            Ok(Ok(OutputEvent::Output { data, .. })) => {
+                // Only the new bytes and what a marker straddling into them could start with.
+                let search_from = seen.len().saturating_sub(needle.len()).max(unbroken_from);
+                seen.extend_from_slice(&data);
+                if seen[search_from..]
+                    .windows(needle.len())
+                    .any(|window| window == needle)
+                {
+                    return String::from_utf8_lossy(&seen).into_owned();
+                }
+            }
+            _ => unbroken_from = seen.len(),
         }
     }
-    seen
 }
 
 #[tokio::test]
@@ -329,7 +375,9 @@ async fn terminal_runs_an_interactive_shell_that_resizes_and_hangs_up() {
         .unwrap();
     input.send(b"stty size\n").await.unwrap();
     read_until(&mut output, "40 120").await;
-    // Input still gets through while output floods: Ctrl-C stops it.
+    // Input still gets through while output floods: Ctrl-C stops it. A reader slower than
+    // the flood may be told of output that left the ring unsent; the stream goes on, and the
+    // marker comes after the flood (the echo of the command line does not contain it).
     input.send(b"yes\n").await.unwrap();
     read_until(&mut output, "y\r\ny\r\ny\r\n").await;
     input.send(b"\x03").await.unwrap();

@@ -147,12 +147,15 @@ async fn next_message(socket: &mut Socket) -> Message {
     message.expect("a message in time").unwrap().unwrap()
 }
 
-/// Reads terminal output until `needle` appears in it.
+/// Reads terminal output until `needle` appears in it. WebSocket pings and pongs may come
+/// between output messages at any time and are passed over; a text message (the exit or an
+/// error) or the close before `needle` fails the test.
 async fn read_terminal_until(socket: &mut Socket, needle: &str) -> String {
     let mut seen = String::new();
     while !seen.contains(needle) {
         match next_message(socket).await {
             Message::Binary(data) => seen += &String::from_utf8_lossy(&data),
+            Message::Ping(_) | Message::Pong(_) => {}
             other => panic!("{other:?} before {needle:?}; saw {seen:?}"),
         }
     }
@@ -330,7 +333,12 @@ async fn exit_status_is_kept_and_processes_are_listed() {
     assert_eq!(starts.len(), 2);
     assert!(starts.iter().all(|e| e["status"] == "ok"));
     assert!(starts.iter().any(|e| e["target"] == "printf"));
-    assert!(!serde_json::to_string(&entries).unwrap().contains("377"));
+    // Looked for as the argument's text (a backslash escape, `\\377` in JSON) and the rest of
+    // the command line: bare digits may well be part of a timestamp or a duration.
+    let logged = serde_json::to_string(&entries).unwrap();
+    for argument in ["\\\\377", "\\\\000a", "printf '", "exit 7", "\"X\""] {
+        assert!(!logged.contains(argument), "{argument} in {logged}");
+    }
 }
 
 #[tokio::test]
@@ -492,10 +500,21 @@ async fn a_slow_producers_first_line_arrives_before_it_ends() {
         json!({"command": "echo first; sleep 3; echo second"}),
     )
     .await;
-    let mut stream = OutputStream::open(&service, &id, process["id"].as_str().unwrap(), "").await;
+    let pid = process["id"].as_str().unwrap();
+    let mut stream = OutputStream::open(&service, &id, pid, "").await;
     let first = stream.next().await.unwrap();
     let first_at = started.elapsed();
     assert_eq!(first.data["text"], "first\n");
+    // It came while the producer still ran (it sleeps 3 s before its second line), not
+    // with its exit; asked of the process itself rather than read off a clock, as a loaded
+    // machine may delay any one event by a second.
+    let meanwhile = service
+        .get_json(&format!("/v1/sessions/{id}/processes/{pid}"))
+        .await;
+    assert_eq!(
+        meanwhile["state"], "running",
+        "the first line came with the exit: {meanwhile}"
+    );
     let (rest, exit, _) = stream.read_to_exit().await;
     let exit_at = started.elapsed();
     assert_eq!(
@@ -503,11 +522,6 @@ async fn a_slow_producers_first_line_arrives_before_it_ends() {
         ("second\n", Some(0))
     );
     println!("first line after {first_at:?}, exit after {exit_at:?}");
-    assert!(
-        exit_at - first_at > Duration::from_millis(2500),
-        "the first line came {first_at:?} after the start, only {:?} before the exit",
-        exit_at - first_at
-    );
 }
 
 #[tokio::test]
@@ -599,7 +613,7 @@ async fn terminal_over_a_websocket() {
         .unwrap();
     let exit = loop {
         match next_message(&mut socket).await {
-            Message::Binary(_) => {}
+            Message::Binary(_) | Message::Ping(_) | Message::Pong(_) => {}
             Message::Text(text) => break serde_json::from_str::<Value>(text.as_str()).unwrap(),
             other => panic!("{other:?} before the exit message"),
         }
