@@ -26,7 +26,8 @@ pub use host::{
 pub use host::{ping, run_exec, AgentHub, AgentLease, ExecResult, HELLO_TIMEOUT, MAX_IDLE};
 pub use message::{
     AgentSecret, Event, ExecRequest, ExitReport, Request, AGENT_SECRET_FILE, AGENT_SECRET_LEN,
-    ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN, PROTOCOL_VERSION, STDIN_CHUNK_LEN,
+    AGENT_SPARES, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN, PROTOCOL_VERSION,
+    STDIN_CHUNK_LEN,
 };
 pub use message::{
     DirEntry, EntryKind, ERROR_BUSY, ERROR_CANCELLED, ERROR_INVALID_PATH, ERROR_IO,

@@ -22,7 +22,7 @@ use std::thread;
 use std::time::Duration;
 
 /// Idle connections (greeted, or done with a request) below which the dialer adds one.
-const SPARES: usize = 4;
+const SPARES: usize = sandboxd_agent_proto::AGENT_SPARES;
 /// Connections open at once, idle or busy; this bounds the agent's threads.
 const MAX_CONNECTIONS: usize = 64;
 const MIN_RETRY_DELAY: Duration = Duration::from_millis(5);

@@ -193,7 +193,7 @@ async fn connections_carry_request_after_request_and_spares_do_not_pile_up() {
     // maximum of 8). The agent counts a connection idle only once its answer is out, and the
     // hub hands out the oldest spare, so the next request may find the agent one spare short
     // (two on a loaded machine, when the thread that answered last is still not scheduled)
-    // and have one more dialed; nothing closes such extras again.
+    // and have one more dialed; the hub closes such extras when they are given back.
     for round in 0..40 {
         let mut connection = fixture.connection().await;
         let result = run_exec(&mut connection, &echo(round), None, REPORT_GRACE)

@@ -31,6 +31,10 @@ use tokio::time::Instant;
 
 /// Parked connections kept at most; the agent keeps fewer, so more means someone else dials.
 pub const MAX_IDLE: usize = 8;
+/// A connection given back is closed rather than parked once this many are parked: the agent
+/// may have dialed a spare while the connection was busy, and a closed surplus is how its
+/// count comes back down (it only ever closes idle connections the hub closed first).
+const RETURNED_PARKED_AT_MOST: usize = crate::AGENT_SPARES + 2;
 /// A new connection must send its hello within this time.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
 /// Connections accepted but not yet greeted; at this many the hub stops accepting for a while.
@@ -192,16 +196,17 @@ impl Shared {
         None
     }
 
-    fn park(&self, stream: UnixStream) {
+    /// Parks a connection unless `at_most` are parked already.
+    fn park(&self, stream: UnixStream, at_most: usize) {
         {
             let mut idle = self.lock_idle();
             if self.closed.load(Ordering::Acquire) {
                 return;
             }
-            if idle.len() >= MAX_IDLE {
+            if idle.len() >= at_most {
                 idle.retain(awaits_request);
             }
-            if idle.len() >= MAX_IDLE {
+            if idle.len() >= at_most {
                 return; // dropping the stream closes it
             }
             idle.push_back(stream);
@@ -254,7 +259,7 @@ impl AgentLease {
     /// the next request makes the hub discard it (see [`awaits_request`]).
     pub fn give_back(self) {
         if let Some(shared) = self.hub.upgrade() {
-            shared.park(self.stream);
+            shared.park(self.stream, RETURNED_PARKED_AT_MOST);
         }
     }
 }
@@ -354,7 +359,7 @@ async fn greet(mut stream: UnixStream, shared: Arc<Shared>) {
         return;
     };
     match secret {
-        Some(secret) if secret == shared.secret => shared.park(stream),
+        Some(secret) if secret == shared.secret => shared.park(stream, MAX_IDLE),
         Some(_) => shared.log_refusal(
             &stream,
             "its hello carries a wrong secret; something other than the sandbox's agent dialed it",
