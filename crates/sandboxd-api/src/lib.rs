@@ -331,6 +331,31 @@ pub struct ActivityList {
     pub entries: Vec<ActivityEntry>,
 }
 
+/// One entry of the audit log: an attempt the service refused, for the administrator.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuditEntry {
+    /// RFC 3339.
+    pub at: String,
+    /// Which credential tried: e.g. `tenant:a`.
+    pub principal: String,
+    /// `api`, `cli`, `dashboard` or `mcp`.
+    pub interface: String,
+    /// The operation asked for, e.g. `get_session`, `exec`, `read_file`, `close`.
+    pub action: String,
+    /// The session it addressed: another tenant's.
+    pub session_id: String,
+    /// `denied`: answered as an unknown id.
+    pub outcome: String,
+}
+
+/// `GET /v1/audit`: the most recent entries, newest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct AuditList {
+    pub entries: Vec<AuditEntry>,
+}
+
 /// `GET /v1/sessions/{id}/files?path=DIR`: a directory's entries, sorted by name.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

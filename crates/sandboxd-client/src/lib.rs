@@ -13,9 +13,9 @@ pub use reqwest::Body;
 
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use sandboxd_api::{
-    ActivityList, ConfigView, CreateSession, ErrorBody, ExecRequest, ExecResult, FileDeleted,
-    FileList, FileWritten, KilledProcesses, Policy, RuntimeBuildEvent, RuntimeList, SessionInfo,
-    SessionList, Stats, CLIENT_HEADER,
+    ActivityList, AuditList, ConfigView, CreateSession, ErrorBody, ExecRequest, ExecResult,
+    FileDeleted, FileList, FileWritten, KilledProcesses, Policy, RuntimeBuildEvent, RuntimeList,
+    SessionInfo, SessionList, Stats, CLIENT_HEADER,
 };
 use serde::de::DeserializeOwned;
 use std::time::Duration;
@@ -197,6 +197,16 @@ impl Client {
     pub async fn activity(&self, id: &str) -> Result<ActivityList, ClientError> {
         self.send(self.request(Method::GET, &["sessions", id, "activity"]))
             .await
+    }
+
+    /// `GET /v1/audit`: refused cross-tenant attempts, newest first, at most `limit` (the
+    /// service's cap when `None`). Administrator only.
+    pub async fn audit(&self, limit: Option<u32>) -> Result<AuditList, ClientError> {
+        let mut request = self.request(Method::GET, &["audit"]);
+        if let Some(limit) = limit {
+            request = request.query(&[("limit", limit)]);
+        }
+        self.send(request).await
     }
 
     /// `GET /v1/sessions/{id}/files?path=DIR`: a directory's entries. A relative path is

@@ -1,11 +1,12 @@
 //! The activity log: every operation on a session, whoever made it, with what was addressed and
-//! how it went — never the payload (no file contents, output, stdin, environment values, or
-//! command arguments beyond the program name).
+//! how it went — never the payload (no file contents, output, stdin, environment values, cwd,
+//! or command arguments: a command is named by its plain program name or a fixed word).
 
 use crate::auth::Principal;
 use crate::error::Error;
 use crate::sessions::{rfc3339, Sessions};
 use sandboxd_api::ActivityEntry;
+use sandboxd_backend::BackendError;
 use serde::{Deserialize, Serialize};
 use std::time::Instant;
 use time::OffsetDateTime;
@@ -204,13 +205,13 @@ impl PendingEntry {
 
     /// Records the failure and passes it on.
     pub fn fail(&mut self, error: Error) -> Error {
-        self.end(Some(error.to_string()));
+        self.end(Some(error_text(&error)));
         error
     }
 
     /// Records how `result` went and passes it on.
     pub fn finish<T>(&mut self, result: Result<T, Error>) -> Result<T, Error> {
-        self.end(result.as_ref().err().map(ToString::to_string));
+        self.end(result.as_ref().err().map(error_text));
         result
     }
 }
@@ -248,27 +249,64 @@ pub fn append(
     }
 }
 
-/// The program a command runs, as the log may name it: the first word that is not a variable
-/// assignment, without its directory, cut short. Arguments are payload and never appear.
+/// The longest program name the log keeps; a longer one is recorded by a fixed word.
+const MAX_PROGRAM_CHARS: usize = 64;
+
+/// The program a command runs, as the log may name it: the base name of its first word (after
+/// a shell string's leading `NAME=value` assignments) when that is a plain name, else a fixed
+/// word: `shell` for a `sh -c` script, `program` for an argv. Arguments, environment values
+/// and anything a shell would expand are payload and never appear.
 pub fn program_name(argv: &[String]) -> String {
-    let words: Vec<&str> = match argv {
+    let named = match argv {
         [shell, flag, script] if flag == "-c" && shell.ends_with("sh") => {
-            script.split_whitespace().collect()
+            let first = script
+                .split_ascii_whitespace()
+                .find(|word| !is_assignment(word));
+            first.and_then(plain_program).unwrap_or("shell")
         }
-        _ => argv.iter().map(String::as_str).take(1).collect(),
+        [program, ..] => plain_program(program).unwrap_or("program"),
+        [] => "program",
     };
-    let program = words
-        .into_iter()
-        .find(|w| !w.contains('='))
-        .unwrap_or("")
-        .rsplit('/')
-        .next()
-        .unwrap_or("");
-    program
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(64)
-        .collect()
+    named.to_string()
+}
+
+/// `word`'s base name, if the word is a plain path (nothing a shell would expand or quote, in
+/// the directory either) and the name a plain name.
+fn plain_program(word: &str) -> Option<&str> {
+    let plain_byte = |b: u8| b.is_ascii_alphanumeric() || b"._+-".contains(&b);
+    let name = word.rsplit('/').next().unwrap_or(word);
+    let plain = word.bytes().all(|b| plain_byte(b) || b == b'/')
+        && (1..=MAX_PROGRAM_CHARS).contains(&name.len())
+        && name.bytes().any(|b| b != b'.');
+    plain.then_some(name)
+}
+
+/// A shell variable assignment such as `TOKEN=value`.
+fn is_assignment(word: &str) -> bool {
+    word.split_once('=').is_some_and(|(name, _)| {
+        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
+            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
+    })
+}
+
+/// What the log keeps of an error: its code, with the message only when the service wrote all
+/// of it. A message that may quote the request or the sandbox (a cwd, an argument, an
+/// environment name, the agent's words) is replaced by a fixed description.
+pub fn error_text(error: &Error) -> String {
+    let code = error.code();
+    let description = match error {
+        Error::BadRequest { .. } => "the request was refused",
+        Error::NotFound(_) => "not found",
+        Error::Forbidden { .. } => "the sandbox refused",
+        Error::Conflict { .. } => "not possible on what is there",
+        Error::LimitReached { .. } => "a limit was reached",
+        Error::PayloadTooLarge(_) => "too large",
+        Error::InsufficientStorage(_) => "the sandbox's filesystem is full",
+        Error::Agent(_) => "the sandbox agent failed",
+        Error::Backend(BackendError::AgentUnavailable(_)) => "the sandbox agent is unavailable",
+        _ => return format!("{code}: {error}"),
+    };
+    format!("{code}: {description}")
 }
 
 #[cfg(test)]
@@ -281,18 +319,48 @@ mod tests {
 
     #[test]
     fn names_the_program_and_nothing_else() {
+        let name = |words: &[&str]| program_name(&argv(words));
+        let sh = |script: &str| name(&["/bin/sh", "-c", script]);
         assert_eq!(
-            program_name(&argv(&["/usr/bin/python3", "secret.py", "--key=s3cret"])),
+            name(&["/usr/bin/python3", "secret.py", "--key=s3cret"]),
             "python3"
         );
-        assert_eq!(
-            program_name(&argv(&["/bin/sh", "-c", "TOKEN=s3cret curl -H x"])),
-            "curl"
-        );
-        assert_eq!(
-            program_name(&argv(&["/bin/sh", "-c", "echo s3cret > f"])),
-            "echo"
-        );
-        assert_eq!(program_name(&argv(&["/bin/sh", "-c", "A=1 B=2"])), "");
+        assert_eq!(sh("TOKEN=s3cret curl -H x"), "curl");
+        assert_eq!(sh("A=secret cmd"), "cmd");
+        assert_eq!(sh("echo s3cret > f"), "echo");
+        assert_eq!(sh("/usr/local/bin/node app.js"), "node");
+    }
+
+    #[test]
+    fn what_is_not_a_plain_name_is_a_fixed_word() {
+        let name = |words: &[&str]| program_name(&argv(words));
+        let sh = |script: &str| name(&["/bin/sh", "-c", script]);
+        assert_eq!(sh("curl${IFS}secret"), "shell");
+        assert_eq!(sh("\"/usr/bin/py thon\" x"), "shell");
+        assert_eq!(sh("'secret' x"), "shell");
+        assert_eq!(sh("a\\b secret"), "shell");
+        assert_eq!(sh("echo;secret"), "shell");
+        assert_eq!(sh("A=1 B=2"), "shell");
+        assert_eq!(sh("   "), "shell");
+        assert_eq!(sh(&"x".repeat(65)), "shell");
+        assert_eq!(name(&["/usr/bin/py thon", "x"]), "program");
+        assert_eq!(name(&["/opt/secret dir/run"]), "program");
+        assert_eq!(sh("\"/usr/bin/secret word\" x"), "shell");
+        assert_eq!(sh("$HOME/bin/tool"), "shell");
+        assert_eq!(name(&["$secret"]), "program");
+        assert_eq!(name(&["my secret", "x"]), "program");
+        assert_eq!(name(&["/tmp/"]), "program");
+        assert_eq!(name(&[".."]), "program");
+        assert_eq!(name(&[]), "program");
+    }
+
+    #[test]
+    fn errors_that_may_quote_the_request_are_recorded_by_code() {
+        let spawn = Error::bad_request("spawn_failed", "cannot run \"x\" in \"/secret-dir\"");
+        assert_eq!(error_text(&spawn), "spawn_failed: the request was refused");
+        let agent = Error::Agent("secret".into());
+        assert_eq!(error_text(&agent), "agent_error: the sandbox agent failed");
+        let full = Error::ServiceFull("all 4 sessions are in use".into());
+        assert_eq!(error_text(&full), "service_full: all 4 sessions are in use");
     }
 }

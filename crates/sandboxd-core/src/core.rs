@@ -94,22 +94,33 @@ impl Core {
         &self.inner.pools
     }
 
-    /// The session, running or ended, if the caller may reach it: a tenant reaches only its
-    /// own, and another tenant's is "not found" exactly like an id that does not exist, so ids
-    /// cannot be probed.
-    pub(crate) fn session(&self, caller: &Caller, id: &str) -> Result<Session, Error> {
+    /// The session, running or ended, if the caller may reach it for `action`: a tenant
+    /// reaches only its own, and another tenant's is "not found" exactly like an id that does
+    /// not exist, so ids cannot be probed; the attempt goes to the audit log.
+    pub(crate) fn session(
+        &self,
+        caller: &Caller,
+        id: &str,
+        action: &'static str,
+    ) -> Result<Session, Error> {
         let session = self.sessions().get(id)?;
         match caller.principal.tenant() {
             Some(tenant) if session.tenant.as_deref() != Some(tenant) => {
+                self.record_denied(caller, action, id);
                 Err(sessions::not_found(id))
             }
             _ => Ok(session),
         }
     }
 
-    /// The session, if the caller may reach it and it is still open.
-    pub(crate) fn running_session(&self, caller: &Caller, id: &str) -> Result<Session, Error> {
-        let session = self.session(caller, id)?;
+    /// The session, if the caller may reach it for `action` and it is still open.
+    pub(crate) fn running_session(
+        &self,
+        caller: &Caller,
+        id: &str,
+        action: &'static str,
+    ) -> Result<Session, Error> {
+        let session = self.session(caller, id, action)?;
         match &session.ended {
             None => Ok(session),
             Some((_, why)) => Err(Error::SessionEnded(format!(

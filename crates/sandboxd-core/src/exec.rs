@@ -1,7 +1,7 @@
 //! Running one command to completion in a session, through the sandbox's agent, and the
 //! checks every command passes (exec and background processes alike).
 
-use crate::activity::{program_name, Caller};
+use crate::activity::{error_text, program_name, Caller};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
@@ -31,7 +31,7 @@ impl Core {
         session_id: &str,
         request: ExecRequest,
     ) -> Result<ExecResult, Error> {
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "exec")?;
         let policy = &self.config().policy;
         let stdin = request.stdin.map(String::into_bytes);
         let command = Command {
@@ -56,7 +56,7 @@ impl Core {
                     .or(r.oom_killed.then_some("killed: out of memory"))
                     .map(str::to_string)
             }
-            Err(e) => Some(e.to_string()),
+            Err(e) => Some(error_text(e)),
         };
         entry.end(failure);
         result

@@ -227,6 +227,15 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
     let request: Request = read_frame(&mut stream).await.ok()?.parse_json().ok()?;
     match request {
         Request::Ping => write_json(&mut stream, &Event::Pong).await.ok(),
+        Request::Exec(exec) if exec.cwd.as_deref().is_some_and(|cwd| !is_dir(&files, cwd)) => {
+            // As the agent words it: quoting the program and the cwd.
+            let message = format!(
+                "cannot run {:?} in {:?}: No such file or directory",
+                exec.argv[0],
+                exec.cwd.unwrap_or_default()
+            );
+            refuse(&mut stream, "spawn_failed", &message).await
+        }
         Request::Exec(exec) => run(&mut stream, exec).await,
         Request::ListDir { path, .. } => {
             let prefix = format!("{}/", path.trim_end_matches('/'));
@@ -313,6 +322,16 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
             .await
         }
     }
+}
+
+/// The fake's directories: `/`, `.` and those holding a file.
+fn is_dir(files: &Files, path: &str) -> bool {
+    let prefix = format!("{}/", path.trim_end_matches('/'));
+    path == "."
+        || prefix == "/"
+        || files
+            .lock()
+            .is_ok_and(|f| f.keys().any(|name| name.starts_with(&prefix)))
 }
 
 async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {

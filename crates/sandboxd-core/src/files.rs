@@ -34,7 +34,7 @@ impl Core {
         path: Option<String>,
     ) -> Result<FileList, Error> {
         let path = checked_path(path.unwrap_or_else(|| ".".into()))?;
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "list_files")?;
         let mut entry = self.entry(caller, &session, "list_files", &path);
         let result = async {
             let agent = self.connect(&session).await?;
@@ -61,7 +61,7 @@ impl Core {
         path: Option<String>,
     ) -> Result<Download, Error> {
         let path = checked_path(required(path)?)?;
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "read_file")?;
         let mut entry = self.entry(caller, &session, "read_file", &path);
         let opened = async {
             let agent = self.connect(&session).await?;
@@ -87,7 +87,7 @@ impl Core {
         source: impl AsyncRead + Unpin + Send,
     ) -> Result<FileWritten, Error> {
         let path = checked_path(required(path)?)?;
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "write_file")?;
         let mut entry = self.entry(caller, &session, "write_file", &path);
         let limit = self.config().policy.max_upload_bytes;
         let too_large = || {
@@ -128,7 +128,7 @@ impl Core {
         recursive: bool,
     ) -> Result<FileDeleted, Error> {
         let path = checked_path(required(path)?)?;
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "delete_file")?;
         let mut entry = self.entry(caller, &session, "delete_file", &path);
         let result = async {
             let agent = self.connect(&session).await?;

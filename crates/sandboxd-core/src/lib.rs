@@ -9,11 +9,13 @@
 //!
 //! Its parts are leaf state that never take the core back: [`sessions`] (the open-session
 //! table and its slots), [`pool`] (warm sandboxes), [`images`] (image provisioning), [`auth`]
-//! (tokens and failed attempts) and [`activity`] (the log's entries).
+//! (tokens and failed attempts), [`activity`] (the log's entries) and [`audit`] (refused
+//! cross-tenant attempts, for the administrator).
 
 mod acting;
 pub mod activity;
 mod agent;
+pub mod audit;
 pub mod auth;
 mod core;
 mod error;

@@ -125,13 +125,13 @@ impl Core {
 
     /// One session, running or ended.
     pub async fn get_session(&self, caller: &Caller, id: &str) -> Result<SessionInfo, Error> {
-        let session = self.session(caller, id)?;
+        let session = self.session(caller, id, "get_session")?;
         Ok(self.info(&session).await)
     }
 
     /// Closes a session at once (no grace period); closing an ended one again is no error.
     pub async fn close_session(&self, caller: &Caller, id: &str) -> Result<SessionInfo, Error> {
-        self.session(caller, id)?;
+        self.session(caller, id, "close")?;
         let started = Instant::now();
         let session = self.end_session(id, "closed by the client").await?;
         tracing::info!(session = %id, "session closed");
@@ -148,7 +148,7 @@ impl Core {
 
     /// A session's activity log, newest first (also after it ended).
     pub fn activity(&self, caller: &Caller, id: &str) -> Result<ActivityList, Error> {
-        self.session(caller, id)?;
+        self.session(caller, id, "activity")?;
         Ok(ActivityList {
             entries: self.sessions().store().activity(id)?,
         })

@@ -6,7 +6,7 @@
 //! or an attachment whose output is pulled from the agent only as fast as its reader takes it,
 //! so a slow reader costs no memory here.
 
-use crate::activity::{program_name, Caller, PendingEntry};
+use crate::activity::{error_text, program_name, Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
@@ -61,7 +61,7 @@ impl Core {
         session_id: &str,
         request: StartProcess,
     ) -> Result<ProcessInfo, Error> {
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "process_start")?;
         let planned = plan(request, &self.config().policy)?;
         let mut entry = self.entry(caller, &session, "process_start", &planned.program);
         let started = async {
@@ -80,7 +80,7 @@ impl Core {
         caller: &Caller,
         session_id: &str,
     ) -> Result<ProcessList, Error> {
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "list_processes")?;
         self.sessions().touch(session_id);
         Ok(ProcessList {
             processes: self
@@ -99,7 +99,7 @@ impl Core {
         session_id: &str,
         process_id: &str,
     ) -> Result<ProcessInfo, Error> {
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "get_process")?;
         self.sessions().touch(session_id);
         Ok(api_info(self.find(&session, process_id).await?))
     }
@@ -110,7 +110,7 @@ impl Core {
         caller: &Caller,
         session_id: &str,
     ) -> Result<KilledProcesses, Error> {
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "process_kill_all")?;
         let mut entry = self.entry(caller, &session, "process_kill_all", "every process");
         let killed = async {
             let mut agent = self.connect(&session).await?;
@@ -131,7 +131,7 @@ impl Core {
         signal: &SignalSpec,
     ) -> Result<ProcessInfo, Error> {
         let number = signal_number(signal)?;
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "process_signal")?;
         let mut entry = self.entry(caller, &session, "process_signal", process_id);
         let signalled = async {
             let mut agent = self.connect(&session).await?;
@@ -151,7 +151,7 @@ impl Core {
         size: TerminalSize,
     ) -> Result<ProcessInfo, Error> {
         let size = terminal_size(Some(size.cols), Some(size.rows))?;
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "process_resize")?;
         let mut entry = self.entry(caller, &session, "process_resize", process_id);
         let resized = async {
             let mut agent = self.connect(&session).await?;
@@ -176,7 +176,7 @@ impl Core {
         } else {
             "process_stdin"
         };
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, action)?;
         let mut entry = self.entry(caller, &session, action, process_id);
         let written = async {
             // Named by its program in the log, and refused early if it does not exist.
@@ -208,7 +208,7 @@ impl Core {
         process_id: &str,
         since: u64,
     ) -> Result<Attachment, Error> {
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "process_stream")?;
         let mut entry = self.entry(caller, &session, "process_stream", process_id);
         let attached = async {
             let target = self.find(&session, process_id).await?;
@@ -238,7 +238,7 @@ impl Core {
         rows: Option<u16>,
         command: Option<String>,
     ) -> Result<Terminal, Error> {
-        let session = self.running_session(caller, session_id)?;
+        let session = self.running_session(caller, session_id, "pty")?;
         let request = StartProcess {
             argv: command.is_none().then(|| vec!["/bin/sh".to_string()]),
             command,
@@ -354,7 +354,7 @@ impl Attachment {
             Err(e) => {
                 self.done = true;
                 let error = process_error(e);
-                self.entry.end(Some(error.to_string()));
+                self.entry.end(Some(error_text(&error)));
                 Err(error)
             }
         })

@@ -82,6 +82,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         )
         .routes(routes!(terminal::terminal))
         .routes(routes!(service::prometheus))
+        .routes(routes!(routes::audit::audit_log))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -1,8 +1,12 @@
-//! The state store: sessions and their activity logs in an embedded SQLite database, so a
+//! The state store: sessions, their activity logs and the audit log in an embedded SQLite database, so a
 //! restart (or a crash) of the service loses nothing and a closed session can still be audited.
 //!
 //! Times are RFC 3339 strings, as the API shows them. Calls are short and synchronous; the
 //! connection is shared behind a mutex.
+
+mod audit;
+
+pub use audit::AUDIT_KEPT;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use rusqlite_migration::{Migrations, M};
@@ -47,8 +51,9 @@ pub struct SessionRecord {
 }
 
 fn migrations() -> Migrations<'static> {
-    Migrations::new(vec![M::up(
-        "CREATE TABLE sessions (
+    Migrations::new(vec![
+        M::up(
+            "CREATE TABLE sessions (
             id TEXT PRIMARY KEY,
             runtime TEXT NOT NULL,
             tenant TEXT,
@@ -75,7 +80,9 @@ fn migrations() -> Migrations<'static> {
             error TEXT
         );
         CREATE INDEX activity_by_session ON activity (session_id, seq);",
-    )])
+        ),
+        M::up(audit::MIGRATION),
+    ])
 }
 
 pub struct Store {

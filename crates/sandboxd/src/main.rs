@@ -61,6 +61,8 @@ enum Command {
     KillAll(commands::kill_all::KillAllArgs),
     /// Show a session's activity log, newest first.
     Activity(commands::activity::ActivityArgs),
+    /// Show the audit log (refused cross-tenant attempts), newest first; administrator only.
+    Audit(commands::audit::AuditArgs),
     /// The runtimes the service allows (`sandboxd runtimes` lists them).
     Runtimes(commands::runtimes::RuntimesArgs),
     /// Serve MCP on stdin/stdout for an agent, forwarding to a running service.
@@ -87,6 +89,7 @@ fn main() -> ExitCode {
         Command::Close(args) => commands::close::run(args).map(|()| 0),
         Command::KillAll(args) => commands::kill_all::run(args).map(|()| 0),
         Command::Activity(args) => commands::activity::run(args).map(|()| 0),
+        Command::Audit(args) => commands::audit::run(args).map(|()| 0),
         Command::Token(args) => commands::token::run(args).map(|()| 0),
         Command::Runtimes(args) => commands::runtimes::run(args).map(|()| 0),
         Command::Mcp(args) => commands::mcp::run(args).map(|()| 0),

@@ -319,3 +319,99 @@ async fn failed_authentication_is_answered_alike_and_throttled_without_locking_o
         .unwrap();
     assert_eq!(health.status(), 200);
 }
+
+/// A tenant probing another's session is answered as for an unknown id, and the administrator
+/// (alone) finds each attempt in the audit log, also with `sandboxd audit`. The real agent's
+/// refusal of a missing cwd quotes it to the caller, never into the activity log.
+#[tokio::test]
+async fn cross_tenant_probes_are_audited_and_the_activity_log_keeps_no_arguments() {
+    let t = start();
+    let (_, a_session) = t.open(&t.a, json!({"runtime": "sh"})).await;
+    let a_id = a_session["id"].as_str().unwrap();
+    for (method, path, body) in [
+        (reqwest::Method::GET, format!("/v1/sessions/{a_id}"), None),
+        (
+            reqwest::Method::POST,
+            format!("/v1/sessions/{a_id}/exec"),
+            Some(json!({"command": "id"})),
+        ),
+        (
+            reqwest::Method::GET,
+            format!("/v1/sessions/{a_id}/files"),
+            None,
+        ),
+    ] {
+        let (status, body) = t.call(&t.b, method, &path, body).await;
+        assert_eq!((status, &body["error"]["code"]), (404, &json!("not_found")));
+    }
+    let (status, refused) = t.call(&t.a, reqwest::Method::GET, "/v1/audit", None).await;
+    assert_eq!(
+        (status, &refused["error"]["code"]),
+        (403, &json!("admin_only"))
+    );
+
+    let audit = t.service.get_json("/v1/audit").await;
+    let entries = audit["entries"].as_array().unwrap();
+    let actions: Vec<&str> = entries
+        .iter()
+        .map(|e| e["action"].as_str().unwrap())
+        .collect();
+    assert_eq!(actions, ["list_files", "exec", "get_session"], "{audit}");
+    for entry in entries {
+        assert_eq!(entry["principal"], "tenant:team-b");
+        assert_eq!(entry["session_id"], a_id);
+        assert_eq!(entry["outcome"], "denied");
+    }
+    let cli = std::process::Command::new(sandboxd_bin())
+        .arg("audit")
+        .env("SANDBOXD_URL", t.service.url(""))
+        .env("SANDBOXD_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let table = String::from_utf8_lossy(&cli.stdout);
+    assert!(
+        cli.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cli.stderr)
+    );
+    assert!(table.starts_with("AT"), "{table}");
+    assert_eq!(table.matches("tenant:team-b").count(), 3, "{table}");
+    assert!(
+        table.contains(a_id) && table.contains("list_files"),
+        "{table}"
+    );
+
+    let exec = format!("/v1/sessions/{a_id}/exec");
+    let post = reqwest::Method::POST;
+    let (status, failed) = t
+        .call(
+            &t.a,
+            post.clone(),
+            &exec,
+            Some(json!({"command": "echo x", "cwd": "/secret-dir"})),
+        )
+        .await;
+    assert_eq!(status, 400, "{failed}");
+    assert!(failed.to_string().contains("secret-dir"), "{failed}");
+    let (status, _) = t
+        .call(
+            &t.a,
+            post,
+            &exec,
+            Some(json!({"command": "T=secret true${IFS}secret"})),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let log_path = format!("/v1/sessions/{a_id}/activity");
+    let (_, log) = t.call(&t.a, reqwest::Method::GET, &log_path, None).await;
+    assert!(!log.to_string().contains("secret"), "{log}");
+    assert_eq!(log["entries"][0]["target"], "shell", "{log}");
+    assert_eq!(log["entries"][1]["target"], "echo", "{log}");
+    assert!(
+        log["entries"][1]["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("spawn_failed"),
+        "{log}"
+    );
+}

@@ -1,4 +1,5 @@
 pub mod activity;
+pub mod audit;
 pub mod close;
 pub mod connection;
 pub mod cp;
