@@ -111,6 +111,9 @@ fn hint(operation: Operation, code: &str) -> Option<&'static str> {
         (Operation::ReadFile, proto::ERROR_IS_DIRECTORY) => {
             "list a directory with GET /v1/sessions/{id}/files?path=..."
         }
+        (Operation::ReadFile, proto::ERROR_TOO_LARGE) => {
+            "downloads are limited to policy.max_upload_bytes, a sparse file's holes to the runtime's tmpfs_size, and a file that reports no size to policy.max_output_bytes; read a part of it with exec (e.g. `head -c`)"
+        }
         (Operation::ListFiles, proto::ERROR_NOT_A_DIRECTORY) => {
             "read a file with GET /v1/sessions/{id}/files/content?path=..."
         }

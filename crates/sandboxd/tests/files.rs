@@ -572,3 +572,47 @@ async fn activity_names_file_operations_never_their_contents() {
         "the activity log holds file contents: {text}"
     );
 }
+
+/// `sh` has `tmpfs_size = "16m"`; `roomy` is the same image with 64m.
+fn sparse_config() -> String {
+    let roomy = format!(
+        "max_upload_bytes = \"32m\"\n[runtimes.roomy]\nimage = \"{}\"\ntmpfs_size = \"64m\"",
+        common::busybox_image()
+    );
+    base_config(2, &roomy)
+}
+
+#[tokio::test]
+async fn sparse_and_oversized_files_are_refused_at_once_and_others_served() {
+    let service = TestService::start(&sparse_config());
+    let files = Files::open(&service, "sh").await;
+    files
+        .sh("truncate -s 50G big && truncate -s 20M holes && truncate -s 8M small && head -c 1000000 /dev/urandom > dense")
+        .await;
+    for (path, expected) in [
+        ("big", "is 53687091200 bytes (it is sparse"),
+        ("holes", "more than 16777216 bytes of holes"),
+    ] {
+        let started = Instant::now();
+        let (status, body) = files.read(path).await;
+        let text = String::from_utf8_lossy(&body);
+        assert_eq!(
+            (status, error_code(&body)),
+            (413, "payload_too_large".into()),
+            "{text}"
+        );
+        assert!(
+            text.contains(expected) && text.contains("tmpfs_size"),
+            "{text}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{path}: {:?}",
+            started.elapsed()
+        );
+    }
+    assert!(String::from_utf8_lossy(&files.read("big").await.1).contains("limit of 33554432"));
+    assert_eq!(files.read_ok("dense").await.len(), 1_000_000);
+    let small = files.read_ok("small").await;
+    assert!(small.len() == 8 << 20 && small.iter().all(|&b| b == 0));
+}
