@@ -616,3 +616,38 @@ async fn sparse_and_oversized_files_are_refused_at_once_and_others_served() {
     let small = files.read_ok("small").await;
     assert!(small.len() == 8 << 20 && small.iter().all(|&b| b == 0));
 }
+
+#[tokio::test]
+async fn cp_writes_a_sparse_file_sparse_on_the_host() {
+    use std::os::unix::fs::MetadataExt;
+    let service = TestService::start(&sparse_config());
+    let files = Files::open(&service, "roomy").await;
+    files
+        .sh("truncate -s 20M sparse && echo tail >> sparse")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("copy");
+    let output = std::process::Command::new(common::sandboxd_bin())
+        .args(["cp", &format!("{}:sparse", files.id)])
+        .arg(&target)
+        .env("SANDBOXD_URL", &service.url)
+        .env("SANDBOXD_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let meta = std::fs::metadata(&target).unwrap();
+    let size = (20 << 20) + 5;
+    assert_eq!(meta.len(), size);
+    assert!(
+        meta.blocks() * 512 < 1 << 20,
+        "{} bytes allocated",
+        meta.blocks() * 512
+    );
+    let copy = std::fs::read(&target).unwrap();
+    assert!(copy[..20 << 20].iter().all(|&b| b == 0));
+    assert_eq!(&copy[20 << 20..], b"tail\n");
+}
