@@ -20,7 +20,8 @@ pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, write_json, Frame, FrameKind, MAX_FRAME_LEN};
 #[cfg(feature = "tokio")]
 pub use host::{
-    delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, UploadError,
+    delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, ReadLimits,
+    UploadError,
 };
 #[cfg(feature = "tokio")]
 pub use host::{ping, run_exec, AgentHub, AgentLease, ExecResult, HELLO_TIMEOUT, MAX_IDLE};

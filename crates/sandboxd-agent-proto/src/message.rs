@@ -83,8 +83,17 @@ pub enum Request {
     ListDir { path: String, max_entries: u32 },
     /// Streams a regular file: [`Event::FileOpened`], its bytes in stdout frames, then
     /// [`Event::FileEnd`]. A file whose size is unknown (e.g. in /proc) is sent up to
-    /// `unsized_limit` bytes and refused with [`ERROR_TOO_LARGE`] beyond.
-    ReadFile { path: String, unsized_limit: u64 },
+    /// `unsized_limit` bytes and refused with [`ERROR_TOO_LARGE`] beyond. A file larger than
+    /// `max_size`, or sparse with more than `max_unallocated` bytes beyond what it has
+    /// allocated (`st_blocks` × 512), is refused with [`ERROR_TOO_LARGE`] before a byte is sent.
+    ReadFile {
+        path: String,
+        unsized_limit: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_size: Option<u64>,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        max_unallocated: Option<u64>,
+    },
     /// Replaces a file atomically, creating missing parent directories: [`Event::WriteReady`],
     /// then the service sends at most `max_bytes` in stdin frames and an empty one to commit,
     /// answered with [`Event::FileWritten`]. Nothing appears at the path before the commit,

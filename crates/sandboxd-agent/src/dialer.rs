@@ -117,7 +117,16 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
             Ok(Request::ReadFile {
                 path,
                 unsized_limit,
-            }) => files::read_file(&mut connection, &path, unsized_limit),
+                max_size,
+                max_unallocated,
+            }) => {
+                let limits = files::ReadLimits {
+                    unsized_limit,
+                    max_size,
+                    max_unallocated,
+                };
+                files::read_file(&mut connection, &path, limits)
+            }
             Ok(Request::WriteFile { path, max_bytes }) => {
                 files::write_file(&mut connection, &path, max_bytes)
             }

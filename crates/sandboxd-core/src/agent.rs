@@ -41,7 +41,8 @@ impl Core {
 
 /// The error for a failed exchange with the agent: its own refusals become the API's codes,
 /// with a hint where one helps; a connection it closed or reset means it is gone or going
-/// (killed from inside the sandbox): `agent_unavailable`, as when no connection can be had.
+/// (killed from inside the sandbox), and no answer in time that it is frozen or starved:
+/// `agent_unavailable`, as when no connection can be had.
 pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
     let ProtoError::Agent { code, message } = error else {
         return exchange_error(&error);
@@ -99,6 +100,11 @@ fn exchange_error(error: &ProtoError) -> Error {
             "{error}; the sandbox may have killed its agent"
         )));
     }
+    if let ProtoError::Timeout(_) = error {
+        return Error::Backend(BackendError::AgentUnavailable(format!(
+            "{error}; the sandbox may have frozen its agent or be overloaded (a session whose agent stops answering is ended)"
+        )));
+    }
     // The message may quote what the agent sent.
     Error::Agent(agent_text(&error.to_string()))
 }
@@ -110,6 +116,9 @@ fn hint(operation: Operation, code: &str) -> Option<&'static str> {
         }
         (Operation::ReadFile, proto::ERROR_IS_DIRECTORY) => {
             "list a directory with GET /v1/sessions/{id}/files?path=..."
+        }
+        (Operation::ReadFile, proto::ERROR_TOO_LARGE) => {
+            "downloads are limited to policy.max_upload_bytes, a sparse file's holes to the runtime's tmpfs_size, and a file that reports no size to policy.max_output_bytes; read a part of it with exec (e.g. `head -c`)"
         }
         (Operation::ListFiles, proto::ERROR_NOT_A_DIRECTORY) => {
             "read a file with GET /v1/sessions/{id}/files/content?path=..."
@@ -162,15 +171,16 @@ mod tests {
     }
 
     #[test]
-    fn a_connection_the_agent_dropped_means_it_is_gone() {
+    fn a_connection_the_agent_dropped_or_a_silent_agent_means_it_is_unavailable() {
         let gone = |e| agent_error(Operation::Exec, e).code();
         assert_eq!(gone(ProtoError::Closed), "agent_unavailable");
         let reset = std::io::Error::from(ErrorKind::ConnectionReset);
         assert_eq!(gone(ProtoError::Io(reset)), "agent_unavailable");
         assert_eq!(
             gone(ProtoError::Timeout(Duration::from_secs(1))),
-            "agent_error"
+            "agent_unavailable"
         );
+        assert_eq!(gone(ProtoError::Unexpected("x".into())), "agent_error");
     }
 
     #[test]

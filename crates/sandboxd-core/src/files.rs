@@ -53,7 +53,9 @@ impl Core {
         })
     }
 
-    /// Opens a file to read it chunk by chunk.
+    /// Opens a file to read it chunk by chunk. A file over the transfer limit
+    /// (`policy.max_upload_bytes`) is refused, and so is a sparse one whose holes exceed the
+    /// sandbox's writable size: it cost the sandbox nothing and would be served whole.
     pub async fn read_file(
         &self,
         caller: &Caller,
@@ -63,12 +65,31 @@ impl Core {
         let path = checked_path(required(path)?)?;
         let session = self.running_session(caller, session_id, "read_file")?;
         let mut entry = self.entry(caller, &session, "read_file", &path);
+        let policy = &self.config().policy;
+        let limits = proto::ReadLimits {
+            unsized_limit: policy.max_output_bytes,
+            max_size: policy.max_upload_bytes,
+            // /tmp and the working directory are tmpfs of this size: a file with more holes
+            // than that is sparse beyond anything the sandbox could hold.
+            max_unallocated: self
+                .config()
+                .runtime(&session.runtime)
+                .map_or(policy.max_upload_bytes, |r| r.limits.tmpfs_size_bytes),
+        };
         let opened = async {
             let agent = self.connect(&session).await?;
-            let unsized_limit = self.config().policy.max_output_bytes;
-            proto::open_file(agent, &path, unsized_limit, STEP_TIMEOUT)
+            let file = proto::open_file(agent, &path, limits, STEP_TIMEOUT)
                 .await
-                .map_err(|e| agent_error(Operation::ReadFile, e))
+                .map_err(|e| agent_error(Operation::ReadFile, e))?;
+            // The agent refuses such a file itself; what it announces becomes a
+            // Content-Length, so it is never trusted past the limit.
+            match file.size() {
+                Some(size) if size > limits.max_size => Err(Error::PayloadTooLarge(format!(
+                    "the file is {size} bytes, over the service's download limit of {} (policy.max_upload_bytes)",
+                    format_bytes(limits.max_size)
+                ))),
+                _ => Ok(file),
+            }
         }
         .await;
         let file = opened.map_err(|e| entry.fail(e))?;

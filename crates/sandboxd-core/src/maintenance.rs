@@ -1,21 +1,33 @@
 //! Keeping sessions and sandboxes in step: taking back the sessions of an earlier run at start,
-//! expiring idle and old sessions, and ending sessions whose sandbox vanished (a Docker engine
-//! restart, a container removed by hand). Every ending says why, in the session's record and in
-//! its activity log.
+//! expiring idle and old sessions, ending sessions whose sandbox vanished (a Docker engine
+//! restart, a container removed by hand) and those whose agent stopped answering (killed or
+//! frozen from inside). Every ending says why, in the session's record and in its activity log.
 
 use crate::core::Core;
 use crate::error::Error;
 use crate::sessions::Session;
 use futures_util::future::join_all;
+use futures_util::{stream, StreamExt};
+use sandboxd_agent_proto as proto;
 use sandboxd_backend::ExistingSandbox;
 use std::collections::HashMap;
 use std::time::Duration;
 use time::OffsetDateTime;
+use tokio::time::MissedTickBehavior;
 
 /// How often sessions are checked for expiry.
 const EXPIRY_INTERVAL: Duration = Duration::from_secs(1);
 /// How often the engine is asked which sandboxes still run.
 const SANDBOX_CHECK_INTERVAL: Duration = Duration::from_secs(5);
+/// How often each running session's agent is pinged.
+const PING_INTERVAL: Duration = Duration::from_secs(4);
+/// How long a ping may take, the wait for a connection to the agent included. An agent
+/// answers at once from an idle connection; one that takes longer is frozen or starved.
+const PING_TIMEOUT: Duration = Duration::from_secs(2);
+/// Pings failed in a row that end a session: about 10 s without an answer.
+const PING_FAILURES_TO_END: u32 = 3;
+/// Pings in flight at once, so a round stays bounded however many sessions run.
+const PING_CONCURRENCY: usize = 16;
 
 /// What [`restore`] did, for the start-up message.
 #[derive(Debug, Default)]
@@ -97,8 +109,14 @@ impl Core {
         self.end_for(session, "end", reason).await;
     }
 
-    /// Expires sessions and ends those whose sandbox vanished, until the task is aborted.
+    /// Expires sessions and ends those whose sandbox vanished or whose agent stopped
+    /// answering, until the task is aborted.
     pub async fn maintain(self) {
+        // Side by side, so waiting on silent agents never delays an expiry.
+        tokio::join!(self.keep_in_step(), self.watch_agents());
+    }
+
+    async fn keep_in_step(&self) {
         let mut expiry = tokio::time::interval(EXPIRY_INTERVAL);
         let mut sandbox_check = tokio::time::interval(SANDBOX_CHECK_INTERVAL);
         loop {
@@ -161,6 +179,73 @@ impl Core {
                 "its sandbox stopped: its agent exited, or the container was stopped or removed outside sandboxd (for example, the Docker engine restarted)",
             )
             .await;
+            }
+        }
+    }
+}
+
+impl Core {
+    /// Pings every running session's agent each [`PING_INTERVAL`] and ends the session after
+    /// [`PING_FAILURES_TO_END`] failures in a row: its agent was killed or frozen from inside
+    /// (the sandbox runs as the agent's uid), or the sandbox is too starved to serve anything.
+    async fn watch_agents(&self) {
+        let mut ticks = tokio::time::interval(PING_INTERVAL);
+        ticks.set_missed_tick_behavior(MissedTickBehavior::Delay);
+        // Failures in a row, by session id; only sessions that failed their last ping.
+        let mut failures: HashMap<String, u32> = HashMap::new();
+        loop {
+            ticks.tick().await;
+            let silent: Vec<Session> =
+                stream::iter(self.sessions().running())
+                    .map(|session| async move {
+                        (!self.agent_answers(&session).await).then_some(session)
+                    })
+                    .buffer_unordered(PING_CONCURRENCY)
+                    .filter_map(std::future::ready)
+                    .collect()
+                    .await;
+            let mut still_failing = HashMap::new();
+            for session in silent {
+                let count = failures.get(&session.id).map_or(1, |n| n + 1);
+                if count < PING_FAILURES_TO_END {
+                    still_failing.insert(session.id, count);
+                } else if self
+                    .sessions()
+                    .get(&session.id)
+                    .is_ok_and(|s| s.is_running())
+                {
+                    let reason = format!(
+                        "its agent stopped answering: {count} pings in a row, {} s apart, got no answer within {} s (the agent was killed or frozen from inside the sandbox, or the sandbox is too overloaded to serve requests)",
+                        PING_INTERVAL.as_secs(),
+                        PING_TIMEOUT.as_secs()
+                    );
+                    self.end_for(&session, "end", &reason).await;
+                }
+            }
+            failures = still_failing;
+        }
+    }
+
+    /// Whether the session's agent answers a ping within [`PING_TIMEOUT`]. The connection is
+    /// given back after a pong, so a healthy agent costs one round trip and no new dial.
+    async fn agent_answers(&self, session: &Session) -> bool {
+        let ping = async {
+            let mut agent = self.connect(session).await?;
+            proto::ping(&mut agent, PING_TIMEOUT)
+                .await
+                .map_err(|e| Error::Agent(e.to_string()))?;
+            agent.reuse();
+            Ok::<_, Error>(())
+        };
+        match tokio::time::timeout(PING_TIMEOUT, ping).await {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                tracing::debug!(session = %session.id, error = %e, "agent ping failed");
+                false
+            }
+            Err(_) => {
+                tracing::debug!(session = %session.id, "agent ping timed out");
+                false
             }
         }
     }

@@ -572,3 +572,82 @@ async fn activity_names_file_operations_never_their_contents() {
         "the activity log holds file contents: {text}"
     );
 }
+
+/// `sh` has `tmpfs_size = "16m"`; `roomy` is the same image with 64m.
+fn sparse_config() -> String {
+    let roomy = format!(
+        "max_upload_bytes = \"32m\"\n[runtimes.roomy]\nimage = \"{}\"\ntmpfs_size = \"64m\"",
+        common::busybox_image()
+    );
+    base_config(2, &roomy)
+}
+
+#[tokio::test]
+async fn sparse_and_oversized_files_are_refused_at_once_and_others_served() {
+    let service = TestService::start(&sparse_config());
+    let files = Files::open(&service, "sh").await;
+    files
+        .sh("truncate -s 50G big && truncate -s 20M holes && truncate -s 8M small && head -c 1000000 /dev/urandom > dense")
+        .await;
+    for (path, expected) in [
+        ("big", "is 53687091200 bytes (it is sparse"),
+        ("holes", "more than 16777216 bytes of holes"),
+    ] {
+        let started = Instant::now();
+        let (status, body) = files.read(path).await;
+        let text = String::from_utf8_lossy(&body);
+        assert_eq!(
+            (status, error_code(&body)),
+            (413, "payload_too_large".into()),
+            "{text}"
+        );
+        assert!(
+            text.contains(expected) && text.contains("tmpfs_size"),
+            "{text}"
+        );
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "{path}: {:?}",
+            started.elapsed()
+        );
+    }
+    assert!(String::from_utf8_lossy(&files.read("big").await.1).contains("limit of 33554432"));
+    assert_eq!(files.read_ok("dense").await.len(), 1_000_000);
+    let small = files.read_ok("small").await;
+    assert!(small.len() == 8 << 20 && small.iter().all(|&b| b == 0));
+}
+
+#[tokio::test]
+async fn cp_writes_a_sparse_file_sparse_on_the_host() {
+    use std::os::unix::fs::MetadataExt;
+    let service = TestService::start(&sparse_config());
+    let files = Files::open(&service, "roomy").await;
+    files
+        .sh("truncate -s 20M sparse && echo tail >> sparse")
+        .await;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("copy");
+    let output = std::process::Command::new(common::sandboxd_bin())
+        .args(["cp", &format!("{}:sparse", files.id)])
+        .arg(&target)
+        .env("SANDBOXD_URL", &service.url)
+        .env("SANDBOXD_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let meta = std::fs::metadata(&target).unwrap();
+    let size = (20 << 20) + 5;
+    assert_eq!(meta.len(), size);
+    assert!(
+        meta.blocks() * 512 < 1 << 20,
+        "{} bytes allocated",
+        meta.blocks() * 512
+    );
+    let copy = std::fs::read(&target).unwrap();
+    assert!(copy[..20 << 20].iter().all(|&b| b == 0));
+    assert_eq!(&copy[20 << 20..], b"tail\n");
+}

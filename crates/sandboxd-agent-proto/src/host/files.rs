@@ -98,18 +98,32 @@ pub struct FileDownload<S> {
     idle_timeout: Duration,
 }
 
-/// Opens the regular file at `path` for reading. A file of unknown size is accepted up to
-/// `unsized_limit` bytes. Each wait for the agent, now and per chunk later, is bounded by
-/// `idle_timeout`.
+/// What a download may be; see [`Request::ReadFile`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadLimits {
+    /// A file of unknown size is accepted up to this many bytes.
+    pub unsized_limit: u64,
+    /// The agent refuses a larger file.
+    pub max_size: u64,
+    /// The agent refuses a file with more bytes of holes (size beyond its allocation).
+    pub max_unallocated: u64,
+}
+
+/// Opens the regular file at `path` for reading, within `limits`. Each wait for the agent,
+/// now and per chunk later, is bounded by `idle_timeout`. The size the agent announces is
+/// its word: the caller checks it against `max_size` before relying on it.
 pub async fn open_file<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     path: &str,
-    unsized_limit: u64,
+    limits: ReadLimits,
     idle_timeout: Duration,
 ) -> Result<FileDownload<S>, ProtoError> {
+    let unsized_limit = limits.unsized_limit;
     let request = Request::ReadFile {
         path: path.to_string(),
         unsized_limit,
+        max_size: Some(limits.max_size),
+        max_unallocated: Some(limits.max_unallocated),
     };
     within(idle_timeout, write_json(&mut stream, &request)).await?;
     let size = match next_event(&mut stream, idle_timeout).await? {
@@ -360,7 +374,12 @@ mod tests {
             // Holds the connection open until the service drops it.
             read_frame(&mut agent).await
         });
-        let mut download = open_file(service, "f", 4, STEP).await.unwrap();
+        let limits = ReadLimits {
+            unsized_limit: 4,
+            max_size: 10,
+            max_unallocated: 10,
+        };
+        let mut download = open_file(service, "f", limits, STEP).await.unwrap();
         let mut received = Vec::new();
         loop {
             match download.next_chunk().await {

@@ -7,7 +7,8 @@ mod process;
 
 pub use exec::{ping, run_exec, ExecResult};
 pub use files::{
-    delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, UploadError,
+    delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, ReadLimits,
+    UploadError,
 };
 pub use hub::{AgentHub, AgentLease, HELLO_TIMEOUT, MAX_IDLE};
 pub use process::{

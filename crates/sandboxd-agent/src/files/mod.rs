@@ -17,5 +17,5 @@ mod test_support;
 mod write;
 
 pub use delete::delete;
-pub use read::{list_dir, read_file};
+pub use read::{list_dir, read_file, ReadLimits};
 pub use write::write_file;

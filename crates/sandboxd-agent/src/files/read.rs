@@ -79,15 +79,26 @@ fn describe(name: String, meta: &Metadata) -> DirEntry {
     }
 }
 
+/// What a read may send; see [`sandboxd_agent_proto::Request::ReadFile`].
+#[derive(Debug, Clone, Copy)]
+pub struct ReadLimits {
+    pub unsized_limit: u64,
+    pub max_size: Option<u64>,
+    pub max_unallocated: Option<u64>,
+}
+
 /// Sends a regular file. Its size is announced when known: when the whole file fits the
 /// first chunk, or from its metadata. Pseudo-files (procfs, sysfs) report no size or a wrong
 /// one; those larger than a chunk are sent without a size, up to `unsized_limit` bytes.
+/// A file over the limits is refused before a byte is read.
 pub fn read_file(
     connection: &mut UnixStream,
     path: &str,
-    unsized_limit: u64,
+    limits: ReadLimits,
 ) -> Result<(), ProtoError> {
-    let (mut file, reported_size) = match open_regular_file(path) {
+    let (mut file, reported_size) = match open_regular_file(path)
+        .and_then(|(file, meta)| within_limits(path, &meta, limits).map(|()| (file, meta.len())))
+    {
         Ok(opened) => opened,
         Err(refusal) => return refuse(connection, refusal),
     };
@@ -102,7 +113,7 @@ pub fn read_file(
         (reported_size >= filled as u64).then_some(reported_size)
     };
     write_json(connection, &Event::FileOpened { size })?;
-    let limit = size.unwrap_or(unsized_limit);
+    let limit = size.unwrap_or(limits.unsized_limit);
     let mut sent = 0u64;
     loop {
         let room = usize::try_from(limit - sent).unwrap_or(usize::MAX);
@@ -131,9 +142,37 @@ pub fn read_file(
     write_json(connection, &Event::FileEnd { bytes: sent })
 }
 
+/// Refuses a file over `max_size`, or one whose holes (its size beyond the bytes it has
+/// allocated) are over `max_unallocated`: a sparse file costs the sandbox almost nothing and
+/// would otherwise be served at its full size.
+fn within_limits(path: &str, meta: &Metadata, limits: ReadLimits) -> Result<(), Refusal> {
+    let size = meta.len();
+    let allocated = meta.blocks().saturating_mul(512);
+    let unallocated = size.saturating_sub(allocated);
+    if let Some(max) = limits.max_size.filter(|&max| size > max) {
+        let sparse = match unallocated {
+            0 => String::new(),
+            _ => format!(" (it is sparse: only {allocated} bytes of it are stored)"),
+        };
+        return Err(Refusal::new(
+            ERROR_TOO_LARGE,
+            format!("{path} is {size} bytes{sparse}, over the download limit of {max} bytes"),
+        ));
+    }
+    if let Some(max) = limits.max_unallocated.filter(|&max| unallocated > max) {
+        return Err(Refusal::new(
+            ERROR_TOO_LARGE,
+            format!(
+                "{path} is sparse: {size} bytes of which only {allocated} are stored; a file with more than {max} bytes of holes (the sandbox's writable size) is not served"
+            ),
+        ));
+    }
+    Ok(())
+}
+
 /// Opens `path` for reading and checks on the open descriptor that it is a regular file.
 /// The open does not block on a FIFO and does not make a terminal ours.
-fn open_regular_file(path: &str) -> Result<(File, u64), Refusal> {
+fn open_regular_file(path: &str) -> Result<(File, Metadata), Refusal> {
     let file = OpenOptions::new()
         .read(true)
         .custom_flags(libc::O_NONBLOCK | libc::O_NOCTTY)
@@ -161,7 +200,7 @@ fn open_regular_file(path: &str) -> Result<(File, u64), Refusal> {
         ));
     }
     clear_nonblocking(&file).map_err(|e| Refusal::io(path, e))?;
-    Ok((file, meta.len()))
+    Ok((file, meta))
 }
 
 /// Pseudo-files may honour `O_NONBLOCK` on reads, and a read must wait for its data.
@@ -199,8 +238,17 @@ mod tests {
 
     /// The file's frames up to its end: the announced size, the bytes, and the end event.
     fn download(path: &str, unsized_limit: u64) -> (Option<u64>, Vec<u8>, Event) {
+        let limits = ReadLimits {
+            unsized_limit,
+            max_size: None,
+            max_unallocated: None,
+        };
+        download_within(path, limits)
+    }
+
+    fn download_within(path: &str, limits: ReadLimits) -> (Option<u64>, Vec<u8>, Event) {
         let path = path.to_string();
-        let (mut service, agent) = start(move |c| read_file(c, &path, unsized_limit));
+        let (mut service, agent) = start(move |c| read_file(c, &path, limits));
         let size = match event(&mut service) {
             Event::FileOpened { size } => size,
             other => return (None, Vec::new(), other),
@@ -252,6 +300,50 @@ mod tests {
             assert_eq!(error_code(end), code, "{path}");
         }
         assert!(started.elapsed() < Duration::from_secs(5), "a FIFO blocked");
+    }
+
+    #[test]
+    fn files_over_the_size_or_holes_limit_are_refused_before_a_byte() {
+        let dir = tempfile::tempdir().unwrap();
+        let sparse = path_in(&dir, "sparse");
+        File::create(&sparse).unwrap().set_len(1 << 30).unwrap();
+        let dense = path_in(&dir, "dense");
+        fs::write(&dense, vec![1u8; 100_000]).unwrap();
+        let limits = |max_size, max_unallocated| ReadLimits {
+            unsized_limit: 10,
+            max_size: Some(max_size),
+            max_unallocated: Some(max_unallocated),
+        };
+        let refused = |path: &str, limits| match download_within(path, limits) {
+            (None, bytes, Event::Error { code, message }) if bytes.is_empty() => {
+                assert_eq!(code, ERROR_TOO_LARGE);
+                message
+            }
+            other => panic!("{other:?}"),
+        };
+        let message = refused(&sparse, limits(1 << 20, 1 << 40));
+        assert!(
+            message.contains("1073741824 bytes (it is sparse"),
+            "{message}"
+        );
+        assert!(message.contains("limit of 1048576 bytes"), "{message}");
+        let message = refused(&sparse, limits(1 << 40, 1 << 20));
+        assert!(message.contains("is sparse"), "{message}");
+        assert!(
+            message.contains("more than 1048576 bytes of holes"),
+            "{message}"
+        );
+        let message = refused(&dense, limits(99_999, 1 << 20));
+        assert!(!message.contains("sparse"), "{message}");
+
+        // Within both limits, a dense file is served whole, and a small sparse one too.
+        let (size, bytes, _) = download_within(&dense, limits(100_000, 0));
+        assert_eq!((size, bytes.len()), (Some(100_000), 100_000));
+        let small = path_in(&dir, "small");
+        File::create(&small).unwrap().set_len(200_000).unwrap();
+        let (size, bytes, _) = download_within(&small, limits(1 << 20, 1 << 20));
+        assert_eq!(size, Some(200_000));
+        assert!(bytes.len() == 200_000 && bytes.iter().all(|&b| b == 0));
     }
 
     #[test]

@@ -7,9 +7,9 @@ use anyhow::{bail, Context, Result};
 use clap::Args;
 use sandboxd_api::FileWritten;
 use sandboxd_client::{Client, Interface};
-use std::io::{Read, Write};
+use std::fs::File;
+use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use tokio::io::AsyncWriteExt;
 
 #[derive(Args)]
 pub struct CpArgs {
@@ -127,7 +127,8 @@ async fn upload(client: &Client, local: &Local, remote: &Remote) -> Result<FileW
 }
 
 /// Copies a session's file to standard output, or to a local file through a temporary file
-/// beside it, so an interrupted copy never leaves a partial file under the target's name.
+/// beside it, so an interrupted copy never leaves a partial file under the target's name. A
+/// local file is written sparse: its all-zero blocks take no room on this host.
 async fn download(client: &Client, remote: &Remote, local: &Local) -> Result<FileWritten> {
     let mut download = client.read_file(&remote.id, &remote.path).await?;
     let target = match local {
@@ -155,17 +156,18 @@ async fn download(client: &Client, remote: &Remote, local: &Local) -> Result<Fil
         std::process::id()
     ));
     let copied = async {
-        let mut file = tokio::fs::File::create(&partial)
-            .await
+        let file = std::fs::File::create(&partial)
             .with_context(|| format!("cannot create {}", partial.display()))?;
-        let mut bytes = 0;
+        let mut file = SparseWriter::new(file);
         while let Some(chunk) = download.chunk().await? {
             file.write_all(&chunk)
-                .await
                 .with_context(|| format!("cannot write {}", partial.display()))?;
-            bytes += chunk.len() as u64;
         }
-        file.sync_all().await?;
+        let bytes = file.len();
+        let file = file
+            .finish()
+            .with_context(|| format!("cannot write {}", partial.display()))?;
+        file.sync_all()?;
         tokio::fs::rename(&partial, &target)
             .await
             .with_context(|| format!("cannot write {}", target.display()))?;
@@ -189,5 +191,124 @@ fn file_name(path: &str) -> Result<String> {
     match Path::new(path).file_name() {
         Some(name) => Ok(name.to_string_lossy().into_owned()),
         None => bail!("{path:?} names no file; give the destination file's name"),
+    }
+}
+
+/// The blocks a [`SparseWriter`] tests for zeros: the page and usual filesystem block size.
+const SPARSE_BLOCK: usize = 4096;
+
+/// Writes a file sparse: each aligned block of [`SPARSE_BLOCK`] zero bytes is skipped over
+/// instead of written, leaving a hole, and [`finish`](Self::finish) sets the final length, so
+/// a trailing hole counts too. Reads back the same bytes as a plain write.
+struct SparseWriter {
+    file: File,
+    /// Bytes of the current block not yet written or skipped; never a full block.
+    block: Vec<u8>,
+    /// Bytes taken so far: the file's length once finished.
+    len: u64,
+    /// Where the file's cursor is.
+    position: u64,
+}
+
+impl SparseWriter {
+    fn new(file: File) -> SparseWriter {
+        SparseWriter {
+            file,
+            block: Vec::with_capacity(SPARSE_BLOCK),
+            len: 0,
+            position: 0,
+        }
+    }
+
+    fn len(&self) -> u64 {
+        self.len
+    }
+
+    fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
+        while !data.is_empty() {
+            let take = (SPARSE_BLOCK - self.block.len()).min(data.len());
+            self.block.extend_from_slice(&data[..take]);
+            data = &data[take..];
+            self.len += take as u64;
+            if self.block.len() == SPARSE_BLOCK {
+                self.flush_block()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the current block where it belongs unless it is all zeros.
+    fn flush_block(&mut self) -> io::Result<()> {
+        let start = self.len - self.block.len() as u64;
+        if self.block.iter().any(|&byte| byte != 0) {
+            if self.position != start {
+                self.file.seek(SeekFrom::Start(start))?;
+            }
+            self.file.write_all(&self.block)?;
+            self.position = self.len;
+        }
+        self.block.clear();
+        Ok(())
+    }
+
+    /// Writes what is left and sets the length the holes leave out; returns the file.
+    fn finish(mut self) -> io::Result<File> {
+        self.flush_block()?;
+        self.file.set_len(self.len)?;
+        Ok(self.file)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+
+    /// Writes `chunks` through a sparse writer; returns the file's bytes and its allocation.
+    fn written(chunks: &[&[u8]]) -> (Vec<u8>, u64) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("f");
+        let mut writer = SparseWriter::new(File::create(&path).unwrap());
+        for chunk in chunks {
+            writer.write_all(chunk).unwrap();
+        }
+        let expected: u64 = chunks.iter().map(|c| c.len() as u64).sum();
+        assert_eq!(writer.len(), expected);
+        writer.finish().unwrap().sync_all().unwrap();
+        let allocated = std::fs::metadata(&path).unwrap().blocks() * 512;
+        (std::fs::read(&path).unwrap(), allocated)
+    }
+
+    #[test]
+    fn zero_blocks_become_holes_and_the_bytes_read_back_the_same() {
+        let zeros = vec![0u8; 8 << 20];
+        let (bytes, allocated) = written(&[&zeros]);
+        assert_eq!(bytes, zeros);
+        assert!(
+            allocated < 64 << 10,
+            "{allocated} bytes allocated for zeros"
+        );
+
+        // Data between holes, in chunks that do not line up with the blocks.
+        let mut mixed = vec![0u8; 3 << 20];
+        mixed[5000] = 1;
+        mixed[(2 << 20) + 17] = 2;
+        let last = mixed.len() - 1;
+        mixed[last] = 3;
+        let chunks: Vec<&[u8]> = mixed.chunks(65_537).collect();
+        let (bytes, allocated) = written(&chunks);
+        assert_eq!(bytes, mixed);
+        assert!(allocated < 256 << 10, "{allocated} bytes allocated");
+    }
+
+    #[test]
+    fn short_odd_and_dense_files_are_written_whole() {
+        assert_eq!(written(&[]).0, b"");
+        assert_eq!(written(&[b"abc"]).0, b"abc");
+        assert_eq!(written(&[&[0, 0, 0]]).0, [0, 0, 0]);
+        let dense: Vec<u8> = (0..50_000u32).map(|i| (i % 251) as u8 + 1).collect();
+        let (bytes, allocated) = written(&[&dense[..10], &dense[10..]]);
+        assert_eq!(bytes, dense);
+        assert!(allocated >= dense.len() as u64);
     }
 }
