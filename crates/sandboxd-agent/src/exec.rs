@@ -42,7 +42,7 @@ pub fn run(connection: &mut UnixStream, request: &ExecRequest) -> Result<(), Pro
         );
     };
     let oom_kills_before = oom_kill_count();
-    let child = match command(request).spawn() {
+    let child = match start(command(request)) {
         Ok(child) => child,
         Err(e) => {
             let message = spawn_failure(program, request, &e);
@@ -82,14 +82,31 @@ pub(crate) fn error_event(code: &str, message: String) -> Event {
     }
 }
 
-/// Why `program` could not be started, for an [`ERROR_SPAWN_FAILED`] answer.
+/// Starts a command, as the sandbox's preferred victim should memory run out.
+pub(crate) fn start(mut command: Command) -> io::Result<Child> {
+    let child = command.spawn()?;
+    sys::prefer_as_oom_victim(child.id());
+    Ok(child)
+}
+
+/// Why `program` could not be started, for an [`ERROR_SPAWN_FAILED`] answer. When the sandbox
+/// is at its process limit, it says so and what frees it.
 pub(crate) fn spawn_failure(program: &str, request: &ExecRequest, error: &io::Error) -> String {
     let place = request
         .cwd
         .as_ref()
         .map(|cwd| format!(" in {cwd:?}"))
         .unwrap_or_default();
-    format!("cannot run {program:?}{place}: {error}")
+    let mut message = format!("cannot run {program:?}{place}: {error}");
+    if error.raw_os_error() == Some(libc::EAGAIN) {
+        let limit = sys::process_limit()
+            .map(|limit| format!(" of {limit} processes"))
+            .unwrap_or_default();
+        message.push_str(&format!(
+            "; the sandbox is at its process limit{limit}: processes left running hold it. Kill them all with kill-all (DELETE /v1/sessions/{{id}}/processes, the MCP tool kill_all_processes, or `sandboxd kill-all ID`); the session and its files stay"
+        ));
+    }
+    message
 }
 
 /// The command with piped output, stdin piped or `/dev/null`, in its own process group.

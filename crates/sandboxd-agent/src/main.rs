@@ -31,6 +31,7 @@ fn main() -> ExitCode {
                     sys::forbid_ptrace()
                         .map_err(|e| format!("cannot make the agent non-dumpable: {e}"))
                 });
+            sys::restore_default_signals();
             let secret = hardened.and_then(|()| read_secret(&socket));
             match secret {
                 Ok(secret) => dialer::run(&socket, &secret),

@@ -152,3 +152,27 @@ impl AsRawFd for EventFd {
         self.0.as_raw_fd()
     }
 }
+
+/// Puts SIGHUP, SIGINT, SIGQUIT and SIGTERM back to their default action. A sandbox starts the
+/// agent so; an agent started where they were ignored (in the background, under nohup) would
+/// otherwise hand that down to every command, and Ctrl-C or a hang-up would do nothing.
+pub fn restore_default_signals() {
+    for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+        // SAFETY: signal() takes no pointers; SIG_DFL is always a valid disposition.
+        unsafe { libc::signal(signal, libc::SIG_DFL) };
+    }
+}
+
+/// Makes a started command the kernel's first choice when the sandbox runs out of memory,
+/// rather than the agent. Raising a score needs no privilege; the agent keeps its own. A
+/// process that already exited is no error.
+pub fn prefer_as_oom_victim(pid: u32) {
+    let _ = std::fs::write(format!("/proc/{pid}/oom_score_adj"), "1000");
+}
+
+/// The sandbox's process limit, from its pids cgroup (v2, then v1), when it has one.
+pub fn process_limit() -> Option<u64> {
+    ["/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"]
+        .iter()
+        .find_map(|path| std::fs::read_to_string(path).ok()?.trim().parse().ok())
+}

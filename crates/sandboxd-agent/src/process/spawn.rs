@@ -85,7 +85,7 @@ pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refus
 type Spawned = (Child, Vec<(FrameKind, File)>, Option<File>, Option<File>);
 
 fn spawn_with_pipes(request: &ProcessStartRequest) -> io::Result<Spawned> {
-    let mut child = exec::command(&request.command).spawn()?;
+    let mut child = exec::start(exec::command(&request.command))?;
     let stdout = child
         .stdout
         .take()
@@ -123,7 +123,7 @@ fn spawn_on_terminal(request: &ProcessStartRequest, size: TermSize) -> io::Resul
         unsafe { command.pre_exec(sys::take_controlling_terminal) };
         // The command, and with it the agent's copies of the slave, is dropped right after,
         // so the master reads end-of-file once the process side has closed the terminal.
-        command.spawn()?
+        exec::start(command)?
     };
     let spawned = sys::set_nonblocking(&master).and_then(|()| {
         let input = master.try_clone()?;
