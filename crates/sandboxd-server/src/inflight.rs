@@ -3,7 +3,7 @@
 //! Every buffered body takes its share before it is read: its whole length when hyper knows it
 //! (from `Content-Length`), otherwise as the buffer grows. The share is held until the handler
 //! has answered, since the parsed request still holds the bytes, and a body that cannot get it
-//! within [`BUDGET_WAIT`] is refused with 503 `busy` instead of queueing without end. Streamed
+//! within [`BUDGET_WAIT`] is refused with 503 `service_busy` instead of queueing without end. Streamed
 //! uploads (`PUT .../files/content`) hold at most a chunk at a time and take no share.
 
 use crate::error::ApiError;
@@ -122,7 +122,7 @@ impl IntoResponse for BodyError {
     fn into_response(self) -> Response {
         let (status, code, message) = match self {
             BodyError::Api(error) => return error.into_response(),
-            BodyError::Busy(message) => (StatusCode::SERVICE_UNAVAILABLE, "busy", message),
+            BodyError::Busy(message) => (StatusCode::SERVICE_UNAVAILABLE, "service_busy", message),
             BodyError::TimedOut => (
                 StatusCode::REQUEST_TIMEOUT,
                 "request_timeout",

@@ -66,7 +66,7 @@ async fn a_spent_budget_refuses_with_busy_until_the_holder_is_answered() {
     // Its share leaves too little for another 40 KiB body: refused after a short wait.
     let started = Instant::now();
     let refused = service.post(&path, exec_body(40 << 10)).await;
-    assert_error(&refused, StatusCode::SERVICE_UNAVAILABLE, "busy");
+    assert_error(&refused, StatusCode::SERVICE_UNAVAILABLE, "service_busy");
     let waited = started.elapsed();
     assert!(
         waited >= Duration::from_secs(2) && waited < Duration::from_secs(10),
