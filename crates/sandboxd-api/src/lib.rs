@@ -143,6 +143,9 @@ pub struct Policy {
     /// Bytes of stdout, and separately of stderr, kept per command.
     pub max_output_bytes: u64,
     pub max_upload_bytes: u64,
+    /// Bytes of request bodies the service holds at once, all requests together; a body
+    /// that cannot get its share within a few seconds is refused with 503 `service_busy`.
+    pub max_body_bytes_in_flight: u64,
     pub idle_timeout_secs: u64,
     pub max_lifetime_secs: u64,
     pub max_sessions: u32,

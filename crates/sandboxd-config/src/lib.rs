@@ -117,6 +117,7 @@ struct PolicyFile {
     max_timeout_secs: Option<u64>,
     max_output_bytes: Option<SizeValue>,
     max_upload_bytes: Option<SizeValue>,
+    max_body_bytes_in_flight: Option<SizeValue>,
     idle_timeout_secs: Option<u64>,
     max_lifetime_secs: Option<u64>,
     auth_failures_per_minute: Option<u32>,
@@ -510,6 +511,11 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
         max_timeout_secs: file.max_timeout_secs.unwrap_or(600),
         max_output_bytes: size(&file.max_output_bytes, "max_output_bytes", 1 << 20)?,
         max_upload_bytes: size(&file.max_upload_bytes, "max_upload_bytes", 100 << 20)?,
+        max_body_bytes_in_flight: size(
+            &file.max_body_bytes_in_flight,
+            "max_body_bytes_in_flight",
+            256 << 20,
+        )?,
         idle_timeout_secs: file.idle_timeout_secs.unwrap_or(1800),
         max_lifetime_secs: file.max_lifetime_secs.unwrap_or(86_400),
         max_sessions,
@@ -520,6 +526,7 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
         ("max_timeout_secs", policy.max_timeout_secs),
         ("max_output_bytes", policy.max_output_bytes),
         ("max_upload_bytes", policy.max_upload_bytes),
+        ("max_body_bytes_in_flight", policy.max_body_bytes_in_flight),
         ("idle_timeout_secs", policy.idle_timeout_secs),
         ("max_lifetime_secs", policy.max_lifetime_secs),
         (

@@ -13,6 +13,10 @@ use std::time::Duration;
 /// Time the agent gets beyond the command's own timeout to kill it and report.
 const AGENT_GRACE: Duration = Duration::from_secs(10);
 
+/// The most a command (argv, env and cwd, JSON-encoded) may take: half the agent's frame, as
+/// a process start sends the program name again beside it. Linux's own `ARG_MAX` is 2 MiB.
+const MAX_COMMAND_BYTES: usize = proto::MAX_FRAME_LEN / 2;
+
 /// What to run, as exec and process requests both describe it.
 pub struct Command {
     /// A shell string, run by `/bin/sh -c`.
@@ -132,14 +136,42 @@ pub fn plan(request: Command, policy: &Policy) -> Result<proto::ExecRequest, Err
             ),
         ));
     }
-    Ok(proto::ExecRequest {
+    let planned = proto::ExecRequest {
         argv,
         cwd: request.cwd,
         env: request.env,
         stdin: false,
         timeout_ms: timeout_secs * 1000,
         output_limit: policy.max_output_bytes,
-    })
+    };
+    // Refused here, before the agent would drop the connection over an oversized frame.
+    let encoded = encoded_len(&planned);
+    if encoded > MAX_COMMAND_BYTES {
+        return Err(Error::PayloadTooLarge(format!(
+            "the command's argv, env and cwd take {encoded} bytes encoded, over the limit of {MAX_COMMAND_BYTES}; pass large data on stdin or in a file"
+        )));
+    }
+    Ok(planned)
+}
+
+/// The length of a request's JSON encoding, counted without building it.
+fn encoded_len(request: &proto::ExecRequest) -> usize {
+    struct Counter(usize);
+    impl std::io::Write for Counter {
+        fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+            self.0 = self.0.saturating_add(buf.len());
+            Ok(buf.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+    let mut counter = Counter(0);
+    // Strings and maps of strings always encode; a failure would only mean "too large".
+    match serde_json::to_writer(&mut counter, request) {
+        Ok(()) => counter.0,
+        Err(_) => usize::MAX,
+    }
 }
 
 /// Runs a planned command over an agent connection and shapes the answer. The connection

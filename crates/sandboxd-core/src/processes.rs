@@ -573,6 +573,7 @@ mod tests {
             max_timeout_secs: 600,
             max_output_bytes: 1 << 20,
             max_upload_bytes: 1 << 20,
+            max_body_bytes_in_flight: 1 << 20,
             idle_timeout_secs: 1,
             max_lifetime_secs: 1,
             max_sessions: 1,

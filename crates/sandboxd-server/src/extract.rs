@@ -2,11 +2,10 @@
 //! the caller, a JSON body, a query string and a raw body.
 
 use crate::error::ApiError;
+use crate::inflight::{read_body, BodyError};
 use axum::body::Bytes;
-use axum::extract::rejection::BytesRejection;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
-use axum::http::StatusCode;
 use sandboxd_api::CLIENT_HEADER;
 use sandboxd_core::{Caller, Error, Interface, Principal};
 use serde::de::DeserializeOwned;
@@ -32,17 +31,15 @@ impl<S: Send + Sync> FromRequestParts<S> for Authenticated {
     }
 }
 
-/// A request body read whole, within the route's limit.
+/// A request body read whole, within the route's limit, the budget for bodies in flight and
+/// the read timeout (see `inflight`).
 pub struct RawBody(pub Bytes);
 
 impl<S: Send + Sync> FromRequest<S> for RawBody {
-    type Rejection = ApiError;
+    type Rejection = BodyError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        Bytes::from_request(request, state)
-            .await
-            .map(RawBody)
-            .map_err(body_error)
+    async fn from_request(request: Request, _state: &S) -> Result<Self, BodyError> {
+        read_body(request).await.map(RawBody)
     }
 }
 
@@ -73,11 +70,13 @@ impl JsonRequest for sandboxd_api::ProcessInput {
 pub struct ApiJson<T>(pub T);
 
 impl<S: Send + Sync, T: JsonRequest> FromRequest<S> for ApiJson<T> {
-    type Rejection = ApiError;
+    type Rejection = BodyError;
 
-    async fn from_request(request: Request, state: &S) -> Result<Self, ApiError> {
-        let RawBody(body) = RawBody::from_request(request, state).await?;
-        parse_json(&body).map(ApiJson)
+    async fn from_request(request: Request, _state: &S) -> Result<Self, BodyError> {
+        let body = read_body(request).await?;
+        // The raw bytes go now, before the command runs; the budget still counts their size
+        // for the parsed request.
+        Ok(parse_json(&body).map(ApiJson)?)
     }
 }
 
@@ -111,16 +110,5 @@ impl<S: Send + Sync, T: QueryRequest> FromRequestParts<S> for ApiQuery<T> {
                     format!("{}; the query takes {}", rejection.body_text(), T::TAKES),
                 )
             })
-    }
-}
-
-/// The request body, or the API's own error when it is over its limit or cut off.
-fn body_error(rejection: BytesRejection) -> ApiError {
-    match rejection.status() {
-        StatusCode::PAYLOAD_TOO_LARGE => ApiError(Error::PayloadTooLarge(format!(
-            "{}; the policy caps bodies (GET /v1/policy)",
-            rejection.body_text()
-        ))),
-        _ => ApiError::bad_request("invalid_request", rejection.body_text()),
     }
 }

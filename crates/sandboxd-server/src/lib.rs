@@ -5,9 +5,11 @@
 //! completes. The binary only parses flags and calls these.
 
 mod auth;
+mod connections;
 mod dashboard;
 mod error;
 mod extract;
+mod inflight;
 mod metrics;
 mod openapi;
 mod origin;
@@ -26,6 +28,7 @@ use sandboxd_core::{Core, Error};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 use utoipa::OpenApi;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
@@ -44,6 +47,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
     let policy = &core.config().policy;
     let upload_limit = usize::try_from(policy.max_upload_bytes).unwrap_or(usize::MAX);
     let exec_body_limit = upload_limit.saturating_add(1 << 20);
+    let budget = inflight::Budget::new(policy.max_body_bytes_in_flight);
     let state = AppState {
         core: core.clone(),
         metrics: Metrics::default(),
@@ -110,6 +114,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             state.metrics.clone(),
             metrics::track,
         ))
+        .layer(middleware::from_fn_with_state(budget, inflight::hold))
         .layer(middleware::from_fn_with_state(
             Arc::new(guard),
             origin::guard,
@@ -118,23 +123,19 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
 }
 
 /// Serves the API on `listener` until `shutdown` completes, expiring sessions and noticing
-/// vanished sandboxes meanwhile. Sandboxes stay up when the service stops, so a restart loses
-/// nothing; pooled ones belong to no session and are removed.
+/// vanished sandboxes meanwhile. A client must send a request's headers within
+/// `header_timeout`. Sandboxes stay up when the service stops, so a restart loses nothing;
+/// pooled ones belong to no session and are removed.
 pub async fn serve(
     listener: tokio::net::TcpListener,
     core: Core,
     allowed_hosts: &[String],
+    header_timeout: Duration,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let maintenance = tokio::spawn(core.clone().maintain());
     let app = app(core.clone(), listener.local_addr()?, allowed_hosts);
-    // Client addresses, for rate-limiting failed authentication per address.
-    let result = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(shutdown)
-    .await;
+    let result = connections::run(listener, app, header_timeout, shutdown).await;
     maintenance.abort();
     core.drain_pools().await;
     result

@@ -60,6 +60,16 @@ pub struct ServeArgs {
         default_value = "sandboxd=info,sandboxd_server=info,sandboxd_core=info,sandboxd_docker=info"
     )]
     log: String,
+    /// Seconds a client has to send a request's headers before its connection is closed
+    /// (tests shorten it).
+    #[arg(
+        long,
+        env = "SANDBOXD_HEADER_TIMEOUT_SECS",
+        default_value_t = 30,
+        value_parser = clap::value_parser!(u64).range(1..),
+        hide = true
+    )]
+    header_timeout_secs: u64,
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
@@ -141,9 +151,15 @@ pub fn run(args: ServeArgs) -> Result<()> {
         println!("  authenticate with the header `Authorization: Bearer <token>`; {token_origin}");
         println!("  the token can start containers on this host: treat it as a root credential");
         std::io::stdout().flush().ok();
-        sandboxd_server::serve(listener, core, &args.allowed_hosts, shutdown_signal())
-            .await
-            .context("the HTTP server failed")?;
+        sandboxd_server::serve(
+            listener,
+            core,
+            &args.allowed_hosts,
+            std::time::Duration::from_secs(args.header_timeout_secs),
+            shutdown_signal(),
+        )
+        .await
+        .context("the HTTP server failed")?;
         eprintln!("sandboxd: stopped; open sessions keep running and resume at the next start");
         Ok(())
     })
