@@ -2,11 +2,12 @@
 # Build the local sandbox images without any image registry:
 #
 #   sandboxd/busybox:local         busybox-static + applet symlinks (~1 s)
-#   sandboxd/python:3.11-bookworm  debootstrap minbase bookworm + python3 (~35-60 s)
+#   sandboxd/python:3.11-bookworm  debootstrap minbase bookworm + python3, pip, venv (~40-70 s)
 #
 # Usage: scripts/build-images.sh [busybox|python|all]... [--force]
 #
-# Idempotent: an image that already exists is skipped unless --force.
+# Idempotent: an image built by the current version of its recipe (label
+# org.sandboxd.recipe-version) is skipped unless --force.
 # Every image is labelled org.sandboxd.local-image=true and
 # org.sandboxd.base-image=<name>, and has a "sandbox" user/group with uid/gid
 # 61000 besides root.
@@ -69,7 +70,13 @@ new_workdir() {
     chmod 0755 "$WORKDIR/rootfs"
 }
 
-image_exists() { docker image inspect "$1" >/dev/null 2>&1; }
+# What each recipe builds; an image labelled with an older version is rebuilt.
+declare -A RECIPE_VERSION=([busybox]=1 [python]=2)
+
+# image_current IMAGE RECIPE: the image exists and was built by this version of the recipe.
+image_current() {
+    [[ "$(docker image inspect --format '{{index .Config.Labels "org.sandboxd.recipe-version"}}' "$1" 2>/dev/null)" == "${RECIPE_VERSION[$2]}" ]]
+}
 image_id() { docker image inspect --format '{{.Id}}' "$1" 2>/dev/null || true; }
 
 # import_rootfs DIR IMAGE RECIPE [--change ...]: tar DIR into IMAGE.
@@ -81,6 +88,7 @@ import_rootfs() {
         docker import \
             --change "LABEL org.sandboxd.local-image=true" \
             --change "LABEL org.sandboxd.base-image=$recipe" \
+            --change "LABEL org.sandboxd.recipe-version=${RECIPE_VERSION[$recipe]}" \
             "$@" \
             --message "sandboxd/scripts/build-images.sh $recipe" \
             - "$image" >/dev/null
@@ -203,7 +211,7 @@ build_python() {
     have debootstrap || die "debootstrap not found: run scripts/host-setup.sh"
     local mirror r dlog keyring=/usr/share/keyrings/debian-archive-keyring.gpg
     # shellcheck disable=SC2054 # commas belong to --include
-    local args=(--variant=minbase --include=python3,ca-certificates --components=main)
+    local args=(--variant=minbase --include=python3,python3-pip,python3-venv,ca-certificates --components=main)
     mirror="$(debian_mirror)"
     [[ -f "$keyring" ]] && args+=("--keyring=$keyring")
 
@@ -268,8 +276,8 @@ for t in "${TARGETS[@]}"; do
         busybox) image=$SANDBOXD_BUSYBOX_IMAGE ;;
         python) image=$SANDBOXD_PYTHON_IMAGE ;;
     esac
-    if [[ $FORCE -eq 0 ]] && image_exists "$image"; then
-        log "$image exists (use --force to rebuild)"
+    if [[ $FORCE -eq 0 ]] && image_current "$image" "$t"; then
+        log "$image is current (use --force to rebuild)"
         continue
     fi
     log "building $image"

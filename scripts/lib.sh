@@ -30,7 +30,10 @@ export SANDBOXD_ROOT
 # Node.js and npm for those tests are usually on the machine already (NodeSource's nodejs,
 # which bundles npm and conflicts with Debian's npm package): scripts/test.sh installs
 # Debian's nodejs and npm only when `node` or `npm` is missing.
-SANDBOXD_HOST_PACKAGES="docker.io busybox-static debootstrap curl ca-certificates file gcc libc6-dev chromium"
+# What running the service needs (scripts/up.sh), installed without recommended packages.
+SANDBOXD_HOST_PACKAGES="docker.io cgroupfs-mount busybox-static debootstrap curl ca-certificates file"
+# What only the tests need besides: gcc for the adversarial probes, Chromium for the dashboard.
+SANDBOXD_TEST_PACKAGES="gcc libc6-dev chromium fonts-liberation"
 
 # Local images. Names are ours (sandboxd/...), never an official image name.
 SANDBOXD_BUSYBOX_IMAGE="sandboxd/busybox:local"
@@ -89,7 +92,7 @@ ensure_packages() {
     log "installing packages: ${missing[*]}"
     # Wait for (rather than fail on) a dpkg lock held by e.g. unattended-upgrades.
     as_root apt-get update -q -o DPkg::Lock::Timeout=300
-    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends \
         -o DPkg::Lock::Timeout=300 -o Dpkg::Options::=--force-confdef -o Dpkg::Options::=--force-confold \
         "${missing[@]}" </dev/null
 }

@@ -243,6 +243,8 @@ step() {
 
 # Setup steps: a failure here makes the rest pointless, stop at once.
 step host-setup "$SANDBOXD_SCRIPTS/host-setup.sh" || exit 1
+# shellcheck disable=SC2086 # the list is one word per package
+ensure_packages $SANDBOXD_TEST_PACKAGES
 ensure_rust_components rustfmt clippy
 remove_labelled "$TEST_LABEL"
 remove_test_sandboxes

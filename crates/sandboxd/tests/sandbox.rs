@@ -147,6 +147,55 @@ async fn python_runtime_runs_python() {
 }
 
 #[tokio::test]
+async fn python_runtime_has_pip_and_venv() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("python").await;
+    let result = service
+        .sh(
+            &id,
+            // The test runtime's /tmp is small: the venv borrows the system's pip.
+            "python3 -m pip --version && python3 -m venv --system-site-packages --without-pip /tmp/env && /tmp/env/bin/python -m pip --version && /tmp/env/bin/python -c 'import sys; print(sys.prefix)'",
+        )
+        .await;
+    assert_eq!(result["exit_code"], 0, "{result}");
+    let stdout = result["stdout"].as_str().unwrap();
+    assert!(stdout.starts_with("pip "), "{stdout}");
+    let pips = stdout
+        .lines()
+        .filter(|line| line.starts_with("pip "))
+        .count();
+    assert_eq!(pips, 2, "pip, and pip inside the venv: {stdout}");
+    assert!(stdout.ends_with("/tmp/env\n"), "{stdout}");
+}
+
+#[tokio::test]
+async fn a_sandbox_at_its_process_limit_says_so_and_kill_all_frees_it() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    // Sleepers that outlive their command fill the pids limit (64).
+    let (status, _) = service
+        .exec(
+            &id,
+            json!({"command": "i=0; while [ $i -lt 100 ]; do setsid sleep 1000 & i=$((i+1)); done 2>/dev/null; true", "timeout_secs": 10}),
+        )
+        .await;
+    assert_eq!(status, 200);
+    let (status, refused) = service
+        .exec(&id, json!({"command": "echo alive", "timeout_secs": 5}))
+        .await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["code"], "spawn_failed");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("process limit of 64") && message.contains("kill-all"),
+        "{message}"
+    );
+    service.kill_all_processes(&id, 50).await;
+    let after = service.sh(&id, "echo alive").await;
+    assert_eq!(after["stdout"], "alive\n");
+}
+
+#[tokio::test]
 async fn a_timeout_kills_the_command_and_its_children() {
     let service = TestService::start(&base_config(2, ""));
     let id = service.open("sh").await;
