@@ -37,7 +37,7 @@ impl Core {
         let config = self.config();
         let alias = request
             .runtime
-            .unwrap_or_else(|| config.default_runtime.clone());
+            .unwrap_or_else(|| self.default_runtime(&caller.principal));
         let runtime = config
             .runtime(&alias)
             .filter(|_| self.may_use(&caller.principal, &alias))
@@ -187,7 +187,7 @@ impl Core {
             .filter(|runtime| self.may_use(&caller.principal, &runtime.name))
             .map(|runtime| self.images().with_status(self.backend(), config, runtime));
         RuntimeList {
-            default_runtime: config.default_runtime.clone(),
+            default_runtime: self.default_runtime(&caller.principal),
             runtimes: join_all(runtimes).await,
         }
     }
@@ -277,6 +277,18 @@ impl Core {
             .tenant()
             .and_then(|name| self.config().tenants.get(name))
             .is_none_or(|tenant| tenant.may_use(runtime))
+    }
+
+    /// The runtime a create naming none opens: the service's default, or for a tenant that
+    /// may not use it, the first runtime it may use.
+    fn default_runtime(&self, principal: &Principal) -> String {
+        let default = &self.config().default_runtime;
+        if self.may_use(principal, default) {
+            return default.clone();
+        }
+        self.usable_runtimes(principal)
+            .first()
+            .map_or_else(|| default.clone(), |name| name.to_string())
     }
 
     fn usable_runtimes(&self, principal: &Principal) -> Vec<&str> {

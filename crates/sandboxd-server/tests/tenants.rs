@@ -145,9 +145,26 @@ async fn runtimes_a_tenant_may_not_use_are_refused_and_not_listed() {
     assert_eq!(names, vec!["sh"]);
     let (_, stats) = alpha.get("/v1/stats").await;
     assert_eq!(stats["runtimes_allowed"], 1);
+    // The default is one it may use.
+    assert_eq!(runtimes["default_runtime"], "sh");
     // Beta names none, so it may use them all.
     let (_, runtimes) = service.client(BETA_TOKEN).get("/v1/runtimes").await;
     assert_eq!(runtimes["runtimes"].as_array().unwrap().len(), 3);
+}
+
+#[tokio::test]
+async fn a_tenant_that_may_not_use_the_default_runtime_gets_one_it_may_use() {
+    let tenants = tenant("gamma", "gamma-token-0123456789abcdef", 2, Some(&["py"]));
+    let service = TestService::start(&config(4, 0, &tenants));
+    let gamma = service.client("gamma-token-0123456789abcdef");
+    let (_, runtimes) = gamma.get("/v1/runtimes").await;
+    assert_eq!(runtimes["default_runtime"], "py");
+    let (status, opened) = gamma.create(None).await;
+    assert_eq!(status, StatusCode::CREATED, "{opened}");
+    assert_eq!(opened["runtime"], "py");
+    // The administrator's default is the service's.
+    let (_, runtimes) = service.admin().get("/v1/runtimes").await;
+    assert_eq!(runtimes["default_runtime"], "sh");
 }
 
 #[tokio::test]
