@@ -29,6 +29,15 @@ before(async () => {
   context.setDefaultTimeout(STEP_TIMEOUT);
   // Anything the page's policy refuses is recorded, so a test can say there was none.
   await context.addInitScript(() => {
+    // The subprotocols each WebSocket offers, so a test can say no token was among them.
+    window.__socketProtocols = [];
+    const NativeWebSocket = window.WebSocket;
+    window.WebSocket = class extends NativeWebSocket {
+      constructor(url, protocols) {
+        window.__socketProtocols.push([].concat(protocols ?? []));
+        super(url, protocols);
+      }
+    };
     window.__violations = [];
     document.addEventListener('securitypolicyviolation', (event) => {
       window.__violations.push(`${event.violatedDirective} ${event.blockedURI} ${event.sample || ''}`);
@@ -291,6 +300,14 @@ test('the interactive shell runs what is typed and shows its output', async () =
   await page.keyboard.type('exit\n');
   await waitForText('.subpanel-shell .xterm-rows', 'the shell ended: exit 0');
   await page.locator('.subpanel-shell .shell-state[data-state="exited"]').waitFor();
+  // The socket presented a single-use ticket, never the long-lived token.
+  const offered = await page.evaluate(() => window.__socketProtocols);
+  assert.ok(offered.length >= 1);
+  for (const protocols of offered) {
+    assert.equal(protocols.length, 2, String(protocols));
+    assert.equal(protocols[0], 'sandboxd');
+    assert.match(protocols[1], /^ticket\.[0-9a-f]{64}$/);
+  }
 });
 
 test('Kill processes ends what commands left running, and the session stays', async () => {

@@ -507,6 +507,18 @@ pub struct KilledProcesses {
     pub remaining: u32,
 }
 
+/// `POST /v1/sessions/{id}/tickets`: a short-lived, single-use credential for one terminal
+/// WebSocket (`ticket.<ticket>` subprotocol) or output stream (`?ticket=`) of that session.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Ticket {
+    /// 64 hex digits (32 random bytes).
+    pub ticket: String,
+    /// RFC 3339.
+    pub expires_at: String,
+    pub expires_in_secs: u64,
+}
+
 /// `POST .../processes/{process_id}/stdin` with a JSON body (any other body is written
 /// as it is).
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

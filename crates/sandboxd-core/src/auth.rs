@@ -182,17 +182,23 @@ impl Tokens {
         if let Some(tenant) = config.tenant_for(presented) {
             return Ok(Principal::Tenant(tenant.name.clone()));
         }
+        Err(self.refuse(config, address))
+    }
+
+    /// The answer to a failed authentication (a wrong token or ticket) from `address`:
+    /// counted, and `too_many_attempts` past either budget.
+    pub(crate) fn refuse(&self, config: &Config, address: Option<IpAddr>) -> Error {
         let allowed = config.policy.auth_failures_per_minute;
         if let Some(wait) = self.failed.wait(address, allowed) {
-            return Err(Error::LimitReached {
+            return Error::LimitReached {
                 code: "too_many_attempts",
                 message: format!(
                     "too many failed authentication attempts; try again in {} s",
                     wait.as_secs().max(1)
                 ),
-            });
+            };
         }
         self.failed.note_failure(address, allowed);
-        Err(Error::Unauthorized)
+        Error::Unauthorized
     }
 }

@@ -5,7 +5,7 @@
 use crate::activity::Caller;
 use crate::error::Error;
 use crate::sessions::{self, Session, Sessions};
-use crate::{auth, images, pool};
+use crate::{auth, images, pool, tickets};
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
 use sandboxd_store::Store;
@@ -24,6 +24,7 @@ struct Inner {
     pools: pool::Pools,
     images: images::Images,
     auth: auth::Tokens,
+    tickets: tickets::Tickets,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
 }
@@ -40,6 +41,7 @@ impl Core {
         Core {
             inner: Arc::new(Inner {
                 auth: auth::Tokens::new(token),
+                tickets: tickets::Tickets::new(tickets::TICKET_LIFETIME, tickets::MAX_OUTSTANDING),
                 config,
                 backend,
                 sessions,
@@ -84,6 +86,10 @@ impl Core {
 
     pub(crate) fn tokens(&self) -> &auth::Tokens {
         &self.inner.auth
+    }
+
+    pub(crate) fn tickets(&self) -> &tickets::Tickets {
+        &self.inner.tickets
     }
 
     pub(crate) fn sessions(&self) -> &Sessions {

@@ -9,8 +9,8 @@
 //!
 //! Its parts are leaf state that never take the core back: [`sessions`] (the open-session
 //! table and its slots), [`pool`] (warm sandboxes), [`images`] (image provisioning), [`auth`]
-//! (tokens and failed attempts), [`activity`] (the log's entries) and [`audit`] (refused
-//! cross-tenant attempts, for the administrator).
+//! (tokens and failed attempts), [`tickets`] (single-use connection tickets), [`activity`]
+//! (the log's entries) and [`audit`] (refused cross-tenant attempts, for the administrator).
 
 mod acting;
 pub mod activity;
@@ -29,6 +29,7 @@ mod maintenance;
 pub mod pool;
 pub mod processes;
 pub mod sessions;
+pub mod tickets;
 
 pub use crate::core::Core;
 pub use acting::Acting;

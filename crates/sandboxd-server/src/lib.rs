@@ -23,7 +23,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use metrics::Metrics;
 use origin::Guard;
-use routes::{files, processes, service, sessions, stream, terminal};
+use routes::{files, processes, service, sessions, stream, terminal, tickets};
 use sandboxd_core::{Core, Error};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -85,6 +85,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             routes!(processes::resize).layer(DefaultBodyLimit::max(processes::CONTROL_BODY_LIMIT)),
         )
         .routes(routes!(terminal::terminal))
+        .routes(routes!(tickets::issue))
         .routes(routes!(service::prometheus))
         .routes(routes!(routes::audit::audit_log))
         .split_for_parts();

@@ -21,14 +21,17 @@
 //! header (HTTP/1.0, some tools) did not come from a browser and is let through; the token
 //! check still applies.
 //!
-//! Browsers cannot set `Authorization` on a WebSocket. The dashboard offers the token as a
-//! subprotocol instead, `bearer.<token in unpadded base64url>`, beside the protocol it speaks
-//! (`sandboxd`). On an upgrade request without `Authorization`, the guard turns that entry into
-//! the `Authorization` header the token check reads, and removes it from the offered protocols,
-//! so no handler ever echoes it back. When the upgrade is accepted and its handler chose no
-//! protocol, the guard answers with the first one left (a browser fails a handshake that
-//! offered protocols and got none back).
+//! Browsers cannot set `Authorization` on a WebSocket. The dashboard offers a short-lived,
+//! single-use ticket as a subprotocol instead, `ticket.<ticket>`, beside the protocol it speaks
+//! (`sandboxd`); the guard hands it to the token check (see `auth`). Other clients may offer
+//! the long-lived token itself, `bearer.<token in unpadded base64url>`: on an upgrade request
+//! without `Authorization`, the guard turns that entry into the `Authorization` header the
+//! token check reads. Either entry is removed from the offered protocols, so no handler ever
+//! echoes a credential back. When the upgrade is accepted and its handler chose no protocol,
+//! the guard answers with the first one left (a browser fails a handshake that offered
+//! protocols and got none back).
 
+use crate::auth::PresentedTicket;
 use axum::extract::{Request, State};
 use axum::http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use axum::http::StatusCode;
@@ -39,8 +42,10 @@ use sandboxd_api::{ErrorBody, ErrorDetail};
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 
-/// The subprotocol prefix that carries the token on a browser's WebSocket.
+/// The subprotocol prefix that carries the long-lived token on a WebSocket.
 pub const BEARER_PROTOCOL_PREFIX: &str = "bearer.";
+/// The subprotocol prefix that carries a connection ticket on a browser's WebSocket.
+pub const TICKET_PROTOCOL_PREFIX: &str = "ticket.";
 
 /// Which hosts the guard accepts.
 #[derive(Debug, Clone)]
@@ -233,8 +238,9 @@ fn is_same_origin(origin: &str, host: &str) -> bool {
 }
 
 /// On a WebSocket upgrade, moves a `bearer.<base64url>` subprotocol into `Authorization`
-/// (unless the request has one) and removes it from the offered protocols. Returns the
-/// protocols left when the request offered any.
+/// (unless the request has one) and a `ticket.<ticket>` one into a [`PresentedTicket`], and
+/// removes both from the offered protocols. Returns the protocols left when the request
+/// offered any.
 fn take_bearer_protocol(request: &mut Request) -> Option<Vec<String>> {
     let headers = request.headers();
     let is_upgrade = headers
@@ -255,6 +261,13 @@ fn take_bearer_protocol(request: &mut Request) -> Option<Vec<String>> {
     let (bearer, rest): (Vec<String>, Vec<String>) = offered
         .into_iter()
         .partition(|p| p.starts_with(BEARER_PROTOCOL_PREFIX));
+    let (tickets, rest): (Vec<String>, Vec<String>) = rest
+        .into_iter()
+        .partition(|p| p.starts_with(TICKET_PROTOCOL_PREFIX));
+    if let Some(ticket) = tickets.first() {
+        let ticket = ticket[TICKET_PROTOCOL_PREFIX.len()..].to_string();
+        request.extensions_mut().insert(PresentedTicket(ticket));
+    }
     let headers = request.headers_mut();
     headers.remove(header::SEC_WEBSOCKET_PROTOCOL);
     if !rest.is_empty() {

@@ -74,6 +74,7 @@ const ROLES: &[(&str, &str, Role)] = &[
         Role::Anyone,
     ),
     ("get", "/v1/sessions/{id}/pty", Role::Anyone),
+    ("post", "/v1/sessions/{id}/tickets", Role::Anyone),
     ("get", "/v1/stats", Role::Anyone),
 ];
 

@@ -1,15 +1,19 @@
 //! The Host and Origin guard and the security headers, over real HTTP against the real
 //! service: a browser page on another host name (DNS rebinding) or another origin gets 403
-//! with the API's error shape, the dashboard is served with a strict policy, and a browser's
-//! WebSocket can present the token as a subprotocol.
+//! with the API's error shape, the dashboard is served with a strict policy, a WebSocket can
+//! present the token as a subprotocol, and a browser's presents a single-use ticket instead
+//! (as may an output stream, in its query).
 
 mod common;
 
 use common::{base_config, TestService, TOKEN};
+use futures_util::{SinkExt, StreamExt};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
 
 /// A raw HTTP/1.1 exchange, so every header (Host, Upgrade, Origin) is exactly as written.
 /// Returns the status, the headers (lower-case names) and the body.
@@ -325,6 +329,116 @@ async fn a_websocket_presents_the_token_as_a_subprotocol() {
     );
     assert_eq!(status, 403);
     assert_eq!(error_code(&body), "forbidden_origin");
+}
+
+async fn ticket(service: &TestService, id: &str) -> String {
+    let response = service
+        .post(&format!("/v1/sessions/{id}/tickets"))
+        .header("x-sandboxd-client", "dashboard")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["expires_in_secs"], 30, "{body}");
+    body["ticket"].as_str().unwrap().to_string()
+}
+
+/// Opens the session's terminal offering `ticket` as the dashboard does, with no token.
+async fn terminal_with_ticket(
+    service: &TestService,
+    id: &str,
+    ticket: &str,
+) -> Result<Socket, tokio_tungstenite::tungstenite::Error> {
+    let url = format!(
+        "{}/v1/sessions/{id}/pty",
+        service.url.replacen("http", "ws", 1)
+    );
+    let mut request = url.into_client_request().unwrap();
+    let protocols = format!("sandboxd, ticket.{ticket}");
+    request
+        .headers_mut()
+        .insert("sec-websocket-protocol", protocols.parse().unwrap());
+    let (socket, response) = tokio_tungstenite::connect_async(request).await?;
+    let chosen = response.headers().get("sec-websocket-protocol");
+    assert_eq!(chosen.unwrap(), "sandboxd", "the ticket is never echoed");
+    Ok(socket)
+}
+
+type Socket =
+    tokio_tungstenite::WebSocketStream<tokio_tungstenite::MaybeTlsStream<tokio::net::TcpStream>>;
+
+/// Terminal output until `needle`; anything but output before it fails the test.
+async fn read_until(socket: &mut Socket, needle: &str) {
+    let mut seen = String::new();
+    while !seen.contains(needle) {
+        let message = tokio::time::timeout(Duration::from_secs(30), socket.next())
+            .await
+            .expect("output in time")
+            .unwrap()
+            .unwrap();
+        match message {
+            Message::Binary(data) => seen += &String::from_utf8_lossy(&data),
+            Message::Text(text) => assert!(text.contains("started"), "{text}"),
+            Message::Ping(_) | Message::Pong(_) => {}
+            other => panic!("{other:?} before {needle:?}; saw {seen:?}"),
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_ticket_opens_one_terminal_or_stream_without_the_token() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+
+    let first = ticket(&service, &id).await;
+    let mut socket = terminal_with_ticket(&service, &id, &first).await.unwrap();
+    socket
+        .send(Message::Binary("echo hi-with-a-ticket\n".into()))
+        .await
+        .unwrap();
+    read_until(&mut socket, "\nhi-with-a-ticket\r\n").await;
+    socket.close(None).await.unwrap();
+    // Spent: the same ticket again is refused like a wrong token.
+    match terminal_with_ticket(&service, &id, &first).await {
+        Err(tokio_tungstenite::tungstenite::Error::Http(response)) => {
+            assert_eq!(response.status(), 401)
+        }
+        other => panic!("{:?}", other.map(|_| "upgraded")),
+    }
+    // The terminal acted as the one that asked for the ticket, through the dashboard.
+    let activity = service
+        .get_json(&format!("/v1/sessions/{id}/activity"))
+        .await;
+    let entries = activity["entries"].as_array().unwrap();
+    let pty = entries.iter().find(|e| e["action"] == "pty").unwrap();
+    assert_eq!(pty["principal"], "admin", "{pty}");
+    assert_eq!(pty["interface"], "dashboard", "{pty}");
+
+    // An output stream with `?ticket=` and no token streams the process's output.
+    let response = service
+        .post(&format!("/v1/sessions/{id}/processes"))
+        .json(&serde_json::json!({"command": "sleep 1; echo streamed-with-a-ticket"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    let process: serde_json::Value = response.json().await.unwrap();
+    let pid = process["id"].as_str().unwrap();
+    let stream = service.url(&format!(
+        "/v1/sessions/{id}/processes/{pid}/stream?since=0&ticket={}",
+        ticket(&service, &id).await
+    ));
+    let response = reqwest::get(&stream).await.unwrap();
+    assert_eq!(response.status(), 200);
+    let events = tokio::time::timeout(Duration::from_secs(30), response.text())
+        .await
+        .expect("the stream ends with the process")
+        .unwrap();
+    assert!(events.contains("streamed-with-a-ticket"), "{events}");
+    assert!(events.contains("event: exit"), "{events}");
+    let again = reqwest::get(&stream).await.unwrap();
+    assert_eq!(again.status(), 401);
 }
 
 /// A service started with `SANDBOXD_ALLOWED_HOSTS`; killed on drop (it opens no sandbox).

@@ -2,8 +2,9 @@
 // connection state the page shows ("connecting", "connected", "unreachable", "token refused").
 //
 // The token lives in memory, and in sessionStorage when the operator asks for it (that tab
-// only, gone when it closes). It is never put in a cookie or a URL: it travels in the
-// Authorization header, and on a WebSocket as a subprotocol (browsers cannot set headers there).
+// only, gone when it closes). It is never put in a cookie, a URL or a WebSocket: it travels in
+// the Authorization header only. A WebSocket (where browsers cannot set headers) presents a
+// single-use ticket for that one connection instead, fetched with the header just before.
 
 const STORAGE_KEY = 'sandboxd.token';
 const CLIENT_HEADER = 'X-Sandboxd-Client';
@@ -205,17 +206,15 @@ export async function readEventStream(response, onEvent) {
   dispatch();
 }
 
-/** The WebSocket URL of an API path, and the subprotocols that carry the token. */
-export function websocket(path) {
+/**
+ * Opens the WebSocket at a session's `rest` (e.g. `/pty?cols=80&rows=24`): asks for a ticket
+ * that opens this one connection within 30 s, and offers it as the subprotocol
+ * `ticket.<ticket>` beside `sandboxd`. Throws ApiError when no ticket is given.
+ */
+export async function websocket(id, rest) {
+  const { ticket } = await sendJSON('POST', sessionPath(id, '/tickets'), {});
   const scheme = location.protocol === 'https:' ? 'wss:' : 'ws:';
-  const encoded = base64url(new TextEncoder().encode(token || ''));
-  return new WebSocket(`${scheme}//${location.host}${path}`, ['sandboxd', `bearer.${encoded}`]);
-}
-
-function base64url(bytes) {
-  let binary = '';
-  for (const byte of bytes) binary += String.fromCharCode(byte);
-  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+  return new WebSocket(`${scheme}//${location.host}${sessionPath(id, rest)}`, ['sandboxd', `ticket.${ticket}`]);
 }
 
 export function sessionPath(id, rest = '') {

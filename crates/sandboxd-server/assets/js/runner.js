@@ -3,9 +3,11 @@
 // Streaming uses the background process API: POST /v1/sessions/{id}/processes starts the
 // command (with stdin when there is input to give it), then GET .../processes/{pid}/stream
 // sends its output as server-sent events (`stdout`, `stderr`, `dropped`, then `exit` with the
-// process's final state). EventSource cannot send a token, so the stream is read with fetch.
-// A stream that breaks off is resumed from the last offset received. Stop sends SIGINT to
-// the command's process group, and a second Stop sends SIGKILL.
+// process's final state). The stream is read with fetch and the token in the Authorization
+// header (EventSource cannot send one; the service's `?ticket=` would serve it, but this keeps
+// the resume logic here, and no credential goes in a URL at all). A stream that breaks off
+// is resumed from the last offset received. Stop sends SIGINT to the command's process group,
+// and a second Stop sends SIGKILL.
 //
 // A service without that API (404 "no such route") gets the command through exec instead:
 // the output then appears when the command ends.

@@ -1,11 +1,12 @@
 // The session's interactive shell: a terminal (PTY) in the sandbox over a WebSocket, drawn
 // with xterm.js. Binary frames carry the terminal's bytes both ways; text frames carry
 // {"type":"resize","cols","rows"} from here and a final {"type":"exit", ...} from the service.
-// The token travels as a WebSocket subprotocol (see api.js), never in the URL.
+// The socket presents a single-use ticket fetched just before (see api.js), never the token,
+// and nothing in the URL.
 
 import { Terminal } from '../vendor/xterm/xterm.mjs';
 import { FitAddon } from '../vendor/xterm/addon-fit.mjs';
-import { sessionPath, websocket } from './api.js';
+import { websocket } from './api.js';
 import { h, setText } from './dom.js';
 
 const THEME = {
@@ -40,6 +41,7 @@ export class ShellView {
     this.active = false;
     this.ended = false;
     this.started = false;
+    this.pending = null;
     this.state = 'idle';
   }
 
@@ -73,8 +75,8 @@ export class ShellView {
 
   setEnded(ended) {
     this.ended = ended;
-    this.connectButton.disabled = ended && !this.socket;
-    if (ended && this.socket) this.disconnect();
+    this.connectButton.disabled = ended && !this.socket && !this.pending;
+    if (ended && (this.socket || this.pending)) this.disconnect();
   }
 
   createTerminal() {
@@ -111,7 +113,7 @@ export class ShellView {
   }
 
   toggle() {
-    if (this.socket) this.disconnect();
+    if (this.socket || this.pending) this.disconnect();
     else this.connect();
   }
 
@@ -119,23 +121,41 @@ export class ShellView {
     this.state = state;
     this.stateLabel.dataset.state = state;
     setText(this.stateLabel, text);
-    setText(this.connectButton, this.socket ? 'Disconnect' : this.started ? 'Reconnect' : 'Connect');
-    this.connectButton.classList.toggle('btn-primary', !this.socket);
-    this.connectButton.classList.toggle('btn-ghost', Boolean(this.socket));
-    this.connectButton.disabled = this.ended && !this.socket;
+    const busy = Boolean(this.socket || this.pending);
+    setText(this.connectButton, busy ? 'Disconnect' : this.started ? 'Reconnect' : 'Connect');
+    this.connectButton.classList.toggle('btn-primary', !busy);
+    this.connectButton.classList.toggle('btn-ghost', busy);
+    this.connectButton.disabled = this.ended && !busy;
   }
 
-  connect() {
-    if (this.socket || this.ended) return;
+  async connect() {
+    if (this.socket || this.pending || this.ended) return;
     if (!this.term) this.createTerminal();
     this.started = true;
     this.fit();
     const { cols, rows } = this.term;
-    const socket = websocket(sessionPath(this.id, `/pty?cols=${cols}&rows=${rows}`));
+    // Marks this attempt: a disconnect while the ticket is fetched abandons it.
+    const pending = {};
+    this.pending = pending;
+    this.setState('connecting', 'connecting…');
+    let socket;
+    try {
+      socket = await websocket(this.id, `/pty?cols=${cols}&rows=${rows}`);
+    } catch (error) {
+      if (this.pending !== pending) return;
+      this.pending = null;
+      this.term.write(`\r\n\x1b[31m[${String(error.message || error)}]\x1b[0m\r\n`);
+      this.setState('error', 'could not connect');
+      return;
+    }
+    if (this.pending !== pending) {
+      socket.close(1000, 'closed by the user');
+      return;
+    }
+    this.pending = null;
     socket.binaryType = 'arraybuffer';
     this.socket = socket;
     this.exitShown = false;
-    this.setState('connecting', 'connecting…');
     socket.addEventListener('open', () => {
       if (socket !== this.socket) return;
       this.setState('connected', 'connected');
@@ -193,12 +213,14 @@ export class ShellView {
   disconnect() {
     const socket = this.socket;
     this.socket = null;
+    this.pending = null;
     if (socket) socket.close(1000, 'closed by the user');
     if (this.term) this.term.write('\r\n\x1b[2m[disconnected]\x1b[0m\r\n');
     this.setState('closed', 'disconnected');
   }
 
   dispose() {
+    this.pending = null;
     if (this.socket) {
       const socket = this.socket;
       this.socket = null;

@@ -8,3 +8,4 @@ pub mod service;
 pub mod sessions;
 pub mod stream;
 pub mod terminal;
+pub mod tickets;
