@@ -51,6 +51,7 @@ enum Encoding {
     params(
         ("id" = String, Path, description = "The session's id"), ("process_id" = String, Path, description = "The process's id within the session"),
         ("since" = Option<u64>, Query, description = "The output offset to start at"),
+        ("ticket" = Option<String>, Query, description = "A single-use ticket from POST /v1/sessions/{id}/tickets, instead of the Authorization header (for EventSource)"),
         ("encoding" = Option<String>, Query, description = "`text` (the default: UTF-8, invalid sequences replaced) or `base64`"),
         ("Last-Event-ID" = Option<u64>, Header, description = "Resume after this event (an offset), as EventSource sends it")
     ),

@@ -38,7 +38,7 @@ impl QueryRequest for TerminalQuery {
     path = "/v1/sessions/{id}/pty",
     tag = "processes",
     summary = "An interactive terminal over a WebSocket",
-    description = "Starts /bin/sh (or `/bin/sh -c COMMAND`) on a new pseudo-terminal and upgrades to a WebSocket: binary messages are the terminal's bytes both ways; text messages are TerminalMessage JSON (`resize` from the client; `started`, `exit` and `error` from the service). A browser, which cannot set `Authorization` on a WebSocket, offers the token as the subprotocol `bearer.<token in unpadded base64url>` beside `sandboxd`. Closing the socket hangs the terminal up.",
+    description = "Starts /bin/sh (or `/bin/sh -c COMMAND`) on a new pseudo-terminal and upgrades to a WebSocket: binary messages are the terminal's bytes both ways; text messages are TerminalMessage JSON (`resize` from the client; `started`, `exit` and `error` from the service). A browser, which cannot set `Authorization` on a WebSocket, offers a ticket from POST /v1/sessions/{id}/tickets as the subprotocol `ticket.<ticket>` beside `sandboxd` (other clients may offer the token as `bearer.<token in unpadded base64url>`). Closing the socket hangs the terminal up.",
     params(
         ("id" = String, Path, description = "The session's id"),
         ("cols" = Option<u16>, Query, description = "The terminal's width (default 80)"),
