@@ -2,8 +2,8 @@
 //! [`sandboxd-client`] over HTTP, so a face (the MCP tools, the next ones) is written once.
 
 use crate::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, Policy,
-    Remedy, RuntimeList, SessionInfo, SessionList,
+    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, Policy, Remedy,
+    RuntimeList, SessionInfo, SessionList,
 };
 use std::fmt;
 

@@ -524,7 +524,9 @@ fn check_origin(origin: &str) -> Result<String, ConfigError> {
         )
     };
     let lower = origin.to_ascii_lowercase();
-    let uri: http::Uri = lower.parse().map_err(|_| refuse("is not scheme://host[:port]"))?;
+    let uri: http::Uri = lower
+        .parse()
+        .map_err(|_| refuse("is not scheme://host[:port]"))?;
     let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
     let authority_ok = uri
         .authority()
@@ -535,7 +537,9 @@ fn check_origin(origin: &str) -> Result<String, ConfigError> {
         .zip(uri.scheme_str())
         .is_some_and(|(a, scheme)| lower == format!("{scheme}://{a}"));
     if !scheme_ok || !authority_ok || !exact {
-        return Err(refuse("is not an http:// or https:// origin (scheme://host[:port])"));
+        return Err(refuse(
+            "is not an http:// or https:// origin (scheme://host[:port])",
+        ));
     }
     Ok(lower)
 }
@@ -648,7 +652,10 @@ mod tests {
 
     #[test]
     fn extra_allowed_origins_are_exact_origins() {
-        assert!(Config::parse(MINIMAL).unwrap().extra_allowed_origins.is_empty());
+        assert!(Config::parse(MINIMAL)
+            .unwrap()
+            .extra_allowed_origins
+            .is_empty());
         let config = Config::parse(&format!(
             "extra_allowed_origins = [\"http://localhost:6274\", \"HTTPS://Inspector.example\"]\n{MINIMAL}"
         ))
@@ -657,7 +664,14 @@ mod tests {
             config.extra_allowed_origins,
             ["http://localhost:6274", "https://inspector.example"]
         );
-        for bad in ["localhost:6274", "http://x/", "http://x/path", "ftp://x", "*", "http://u@x"] {
+        for bad in [
+            "localhost:6274",
+            "http://x/",
+            "http://x/path",
+            "ftp://x",
+            "*",
+            "http://u@x",
+        ] {
             let error = error_of(&format!("extra_allowed_origins = [\"{bad}\"]\n{MINIMAL}"));
             assert!(error.contains("extra_allowed_origins"), "{bad}: {error}");
         }
