@@ -252,6 +252,19 @@ async def test_an_oom_kill_under_sh_is_reported(service, transport):
                 timeout=60,
             )
             assert rest.status_code == 200 and rest.json()["oom_killed"] is True, rest.text
+            # And so does a background process's record.
+            if transport == "http":
+                auth = {"Authorization": f"Bearer {service.token}"}
+                started = httpx2.post(
+                    f"{service.url}/v1/sessions/{session_id}/processes", json={"command": bomb}, headers=auth
+                )
+                assert started.status_code == 201, started.text
+                process = f"{service.url}/v1/sessions/{session_id}/processes/{started.json()['id']}"
+                deadline = time.monotonic() + 30
+                while (info := httpx2.get(process, headers=auth).json())["state"] == "running":
+                    assert time.monotonic() < deadline, info
+                    time.sleep(0.2)
+                assert info["oom_killed"] is True and info["exit_code"] == 0, info
         finally:
             structured(await call(session, "close_session", session_id=session_id))
 
