@@ -244,8 +244,9 @@ async def test_a_full_service_says_so(service):
 
 
 async def test_http_refuses_a_wrong_token(service):
-    async with httpx2.AsyncClient() as http:
-        for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}):
+    for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}):
+        # A connection of its own each: the service may close one whose body it did not read.
+        async with httpx2.AsyncClient() as http:
             response = await http.post(f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | headers)
             assert response.status_code == 401
             assert response.json()["error"]["code"] == "unauthorized"

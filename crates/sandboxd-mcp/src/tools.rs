@@ -385,26 +385,18 @@ pub fn too_large_message(size: Option<u64>, limit: u64) -> String {
 
 /// A tool's description with the limits in force filled in.
 fn describe(description: &str, policy: Option<&Policy>) -> String {
-    let figure = |value: Option<u64>, otherwise: &str| {
-        value.map_or_else(|| otherwise.to_string(), |v| v.to_string())
-    };
-    description
-        .replace(
-            "{default_timeout}",
-            &figure(policy.map(|p| p.default_timeout_secs), "the policy's"),
-        )
-        .replace(
-            "{max_timeout}",
-            &figure(policy.map(|p| p.max_timeout_secs), "the policy's"),
-        )
-        .replace(
-            "{output_budget}",
-            &figure(policy.map(|p| p.mcp_output_bytes), "the policy's"),
-        )
-        .replace(
-            "{upload_cap}",
-            &figure(policy.map(|p| p.max_upload_bytes), "the policy's"),
-        )
+    let figures = [
+        ("{default_timeout}", policy.map(|p| p.default_timeout_secs)),
+        ("{max_timeout}", policy.map(|p| p.max_timeout_secs)),
+        ("{output_budget}", policy.map(|p| p.mcp_output_bytes)),
+        ("{upload_cap}", policy.map(|p| p.max_upload_bytes)),
+    ];
+    let mut text = description.to_string();
+    for (placeholder, figure) in figures {
+        let figure = figure.map_or_else(|| "the policy's".to_string(), |f| f.to_string());
+        text = text.replace(placeholder, &figure);
+    }
+    text
 }
 
 const INSTRUCTIONS: &str = "sandboxd runs code in isolated sandboxes on this host. Typical use: list_runtimes, open_session, then write_file / run_command / run_code / read_file / list_directory with the session's id, then close_session. A session keeps its files in /workspace and /tmp between calls, but every command is a new process. There is no network unless the runtime allows it. Close sessions you no longer need: the service allows a limited number.";
