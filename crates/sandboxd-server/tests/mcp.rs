@@ -194,3 +194,77 @@ async fn an_oom_kill_counted_by_the_platform_is_reported() {
         .await;
     assert_eq!(calm["oom_killed"], false, "{calm}");
 }
+
+/// A POST to `/mcp` with the service token, `Origin` when given; the status and the body.
+async fn post_raw(
+    service: &TestService,
+    origin: Option<&str>,
+    body: Vec<u8>,
+) -> (StatusCode, Value) {
+    let mut request = Request::builder()
+        .method(Method::POST)
+        .uri("/mcp")
+        .header(header::HOST, "localhost")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ACCEPT, "application/json, text/event-stream");
+    if let Some(origin) = origin {
+        request = request.header(header::ORIGIN, origin);
+    }
+    let response = service
+        .router
+        .clone()
+        .oneshot(request.body(Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let body = response.into_body().collect().await.unwrap().to_bytes();
+    (status, serde_json::from_slice(&body).unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn a_body_over_the_upload_cap_is_a_json_rpc_error_naming_it() {
+    let service = TestService::start(&config(1, 0, "[policy]\nmax_upload_bytes = 4096"));
+    let content = "x".repeat(8192);
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call", "params": {
+        "name": "write_file", "arguments": {"session_id": "s", "path": "f", "content": content}}});
+    let (status, answer) = post_raw(&service, None, call.to_string().into_bytes()).await;
+    assert_eq!(status, StatusCode::PAYLOAD_TOO_LARGE);
+    assert_eq!(answer["jsonrpc"], "2.0", "{answer}");
+    let message = answer["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("4096") && message.contains("max_upload_bytes"),
+        "{message}"
+    );
+}
+
+#[tokio::test]
+async fn an_extra_origin_reaches_mcp_and_nothing_else() {
+    let inspector = "http://localhost:6274";
+    // A top-level key, so before the tables.
+    let service = TestService::start(&format!(
+        "extra_allowed_origins = [\"{inspector}\"]\n{}",
+        config(1, 0, "")
+    ));
+    let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "x", "version": "1"}}});
+    let body = initialize.to_string().into_bytes();
+    let (allowed, _) = post_raw(&service, Some(inspector), body.clone()).await;
+    assert_eq!(allowed, StatusCode::OK);
+    let (other, answer) = post_raw(&service, Some("http://localhost:6275"), body).await;
+    assert_eq!(other, StatusCode::FORBIDDEN, "{answer}");
+    // The same origin on the REST API is refused: the setting is for /mcp alone.
+    let request = Request::builder()
+        .method(Method::GET)
+        .uri("/v1/sessions")
+        .header(header::HOST, "localhost")
+        .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+        .header(header::ORIGIN, inspector);
+    let response = service
+        .router
+        .clone()
+        .oneshot(request.body(Body::empty()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::FORBIDDEN);
+}
