@@ -88,6 +88,8 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(tickets::issue))
         .routes(routes!(service::prometheus))
         .routes(routes!(routes::audit::audit_log))
+        .routes(routes!(stream::run).layer(DefaultBodyLimit::max(processes::START_BODY_LIMIT)))
+        .routes(routes!(routes::events::events))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

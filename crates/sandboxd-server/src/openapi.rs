@@ -34,7 +34,8 @@ use utoipa::OpenApi;
         sandboxd_api::ErrorBody,
         sandboxd_api::OutputChunk,
         sandboxd_api::OutputDropped,
-        sandboxd_api::TerminalMessage
+        sandboxd_api::TerminalMessage,
+        sandboxd_api::SessionChange
     )),
     tags(
         (name = "service", description = "The runtimes, policy, configuration and figures in force"),

@@ -2,6 +2,7 @@
 //! core once and answering with its result.
 
 pub mod audit;
+pub mod events;
 pub mod files;
 pub mod processes;
 pub mod service;
