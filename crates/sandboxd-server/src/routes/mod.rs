@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod events;
 pub mod files;
+pub mod files_meta;
 pub mod processes;
 pub mod service;
 pub mod sessions;
