@@ -5,9 +5,11 @@
 //! is in force.
 
 mod files_meta;
+mod remedy;
 mod sandboxes;
 
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
+pub use remedy::{with_wording, without_rest_wording, Remedy};
 pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -315,6 +317,12 @@ pub struct ErrorDetail {
     pub code: String,
     /// What was wrong and what to do, for a person or an agent.
     pub message: String,
+    /// What to do about it, as a stable key, when the error has a remedy: `open_session`,
+    /// `list_sessions`, `close_session`, `list_runtimes`, `list_processes`, `kill_all`,
+    /// `list_directory`, `read_file`, `read_part`, `delete_recursively`. `message` ends with
+    /// it in the API's words (a route); another face (the CLI) may word it its own way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remedy: Option<String>,
 }
 
 /// One entry of a session's activity log: what was addressed and how it went, never a payload.

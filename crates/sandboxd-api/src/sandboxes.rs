@@ -2,17 +2,19 @@
 //! [`sandboxd-client`] over HTTP, so a face (the MCP tools, the next ones) is written once.
 
 use crate::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, RuntimeList,
-    SessionInfo, SessionList,
+    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, Remedy,
+    RuntimeList, SessionInfo, SessionList,
 };
 use std::fmt;
 
-/// A failed call: the service's stable error code where there is one, and the whole text to
-/// show (which names the code).
+/// A failed call: the service's stable error code where there is one, the text to show
+/// (which names the code), and what to do about it, which the face words in its own terms:
+/// `text` carries no face's hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     pub code: Option<String>,
     pub text: String,
+    pub remedy: Option<Remedy>,
 }
 
 impl fmt::Display for Failure {

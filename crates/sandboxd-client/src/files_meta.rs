@@ -128,6 +128,10 @@ impl FileWatch {
                     status: self.response.status().as_u16(),
                     code: error.code,
                     message: error.message,
+                    remedy: error
+                        .remedy
+                        .as_deref()
+                        .and_then(sandboxd_api::Remedy::from_key),
                 }),
                 Err(e) => Err(self.unexpected(format!("an error event is not JSON: {e}"))),
             },

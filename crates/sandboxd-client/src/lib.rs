@@ -333,6 +333,10 @@ impl Client {
                 status: status.as_u16(),
                 code: error.code,
                 message: error.message,
+                remedy: error
+                    .remedy
+                    .as_deref()
+                    .and_then(sandboxd_api::Remedy::from_key),
             },
             Err(_) => ClientError::UnexpectedResponse {
                 url,

@@ -10,7 +10,8 @@ impl From<ClientError> for Failure {
     fn from(error: ClientError) -> Failure {
         Failure {
             code: error.code().map(str::to_string),
-            text: error.to_string(),
+            text: error.text_without_remedy(),
+            remedy: error.remedy(),
         }
     }
 }

@@ -29,6 +29,7 @@ impl From<Error> for Failure {
         Failure {
             code: Some(error.code().to_string()),
             text: format!("{}: {error}", error.code()),
+            remedy: error.remedy(),
         }
     }
 }

@@ -85,7 +85,8 @@ impl Actor {
 /// How an operation went. Sizes and codes only, never content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
-    /// `ok`, `error`, or `interrupted` (a command ended by SIGINT: Ctrl+C, Stop).
+    /// `ok`, `error`, `interrupted` (a command ended by SIGINT: Ctrl+C, Stop), or
+    /// `cancelled` (its caller abandoned it).
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
@@ -149,6 +150,8 @@ pub struct PendingEntry {
     pub bytes: Option<u64>,
     pub exit_code: Option<i32>,
     ended: bool,
+    /// `error` when it fails, unless its caller abandoned it.
+    status: &'static str,
 }
 
 impl PendingEntry {
@@ -170,6 +173,7 @@ impl PendingEntry {
             bytes: None,
             exit_code: None,
             ended: false,
+            status: "error",
         }
     }
 
@@ -180,7 +184,7 @@ impl PendingEntry {
 
     /// Records the entry, failed when `error` says why, unless it was recorded already.
     pub fn end(&mut self, error: Option<String>) {
-        let status = if error.is_some() { "error" } else { "ok" };
+        let status = if error.is_some() { self.status } else { "ok" };
         self.record(status, error);
     }
 
@@ -249,10 +253,20 @@ pub struct CommandEnding {
 }
 
 impl Drop for PendingEntry {
+    /// An operation dropped unfinished was cancelled by its caller: the client went away, or
+    /// a face abandoned it on the client's word (an MCP cancellation or timeout).
     fn drop(&mut self) {
-        self.end(Some("interrupted: the client went away".into()));
+        if !self.ended {
+            self.status = CANCELLED;
+        }
+        self.end(Some(
+            "cancelled: the client went away or cancelled the call".into(),
+        ));
     }
 }
+
+/// The status of an operation its caller abandoned.
+const CANCELLED: &str = "cancelled";
 
 /// Adds an entry to a session's activity log: what was addressed and how it went, never a
 /// payload.
@@ -288,7 +302,7 @@ pub use crate::program::program_name;
 /// environment name, the agent's words) is replaced by a fixed description.
 pub fn error_text(error: &Error) -> String {
     let code = error.code();
-    let description = match error {
+    let description = match error.kind() {
         Error::BadRequest { .. } => "the request was refused",
         Error::NotFound(_) => "not found",
         Error::Forbidden { .. } => "the sandbox refused",

@@ -2,15 +2,16 @@
 //! a tool error whose text is the service's error code and message, plus what to do next
 //! where that is not obvious, so an agent can read it and act.
 
+use crate::errors::tool_error;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::{Json, Parameters};
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
+use sandboxd_api::Sandboxes;
 use sandboxd_api::{
     CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, RuntimeList,
     SessionInfo, SessionList,
 };
-use sandboxd_api::{Failure, Sandboxes};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use std::sync::Arc;
@@ -375,20 +376,3 @@ impl SandboxTools {
     instructions = "sandboxd runs code in isolated sandboxes on this host. Typical use: list_runtimes, open_session, then write_file / run_command / run_code / read_file / list_directory with the session's id, then close_session. A session keeps its files in /workspace and /tmp between calls, but every command is a new process. There is no network unless the runtime allows it. Close sessions you no longer need: the service allows a limited number."
 )]
 impl ServerHandler for SandboxTools {}
-
-/// A failed API call as a tool error: the service's code and message, and a next step where
-/// the message alone does not give one.
-fn tool_error(error: Failure) -> String {
-    let next_step = match error.code.as_deref() {
-        Some("unknown_runtime") => Some("list_runtimes shows each allowed runtime"),
-        Some("service_full") => Some(
-            "close sessions you no longer need (list_sessions, close_session) or try again later",
-        ),
-        Some("session_ended") => Some("open a new session with open_session"),
-        _ => None,
-    };
-    match next_step {
-        Some(step) => format!("{error}; {step}"),
-        None => error.to_string(),
-    }
-}

@@ -163,6 +163,7 @@ fn forbidden(code: &str, message: String) -> Response {
             error: ErrorDetail {
                 code: code.to_string(),
                 message,
+                remedy: None,
             },
         }),
     )

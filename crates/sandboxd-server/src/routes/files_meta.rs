@@ -9,7 +9,7 @@ use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::Json;
 use futures_util::Stream;
-use sandboxd_api::{DirMade, ErrorDetail, FileInfo, MakeDir, MovePath};
+use sandboxd_api::{DirMade, FileInfo, MakeDir, MovePath};
 use serde::Deserialize;
 use std::convert::Infallible;
 use std::time::Duration;
@@ -161,10 +161,7 @@ pub async fn watch(
         let event = match watch.next().await? {
             Ok(change) => sse("change", &change),
             Err(error) => {
-                let detail = ErrorDetail {
-                    code: error.code().into(),
-                    message: error.to_string(),
-                };
+                let detail = crate::error::detail(&error);
                 // The watch is over after an error.
                 return Some((Ok(sse("error", &detail)), None));
             }
