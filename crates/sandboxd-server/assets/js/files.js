@@ -116,6 +116,8 @@ export class FilesView {
     this.viewer.setEnded(ended);
     if (ended) {
       show(this.error, false);
+      show(this.table, false);
+      show(this.empty, false);
       setText(this.status, 'The session has ended: its files are gone with its sandbox.');
     }
   }

@@ -78,7 +78,7 @@ export class SessionsView {
     let text = fmt.limits(runtime);
     if (runtime && !runtime.image && runtime.recipe) text += ` · built from the recipe ${runtime.recipe}`;
     if (runtime && runtime.state === 'not_built') text += ' · its image is not on the engine yet: the first session waits for it';
-    if (runtime && runtime.state === 'building') text += ` · ${buildText(runtime.progress)}`;
+    if (runtime && runtime.state === 'building') text += ' · its image is being built: a session waits for it';
     setText(this.ui.limits, text);
   }
 
@@ -312,25 +312,28 @@ export function meter(value, max, title) {
 const REMEDIES = {
   open_session: 'Open a new session on the Sessions tab.',
   list_sessions: 'The Sessions tab lists the open ones.',
-  close_session: 'Close one on the Sessions tab first.',
-  kill_all: 'Kill processes (in the session header) frees it.',
+  close_session: 'Close one you no longer need on the Sessions tab, or try again later.',
+  list_runtimes: 'The form offers the runtimes you may use; the Runtimes tab shows their limits.',
   list_processes: 'The terminal shows what runs.',
-  pick_runtime: 'Pick one of the runtimes the form offers.',
-  retry: 'Try again in a moment.',
+  kill_all: 'Kill processes (in the session header) ends them all; the session and its files stay.',
+  list_directory: 'Open it as a folder in the Files tab.',
+  read_file: 'Open it as a file in the Files tab.',
+  read_part: 'Read a part of it in the terminal (e.g. head -c, tail).',
+  delete_recursively: 'Delete it from the Files tab, which asks before it deletes a folder and all in it.',
 };
-
-/** Which remedy an error's code implies when the service names none. */
-const REMEDY_OF_CODE = { session_ended: 'open_session', not_found: null, service_full: 'close_session' };
 
 /**
  * An error as the page shows it: the service's message without what only a REST client can
- * use (routes to call) or what means nothing here (an OS error number), and what to do in
- * the page's own words.
+ * use (its remedy worded as a route to call) or what means nothing here (an OS error
+ * number), and what to do in the page's own words.
  */
 export function errorText(error) {
   if (error instanceof ApiError) {
-    const message = plainMessage(error.message);
-    const remedy = REMEDIES[error.remedy || REMEDY_OF_CODE[error.code]];
+    let message = error.message;
+    const remedy = REMEDIES[error.remedy];
+    // The service appends a remedy's REST wording after "; ".
+    if (error.remedy && message.includes('; ')) message = message.slice(0, message.lastIndexOf('; '));
+    message = plainMessage(message);
     const text = remedy ? `${message.replace(/[.;:,\s]+$/, '')}. ${remedy}` : message;
     return error.status ? `${text} (${error.code})` : text;
   }

@@ -201,6 +201,10 @@ export class FileViewer {
     if (this.objectUrl) URL.revokeObjectURL(this.objectUrl);
     this.objectUrl = null;
     this.body.replaceChildren();
+    for (const button of [this.editButton, this.saveButton, this.cancelButton]) button.hidden = true;
+    show(this.pager, false);
+    setText(this.facts, '');
+    setText(this.status, '');
     show(this.element, false);
   }
 }
