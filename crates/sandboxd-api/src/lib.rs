@@ -155,6 +155,17 @@ pub struct Policy {
     pub max_sessions: u32,
     /// Failed authentications one client address may make per minute before it must wait.
     pub auth_failures_per_minute: u32,
+    /// Bytes of a command's output an MCP tool result carries, both streams together: the
+    /// head and the tail of each, with a marker saying what was left out and where it is.
+    #[serde(default = "default_mcp_output_bytes")]
+    pub mcp_output_bytes: u64,
+}
+
+/// The default of [`Policy::mcp_output_bytes`]: a few thousand tokens of a model's context.
+pub const DEFAULT_MCP_OUTPUT_BYTES: u64 = 24 << 10;
+
+fn default_mcp_output_bytes() -> u64 {
+    DEFAULT_MCP_OUTPUT_BYTES
 }
 
 /// A tenant: an agent or team with its own token, runtimes and session quota.
@@ -182,6 +193,9 @@ pub struct ConfigView {
     /// Tenants with their own tokens (shown without them).
     #[serde(default)]
     pub tenants: Vec<TenantInfo>,
+    /// Browser origins allowed beyond the service's own (e.g. the MCP Inspector's).
+    #[serde(default)]
+    pub extra_allowed_origins: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -2,7 +2,7 @@
 //! [`sandboxd-client`] over HTTP, so a face (the MCP tools, the next ones) is written once.
 
 use crate::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, Remedy,
+    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, Policy, Remedy,
     RuntimeList, SessionInfo, SessionList,
 };
 use std::fmt;
@@ -29,6 +29,8 @@ impl std::error::Error for Failure {}
 #[async_trait::async_trait]
 pub trait Sandboxes: Send + Sync {
     async fn runtimes(&self) -> Result<RuntimeList, Failure>;
+    /// The limits in force (timeouts, output and upload caps).
+    async fn policy(&self) -> Result<Policy, Failure>;
     async fn open_session(&self, request: CreateSession) -> Result<SessionInfo, Failure>;
     async fn session(&self, id: &str) -> Result<SessionInfo, Failure>;
     async fn list_sessions(&self, include_ended: bool) -> Result<SessionList, Failure>;

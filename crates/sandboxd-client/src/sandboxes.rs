@@ -3,7 +3,7 @@
 use crate::{Client, ClientError};
 use sandboxd_api::{
     CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, KilledProcesses,
-    RuntimeList, Sandboxes, SessionInfo, SessionList,
+    Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
 };
 
 impl From<ClientError> for Failure {
@@ -20,6 +20,10 @@ impl From<ClientError> for Failure {
 impl Sandboxes for Client {
     async fn runtimes(&self) -> Result<RuntimeList, Failure> {
         Ok(Client::runtimes(self).await?)
+    }
+
+    async fn policy(&self) -> Result<Policy, Failure> {
+        Ok(Client::policy(self).await?)
     }
 
     async fn open_session(&self, request: CreateSession) -> Result<SessionInfo, Failure> {

@@ -634,6 +634,7 @@ mod tests {
             max_lifetime_secs: 1,
             max_sessions: 1,
             auth_failures_per_minute: 1,
+            mcp_output_bytes: 1 << 10,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {
