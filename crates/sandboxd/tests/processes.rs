@@ -871,7 +871,11 @@ async fn events_say_at_once_that_a_session_ended_outside() {
     let id = service.open("sh").await;
     let opened = events.next().await.unwrap();
     assert_eq!(
-        (opened.event.as_str(), &opened.data["id"], &opened.data["state"]),
+        (
+            opened.event.as_str(),
+            &opened.data["id"],
+            &opened.data["state"]
+        ),
         ("session", &json!(id), &json!("running"))
     );
     let container = common::docker(&[
