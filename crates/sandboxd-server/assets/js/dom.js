@@ -153,3 +153,13 @@ export function scrollHint(wrap) {
   wrap.addEventListener('sandboxd:resized', check);
   return check;
 }
+
+/** Hands a blob to the browser as a download named `name`. */
+export function saveBlob(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const link = h('a', { href: url, download: name, class: 'visually-hidden' });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 30_000);
+}

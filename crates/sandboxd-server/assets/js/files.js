@@ -4,7 +4,7 @@
 // File names and contents come from the sandbox and are shown as text, whatever they contain.
 
 import { request, sendJSON, sessionPath, upload } from './api.js';
-import { confirmButton, h, icon, scrollHint, setText, show } from './dom.js';
+import { confirmButton, h, icon, saveBlob, scrollHint, setText, show } from './dom.js';
 import * as fmt from './format.js';
 import { store } from './store.js';
 import { errorText } from './sessions.js';
@@ -52,6 +52,7 @@ export class FilesView {
     this.viewer = new FileViewer(this.id, {
       error: (error) => this.showError(error),
       saved: () => this.open(this.path),
+      download: (path, name, button) => this.download(path, name, button),
     });
     this.cap = h('span', { class: 'files-cap muted' });
     this.status = h('p', { class: 'files-status', role: 'status', 'aria-live': 'polite' });
@@ -240,12 +241,7 @@ export class FilesView {
     try {
       const response = await request('GET', sessionPath(this.id, `/files/content?path=${encodeURIComponent(path)}`));
       const blob = await response.blob();
-      const url = URL.createObjectURL(blob);
-      const link = h('a', { href: url, download: name, class: 'visually-hidden' });
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 30_000);
+      saveBlob(blob, name);
       setText(this.status, `Downloaded ${name} (${fmt.bytes(blob.size)}).`);
     } catch (error) {
       setText(this.status, '');

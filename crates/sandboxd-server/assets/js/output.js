@@ -4,7 +4,7 @@
 // chunk. What the page received is kept for a download up to a bound too: its start and its
 // newest part, with what was cut between them said as cut.
 
-import { h } from './dom.js';
+import { h, saveBlob } from './dom.js';
 import * as fmt from './format.js';
 
 const HEAD_LINES = 100;
@@ -18,7 +18,7 @@ const TAIL_KEEP = 4 << 20;
 const REDRAW_MS = 120;
 
 export class OutputView {
-  constructor({ onDownload } = {}) {
+  constructor() {
     this.head = []; // [{stream, text}], frozen once HEAD_LINES long
     this.tail = []; // the newest complete lines, at most TAIL_LINES
     this.hidden = 0; // lines between head and tail that are not shown
@@ -34,7 +34,7 @@ export class OutputView {
     this.lastDraw = 0;
     this.element = h('div', { class: 'entry-out' });
     this.headPre = h('pre', { class: 'out-lines' });
-    this.downloadLink = h('a', { href: '#', class: 'out-download', onclick: (event) => { event.preventDefault(); (onDownload || (() => this.download()))(); } }, 'download the full output');
+    this.downloadLink = h('a', { href: '#', class: 'out-download', onclick: (event) => { event.preventDefault(); this.download(); } }, 'download the full output');
     this.gapText = h('span');
     this.gap = h('div', { class: 'out-gap', hidden: true }, this.gapText, '; ', this.downloadLink);
     this.tailPre = h('pre', { class: 'out-lines' });
@@ -157,12 +157,7 @@ export class OutputView {
   }
 
   download(name = 'output.txt') {
-    const url = URL.createObjectURL(new Blob([this.text()], { type: 'text/plain;charset=utf-8' }));
-    const link = h('a', { href: url, download: name, class: 'visually-hidden' });
-    document.body.append(link);
-    link.click();
-    link.remove();
-    setTimeout(() => URL.revokeObjectURL(url), 30_000);
+    saveBlob(new Blob([this.text()], { type: 'text/plain;charset=utf-8' }), name);
   }
 
   /** A compact copy for session storage: the lines shown, at most `lines` of the tail. */

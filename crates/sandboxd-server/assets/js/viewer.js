@@ -20,10 +20,11 @@ const IMAGE_TYPES = {
 };
 
 export class FileViewer {
-  constructor(id, { error, saved }) {
+  constructor(id, { error, saved, download }) {
     this.id = id;
     this.onError = error;
     this.onSaved = saved;
+    this.onDownload = download;
     this.path = null;
     this.generation = 0;
     this.objectUrl = null;
@@ -180,18 +181,8 @@ export class FileViewer {
     }
   }
 
-  async download() {
-    try {
-      const response = await request('GET', sessionPath(this.id, `/files/content?path=${encodeURIComponent(this.path)}`));
-      const url = URL.createObjectURL(await response.blob());
-      const link = h('a', { href: url, download: this.name, class: 'visually-hidden' });
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 30_000);
-    } catch (error) {
-      this.onError(error);
-    }
+  download() {
+    this.onDownload(this.path, this.name, this.downloadButton);
   }
 
   close() {
