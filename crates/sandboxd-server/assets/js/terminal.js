@@ -381,9 +381,13 @@ export class TerminalView {
   /** Writes history, Source text and transcript to session storage, within its bound. */
   save() {
     clearTimeout(this.saveTimer);
-    const entries = this.state.entries
-      .filter((e) => e.statusText)
-      .map((e) => ({ label: e.label, statusText: e.statusText, statusClass: e.statusClass, output: e.view.snapshot() }));
+    // A command still running is kept as such: it goes on in the sandbox without this page.
+    const entries = this.state.entries.map((e) => ({
+      label: e.label,
+      statusText: e.statusText || 'still running when the page was left; it goes on in the sandbox',
+      statusClass: e.statusClass || 'fail',
+      output: e.view.snapshot(),
+    }));
     let json = '';
     for (;;) {
       json = JSON.stringify({ history: this.history.slice(-100), source: this.state.source, entries });
