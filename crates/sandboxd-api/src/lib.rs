@@ -4,9 +4,11 @@
 //! the operator's file into [`RuntimeInfo`] and [`Policy`], so the service shows exactly what
 //! is in force.
 
+mod files_meta;
 mod remedy;
 mod sandboxes;
 
+pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
 pub use remedy::{with_wording, without_rest_wording, Remedy};
 pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
@@ -259,6 +261,19 @@ pub struct SessionInfo {
     pub end_reason: Option<String>,
 }
 
+/// `GET /v1/events`, event `session`: a session opened or ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SessionChange {
+    pub id: String,
+    pub state: SessionState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    /// Why it ended, in words, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -454,7 +469,11 @@ pub struct StartProcess {
     /// Whether its stdin can be written (`POST .../stdin`); otherwise it reads `/dev/null`.
     #[serde(default)]
     pub stdin: bool,
-    /// At most, and by default, `policy.max_timeout_secs`.
+    /// Text given to its stdin as it starts, which is then closed (a program's source, for
+    /// `python3 -`); it needs no `stdin: true` and no separate write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// By default `policy.default_timeout_secs`, as for exec; at most `policy.max_timeout_secs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<u64>,
     /// Runs it on a terminal of `cols` x `rows` (default 80 x 24), which is its stdin, stdout

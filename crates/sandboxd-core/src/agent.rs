@@ -20,6 +20,10 @@ pub enum Operation {
     WriteFile,
     DeleteFile,
     Process,
+    StatFile,
+    MakeDir,
+    MovePath,
+    WatchDir,
 }
 
 impl Core {
@@ -71,6 +75,7 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
         proto::ERROR_NOT_A_DIRECTORY => conflict(proto::ERROR_NOT_A_DIRECTORY),
         proto::ERROR_NOT_A_FILE => conflict(proto::ERROR_NOT_A_FILE),
         proto::ERROR_BUSY => conflict(proto::ERROR_BUSY),
+        proto::ERROR_EXISTS => conflict(proto::ERROR_EXISTS),
         proto::ERROR_STDIN_UNAVAILABLE => conflict("stdin_unavailable"),
         proto::ERROR_NOT_A_TERMINAL => conflict("not_a_terminal"),
         proto::ERROR_PROCESS_EXITED => conflict("process_exited"),
@@ -130,6 +135,10 @@ fn hint(operation: Operation, code: &str) -> (Option<&'static str>, Option<Remed
         (Operation::ListFiles, proto::ERROR_NOT_A_DIRECTORY) => (None, Some(Remedy::ReadFile)),
         (Operation::WriteFile, proto::ERROR_READ_ONLY) => (
             Some("the sandbox's root is read-only; write under the working directory or /tmp"),
+            None,
+        ),
+        (Operation::MakeDir | Operation::MovePath, proto::ERROR_READ_ONLY) => (
+            Some("the sandbox's root is read-only; work under the working directory or /tmp"),
             None,
         ),
         (Operation::WriteFile, proto::ERROR_NO_SPACE) => (

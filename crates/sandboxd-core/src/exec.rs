@@ -1,7 +1,7 @@
 //! Running one command to completion in a session, through the sandbox's agent, and the
 //! checks every command passes (exec and background processes alike).
 
-use crate::activity::{error_text, program_name, Caller};
+use crate::activity::{error_text, program_name, Caller, CommandEnding};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
@@ -62,16 +62,15 @@ impl Core {
                 done.oom_killed = after > before;
             }
         }
-        let failure = match &result {
-            Ok(r) => {
-                entry.exit_code = r.exit_code;
-                (r.timed_out.then_some("timed out"))
-                    .or(r.oom_killed.then_some("killed: out of memory"))
-                    .map(str::to_string)
-            }
-            Err(e) => Some(error_text(e)),
-        };
-        entry.end(failure);
+        match &result {
+            Ok(r) => entry.end_command(&CommandEnding {
+                exit_code: r.exit_code,
+                signal: r.signal,
+                timed_out: r.timed_out,
+                oom_killed: r.oom_killed,
+            }),
+            Err(e) => entry.end(Some(error_text(e))),
+        }
         result
     }
 }

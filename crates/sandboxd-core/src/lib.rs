@@ -23,11 +23,13 @@ mod exec;
 #[cfg(feature = "fake")]
 pub mod fake;
 mod files;
+pub mod files_meta;
 pub mod images;
 mod lifecycle;
 mod maintenance;
 pub mod pool;
 pub mod processes;
+mod program;
 pub mod sessions;
 pub mod tickets;
 

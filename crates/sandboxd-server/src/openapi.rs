@@ -34,7 +34,8 @@ use utoipa::OpenApi;
         sandboxd_api::ErrorBody,
         sandboxd_api::OutputChunk,
         sandboxd_api::OutputDropped,
-        sandboxd_api::TerminalMessage
+        sandboxd_api::TerminalMessage,
+        sandboxd_api::SessionChange
     )),
     tags(
         (name = "service", description = "The runtimes, policy, configuration and figures in force"),
@@ -89,7 +90,7 @@ pub enum FileErrors {
     NotFound(ErrorBody),
     #[response(
         status = 409,
-        description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`"
+        description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`; for a move `exists`"
     )]
     Conflict(ErrorBody),
     #[response(

@@ -2,7 +2,9 @@
 //! core once and answering with its result.
 
 pub mod audit;
+pub mod events;
 pub mod files;
+pub mod files_meta;
 pub mod processes;
 pub mod service;
 pub mod sessions;
