@@ -71,6 +71,8 @@ pub const ERROR_IO: &str = "io_error";
 pub const ERROR_CANCELLED: &str = "cancelled";
 /// Something is already at the destination.
 pub const ERROR_EXISTS: &str = "exists";
+/// A move between two filesystems, which rename(2) cannot do.
+pub const ERROR_CROSS_DEVICE: &str = "cross_device";
 
 /// Service to agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
