@@ -20,6 +20,8 @@ mod meta;
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, write_json, Frame, FrameKind, MAX_FRAME_LEN};
 #[cfg(feature = "tokio")]
+pub use host::{carry, connect_port, list_ports, Carried};
+#[cfg(feature = "tokio")]
 pub use host::{
     delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, ReadLimits,
     UploadError,
@@ -39,6 +41,7 @@ pub use message::{
     ERROR_IS_DIRECTORY, ERROR_NOT_A_DIRECTORY, ERROR_NOT_A_FILE, ERROR_NOT_FOUND, ERROR_NO_SPACE,
     ERROR_PERMISSION_DENIED, ERROR_READ_ONLY, ERROR_TOO_LARGE, FILE_CHUNK_LEN,
 };
+pub use message::{ListeningPort, ERROR_CONNECTION_REFUSED};
 pub use message::{
     ProcessInfo, ProcessStartRequest, TermSize, ERROR_NOT_A_TERMINAL, ERROR_NO_SUCH_PROCESS,
     ERROR_PROCESS_EXITED, ERROR_STDIN_UNAVAILABLE, ERROR_TOO_MANY_PROCESSES,

@@ -5,9 +5,11 @@
 //! is in force.
 
 mod files_meta;
+mod ports;
 mod sandboxes;
 
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
+pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest};
 pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

@@ -23,6 +23,7 @@ pub enum Operation {
     MakeDir,
     MovePath,
     WatchDir,
+    Port,
 }
 
 impl Core {
@@ -75,6 +76,10 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
         proto::ERROR_BUSY => conflict(proto::ERROR_BUSY),
         proto::ERROR_EXISTS => conflict(proto::ERROR_EXISTS),
         proto::ERROR_CROSS_DEVICE => conflict(proto::ERROR_CROSS_DEVICE),
+        proto::ERROR_CONNECTION_REFUSED => Error::BadGateway {
+            code: "port_closed",
+            message,
+        },
         proto::ERROR_STDIN_UNAVAILABLE => conflict("stdin_unavailable"),
         proto::ERROR_NOT_A_TERMINAL => conflict("not_a_terminal"),
         proto::ERROR_PROCESS_EXITED => conflict("process_exited"),

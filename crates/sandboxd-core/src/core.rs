@@ -5,7 +5,7 @@
 use crate::activity::Caller;
 use crate::error::Error;
 use crate::sessions::{self, Session, Sessions};
-use crate::{auth, images, pool, tickets};
+use crate::{auth, images, pool, ports, tickets};
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
 use sandboxd_store::Store;
@@ -25,6 +25,7 @@ struct Inner {
     images: images::Images,
     auth: auth::Tokens,
     tickets: tickets::Tickets,
+    port_connections: ports::PortConnections,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
 }
@@ -47,6 +48,7 @@ impl Core {
                 sessions,
                 pools: pool::Pools::default(),
                 images: images::Images::default(),
+                port_connections: ports::PortConnections::default(),
                 engine: OnceLock::new(),
             }),
         }
@@ -94,6 +96,10 @@ impl Core {
 
     pub(crate) fn sessions(&self) -> &Sessions {
         &self.inner.sessions
+    }
+
+    pub(crate) fn port_connections(&self) -> &ports::PortConnections {
+        &self.inner.port_connections
     }
 
     pub(crate) fn pools(&self) -> &pool::Pools {

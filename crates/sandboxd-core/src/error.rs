@@ -37,6 +37,9 @@ pub enum Error {
     Backend(#[from] BackendError),
     #[error("the sandbox agent failed: {0}")]
     Agent(String),
+    /// What a sandbox's port answered could not be passed on, or nothing answers there.
+    #[error("{message}")]
+    BadGateway { code: &'static str, message: String },
     #[error(transparent)]
     Storage(#[from] sandboxd_store::StoreError),
 }
@@ -56,7 +59,8 @@ impl Error {
             Error::BadRequest { code, .. }
             | Error::Forbidden { code, .. }
             | Error::Conflict { code, .. }
-            | Error::LimitReached { code, .. } => code,
+            | Error::LimitReached { code, .. }
+            | Error::BadGateway { code, .. } => code,
             Error::NotFound(_) => "not_found",
             Error::SessionEnded(_) => "session_ended",
             Error::ServiceFull(_) => "service_full",

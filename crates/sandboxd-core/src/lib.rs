@@ -28,6 +28,7 @@ pub mod images;
 mod lifecycle;
 mod maintenance;
 pub mod pool;
+pub mod ports;
 pub mod processes;
 pub mod sessions;
 pub mod tickets;

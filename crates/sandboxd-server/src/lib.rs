@@ -13,17 +13,18 @@ mod inflight;
 mod metrics;
 mod openapi;
 mod origin;
+mod proxy;
 mod routes;
 
 pub use error::ApiError;
 
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
-use axum::routing::get;
+use axum::routing::{get, on};
 use axum::{Json, Router};
 use metrics::Metrics;
 use origin::Guard;
-use routes::{files, files_meta, processes, service, sessions, stream, terminal, tickets};
+use routes::{files, files_meta, ports, processes, service, sessions, stream, terminal, tickets};
 use sandboxd_core::{Core, Error};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -92,9 +93,20 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(files_meta::watch))
         .routes(routes!(files_meta::make_dir).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
         .routes(routes!(files_meta::move_path).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
+        .routes(routes!(ports::list_ports))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))
+        // Any method, any path below the port: described in the document by hand.
+        .route("/v1/sessions/{id}/ports/{port}", get(ports::to_root))
+        .route(
+            "/v1/sessions/{id}/ports/{port}/",
+            on(ports::proxied_methods(), ports::proxy),
+        )
+        .route(
+            "/v1/sessions/{id}/ports/{port}/{*path}",
+            on(ports::proxied_methods(), ports::proxy),
+        )
         .route_service(
             "/mcp",
             sandboxd_mcp::http_service(Arc::new(CoreConnector(core.clone()))),

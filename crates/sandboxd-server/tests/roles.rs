@@ -44,6 +44,30 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("post", "/v1/sessions/{id}/files/mkdir", Role::Anyone),
     ("post", "/v1/sessions/{id}/files/move", Role::Anyone),
     ("get", "/v1/sessions/{id}/files/watch", Role::Anyone),
+    ("get", "/v1/sessions/{id}/ports", Role::Anyone),
+    ("get", "/v1/sessions/{id}/ports/{port}", Role::Anyone),
+    ("get", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
+    ("put", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
+    ("post", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
+    ("delete", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
+    ("patch", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
+    ("get", "/v1/sessions/{id}/ports/{port}/{path}", Role::Anyone),
+    ("put", "/v1/sessions/{id}/ports/{port}/{path}", Role::Anyone),
+    (
+        "post",
+        "/v1/sessions/{id}/ports/{port}/{path}",
+        Role::Anyone,
+    ),
+    (
+        "delete",
+        "/v1/sessions/{id}/ports/{port}/{path}",
+        Role::Anyone,
+    ),
+    (
+        "patch",
+        "/v1/sessions/{id}/ports/{port}/{path}",
+        Role::Anyone,
+    ),
     ("get", "/v1/sessions/{id}/processes", Role::Anyone),
     ("post", "/v1/sessions/{id}/processes", Role::Anyone),
     ("delete", "/v1/sessions/{id}/processes", Role::Anyone),
@@ -104,6 +128,7 @@ fn concrete(path: &str, session: &str) -> String {
         .replace("{id}", session)
         .replace("{process_id}", "p1")
         .replace("{name}", "sh")
+        .replace("{port}", "8000")
         .replace("{path}", "app.js");
     let query = if path.contains("/files") {
         "?path=a"

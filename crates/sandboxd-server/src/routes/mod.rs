@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod files;
 pub mod files_meta;
+pub mod ports;
 pub mod processes;
 pub mod service;
 pub mod sessions;

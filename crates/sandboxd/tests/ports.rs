@@ -1,0 +1,251 @@
+//! A session's ports through the agent, against a real service and Docker, in a sandbox with
+//! no network: `python3 -m http.server` and a little server of Python's standard library
+//! (`ports/server.py`) reached through the reverse proxy (a 10 MB file byte for byte, a
+//! streamed POST body, Server-Sent Events, a WebSocket echo), and listed with their process.
+
+mod common;
+
+use common::{base_config, TestService, TOKEN};
+use futures_util::{SinkExt, StreamExt};
+use serde_json::{json, Value};
+use std::time::Duration;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::Message;
+
+const SERVER: &str = include_str!("ports/server.py");
+
+/// A service with a python session in which `python3 -m http.server` listens on 8001 and
+/// the test server on 8002, both on the loopback only; the sandbox has no network.
+async fn serving() -> (TestService, String) {
+    let service = TestService::start(&base_config(4, ""));
+    let id = service.open("python").await;
+    let containers = service.containers();
+    assert_eq!(containers[0]["HostConfig"]["NetworkMode"], "none");
+    let written = service
+        .put(&format!("/v1/sessions/{id}/files/content?path=server.py"))
+        .body(SERVER)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(written.status(), 200);
+    for command in [
+        "python3 -m http.server 8001 --bind 127.0.0.1",
+        "python3 server.py 8002",
+    ] {
+        let response = service
+            .post(&format!("/v1/sessions/{id}/processes"))
+            .json(&json!({"command": command, "timeout_secs": 60}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201, "{}", response.text().await.unwrap());
+    }
+    for _ in 0..300 {
+        let ports = ports(&service, &id).await;
+        if [8001, 8002]
+            .iter()
+            .all(|p| ports.iter().any(|l| l["port"] == *p))
+        {
+            return (service, id);
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!(
+        "the servers did not listen: {:?}",
+        ports(&service, &id).await
+    );
+}
+
+async fn ports(service: &TestService, id: &str) -> Vec<Value> {
+    let list = service.get_json(&format!("/v1/sessions/{id}/ports")).await;
+    list["ports"].as_array().expect("a port list").clone()
+}
+
+fn through(id: &str, port: u16, path: &str) -> String {
+    format!("/v1/sessions/{id}/ports/{port}/{path}")
+}
+
+#[tokio::test]
+async fn http_server_is_listed_and_reached_byte_for_byte_without_a_network() {
+    let (service, id) = serving().await;
+    let listed = ports(&service, &id).await;
+    let http_server = listed.iter().find(|p| p["port"] == 8001).unwrap();
+    assert_eq!(http_server["address"], "127.0.0.1");
+    assert_eq!(http_server["program"], "python3", "{http_server}");
+    assert!(http_server["pid"].as_u64().is_some(), "{http_server}");
+
+    let data: Vec<u8> = (0..10 << 20)
+        .map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    let written = service
+        .put(&format!("/v1/sessions/{id}/files/content?path=big.bin"))
+        .body(data.clone())
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(written.status(), 200);
+    let response = service
+        .get(&through(&id, 8001, "big.bin"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(response.content_length(), Some(10 << 20));
+    let body = response.bytes().await.unwrap();
+    assert!(
+        body == data,
+        "the 10 MB file differs ({} bytes)",
+        body.len()
+    );
+
+    // The listing of the directory, as http.server makes it; the root redirects to the slash.
+    let listing = service.get(&through(&id, 8001, "")).send().await.unwrap();
+    assert_eq!(listing.status(), 200);
+    assert!(listing.text().await.unwrap().contains("big.bin"));
+    let no_redirects = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .unwrap();
+    let bare = no_redirects
+        .get(service.url(&format!("/v1/sessions/{id}/ports/8001")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(bare.status(), 308);
+    assert_eq!(
+        bare.headers()["location"],
+        format!("/v1/sessions/{id}/ports/8001/")
+    );
+
+    // Nothing listens on 8003: the proxy says so.
+    let closed = service.get(&through(&id, 8003, "")).send().await.unwrap();
+    assert_eq!(closed.status(), 502);
+    let error: Value = closed.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "port_closed", "{error}");
+
+    let activity = service
+        .get_json(&format!("/v1/sessions/{id}/activity"))
+        .await;
+    let connects: Vec<&Value> = activity["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["action"] == "port_connect")
+        .collect();
+    assert!(
+        connects
+            .iter()
+            .any(|e| e["target"] == "8003" && e["status"] == "error"),
+        "{activity}"
+    );
+    assert!(
+        connects
+            .iter()
+            .any(|e| e["target"] == "8001" && e["status"] == "ok"),
+        "{activity}"
+    );
+}
+
+#[tokio::test]
+async fn a_streamed_post_sse_and_a_websocket_pass_through_and_the_token_does_not() {
+    let (service, id) = serving().await;
+
+    // A body of unknown length goes chunked, streamed as it is made.
+    let chunks: Vec<Result<Vec<u8>, std::io::Error>> =
+        (0..80u8).map(|i| Ok(vec![i; 64 * 1024])).collect();
+    let expected: Vec<u8> = chunks
+        .iter()
+        .flat_map(|c| c.as_ref().unwrap().clone())
+        .collect();
+    let response = service
+        .post(&through(&id, 8002, "echo"))
+        .body(reqwest::Body::wrap_stream(futures_util::stream::iter(
+            chunks,
+        )))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    let echoed: Value = response.json().await.unwrap();
+    assert_eq!(echoed["length"], expected.len());
+    let digest = sha256_hex(&expected);
+    assert_eq!(echoed["sha256"], digest);
+
+    // What the sandbox's server saw: no token, its own Host.
+    let seen = service.get_json(&through(&id, 8002, "headers?x=1")).await;
+    assert_eq!(seen["path"], "/headers?x=1");
+    assert!(seen["headers"].get("authorization").is_none(), "{seen}");
+    assert!(seen["headers"].get("x-sandboxd-client").is_none(), "{seen}");
+    assert_eq!(seen["headers"]["host"], "127.0.0.1:8002");
+
+    // Server-Sent Events: the first event arrives while the stream is held open.
+    let mut events = service
+        .get(&through(&id, 8002, "sse"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(events.headers()["content-type"], "text/event-stream");
+    let mut text = String::new();
+    while !text.contains("data: one\n\n") {
+        let chunk = tokio::time::timeout(Duration::from_secs(30), events.chunk())
+            .await
+            .expect("the first event in time")
+            .unwrap()
+            .expect("the stream goes on");
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert!(!text.contains("two"));
+    let go = service
+        .put(&format!("/v1/sessions/{id}/files/content?path=go"))
+        .body("")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(go.status(), 200);
+    while let Some(chunk) = events.chunk().await.unwrap() {
+        text.push_str(&String::from_utf8_lossy(&chunk));
+    }
+    assert_eq!(text, "event: tick\ndata: one\n\nevent: tick\ndata: two\n\n");
+
+    // A WebSocket echo, upgraded end to end.
+    let url = format!(
+        "{}{}",
+        service.url.replacen("http", "ws", 1),
+        through(&id, 8002, "ws")
+    );
+    let mut request = url.into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("authorization", format!("Bearer {TOKEN}").parse().unwrap());
+    let (mut socket, response) = tokio_tungstenite::connect_async(request).await.unwrap();
+    assert_eq!(response.status(), 101);
+    for message in ["hello", &"x".repeat(100_000)] {
+        socket.send(Message::text(message)).await.unwrap();
+        let echoed = tokio::time::timeout(Duration::from_secs(30), socket.next())
+            .await
+            .unwrap()
+            .unwrap()
+            .unwrap();
+        assert_eq!(echoed.into_text().unwrap().as_str(), message);
+    }
+    socket.close(None).await.unwrap();
+}
+
+fn sha256_hex(data: &[u8]) -> String {
+    let output = std::process::Command::new("sha256sum")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .and_then(|mut child| {
+            use std::io::Write;
+            child.stdin.take().unwrap().write_all(data)?;
+            child.wait_with_output()
+        })
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .to_string()
+}
