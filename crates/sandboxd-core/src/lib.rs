@@ -31,6 +31,7 @@ pub mod pool;
 pub mod ports;
 pub mod processes;
 pub mod sessions;
+pub mod shares;
 pub mod tickets;
 
 pub use crate::core::Core;

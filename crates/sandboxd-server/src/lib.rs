@@ -94,6 +94,9 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(files_meta::make_dir).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
         .routes(routes!(files_meta::move_path).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
         .routes(routes!(ports::list_ports))
+        .routes(routes!(ports::share).layer(DefaultBodyLimit::max(ports::SHARE_BODY_LIMIT)))
+        .routes(routes!(ports::list_shares))
+        .routes(routes!(ports::revoke_share))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))
@@ -121,6 +124,16 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             get(|| async { Json(serde_json::json!({"status": "ok"})) }),
         )
         .merge(api)
+        // Share links carry their own capability instead of the token.
+        .route("/p/{capability}", get(ports::shared_root))
+        .route(
+            "/p/{capability}/",
+            on(ports::proxied_methods(), ports::shared),
+        )
+        .route(
+            "/p/{capability}/{*path}",
+            on(ports::proxied_methods(), ports::shared),
+        )
         .merge(dashboard::routes())
         .fallback(|| async {
             ApiError(Error::NotFound(

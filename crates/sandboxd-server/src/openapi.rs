@@ -206,6 +206,11 @@ fn describe_other_routes(document: &mut utoipa::openapi::OpenApi) {
         false,
     );
     document.paths.paths.extend(proxy);
+    let capability = json!([
+        {"name": "capability", "in": "path", "required": true, "description": "The link's capability, from POST /v1/sessions/{id}/ports/{port}/share", "schema": {"type": "string"}}
+    ]);
+    let shared = crate::routes::ports::documented_paths("/p/{capability}", capability, true);
+    document.paths.paths.extend(shared);
 
     let responses: BTreeMap<String, RefOr<Response>> = serde_json::from_value(json!({
         "Unauthorized": error_response(

@@ -45,6 +45,24 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("post", "/v1/sessions/{id}/files/move", Role::Anyone),
     ("get", "/v1/sessions/{id}/files/watch", Role::Anyone),
     ("get", "/v1/sessions/{id}/ports", Role::Anyone),
+    ("post", "/v1/sessions/{id}/ports/{port}/share", Role::Anyone),
+    ("get", "/v1/sessions/{id}/shares", Role::Anyone),
+    (
+        "delete",
+        "/v1/sessions/{id}/shares/{share_id}",
+        Role::Anyone,
+    ),
+    ("get", "/p/{capability}", Role::Anyone),
+    ("get", "/p/{capability}/", Role::Anyone),
+    ("put", "/p/{capability}/", Role::Anyone),
+    ("post", "/p/{capability}/", Role::Anyone),
+    ("delete", "/p/{capability}/", Role::Anyone),
+    ("patch", "/p/{capability}/", Role::Anyone),
+    ("get", "/p/{capability}/{path}", Role::Anyone),
+    ("put", "/p/{capability}/{path}", Role::Anyone),
+    ("post", "/p/{capability}/{path}", Role::Anyone),
+    ("delete", "/p/{capability}/{path}", Role::Anyone),
+    ("patch", "/p/{capability}/{path}", Role::Anyone),
     ("get", "/v1/sessions/{id}/ports/{port}", Role::Anyone),
     ("get", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
     ("put", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
@@ -129,6 +147,8 @@ fn concrete(path: &str, session: &str) -> String {
         .replace("{process_id}", "p1")
         .replace("{name}", "sh")
         .replace("{port}", "8000")
+        .replace("{capability}", "not-a-capability")
+        .replace("{share_id}", "s1")
         .replace("{path}", "app.js");
     let query = if path.contains("/files") {
         "?path=a"

@@ -1,15 +1,25 @@
-//! A session's ports: the listening ones, and the reverse proxy to one through the sandbox's
-//! agent (`/v1/sessions/{id}/ports/{port}/...`), each one call of the core.
+//! A session's ports: the listening ones, the reverse proxy to one through the sandbox's agent
+//! (`/v1/sessions/{id}/ports/{port}/...`), and share links (`/p/{capability}/...`), each one
+//! call of the core.
 
 use crate::error::ApiError;
-use crate::extract::Authenticated;
+use crate::extract::{parse_json, Authenticated, JsonRequest, RawBody};
 use crate::AppState;
 use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Json;
-use sandboxd_api::PortList;
+use sandboxd_api::{PortList, ShareInfo, ShareList, ShareRequest};
 use sandboxd_core::Error;
 use std::collections::HashMap;
+
+/// A share request is one number.
+pub const SHARE_BODY_LIMIT: usize = 1 << 10;
+
+impl JsonRequest for ShareRequest {
+    const WHAT: &'static str = "share request";
+    const HINT: &'static str = "; send {} or {\"ttl_secs\": 600}";
+}
 
 #[utoipa::path(
     get,
@@ -139,4 +149,111 @@ pub fn documented_paths(
         format!("{prefix}/{{path}}"): item(path_parameters, ""),
     }))
     .expect("the proxy's descriptions are valid OpenAPI")
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/ports/{port}/share",
+    tag = "ports",
+    summary = "Make a link that reaches the port without the token, until it expires or is revoked",
+    description = "The answer's `path` (`/p/{capability}/`) is the link, shown this once: the service keeps only its hash. It reaches that port of that session only, and stops at once when revoked, expired or the session ends. The page is served in a CSP sandbox (an opaque origin: it cannot reach the service's own storage), with `Referrer-Policy: no-referrer` and without the port's `Set-Cookie`; pages that link to absolute paths (`/static/...`) or need cookies do not work through a path link.",
+    params(
+        ("id" = String, Path, description = "The session's id"),
+        ("port" = u16, Path, description = "The TCP port in the sandbox")
+    ),
+    request_body(content = Option<ShareRequest>, description = "Optional: `ttl_secs` (default and at most 3600)"),
+    responses(
+        (status = 201, description = "The link", body = ShareInfo),
+        (status = 400, description = "`invalid_request`", body = sandboxd_api::ErrorBody),
+        (status = 429, description = "`too_many_shares`", body = sandboxd_api::ErrorBody),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn share(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path((id, port)): Path<(String, u16)>,
+    RawBody(body): RawBody,
+) -> Result<(StatusCode, Json<ShareInfo>), ApiError> {
+    let request: ShareRequest = match body.is_empty() {
+        true => ShareRequest::default(),
+        false => parse_json(&body)?,
+    };
+    let info = state
+        .core
+        .share_port(&caller, &id, port, request.ttl_secs)
+        .await?;
+    Ok((StatusCode::CREATED, Json(info)))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/shares",
+    tag = "ports",
+    summary = "List the session's share links that still work (without their capability)",
+    params(("id" = String, Path, description = "The session's id")),
+    responses(
+        (status = 200, description = "The links, oldest first", body = ShareList),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn list_shares(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+) -> Result<Json<ShareList>, ApiError> {
+    Ok(Json(state.core.list_shares(&caller, &id)?))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/sessions/{id}/shares/{share_id}",
+    tag = "ports",
+    summary = "Revoke a share link: it stops at once",
+    params(
+        ("id" = String, Path, description = "The session's id"),
+        ("share_id" = String, Path, description = "The link's id (not its capability)")
+    ),
+    responses(
+        (status = 200, description = "The link, revoked", body = ShareInfo),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn revoke_share(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path((id, share_id)): Path<(String, String)>,
+) -> Result<Json<ShareInfo>, ApiError> {
+    Ok(Json(state.core.revoke_share(&caller, &id, &share_id)?))
+}
+
+/// `/p/{capability}/{*path}` (and `/p/{capability}/`): the request, forwarded to the port the
+/// link reaches, with no token; the answer is confined (see [`share`]).
+pub async fn shared(
+    State(state): State<AppState>,
+    Path(params): Path<HashMap<String, String>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let capability = params.get("capability").map_or("", String::as_str);
+    let path = params.get("path").map_or("", String::as_str);
+    let (port, stream) = state.core.connect_shared(capability).await?;
+    let mut response = crate::proxy::forward(stream, port, path, request).await?;
+    let headers = response.headers_mut();
+    headers.remove(header::SET_COOKIE);
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads",
+        ),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    Ok(response)
+}
+
+/// `/p/{capability}`: to the link's root, with the slash relative links need.
+pub async fn shared_root(Path(capability): Path<String>) -> Response {
+    Redirect::permanent(&format!("/p/{capability}/")).into_response()
 }
