@@ -18,9 +18,16 @@ const SERVER: &str = include_str!("ports/server.py");
 /// the test server on 8002, both on the loopback only; the sandbox has no network.
 async fn serving() -> (TestService, String) {
     let service = TestService::start(&base_config(4, ""));
+    let id = serve_in(&service).await;
+    (service, id)
+}
+
+/// Opens a python session serving as [`serving`] says; its id.
+async fn serve_in(service: &TestService) -> String {
     let id = service.open("python").await;
-    let containers = service.containers();
-    assert_eq!(containers[0]["HostConfig"]["NetworkMode"], "none");
+    for container in service.containers() {
+        assert_eq!(container["HostConfig"]["NetworkMode"], "none");
+    }
     let written = service
         .put(&format!("/v1/sessions/{id}/files/content?path=server.py"))
         .body(SERVER)
@@ -41,18 +48,18 @@ async fn serving() -> (TestService, String) {
         assert_eq!(response.status(), 201, "{}", response.text().await.unwrap());
     }
     for _ in 0..300 {
-        let ports = ports(&service, &id).await;
+        let ports = ports(service, &id).await;
         if [8001, 8002]
             .iter()
             .all(|p| ports.iter().any(|l| l["port"] == *p))
         {
-            return (service, id);
+            return id;
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     panic!(
         "the servers did not listen: {:?}",
-        ports(&service, &id).await
+        ports(service, &id).await
     );
 }
 
@@ -230,6 +237,142 @@ async fn a_streamed_post_sse_and_a_websocket_pass_through_and_the_token_does_not
         assert_eq!(echoed.into_text().unwrap().as_str(), message);
     }
     socket.close(None).await.unwrap();
+}
+
+/// Makes a share link to `port` of the session; its path and id.
+async fn share(service: &TestService, id: &str, port: u16, ttl_secs: u64) -> (String, String) {
+    let response = service
+        .post(&format!("/v1/sessions/{id}/ports/{port}/share"))
+        .json(&json!({"ttl_secs": ttl_secs}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    let link: Value = response.json().await.unwrap();
+    let path = link["path"].as_str().unwrap().to_string();
+    (path, link["id"].as_str().unwrap().to_string())
+}
+
+/// A request with no token at all, as a browser opening the link makes it.
+async fn open_link(service: &TestService, path: &str) -> reqwest::Response {
+    reqwest::Client::new()
+        .get(service.url(path))
+        .send()
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn share_links_reach_their_port_of_their_session_without_the_token_until_they_stop() {
+    let service = TestService::start(&base_config(4, ""));
+    let (a, b) = (serve_in(&service).await, serve_in(&service).await);
+    for (id, text) in [(&a, "from a"), (&b, "from b")] {
+        let written = service
+            .put(&format!("/v1/sessions/{id}/files/content?path=who.txt"))
+            .body(text)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(written.status(), 200);
+    }
+    let (link_a, share_a) = share(&service, &a, 8001, 600).await;
+    let (link_b, _) = share(&service, &b, 8001, 600).await;
+
+    let answer = open_link(&service, &format!("{link_a}who.txt")).await;
+    assert_eq!(answer.status(), 200);
+    let headers = answer.headers().clone();
+    assert!(headers["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .starts_with("sandbox"));
+    assert_eq!(headers["referrer-policy"], "no-referrer");
+    assert!(headers.get("set-cookie").is_none());
+    assert_eq!(answer.text().await.unwrap(), "from a");
+    assert_eq!(
+        open_link(&service, &format!("{link_b}who.txt"))
+            .await
+            .text()
+            .await
+            .unwrap(),
+        "from b"
+    );
+
+    // The path goes to the sandbox's server as it is: it cannot climb out to the service.
+    let climbing = open_link(&service, &format!("{link_a}%2e%2e/%2e%2e/v1/sessions")).await;
+    assert_ne!(climbing.status(), 200);
+    assert!(
+        !climbing.text().await.unwrap().contains(&b),
+        "no session list through a link"
+    );
+
+    // A link made for another port reaches that port only.
+    let (link_8002, _) = share(&service, &a, 8002, 600).await;
+    let seen: Value = open_link(&service, &format!("{link_8002}headers"))
+        .await
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(seen["headers"]["host"], "127.0.0.1:8002");
+
+    // Revoked: at once.
+    let revoked = service
+        .delete(&format!("/v1/sessions/{a}/shares/{share_a}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    assert_eq!(
+        open_link(&service, &format!("{link_a}who.txt"))
+            .await
+            .status(),
+        404
+    );
+
+    // Expired.
+    let (short, _) = share(&service, &b, 8001, 1).await;
+    assert_eq!(
+        open_link(&service, &format!("{short}who.txt"))
+            .await
+            .status(),
+        200
+    );
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(
+        open_link(&service, &format!("{short}who.txt"))
+            .await
+            .status(),
+        404
+    );
+
+    // The session closed: its links stop, another session's go on.
+    let closed = service
+        .delete(&format!("/v1/sessions/{a}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(closed.status(), 200);
+    assert_eq!(
+        open_link(&service, &format!("{link_8002}headers"))
+            .await
+            .status(),
+        404
+    );
+    assert_eq!(
+        open_link(&service, &format!("{link_b}who.txt"))
+            .await
+            .status(),
+        200
+    );
+
+    let activity = service
+        .get_json(&format!("/v1/sessions/{b}/activity"))
+        .await;
+    let opened = activity["entries"].as_array().unwrap().iter();
+    let opened: Vec<_> = opened.filter(|e| e["action"] == "share_open").collect();
+    assert!(
+        opened.len() >= 2 && opened.iter().all(|e| e["interface"] == "link"),
+        "{activity}"
+    );
 }
 
 fn sha256_hex(data: &[u8]) -> String {
