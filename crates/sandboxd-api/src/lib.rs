@@ -155,6 +155,11 @@ pub struct Policy {
     pub max_sessions: u32,
     /// Failed authentications one client address may make per minute before it must wait.
     pub auth_failures_per_minute: u32,
+    /// Connections to a session's ports open at once (at most 48: each holds one of its
+    /// agent's connections).
+    pub max_port_connections: u32,
+    /// Bytes per second a session's port connections carry, all of them and both ways.
+    pub port_bytes_per_sec: u64,
 }
 
 /// A tenant: an agent or team with its own token, runtimes and session quota.

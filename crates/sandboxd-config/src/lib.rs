@@ -121,6 +121,8 @@ struct PolicyFile {
     idle_timeout_secs: Option<u64>,
     max_lifetime_secs: Option<u64>,
     auth_failures_per_minute: Option<u32>,
+    max_port_connections: Option<u32>,
+    port_bytes_per_sec: Option<SizeValue>,
 }
 
 /// A size written as a number of bytes or a string such as `"512m"`.
@@ -501,6 +503,9 @@ pub(crate) fn resolve_limits(
     })
 }
 
+/// The most `policy.max_port_connections` may be.
+const MAX_PORT_CONNECTIONS: u32 = 48;
+
 fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, ConfigError> {
     let size = |value: &Option<SizeValue>, name: &str, default: u64| match value {
         Some(v) => v.resolve(&format!("policy.{name}")),
@@ -520,6 +525,8 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
         max_lifetime_secs: file.max_lifetime_secs.unwrap_or(86_400),
         max_sessions,
         auth_failures_per_minute: file.auth_failures_per_minute.unwrap_or(20),
+        max_port_connections: file.max_port_connections.unwrap_or(32),
+        port_bytes_per_sec: size(&file.port_bytes_per_sec, "port_bytes_per_sec", 256 << 20)?,
     };
     let positive = [
         ("default_timeout_secs", policy.default_timeout_secs),
@@ -533,11 +540,22 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
             "auth_failures_per_minute",
             u64::from(policy.auth_failures_per_minute),
         ),
+        (
+            "max_port_connections",
+            u64::from(policy.max_port_connections),
+        ),
+        ("port_bytes_per_sec", policy.port_bytes_per_sec),
     ];
     for (name, value) in positive {
         if value == 0 {
             return Err(invalid(format!("policy.{name}"), "must be above 0"));
         }
+    }
+    if policy.max_port_connections > MAX_PORT_CONNECTIONS {
+        return Err(invalid(
+            "policy.max_port_connections",
+            format!("must be at most {MAX_PORT_CONNECTIONS}: each holds one of the sandbox agent's 64 connections, and the rest must stay free for other requests"),
+        ));
     }
     if policy.default_timeout_secs > policy.max_timeout_secs {
         return Err(invalid(

@@ -1,7 +1,8 @@
 //! A session's ports: those listening in the sandbox, and connections to one, carried by the
 //! sandbox's agent from its own loopback, so a port is reachable whatever the network mode and
 //! the sandbox needs no network. Each connection is one activity entry (the port and the
-//! bytes, never what they were); a session has at most [`MAX_PORT_CONNECTIONS`] at once.
+//! bytes, never what they were). A session has at most `policy.max_port_connections` open at
+//! once, and together they carry at most `policy.port_bytes_per_sec`.
 
 use crate::activity::{Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
@@ -10,40 +11,76 @@ use crate::error::Error;
 use crate::files::STEP_TIMEOUT;
 use crate::sessions::Session;
 use sandboxd_agent_proto as proto;
+use sandboxd_api::Policy;
 use sandboxd_api::{PortInfo, PortList};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
 use tokio::io::DuplexStream;
+use tokio::time::Instant;
 
-/// Connections to a session's ports open at once, at most: each holds one of the agent's
-/// connections (it has 64) and a thread in the sandbox.
-pub const MAX_PORT_CONNECTIONS: usize = 32;
 /// Ports a listing returns at most.
 const MAX_PORTS: u32 = 1024;
 /// Bytes buffered between a connection's user and its tunnel, each way.
 const TUNNEL_BUFFER: usize = 64 * 1024;
 
-/// Open port connections per session.
+/// Open port connections per session, and the pace they share.
 #[derive(Default, Clone)]
 pub struct PortConnections {
-    open: Arc<Mutex<HashMap<String, usize>>>,
+    open: Arc<Mutex<HashMap<String, SessionPorts>>>,
+}
+
+/// A session's open port connections, and the pace they share.
+type SessionPorts = (usize, Arc<Pace>);
+
+/// A rate limit: each chunk is sent no sooner than the bytes before it allow.
+pub struct Pace {
+    bytes_per_sec: u64,
+    next_free: Mutex<Instant>,
+}
+
+impl Pace {
+    fn new(bytes_per_sec: u64) -> Pace {
+        Pace {
+            bytes_per_sec: bytes_per_sec.max(1),
+            next_free: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Waits until `bytes` more may go.
+    async fn take(&self, bytes: usize) {
+        let start = {
+            let mut next_free = self
+                .next_free
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let start = (*next_free).max(Instant::now());
+            *next_free = start + Duration::from_secs_f64(bytes as f64 / self.bytes_per_sec as f64);
+            start
+        };
+        tokio::time::sleep_until(start).await;
+    }
 }
 
 /// One of a session's connection slots; dropping it frees the slot.
 struct Slot {
     connections: PortConnections,
     session_id: String,
+    pace: Arc<Pace>,
 }
 
 impl PortConnections {
-    fn take(&self, session_id: &str) -> Result<Slot, Error> {
+    fn take(&self, session_id: &str, policy: &Policy) -> Result<Slot, Error> {
         let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let count = open.entry(session_id.to_string()).or_default();
-        if *count >= MAX_PORT_CONNECTIONS {
+        let (count, pace) = open
+            .entry(session_id.to_string())
+            .or_insert_with(|| (0, Arc::new(Pace::new(policy.port_bytes_per_sec))));
+        let most = policy.max_port_connections as usize;
+        if *count >= most {
             return Err(Error::LimitReached {
                 code: "too_many_port_connections",
                 message: format!(
-                    "the session has {MAX_PORT_CONNECTIONS} connections to its ports open, as many as it may; close some first"
+                    "the session has {most} connections to its ports open, as many as it may (policy.max_port_connections); close some first"
                 ),
             });
         }
@@ -51,6 +88,7 @@ impl PortConnections {
         Ok(Slot {
             connections: self.clone(),
             session_id: session_id.to_string(),
+            pace: pace.clone(),
         })
     }
 }
@@ -62,7 +100,7 @@ impl Drop for Slot {
             .open
             .lock()
             .unwrap_or_else(PoisonError::into_inner);
-        if let Some(count) = open.get_mut(&self.session_id) {
+        if let Some((count, _)) = open.get_mut(&self.session_id) {
             *count -= 1;
             if *count == 0 {
                 open.remove(&self.session_id);
@@ -121,7 +159,9 @@ impl Core {
             if port == 0 {
                 return Err(Error::bad_request("invalid_port", "port 0 is not a port"));
             }
-            let slot = self.port_connections().take(&session.id)?;
+            let slot = self
+                .port_connections()
+                .take(&session.id, &self.config().policy)?;
             let agent = self.connect(session).await?;
             let tunnel = proto::connect_port(agent, port, STEP_TIMEOUT)
                 .await
@@ -132,7 +172,12 @@ impl Core {
         let (slot, tunnel) = opened.map_err(|e| entry.fail(e))?;
         let (ours, theirs) = tokio::io::duplex(TUNNEL_BUFFER);
         tokio::spawn(async move {
-            let carried = proto::carry(tunnel, theirs, |_| async {}).await;
+            let pace = slot.pace.clone();
+            let carried = proto::carry(tunnel, theirs, |bytes| {
+                let pace = pace.clone();
+                async move { pace.take(bytes).await }
+            })
+            .await;
             entry.bytes = Some(carried.to_port + carried.from_port);
             entry.end(None);
             drop(slot);

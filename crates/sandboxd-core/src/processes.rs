@@ -578,6 +578,8 @@ mod tests {
             max_lifetime_secs: 1,
             max_sessions: 1,
             auth_failures_per_minute: 1,
+            max_port_connections: 1,
+            port_bytes_per_sec: 1,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {

@@ -17,7 +17,12 @@ const SERVER: &str = include_str!("ports/server.py");
 /// A service with a python session in which `python3 -m http.server` listens on 8001 and
 /// the test server on 8002, both on the loopback only; the sandbox has no network.
 async fn serving() -> (TestService, String) {
-    let service = TestService::start(&base_config(4, ""));
+    serving_with("").await
+}
+
+/// [`serving`] with more policy lines.
+async fn serving_with(policy: &str) -> (TestService, String) {
+    let service = TestService::start(&base_config(4, policy));
     let id = serve_in(&service).await;
     (service, id)
 }
@@ -372,6 +377,72 @@ async fn share_links_reach_their_port_of_their_session_without_the_token_until_t
     assert!(
         opened.len() >= 2 && opened.iter().all(|e| e["interface"] == "link"),
         "{activity}"
+    );
+}
+
+#[tokio::test]
+async fn connections_per_session_and_bytes_per_second_are_capped_by_policy() {
+    let (service, id) = serving_with("max_port_connections = 2\nport_bytes_per_sec = \"1m\"").await;
+    let websocket = || async {
+        let url = format!(
+            "{}{}",
+            service.url.replacen("http", "ws", 1),
+            through(&id, 8002, "ws")
+        );
+        let mut request = url.into_client_request().unwrap();
+        let bearer = format!("Bearer {TOKEN}").parse().unwrap();
+        request.headers_mut().insert("authorization", bearer);
+        tokio_tungstenite::connect_async(request).await.unwrap().0
+    };
+    let first = websocket().await;
+    let _second = websocket().await;
+    let refused = service.get(&through(&id, 8001, "")).send().await.unwrap();
+    assert_eq!(refused.status(), 429);
+    let error: Value = refused.json().await.unwrap();
+    assert_eq!(
+        error["error"]["code"], "too_many_port_connections",
+        "{error}"
+    );
+    drop(first);
+    let mut freed = false;
+    for _ in 0..100 {
+        if service
+            .get(&through(&id, 8001, ""))
+            .send()
+            .await
+            .unwrap()
+            .status()
+            == 200
+        {
+            freed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(freed, "a closed connection frees its slot");
+
+    // 3 MB at 1 MB a second cannot come in much less than 3 s.
+    let written = service
+        .put(&format!("/v1/sessions/{id}/files/content?path=three.bin"))
+        .body(vec![7u8; 3 << 20])
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(written.status(), 200);
+    let started = std::time::Instant::now();
+    let body = service
+        .get(&through(&id, 8001, "three.bin"))
+        .send()
+        .await
+        .unwrap()
+        .bytes()
+        .await
+        .unwrap();
+    assert_eq!(body.len(), 3 << 20);
+    assert!(
+        started.elapsed() >= Duration::from_millis(2500),
+        "{:?}",
+        started.elapsed()
     );
 }
 
