@@ -319,6 +319,17 @@ async fn share_links_reach_their_port_of_their_session_without_the_token_until_t
         .unwrap();
     assert_eq!(seen["headers"]["host"], "127.0.0.1:8002");
 
+    // The client's calls: the links listed without their capability, the ports listed.
+    let client =
+        sandboxd_client::Client::new(&service.url, TOKEN, sandboxd_client::Interface::Cli).unwrap();
+    let shares = client.list_shares(&a).await.unwrap().shares;
+    assert_eq!(shares.len(), 2);
+    assert!(shares.iter().all(|s| s.path.is_none()));
+    let listed = client.list_ports(&a).await.unwrap().ports;
+    assert!(listed
+        .iter()
+        .any(|p| p.port == 8002 && p.program.as_deref() == Some("python3")));
+
     // Revoked: at once.
     let revoked = service
         .delete(&format!("/v1/sessions/{a}/shares/{share_a}"))
@@ -334,7 +345,12 @@ async fn share_links_reach_their_port_of_their_session_without_the_token_until_t
     );
 
     // Expired.
-    let (short, _) = share(&service, &b, 8001, 1).await;
+    let short = client
+        .share_port(&b, 8001, Some(1))
+        .await
+        .unwrap()
+        .path
+        .unwrap();
     assert_eq!(
         open_link(&service, &format!("{short}who.txt"))
             .await
