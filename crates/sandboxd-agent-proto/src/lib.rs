@@ -20,6 +20,8 @@ mod meta;
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, write_json, Frame, FrameKind, MAX_FRAME_LEN};
 #[cfg(feature = "tokio")]
+pub use host::{carry, connect_port, list_ports, Carried};
+#[cfg(feature = "tokio")]
 pub use host::{
     delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, ReadLimits,
     UploadError,
@@ -33,12 +35,13 @@ pub use message::{
     AGENT_SPARES, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN, PROTOCOL_VERSION,
     STDIN_CHUNK_LEN,
 };
-pub use message::{ChangeKind, FileChange, FileStat, ERROR_EXISTS};
+pub use message::{ChangeKind, FileChange, FileStat, ERROR_CROSS_DEVICE, ERROR_EXISTS};
 pub use message::{
     DirEntry, EntryKind, ERROR_BUSY, ERROR_CANCELLED, ERROR_INVALID_PATH, ERROR_IO,
     ERROR_IS_DIRECTORY, ERROR_NOT_A_DIRECTORY, ERROR_NOT_A_FILE, ERROR_NOT_FOUND, ERROR_NO_SPACE,
     ERROR_PERMISSION_DENIED, ERROR_READ_ONLY, ERROR_TOO_LARGE, FILE_CHUNK_LEN,
 };
+pub use message::{ListeningPort, ERROR_CONNECTION_REFUSED};
 pub use message::{
     ProcessInfo, ProcessStartRequest, TermSize, ERROR_NOT_A_TERMINAL, ERROR_NO_SUCH_PROCESS,
     ERROR_PROCESS_EXITED, ERROR_STDIN_UNAVAILABLE, ERROR_TOO_MANY_PROCESSES,

@@ -6,7 +6,7 @@
 //! side may be older than the other. An agent answers an op it does not know with an
 //! [`ERROR_BAD_REQUEST`] error and stays usable; [`Event::Hello`] carries the version.
 
-pub use crate::meta::{ChangeKind, FileChange, FileStat};
+pub use crate::meta::{ChangeKind, FileChange, FileStat, ListeningPort};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -71,6 +71,10 @@ pub const ERROR_IO: &str = "io_error";
 pub const ERROR_CANCELLED: &str = "cancelled";
 /// Something is already at the destination.
 pub const ERROR_EXISTS: &str = "exists";
+/// Nothing listens on the port asked for.
+pub const ERROR_CONNECTION_REFUSED: &str = "connection_refused";
+/// A move between two filesystems, which rename(2) cannot do.
+pub const ERROR_CROSS_DEVICE: &str = "cross_device";
 
 /// Service to agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -173,6 +177,12 @@ pub enum Request {
         recursive: bool,
         max_watches: u32,
     },
+    /// Connects to `port` on the sandbox's loopback (127.0.0.1, else ::1): [`Event::PortConnected`],
+    /// then the connection carries the bytes both ways: stdin frames to the port, stdout
+    /// frames from it, an empty frame for an end. The agent closes the connection after.
+    PortConnect { port: u16 },
+    /// The TCP ports listening in the sandbox, at most `max_ports`: [`Event::Ports`].
+    ListPorts { max_ports: u32 },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -335,6 +345,10 @@ pub enum Event {
     },
     /// The watched directory is gone: no change follows.
     WatchEnd,
+    PortConnected,
+    Ports {
+        ports: Vec<ListeningPort>,
+    },
 }
 
 /// The per-sandbox secret an agent proves itself with: [`AGENT_SECRET_LEN`] bytes as lowercase

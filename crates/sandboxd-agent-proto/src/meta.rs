@@ -1,5 +1,5 @@
 //! What the file metadata operations carry: a path described ([`FileStat`]) and the changes a
-//! watch reports ([`FileChange`]).
+//! watch reports ([`FileChange`]); and a listening port ([`ListeningPort`]).
 
 use crate::DirEntry;
 use serde::{Deserialize, Serialize};
@@ -35,4 +35,18 @@ pub enum ChangeKind {
     /// Changes were lost: the kernel's queue overflowed, or a directory could not be watched
     /// because the watch limit was reached (`path` names it).
     Overflow,
+}
+
+/// A TCP port listening in the sandbox, from its /proc/net/tcp{,6}.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ListeningPort {
+    pub port: u16,
+    /// The address it is bound to, e.g. `127.0.0.1`, `0.0.0.0`, `::`.
+    pub address: String,
+    /// The process holding the socket, when the agent could find it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pid: Option<u32>,
+    /// That process's name (its `comm`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub program: Option<String>,
 }

@@ -10,6 +10,7 @@
 use crate::exec;
 use crate::files;
 use crate::kill_all;
+use crate::ports;
 use crate::process;
 use sandboxd_agent_proto::{
     read_frame, write_json, AgentSecret, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
@@ -164,6 +165,8 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
                 recursive,
                 max_watches,
             }) => files::watch(&mut connection, &path, recursive, max_watches),
+            Ok(Request::PortConnect { port }) => ports::connect(&mut connection, port),
+            Ok(Request::ListPorts { max_ports }) => ports::list(&mut connection, max_ports),
             Err(e) => write_json(
                 &mut connection,
                 &Event::Error {

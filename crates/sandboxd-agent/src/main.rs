@@ -7,6 +7,7 @@ mod dialer;
 mod exec;
 mod files;
 mod kill_all;
+mod ports;
 mod process;
 mod seccomp;
 mod sys;

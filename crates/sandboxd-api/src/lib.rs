@@ -5,10 +5,12 @@
 //! is in force.
 
 mod files_meta;
+mod ports;
 mod remedy;
 mod sandboxes;
 
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
+pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest};
 pub use remedy::{with_wording, without_rest_wording, Remedy};
 pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
@@ -159,6 +161,11 @@ pub struct Policy {
     /// head and the tail of each, with a marker saying what was left out and where it is.
     #[serde(default = "default_mcp_output_bytes")]
     pub mcp_output_bytes: u64,
+    /// Connections to a session's ports open at once (at most 48: each holds one of its
+    /// agent's connections).
+    pub max_port_connections: u32,
+    /// Bytes per second a session's port connections carry, all of them and both ways.
+    pub port_bytes_per_sec: u64,
 }
 
 /// The default of [`Policy::mcp_output_bytes`]: a few thousand tokens of a model's context.

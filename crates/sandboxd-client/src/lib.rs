@@ -6,6 +6,7 @@
 
 mod error;
 mod files_meta;
+mod ports;
 mod sandboxes;
 
 pub use error::ClientError;

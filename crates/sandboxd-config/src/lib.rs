@@ -127,6 +127,8 @@ struct PolicyFile {
     max_lifetime_secs: Option<u64>,
     auth_failures_per_minute: Option<u32>,
     mcp_output_bytes: Option<SizeValue>,
+    max_port_connections: Option<u32>,
+    port_bytes_per_sec: Option<SizeValue>,
 }
 
 /// A size written as a number of bytes or a string such as `"512m"`.
@@ -543,6 +545,8 @@ fn check_origin(origin: &str) -> Result<String, ConfigError> {
     }
     Ok(lower)
 }
+/// The most `policy.max_port_connections` may be.
+const MAX_PORT_CONNECTIONS: u32 = 48;
 
 fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, ConfigError> {
     let size = |value: &Option<SizeValue>, name: &str, default: u64| match value {
@@ -568,6 +572,8 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
             "mcp_output_bytes",
             sandboxd_api::DEFAULT_MCP_OUTPUT_BYTES,
         )?,
+        max_port_connections: file.max_port_connections.unwrap_or(32),
+        port_bytes_per_sec: size(&file.port_bytes_per_sec, "port_bytes_per_sec", 256 << 20)?,
     };
     let positive = [
         ("default_timeout_secs", policy.default_timeout_secs),
@@ -582,11 +588,22 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
             "auth_failures_per_minute",
             u64::from(policy.auth_failures_per_minute),
         ),
+        (
+            "max_port_connections",
+            u64::from(policy.max_port_connections),
+        ),
+        ("port_bytes_per_sec", policy.port_bytes_per_sec),
     ];
     for (name, value) in positive {
         if value == 0 {
             return Err(invalid(format!("policy.{name}"), "must be above 0"));
         }
+    }
+    if policy.max_port_connections > MAX_PORT_CONNECTIONS {
+        return Err(invalid(
+            "policy.max_port_connections",
+            format!("must be at most {MAX_PORT_CONNECTIONS}: each holds one of the sandbox agent's 64 connections, and the rest must stay free for other requests"),
+        ));
     }
     if policy.default_timeout_secs > policy.max_timeout_secs {
         return Err(invalid(

@@ -311,6 +311,7 @@ pub fn error_text(error: &Error) -> String {
         Error::PayloadTooLarge(_) => "too large",
         Error::InsufficientStorage(_) => "the sandbox's filesystem is full",
         Error::Agent(_) => "the sandbox agent failed",
+        Error::BadGateway { .. } => "the sandbox's port failed",
         Error::Backend(BackendError::AgentUnavailable(_)) => "the sandbox agent is unavailable",
         _ => return format!("{code}: {error}"),
     };

@@ -24,6 +24,7 @@ pub enum Operation {
     MakeDir,
     MovePath,
     WatchDir,
+    Port,
 }
 
 impl Core {
@@ -76,6 +77,11 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
         proto::ERROR_NOT_A_FILE => conflict(proto::ERROR_NOT_A_FILE),
         proto::ERROR_BUSY => conflict(proto::ERROR_BUSY),
         proto::ERROR_EXISTS => conflict(proto::ERROR_EXISTS),
+        proto::ERROR_CROSS_DEVICE => conflict(proto::ERROR_CROSS_DEVICE),
+        proto::ERROR_CONNECTION_REFUSED => Error::BadGateway {
+            code: "port_closed",
+            message,
+        },
         proto::ERROR_STDIN_UNAVAILABLE => conflict("stdin_unavailable"),
         proto::ERROR_NOT_A_TERMINAL => conflict("not_a_terminal"),
         proto::ERROR_PROCESS_EXITED => conflict("process_exited"),
@@ -139,6 +145,10 @@ fn hint(operation: Operation, code: &str) -> (Option<&'static str>, Option<Remed
         ),
         (Operation::MakeDir | Operation::MovePath, proto::ERROR_READ_ONLY) => (
             Some("the sandbox's root is read-only; work under the working directory or /tmp"),
+            None,
+        ),
+        (Operation::MovePath, proto::ERROR_CROSS_DEVICE) => (
+            Some("the working directory, /tmp and the root are separate filesystems; copy the file (read it and write it) instead"),
             None,
         ),
         (Operation::WriteFile, proto::ERROR_NO_SPACE) => (

@@ -5,7 +5,7 @@
 use crate::activity::Caller;
 use crate::error::Error;
 use crate::sessions::{self, Session, Sessions};
-use crate::{auth, images, pool, tickets};
+use crate::{auth, images, pool, ports, shares, tickets};
 use sandboxd_api::Remedy;
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
@@ -26,6 +26,8 @@ struct Inner {
     images: images::Images,
     auth: auth::Tokens,
     tickets: tickets::Tickets,
+    port_connections: ports::PortConnections,
+    shares: shares::Shares,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
 }
@@ -48,6 +50,8 @@ impl Core {
                 sessions,
                 pools: pool::Pools::default(),
                 images: images::Images::default(),
+                port_connections: ports::PortConnections::default(),
+                shares: shares::Shares::default(),
                 engine: OnceLock::new(),
             }),
         }
@@ -95,6 +99,14 @@ impl Core {
 
     pub(crate) fn sessions(&self) -> &Sessions {
         &self.inner.sessions
+    }
+
+    pub(crate) fn port_connections(&self) -> &ports::PortConnections {
+        &self.inner.port_connections
+    }
+
+    pub(crate) fn shares(&self) -> &shares::Shares {
+        &self.inner.shares
     }
 
     pub(crate) fn pools(&self) -> &pool::Pools {

@@ -40,6 +40,9 @@ pub enum Error {
     Backend(#[from] BackendError),
     #[error("the sandbox agent failed: {0}")]
     Agent(String),
+    /// What a sandbox's port answered could not be passed on, or nothing answers there.
+    #[error("{message}")]
+    BadGateway { code: &'static str, message: String },
     #[error(transparent)]
     Storage(#[from] sandboxd_store::StoreError),
     /// An error with what the caller can do about it; it is `error` in every other respect.
@@ -94,7 +97,8 @@ impl Error {
             Error::BadRequest { code, .. }
             | Error::Forbidden { code, .. }
             | Error::Conflict { code, .. }
-            | Error::LimitReached { code, .. } => code,
+            | Error::LimitReached { code, .. }
+            | Error::BadGateway { code, .. } => code,
             Error::NotFound(_) => "not_found",
             Error::SessionEnded(_) => "session_ended",
             Error::ServiceFull(_) => "service_full",

@@ -382,6 +382,15 @@ async fn serve_agent(
             Some(())
         }
         Request::Watch { .. } => refuse(&mut stream, "not_found", "no such directory").await,
+        Request::ListPorts { .. } => {
+            let ports = Vec::new();
+            write_json(&mut stream, &Event::Ports { ports }).await.ok()
+        }
+        // Nothing listens in a fake sandbox.
+        Request::PortConnect { port } => {
+            let message = format!("nothing answers on port {port}");
+            refuse(&mut stream, "connection_refused", &message).await
+        }
         _ => {
             refuse(
                 &mut stream,

@@ -28,9 +28,11 @@ pub mod images;
 mod lifecycle;
 mod maintenance;
 pub mod pool;
+pub mod ports;
 pub mod processes;
 mod program;
 pub mod sessions;
+pub mod shares;
 pub mod tickets;
 
 pub use crate::core::Core;

@@ -635,6 +635,8 @@ mod tests {
             max_sessions: 1,
             auth_failures_per_minute: 1,
             mcp_output_bytes: 1 << 10,
+            max_port_connections: 1,
+            port_bytes_per_sec: 1,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {

@@ -46,7 +46,7 @@ pub fn status(error: &Error) -> StatusCode {
             BackendError::AgentUnavailable(_) | BackendError::Engine(_) => StatusCode::BAD_GATEWAY,
             BackendError::Setup(_) => StatusCode::INTERNAL_SERVER_ERROR,
         },
-        Error::Agent(_) => StatusCode::BAD_GATEWAY,
+        Error::Agent(_) | Error::BadGateway { .. } => StatusCode::BAD_GATEWAY,
         Error::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,
     }
 }

@@ -14,6 +14,7 @@ mod mcp;
 mod metrics;
 mod openapi;
 mod origin;
+mod proxy;
 mod routes;
 
 pub use error::ApiError;
@@ -21,11 +22,11 @@ pub use mcp::MCP_PATH;
 
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
-use axum::routing::get;
+use axum::routing::{get, on};
 use axum::{Json, Router};
 use metrics::Metrics;
 use origin::Guard;
-use routes::{files, files_meta, processes, service, sessions, stream, terminal, tickets};
+use routes::{files, files_meta, ports, processes, service, sessions, stream, terminal, tickets};
 use sandboxd_core::{Core, Error};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -97,9 +98,23 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(files_meta::watch))
         .routes(routes!(files_meta::make_dir).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
         .routes(routes!(files_meta::move_path).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
+        .routes(routes!(ports::list_ports))
+        .routes(routes!(ports::share).layer(DefaultBodyLimit::max(ports::SHARE_BODY_LIMIT)))
+        .routes(routes!(ports::list_shares))
+        .routes(routes!(ports::revoke_share))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))
+        // Any method, any path below the port: described in the document by hand.
+        .route("/v1/sessions/{id}/ports/{port}", get(ports::to_root))
+        .route(
+            "/v1/sessions/{id}/ports/{port}/",
+            on(ports::proxied_methods(), ports::proxy),
+        )
+        .route(
+            "/v1/sessions/{id}/ports/{port}/{*path}",
+            on(ports::proxied_methods(), ports::proxy),
+        )
         .route_layer(middleware::from_fn_with_state(
             state.core.clone(),
             auth::require_token,
@@ -111,6 +126,16 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         )
         .merge(api)
         .merge(mcp::routes(&core))
+        // Share links carry their own capability instead of the token.
+        .route("/p/{capability}", get(ports::shared_root))
+        .route(
+            "/p/{capability}/",
+            on(ports::proxied_methods(), ports::shared),
+        )
+        .route(
+            "/p/{capability}/{*path}",
+            on(ports::proxied_methods(), ports::shared),
+        )
         .merge(dashboard::routes())
         .fallback(|| async {
             ApiError(Error::NotFound(

@@ -42,6 +42,7 @@ use utoipa::OpenApi;
         (name = "sessions", description = "Sessions: one sandbox each, with commands run to completion"),
         (name = "files", description = "A session's files, read and written through the sandbox's agent"),
         (name = "processes", description = "A session's background processes and its terminal"),
+        (name = "ports", description = "A session's ports: listed, reached through the sandbox's agent, shared by link"),
         (name = "mcp", description = "The Model Context Protocol endpoint for agents"),
         (name = "dashboard", description = "The web dashboard")
     )
@@ -90,7 +91,7 @@ pub enum FileErrors {
     NotFound(ErrorBody),
     #[response(
         status = 409,
-        description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`; for a move `exists`"
+        description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`; for a move `exists` and `cross_device`"
     )]
     Conflict(ErrorBody),
     #[response(
@@ -227,6 +228,21 @@ fn describe_other_routes(document: &mut utoipa::openapi::OpenApi) {
     }))
     .expect("the other routes' descriptions are valid OpenAPI");
     document.paths.paths.extend(paths);
+    let port_parameters = json!([
+        {"name": "id", "in": "path", "required": true, "description": "The session's id", "schema": {"type": "string"}},
+        {"name": "port", "in": "path", "required": true, "description": "The TCP port in the sandbox", "schema": {"type": "integer", "minimum": 1, "maximum": 65535}}
+    ]);
+    let proxy = crate::routes::ports::documented_paths(
+        "/v1/sessions/{id}/ports/{port}",
+        port_parameters,
+        false,
+    );
+    document.paths.paths.extend(proxy);
+    let capability = json!([
+        {"name": "capability", "in": "path", "required": true, "description": "The link's capability, from POST /v1/sessions/{id}/ports/{port}/share", "schema": {"type": "string"}}
+    ]);
+    let shared = crate::routes::ports::documented_paths("/p/{capability}", capability, true);
+    document.paths.paths.extend(shared);
 
     let responses: BTreeMap<String, RefOr<Response>> = serde_json::from_value(json!({
         "Unauthorized": error_response(

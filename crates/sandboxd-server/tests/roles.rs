@@ -47,6 +47,48 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("post", "/v1/sessions/{id}/files/mkdir", Role::Anyone),
     ("post", "/v1/sessions/{id}/files/move", Role::Anyone),
     ("get", "/v1/sessions/{id}/files/watch", Role::Anyone),
+    ("get", "/v1/sessions/{id}/ports", Role::Anyone),
+    ("post", "/v1/sessions/{id}/ports/{port}/share", Role::Anyone),
+    ("get", "/v1/sessions/{id}/shares", Role::Anyone),
+    (
+        "delete",
+        "/v1/sessions/{id}/shares/{share_id}",
+        Role::Anyone,
+    ),
+    ("get", "/p/{capability}", Role::Anyone),
+    ("get", "/p/{capability}/", Role::Anyone),
+    ("put", "/p/{capability}/", Role::Anyone),
+    ("post", "/p/{capability}/", Role::Anyone),
+    ("delete", "/p/{capability}/", Role::Anyone),
+    ("patch", "/p/{capability}/", Role::Anyone),
+    ("get", "/p/{capability}/{path}", Role::Anyone),
+    ("put", "/p/{capability}/{path}", Role::Anyone),
+    ("post", "/p/{capability}/{path}", Role::Anyone),
+    ("delete", "/p/{capability}/{path}", Role::Anyone),
+    ("patch", "/p/{capability}/{path}", Role::Anyone),
+    ("get", "/v1/sessions/{id}/ports/{port}", Role::Anyone),
+    ("get", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
+    ("put", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
+    ("post", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
+    ("delete", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
+    ("patch", "/v1/sessions/{id}/ports/{port}/", Role::Anyone),
+    ("get", "/v1/sessions/{id}/ports/{port}/{path}", Role::Anyone),
+    ("put", "/v1/sessions/{id}/ports/{port}/{path}", Role::Anyone),
+    (
+        "post",
+        "/v1/sessions/{id}/ports/{port}/{path}",
+        Role::Anyone,
+    ),
+    (
+        "delete",
+        "/v1/sessions/{id}/ports/{port}/{path}",
+        Role::Anyone,
+    ),
+    (
+        "patch",
+        "/v1/sessions/{id}/ports/{port}/{path}",
+        Role::Anyone,
+    ),
     ("get", "/v1/sessions/{id}/processes", Role::Anyone),
     ("post", "/v1/sessions/{id}/processes", Role::Anyone),
     ("delete", "/v1/sessions/{id}/processes", Role::Anyone),
@@ -108,6 +150,9 @@ fn concrete(path: &str, session: &str) -> String {
         .replace("{id}", session)
         .replace("{process_id}", "p1")
         .replace("{name}", "sh")
+        .replace("{port}", "8000")
+        .replace("{capability}", "not-a-capability")
+        .replace("{share_id}", "s1")
         .replace("{path}", "app.js");
     let query = if path.contains("/files") {
         "?path=a"

@@ -4,6 +4,7 @@ mod exec;
 mod files;
 mod files_meta;
 mod hub;
+mod ports;
 mod process;
 
 pub use exec::{ping, run_exec, ExecResult};
@@ -13,6 +14,7 @@ pub use files::{
 };
 pub use files_meta::{make_dir, move_path, stat_path, watch_dir, DirWatch};
 pub use hub::{AgentHub, AgentLease, HELLO_TIMEOUT, MAX_IDLE};
+pub use ports::{carry, connect_port, list_ports, Carried};
 pub use process::{
     attach_process, kill_all_processes, list_processes, resize_process, signal_process,
     start_process, write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,

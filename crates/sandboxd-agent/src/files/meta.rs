@@ -5,7 +5,7 @@
 use super::read::describe;
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{
-    write_json, Event, FileStat, ProtoError, ERROR_EXISTS, ERROR_INVALID_PATH,
+    write_json, Event, FileStat, ProtoError, ERROR_CROSS_DEVICE, ERROR_EXISTS, ERROR_INVALID_PATH,
     ERROR_NOT_A_DIRECTORY,
 };
 use std::ffi::CString;
@@ -123,6 +123,10 @@ fn rename(from: &str, to: &str, overwrite: bool) -> Result<(), Refusal> {
         Some(libc::EEXIST) => Err(Refusal::new(
             ERROR_EXISTS,
             format!("{to} exists; pass overwrite to replace it"),
+        )),
+        Some(libc::EXDEV) => Err(Refusal::new(
+            ERROR_CROSS_DEVICE,
+            format!("{from} and {to} are on different filesystems, which a move cannot cross"),
         )),
         // ENOTEMPTY also means a directory is in the way, with overwrite.
         _ => Err(Refusal::io(&format!("{from} -> {to}"), error)),

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod events;
 pub mod files;
 pub mod files_meta;
+pub mod ports;
 pub mod processes;
 pub mod service;
 pub mod sessions;

@@ -1,0 +1,163 @@
+//! Clients for a sandbox's ports: the listening ones, and a tunnel to one. A tunnel is the
+//! agent connection carrying a port's bytes in data frames; [`carry`] joins it to a local
+//! byte stream (e.g. one half of a `tokio::io::duplex`), which any client (an HTTP client,
+//! a WebSocket) then speaks over. The agent is untrusted: the listing is bounded, and a
+//! tunnel moves bytes without interpreting them.
+
+use super::files::{next_event, unexpected, within};
+use super::{read_frame, write_frame, write_json};
+use crate::{Event, FrameKind, ListeningPort, ProtoError, Request, STDIN_CHUNK_LEN};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+
+/// The longest address or program name a listed port may carry.
+const MAX_PORT_TEXT_LEN: usize = 128;
+
+/// The TCP ports listening in the sandbox, at most `max_ports`.
+pub async fn list_ports<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    max_ports: u32,
+    timeout: Duration,
+) -> Result<Vec<ListeningPort>, ProtoError> {
+    within(
+        timeout,
+        write_json(&mut stream, &Request::ListPorts { max_ports }),
+    )
+    .await?;
+    match next_event(&mut stream, timeout).await? {
+        Event::Ports { ports } => {
+            let too_long =
+                |text: &Option<String>| text.as_ref().is_some_and(|t| t.len() > MAX_PORT_TEXT_LEN);
+            if ports.len() > max_ports as usize
+                || ports
+                    .iter()
+                    .any(|p| p.address.len() > MAX_PORT_TEXT_LEN || too_long(&p.program))
+            {
+                return Err(ProtoError::Unexpected("an oversized port list".into()));
+            }
+            Ok(ports)
+        }
+        other => Err(unexpected(other, "listing ports")),
+    }
+}
+
+/// Asks the agent to connect to `port` on the sandbox's loopback; on success the stream is
+/// the tunnel, ready for [`carry`].
+pub async fn connect_port<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    port: u16,
+    timeout: Duration,
+) -> Result<S, ProtoError> {
+    within(
+        timeout,
+        write_json(&mut stream, &Request::PortConnect { port }),
+    )
+    .await?;
+    match next_event(&mut stream, timeout).await? {
+        Event::PortConnected => Ok(stream),
+        other => Err(unexpected(other, "connecting to a port")),
+    }
+}
+
+/// What a tunnel moved, in each direction.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Carried {
+    pub to_port: u64,
+    pub from_port: u64,
+}
+
+/// Carries bytes between the tunnel and `local` until either side ends: each direction reads
+/// one chunk at a time and writes it before reading the next, so a slow reader holds the
+/// other side back and nothing piles up. `pace` is awaited with each chunk's size before it
+/// goes on (a rate limit); it may simply return.
+pub async fn carry<S, L, P, F>(tunnel: S, local: L, pace: P) -> Carried
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    L: AsyncRead + AsyncWrite + Unpin,
+    P: Fn(usize) -> F,
+    F: std::future::Future<Output = ()>,
+{
+    let (mut tunnel_read, mut tunnel_write) = tokio::io::split(tunnel);
+    let (mut local_read, mut local_write) = tokio::io::split(local);
+    let mut carried = Carried::default();
+    let from_port = async {
+        loop {
+            let Ok(frame) = read_frame(&mut tunnel_read).await else {
+                return;
+            };
+            if frame.kind != FrameKind::Stdout || frame.payload.is_empty() {
+                let _ = local_write.shutdown().await;
+                return;
+            }
+            pace(frame.payload.len()).await;
+            if local_write.write_all(&frame.payload).await.is_err() {
+                return;
+            }
+            carried.from_port += frame.payload.len() as u64;
+        }
+    };
+    let mut to_port = 0u64;
+    let to_port_side = async {
+        let mut buffer = vec![0; STDIN_CHUNK_LEN];
+        loop {
+            let read = match local_read.read(&mut buffer).await {
+                Ok(0) | Err(_) => return,
+                Ok(read) => read,
+            };
+            pace(read).await;
+            if write_frame(&mut tunnel_write, FrameKind::Stdin, &buffer[..read])
+                .await
+                .is_err()
+            {
+                return;
+            }
+            to_port += read as u64;
+        }
+    };
+    // Either side ending ends the tunnel: an HTTP client drops its connection rather than
+    // half-closing it, and a server that closes has said all it will.
+    tokio::select! {
+        () = from_port => {}
+        () = to_port_side => {}
+    }
+    carried.to_port = to_port;
+    carried
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_tunnel_carries_both_ways_and_ends_when_the_port_closes() {
+        let (service, mut agent) = tokio::io::duplex(1 << 16);
+        let fake = tokio::spawn(async move {
+            let request: Request = read_frame(&mut agent).await.unwrap().parse_json().unwrap();
+            assert_eq!(request, Request::PortConnect { port: 8000 });
+            write_json(&mut agent, &Event::PortConnected).await.unwrap();
+            let frame = read_frame(&mut agent).await.unwrap();
+            assert_eq!(
+                (frame.kind, frame.payload.as_slice()),
+                (FrameKind::Stdin, &b"ping"[..])
+            );
+            write_frame(&mut agent, FrameKind::Stdout, b"pong")
+                .await
+                .unwrap();
+            write_frame(&mut agent, FrameKind::Stdout, b"")
+                .await
+                .unwrap();
+        });
+        let tunnel = connect_port(service, 8000, Duration::from_secs(5))
+            .await
+            .unwrap();
+        let (mut ours, theirs) = tokio::io::duplex(1 << 16);
+        let carrying = tokio::spawn(carry(tunnel, theirs, |_| async {}));
+        ours.write_all(b"ping").await.unwrap();
+        let mut answer = Vec::new();
+        ours.read_to_end(&mut answer).await.unwrap();
+        assert_eq!(answer, b"pong");
+        let carried = carrying.await.unwrap();
+        assert_eq!(carried.from_port, 4);
+        fake.await.unwrap();
+    }
+}

@@ -1,0 +1,187 @@
+//! A session's ports: those listening in the sandbox, and connections to one, carried by the
+//! sandbox's agent from its own loopback, so a port is reachable whatever the network mode and
+//! the sandbox needs no network. Each connection is one activity entry (the port and the
+//! bytes, never what they were). A session has at most `policy.max_port_connections` open at
+//! once, and together they carry at most `policy.port_bytes_per_sec`.
+
+use crate::activity::{Caller, PendingEntry};
+use crate::agent::{agent_error, Operation};
+use crate::core::Core;
+use crate::error::Error;
+use crate::files::STEP_TIMEOUT;
+use crate::sessions::Session;
+use sandboxd_agent_proto as proto;
+use sandboxd_api::Policy;
+use sandboxd_api::{PortInfo, PortList};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::io::DuplexStream;
+use tokio::time::Instant;
+
+/// Ports a listing returns at most.
+const MAX_PORTS: u32 = 1024;
+/// Bytes buffered between a connection's user and its tunnel, each way.
+const TUNNEL_BUFFER: usize = 64 * 1024;
+
+/// Open port connections per session, and the pace they share.
+#[derive(Default, Clone)]
+pub struct PortConnections {
+    open: Arc<Mutex<HashMap<String, SessionPorts>>>,
+}
+
+/// A session's open port connections, and the pace they share.
+type SessionPorts = (usize, Arc<Pace>);
+
+/// A rate limit: each chunk is sent no sooner than the bytes before it allow.
+pub struct Pace {
+    bytes_per_sec: u64,
+    next_free: Mutex<Instant>,
+}
+
+impl Pace {
+    fn new(bytes_per_sec: u64) -> Pace {
+        Pace {
+            bytes_per_sec: bytes_per_sec.max(1),
+            next_free: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Waits until `bytes` more may go.
+    async fn take(&self, bytes: usize) {
+        let start = {
+            let mut next_free = self
+                .next_free
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let start = (*next_free).max(Instant::now());
+            *next_free = start + Duration::from_secs_f64(bytes as f64 / self.bytes_per_sec as f64);
+            start
+        };
+        tokio::time::sleep_until(start).await;
+    }
+}
+
+/// One of a session's connection slots; dropping it frees the slot.
+struct Slot {
+    connections: PortConnections,
+    session_id: String,
+    pace: Arc<Pace>,
+}
+
+impl PortConnections {
+    fn take(&self, session_id: &str, policy: &Policy) -> Result<Slot, Error> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let (count, pace) = open
+            .entry(session_id.to_string())
+            .or_insert_with(|| (0, Arc::new(Pace::new(policy.port_bytes_per_sec))));
+        let most = policy.max_port_connections as usize;
+        if *count >= most {
+            return Err(Error::LimitReached {
+                code: "too_many_port_connections",
+                message: format!(
+                    "the session has {most} connections to its ports open, as many as it may (policy.max_port_connections); close some first"
+                ),
+            });
+        }
+        *count += 1;
+        Ok(Slot {
+            connections: self.clone(),
+            session_id: session_id.to_string(),
+            pace: pace.clone(),
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self
+            .connections
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((count, _)) = open.get_mut(&self.session_id) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.session_id);
+            }
+        }
+    }
+}
+
+impl Core {
+    /// The TCP ports listening in the sandbox, with the processes holding them.
+    pub async fn list_ports(&self, caller: &Caller, session_id: &str) -> Result<PortList, Error> {
+        let session = self.running_session(caller, session_id, "list_ports")?;
+        let mut entry = self.entry(caller, &session, "list_ports", "");
+        let result = async {
+            let agent = self.connect(&session).await?;
+            proto::list_ports(agent, MAX_PORTS, STEP_TIMEOUT)
+                .await
+                .map_err(|e| agent_error(Operation::Port, e))
+        }
+        .await;
+        let ports = entry.finish(result)?;
+        Ok(PortList {
+            ports: ports
+                .into_iter()
+                .map(|p| PortInfo {
+                    port: p.port,
+                    address: p.address,
+                    pid: p.pid,
+                    program: p.program,
+                })
+                .collect(),
+        })
+    }
+
+    /// A connection to `port` on the sandbox's loopback, as a byte stream. It stays open
+    /// until the caller drops it or the port closes it; its activity entry is recorded then.
+    pub async fn connect_port(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        port: u16,
+    ) -> Result<DuplexStream, Error> {
+        let session = self.running_session(caller, session_id, "port_connect")?;
+        let entry = self.entry(caller, &session, "port_connect", &port.to_string());
+        self.open_tunnel(&session, port, entry).await
+    }
+
+    /// Opens a tunnel to `port` and carries it in a task that records `entry` at its end.
+    pub(crate) async fn open_tunnel(
+        &self,
+        session: &Session,
+        port: u16,
+        mut entry: PendingEntry,
+    ) -> Result<DuplexStream, Error> {
+        let opened = async {
+            if port == 0 {
+                return Err(Error::bad_request("invalid_port", "port 0 is not a port"));
+            }
+            let slot = self
+                .port_connections()
+                .take(&session.id, &self.config().policy)?;
+            let agent = self.connect(session).await?;
+            let tunnel = proto::connect_port(agent, port, STEP_TIMEOUT)
+                .await
+                .map_err(|e| agent_error(Operation::Port, e))?;
+            Ok((slot, tunnel))
+        }
+        .await;
+        let (slot, tunnel) = opened.map_err(|e| entry.fail(e))?;
+        let (ours, theirs) = tokio::io::duplex(TUNNEL_BUFFER);
+        tokio::spawn(async move {
+            let pace = slot.pace.clone();
+            let carried = proto::carry(tunnel, theirs, |bytes| {
+                let pace = pace.clone();
+                async move { pace.take(bytes).await }
+            })
+            .await;
+            entry.bytes = Some(carried.to_port + carried.from_port);
+            entry.end(None);
+            drop(slot);
+        });
+        Ok(ours)
+    }
+}

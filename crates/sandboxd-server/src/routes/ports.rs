@@ -1,0 +1,259 @@
+//! A session's ports: the listening ones, the reverse proxy to one through the sandbox's agent
+//! (`/v1/sessions/{id}/ports/{port}/...`), and share links (`/p/{capability}/...`), each one
+//! call of the core.
+
+use crate::error::ApiError;
+use crate::extract::{parse_json, Authenticated, JsonRequest, RawBody};
+use crate::AppState;
+use axum::extract::{Path, Request, State};
+use axum::http::{header, HeaderValue, StatusCode};
+use axum::response::{IntoResponse, Redirect, Response};
+use axum::Json;
+use sandboxd_api::{PortList, ShareInfo, ShareList, ShareRequest};
+use sandboxd_core::Error;
+use std::collections::HashMap;
+
+/// A share request is one number.
+pub const SHARE_BODY_LIMIT: usize = 1 << 10;
+
+impl JsonRequest for ShareRequest {
+    const WHAT: &'static str = "share request";
+    const HINT: &'static str = "; send {} or {\"ttl_secs\": 600}";
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/ports",
+    tag = "ports",
+    summary = "List the TCP ports listening in the sandbox, with the processes holding them",
+    params(("id" = String, Path, description = "The session's id")),
+    responses(
+        (status = 200, description = "The ports, by number", body = PortList),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn list_ports(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+) -> Result<Json<PortList>, ApiError> {
+    Ok(Json(state.core.list_ports(&caller, &id).await?))
+}
+
+/// `/v1/sessions/{id}/ports/{port}/{*path}` (and `.../{port}/`): the request, forwarded.
+pub async fn proxy(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(params): Path<HashMap<String, String>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let id = params.get("id").cloned().unwrap_or_default();
+    let port = port_param(&params)?;
+    let path = params.get("path").map_or("", String::as_str);
+    let stream = state.core.connect_port(&caller, &id, port).await?;
+    crate::proxy::forward(stream, port, path, request).await
+}
+
+/// `/v1/sessions/{id}/ports/{port}`: pages resolve relative links against a directory, so
+/// the port's root is `.../{port}/`.
+pub async fn to_root(Path((id, port)): Path<(String, String)>) -> Response {
+    Redirect::permanent(&format!("/v1/sessions/{id}/ports/{port}/")).into_response()
+}
+
+pub fn port_param(params: &HashMap<String, String>) -> Result<u16, ApiError> {
+    params
+        .get("port")
+        .and_then(|p| p.parse::<u16>().ok())
+        .filter(|&p| p != 0)
+        .ok_or_else(|| {
+            ApiError(Error::bad_request(
+                "invalid_port",
+                "the port is a number from 1 to 65535",
+            ))
+        })
+}
+
+/// The methods the proxy forwards (any other is 405).
+pub const PROXIED_METHODS: [&str; 6] = ["get", "put", "post", "delete", "patch", "options"];
+
+/// The method filter of [`PROXIED_METHODS`].
+pub fn proxied_methods() -> axum::routing::MethodFilter {
+    use axum::routing::MethodFilter;
+    MethodFilter::GET
+        .or(MethodFilter::PUT)
+        .or(MethodFilter::POST)
+        .or(MethodFilter::DELETE)
+        .or(MethodFilter::PATCH)
+        .or(MethodFilter::OPTIONS)
+}
+
+/// The proxy's routes for the OpenAPI document, which no annotation can describe (any of
+/// several methods, any path below the port). `prefix` is where a port's root is, with its
+/// parameters; `shared` when a share link reaches it without the token.
+pub fn documented_paths(
+    prefix: &str,
+    parameters: serde_json::Value,
+    shared: bool,
+) -> std::collections::BTreeMap<String, utoipa::openapi::path::PathItem> {
+    use serde_json::json;
+    let security = if shared {
+        json!([{}])
+    } else {
+        json!([{"bearer": []}])
+    };
+    let what = if shared {
+        "through a share link, without the token"
+    } else {
+        "through the sandbox's agent"
+    };
+    let responses = json!({
+        "101": {"description": "A WebSocket upgrade the port accepted, joined end to end"},
+        "200": {"description": "What the port answered: its status, headers and body, streamed (chunked and Server-Sent Events included)"},
+        "400": {"description": "`invalid_port`", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}},
+        "404": {"$ref": "#/components/responses/NotFound"},
+        "429": {"description": "`too_many_port_connections`", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}},
+        "502": {"description": "`port_closed` (nothing listens there), `upstream_error`, `upstream_timeout`, `agent_unavailable`", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}}
+    });
+    let mut path_parameters = parameters.as_array().cloned().unwrap_or_default();
+    path_parameters.push(json!({"name": "path", "in": "path", "required": true, "description": "The path below the port's root, with the query passed on", "schema": {"type": "string"}}));
+    let item = |parameters: Vec<serde_json::Value>, suffix: &str| {
+        let operations: serde_json::Map<String, serde_json::Value> = PROXIED_METHODS
+            .iter()
+            .map(|method| {
+                let id = format!("{}_{method}{suffix}", if shared { "shared_port" } else { "port" });
+                (method.to_string(), json!({
+                    "tags": ["ports"],
+                    "summary": format!("Forward a request to the port on the sandbox's loopback, {what}"),
+                    "description": "Any of these methods; the body is streamed both ways. `Authorization`, hop-by-hop headers and the client header are not passed on, and `Host` is `127.0.0.1:{port}`. A WebSocket upgrade is passed on and the two sockets joined.",
+                    "operationId": id,
+                    "security": security,
+                    "parameters": parameters,
+                    "responses": responses,
+                }))
+            })
+            .collect();
+        serde_json::Value::Object(operations)
+    };
+    let root_parameters = parameters.as_array().cloned().unwrap_or_default();
+    let root_redirect = json!({"get": {
+        "tags": ["ports"],
+        "summary": "Redirects to the port's root, with the slash relative links need",
+        "operationId": format!("{}_root_redirect", if shared { "shared_port" } else { "port" }),
+        "security": security,
+        "parameters": root_parameters.clone(),
+        "responses": {"308": {"description": "To the same path with a trailing slash"}, "200": {"description": "Never: the answer is the redirect"}}
+    }});
+    serde_json::from_value(json!({
+        prefix: root_redirect,
+        format!("{prefix}/"): item(root_parameters, "_root"),
+        format!("{prefix}/{{path}}"): item(path_parameters, ""),
+    }))
+    .expect("the proxy's descriptions are valid OpenAPI")
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/ports/{port}/share",
+    tag = "ports",
+    summary = "Make a link that reaches the port without the token, until it expires or is revoked",
+    description = "The answer's `path` (`/p/{capability}/`) is the link, shown this once: the service keeps only its hash. It reaches that port of that session only, and stops at once when revoked, expired or the session ends. The page is served in a CSP sandbox (an opaque origin: it cannot reach the service's own storage), with `Referrer-Policy: no-referrer` and without the port's `Set-Cookie`; pages that link to absolute paths (`/static/...`) or need cookies do not work through a path link.",
+    params(
+        ("id" = String, Path, description = "The session's id"),
+        ("port" = u16, Path, description = "The TCP port in the sandbox")
+    ),
+    request_body(content = Option<ShareRequest>, description = "Optional: `ttl_secs` (default and at most 3600)"),
+    responses(
+        (status = 201, description = "The link", body = ShareInfo),
+        (status = 400, description = "`invalid_request`", body = sandboxd_api::ErrorBody),
+        (status = 429, description = "`too_many_shares`", body = sandboxd_api::ErrorBody),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn share(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path((id, port)): Path<(String, u16)>,
+    RawBody(body): RawBody,
+) -> Result<(StatusCode, Json<ShareInfo>), ApiError> {
+    let request: ShareRequest = match body.is_empty() {
+        true => ShareRequest::default(),
+        false => parse_json(&body)?,
+    };
+    let info = state
+        .core
+        .share_port(&caller, &id, port, request.ttl_secs)
+        .await?;
+    Ok((StatusCode::CREATED, Json(info)))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/sessions/{id}/shares",
+    tag = "ports",
+    summary = "List the session's share links that still work (without their capability)",
+    params(("id" = String, Path, description = "The session's id")),
+    responses(
+        (status = 200, description = "The links, oldest first", body = ShareList),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn list_shares(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+) -> Result<Json<ShareList>, ApiError> {
+    Ok(Json(state.core.list_shares(&caller, &id)?))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/sessions/{id}/shares/{share_id}",
+    tag = "ports",
+    summary = "Revoke a share link: it stops at once",
+    params(
+        ("id" = String, Path, description = "The session's id"),
+        ("share_id" = String, Path, description = "The link's id (not its capability)")
+    ),
+    responses(
+        (status = 200, description = "The link, revoked", body = ShareInfo),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn revoke_share(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path((id, share_id)): Path<(String, String)>,
+) -> Result<Json<ShareInfo>, ApiError> {
+    Ok(Json(state.core.revoke_share(&caller, &id, &share_id)?))
+}
+
+/// `/p/{capability}/{*path}` (and `/p/{capability}/`): the request, forwarded to the port the
+/// link reaches, with no token; the answer is confined (see [`share`]).
+pub async fn shared(
+    State(state): State<AppState>,
+    Path(params): Path<HashMap<String, String>>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let capability = params.get("capability").map_or("", String::as_str);
+    let path = params.get("path").map_or("", String::as_str);
+    let (port, stream) = state.core.connect_shared(capability).await?;
+    let mut response = crate::proxy::forward(stream, port, path, request).await?;
+    let headers = response.headers_mut();
+    headers.remove(header::SET_COOKIE);
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(
+            "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads",
+        ),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    Ok(response)
+}
+
+/// `/p/{capability}`: to the link's root, with the slash relative links need.
+pub async fn shared_root(Path(capability): Path<String>) -> Response {
+    Redirect::permanent(&format!("/p/{capability}/")).into_response()
+}

@@ -1,0 +1,165 @@
+//! A session's ports through the REST face, over the fake agent (nothing listens in a fake
+//! sandbox); the proxy itself is tested against real servers in the sandboxd crate.
+
+mod common;
+
+use axum::http::{Method, StatusCode};
+use common::*;
+use serde_json::json;
+
+#[tokio::test]
+async fn ports_are_listed_and_a_closed_port_is_a_bad_gateway_logged_by_number() {
+    let service = TestService::default_service();
+    let id = service.open(None).await;
+    let (status, list) = service.get(&format!("/v1/sessions/{id}/ports")).await;
+    assert_eq!(status, StatusCode::OK, "{list}");
+    assert_eq!(list, json!({"ports": []}));
+    let answer = service
+        .admin()
+        .send(
+            Method::POST,
+            &format!("/v1/sessions/{id}/ports/8000/api?x=1"),
+            None,
+            b"body".to_vec(),
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::BAD_GATEWAY);
+    assert_eq!(answer.json()["error"]["code"], "port_closed");
+    for bad in ["0", "65536", "http"] {
+        assert_error(
+            &service
+                .get(&format!("/v1/sessions/{id}/ports/{bad}/"))
+                .await,
+            StatusCode::BAD_REQUEST,
+            "invalid_port",
+        );
+    }
+    let (_, log) = service.get(&format!("/v1/sessions/{id}/activity")).await;
+    let newest = &log["entries"][0];
+    assert_eq!(
+        (&newest["action"], &newest["target"]),
+        (&json!("port_connect"), &json!("8000"))
+    );
+    assert_eq!(newest["status"], "error");
+    assert!(
+        !log.to_string().contains("api?x=1"),
+        "the path is not logged: {log}"
+    );
+}
+
+#[tokio::test]
+async fn the_proxy_needs_the_token() {
+    let service = TestService::default_service();
+    let id = service.open(None).await;
+    let answer = service
+        .anonymous()
+        .send(
+            Method::GET,
+            &format!("/v1/sessions/{id}/ports/8000/"),
+            None,
+            Vec::new(),
+        )
+        .await;
+    assert_eq!(answer.status, StatusCode::UNAUTHORIZED);
+}
+
+#[tokio::test]
+async fn a_share_link_reaches_its_port_without_the_token_until_revoked_or_the_session_ends() {
+    let service = TestService::default_service();
+    let id = service.open(None).await;
+    let (status, link) = service
+        .post(
+            &format!("/v1/sessions/{id}/ports/8000/share"),
+            json!({"ttl_secs": 600}),
+        )
+        .await;
+    assert_eq!(status, StatusCode::CREATED, "{link}");
+    let path = link["path"].as_str().unwrap().to_string();
+    assert!(
+        path.starts_with("/p/") && path.len() == 3 + 64 + 1,
+        "{path}"
+    );
+    assert_eq!(
+        (&link["port"], &link["created_by"]),
+        (&json!(8000), &json!("admin"))
+    );
+
+    // Without the token, the link reaches the session's port (where nothing listens).
+    let anonymous = service.anonymous();
+    let answer = anonymous
+        .send(Method::GET, &format!("{path}index.html"), None, Vec::new())
+        .await;
+    assert_eq!(answer.status, StatusCode::BAD_GATEWAY, "{}", answer.json());
+    assert_eq!(answer.json()["error"]["code"], "port_closed");
+    let (_, log) = service.get(&format!("/v1/sessions/{id}/activity")).await;
+    let opened = &log["entries"][0];
+    assert_eq!(
+        (&opened["action"], &opened["target"]),
+        (&json!("share_open"), &json!("8000"))
+    );
+    assert_eq!(
+        opened["principal"],
+        format!("link:{}", link["id"].as_str().unwrap())
+    );
+    assert!(
+        !log.to_string().contains(&path[3..67]),
+        "the capability is never logged"
+    );
+
+    // Listed without its path; a wrong capability is not found.
+    let (_, list) = service.get(&format!("/v1/sessions/{id}/shares")).await;
+    assert_eq!(list["shares"].as_array().unwrap().len(), 1);
+    assert!(list["shares"][0].get("path").is_none(), "{list}");
+    let wrong = anonymous
+        .send(Method::GET, "/p/0000/", None, Vec::new())
+        .await;
+    assert_eq!(wrong.status, StatusCode::NOT_FOUND);
+
+    let share_id = link["id"].as_str().unwrap();
+    let (status, _) = service
+        .delete(&format!("/v1/sessions/{id}/shares/{share_id}"))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let revoked = anonymous.send(Method::GET, &path, None, Vec::new()).await;
+    assert_eq!(revoked.status, StatusCode::NOT_FOUND);
+
+    let (_, link) = service
+        .post(&format!("/v1/sessions/{id}/ports/8000/share"), json!({}))
+        .await;
+    let path = link["path"].as_str().unwrap().to_string();
+    service.delete(&format!("/v1/sessions/{id}")).await;
+    let ended = anonymous.send(Method::GET, &path, None, Vec::new()).await;
+    assert_eq!(
+        ended.status,
+        StatusCode::NOT_FOUND,
+        "a closed session's links stop at once"
+    );
+}
+
+#[tokio::test]
+async fn share_links_expire_are_bounded_in_time_and_belong_to_their_tenant() {
+    let service = TestService::start(&config(4, 0, &two_tenants()));
+    let alpha = service.client(ALPHA_TOKEN);
+    let id = alpha.open(None).await;
+    let route = format!("/v1/sessions/{id}/ports/8000/share");
+    for ttl in [0, 3601] {
+        let (status, _) = alpha.post(&route, json!({"ttl_secs": ttl})).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST, "ttl {ttl}");
+    }
+    let (_, link) = alpha.post(&route, json!({"ttl_secs": 1})).await;
+    assert_eq!(link["created_by"], "tenant:alpha");
+    let path = link["path"].as_str().unwrap().to_string();
+    let other = service.client(BETA_TOKEN);
+    let (status, _) = other.get(&format!("/v1/sessions/{id}/shares")).await;
+    assert_eq!(
+        status,
+        StatusCode::NOT_FOUND,
+        "another tenant's session is not found"
+    );
+    tokio::time::sleep(std::time::Duration::from_millis(1100)).await;
+    let expired = service
+        .anonymous()
+        .send(Method::GET, &path, None, Vec::new())
+        .await;
+    assert_eq!(expired.status, StatusCode::NOT_FOUND);
+}
