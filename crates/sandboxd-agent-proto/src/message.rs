@@ -142,6 +142,13 @@ pub enum Request {
     /// SIGKILLs every process in the sandbox but the agent and init, also those that left
     /// their command's process group: answered with [`Event::KilledAll`].
     KillAll,
+    /// The first frame on a connection the service opened to a listening agent (`--listen`,
+    /// for platforms that reach into the sandbox instead of letting it dial out): the service
+    /// proves itself with the sandbox's secret, answered with [`Event::Hello`]; a wrong one
+    /// closes the connection. The first secret a listening agent is sent becomes its own:
+    /// nothing runs in the sandbox before the service's first connection, so no sandbox
+    /// process can be first.
+    Claim { secret: AgentSecret },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

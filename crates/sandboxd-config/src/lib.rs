@@ -3,6 +3,7 @@
 //! The file is TOML. [`Config::parse`] checks everything an operator can get wrong and says
 //! precisely what and where, so that a bad config stops the service at start, not a request later.
 
+mod backend;
 mod recipes;
 mod size;
 mod tenants;
@@ -12,6 +13,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use backend::{BackendSettings, KubernetesSettings};
 use recipes::catalogue;
 pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
 pub use size::{format_bytes, parse_bytes};
@@ -63,6 +65,8 @@ pub struct Config {
     pub build: BuildSettings,
     /// Tokens with their own runtimes and quota; the service token stays the administrator's.
     pub tenants: BTreeMap<String, Tenant>,
+    /// Which platform runs the sandboxes (`[backend]`).
+    pub backend: BackendSettings,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +88,7 @@ struct ConfigFile {
     build: recipes::BuildFile,
     #[serde(default)]
     tenants: BTreeMap<String, tenants::TenantFile>,
+    backend: Option<backend::BackendFile>,
 }
 
 #[derive(Deserialize, Default)]
@@ -235,6 +240,7 @@ impl Config {
         let policy = resolve_policy(&file.policy, max_sessions)?;
         check_pools(&runtimes, max_sessions)?;
         let tenants = tenants::resolve(&file.tenants, &runtimes, max_sessions)?;
+        let backend = backend::resolve(file.backend.as_ref(), &runtimes)?;
 
         Ok(Config {
             token,
@@ -246,6 +252,7 @@ impl Config {
             recipes,
             build,
             tenants,
+            backend,
         })
     }
 
