@@ -10,7 +10,8 @@
 #   3. etcd, a containerd of its own (own config, root, state and socket: Docker's is left alone),
 #      the API server, the scheduler and the kubelet, each a background process logging to
 #      $SANDBOXD_K8S_LOGS; pods get only the loopback CNI plugin (no network)
-#   4. the pause image and the project's local images (busybox, python) imported into that
+#   4. the pause image and the project's local images (busybox, python, and the agent image
+#      made from $SANDBOXD_AGENT, the static agent, when it is set) imported into that
 #      containerd from Docker
 #   5. waits for the node to be Ready, then prints `KUBECONFIG=PATH` on stdout
 #
@@ -36,6 +37,8 @@ KUBELET_HEALTHZ_PORT=20248
 SCHEDULER_PORT=20259
 CONTAINERD_SOCK="$K8S_STATE/containerd/containerd.sock"
 PAUSE_IMAGE="sandboxd.local/pause:1"
+# The image the backend's init container delivers the agent from (config: backend.agent_image).
+AGENT_IMAGE="sandboxd/agent:local"
 KUBECONFIG_ADMIN="$K8S_STATE/admin.kubeconfig"
 K8S_PACKAGES="containerd runc containernetworking-plugins openssl gcc libc6-dev iptables"
 K8S_PROGRAMS="etcd kube-apiserver kube-scheduler kubelet kubectl"
@@ -59,8 +62,8 @@ build_binaries() {
     mkdir -p "$K8S_BIN.partial"
     (cd "$SANDBOXD_SCRIPTS/k8s/cluster" &&
         go build -trimpath -ldflags='-s -w' -o "$K8S_BIN.partial/" "${packages[@]}")
-    # The etcd server's package builds a binary named after its module's last element.
-    [[ -x "$K8S_BIN.partial/v3" ]] && mv "$K8S_BIN.partial/v3" "$K8S_BIN.partial/etcd"
+    # The etcd server's package (go.etcd.io/etcd/server/v3) builds a binary named `server`.
+    if [[ -x "$K8S_BIN.partial/server" ]]; then mv "$K8S_BIN.partial/server" "$K8S_BIN.partial/etcd"; fi
     mkdir -p "$K8S_BIN"
     for p in "${missing[@]}"; do
         [[ -x "$K8S_BIN.partial/$p" ]] || die "the build made no $p"
@@ -250,10 +253,25 @@ EOF
     log "imported $PAUSE_IMAGE"
 }
 
+# The agent image: the static agent alone, at /sandboxd-agent, made again when it changed.
+make_agent_image() {
+    [[ -n "${SANDBOXD_AGENT:-}" ]] || return 0
+    is_static_binary "$SANDBOXD_AGENT" || die "SANDBOXD_AGENT=$SANDBOXD_AGENT is not a static binary"
+    local sum work
+    sum="$(sha256sum "$SANDBOXD_AGENT" | cut -c1-16)"
+    [[ "$(docker image inspect --format '{{index .Config.Labels "org.sandboxd.agent"}}' "$AGENT_IMAGE" 2>/dev/null)" == "$sum" ]] && return 0
+    work="$(mktemp -d)"
+    install -m 0555 "$SANDBOXD_AGENT" "$work/sandboxd-agent"
+    tar -C "$work" -c sandboxd-agent |
+        docker import --change "LABEL org.sandboxd.agent=$sum" - "$AGENT_IMAGE" >/dev/null
+    rm -rf "$work"
+    log "made $AGENT_IMAGE from $SANDBOXD_AGENT"
+}
+
 # The project's local images, as Docker has them (scripts/build-images.sh makes them).
 import_local_images() {
     local image
-    for image in "$SANDBOXD_BUSYBOX_IMAGE" "$SANDBOXD_PYTHON_IMAGE"; do
+    for image in "$SANDBOXD_BUSYBOX_IMAGE" "$SANDBOXD_PYTHON_IMAGE" "$AGENT_IMAGE"; do
         docker image inspect "$image" >/dev/null 2>&1 || {
             warn "$image is not in Docker; run scripts/build-images.sh first"
             continue
@@ -392,6 +410,7 @@ chmod 0700 "$K8S_STATE"
 make_certificates
 start_containerd
 import_pause_image
+make_agent_image
 import_local_images
 start_etcd
 start_apiserver
@@ -399,3 +418,4 @@ start_scheduler
 start_kubelet
 log "the cluster is up: node $K8S_NODE Ready"
 echo "KUBECONFIG=$KUBECONFIG_ADMIN"
+echo "KUBECTL=$K8S_BIN/kubectl"
