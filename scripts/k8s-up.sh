@@ -9,13 +9,14 @@
 #      the administrator and the kubelet, the service-account signing key
 #   3. etcd, a containerd of its own (own config, root, state and socket: Docker's is left alone),
 #      the API server, the scheduler and the kubelet, each a background process logging to
-#      $SANDBOXD_K8S_LOGS; pods get only the loopback CNI plugin (no network)
+#      $SANDBOXD_K8S_LOGS; pods get no network (an address on an interface that reaches nothing)
 #   4. the pause image and the project's local images (busybox, python, and the agent image
 #      made from $SANDBOXD_AGENT, the static agent, when it is set) imported into that
 #      containerd from Docker
 #   5. waits for the node to be Ready, then prints `KUBECONFIG=PATH` on stdout
 #
-# Everything listens on 127.0.0.1 only. `scripts/k8s-up.sh down` stops the cluster (its state
+# Everything listens on 127.0.0.1, but the kubelet, on the node's own local address (below).
+# `scripts/k8s-up.sh down` stops the cluster (its state
 # stays, so the next start is quick); `scripts/k8s-up.sh purge` also removes the state.
 set -euo pipefail
 
@@ -36,11 +37,20 @@ KUBELET_PORT=20250
 KUBELET_HEALTHZ_PORT=20248
 SCHEDULER_PORT=20259
 CONTAINERD_SOCK="$K8S_STATE/containerd/containerd.sock"
+# The host interface (a bridge without ports or addresses) under the pods' eth0.
+NO_NETWORK_LINK="sbxnone0"
+# The node's address: the kubelet refuses a loopback one, and the API server's node proxy (the
+# kubelet's summary API) refuses to dial one. So the node gets an address of a documentation
+# range (198.51.100.0/24, never routed) on an interface of its own with no ports: local to
+# this host, unreachable from the pods (they have no route to it), and everything listens on
+# it or on 127.0.0.1 only.
+NODE_LINK="sbxnode0"
+NODE_IP="198.51.100.1"
 PAUSE_IMAGE="sandboxd.local/pause:1"
 # The image the backend's init container delivers the agent from (config: backend.agent_image).
 AGENT_IMAGE="sandboxd/agent:local"
 KUBECONFIG_ADMIN="$K8S_STATE/admin.kubeconfig"
-K8S_PACKAGES="containerd runc containernetworking-plugins openssl gcc libc6-dev iptables"
+K8S_PACKAGES="containerd runc containernetworking-plugins openssl gcc libc6-dev iproute2"
 K8S_PROGRAMS="etcd kube-apiserver kube-scheduler kubelet kubectl"
 
 # ---- 1. binaries ----------------------------------------------------------------------------
@@ -109,7 +119,7 @@ make_certificates() {
     fi
     cert apiserver "/CN=kube-apiserver" \
         "IP:127.0.0.1,IP:10.96.0.1,DNS:localhost,DNS:kubernetes,DNS:kubernetes.default,DNS:kubernetes.default.svc"
-    cert kubelet-serving "/CN=$K8S_NODE" "IP:127.0.0.1,DNS:localhost,DNS:$K8S_NODE"
+    cert kubelet-serving "/CN=$K8S_NODE" "IP:$NODE_IP,IP:127.0.0.1,DNS:localhost,DNS:$K8S_NODE"
     cert admin "/O=system:masters/CN=admin"
     cert kubelet "/O=system:nodes/CN=system:node:$K8S_NODE"
     cert scheduler "/CN=system:kube-scheduler"
@@ -187,9 +197,17 @@ kubectl_admin() { "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 start_containerd() {
     local dir="$K8S_STATE/containerd"
     mkdir -p "$dir/root" "$dir/state" "$K8S_STATE/cni/net.d"
-    # Loopback only: a pod gets a network namespace with nothing but lo.
-    cat >"$K8S_STATE/cni/net.d/10-loopback.conflist" <<'EOF'
-{"cniVersion": "1.0.0", "name": "sandboxd-loopback", "plugins": [{"type": "loopback"}]}
+    # No network: containerd wants an address on the pod's eth0, so eth0 is a macvlan in private
+    # mode over a bridge of the host that has no port and no address, which drops every frame
+    # sent to it. Pods get an address of a documentation range (192.0.2.0/24, never routed) and
+    # no route: they reach nothing, not even each other (private mode), only their own loopback.
+    ip link show "$NO_NETWORK_LINK" >/dev/null 2>&1 || ip link add "$NO_NETWORK_LINK" type bridge
+    sysctl -qw "net.ipv6.conf.$NO_NETWORK_LINK.disable_ipv6=1"
+    ip link set "$NO_NETWORK_LINK" up
+    cat >"$K8S_STATE/cni/net.d/10-sandboxd-none.conflist" <<EOF
+{"cniVersion": "0.4.0", "name": "sandboxd-none", "plugins": [{"type": "macvlan",
+ "master": "$NO_NETWORK_LINK", "mode": "private", "ipam": {"type": "host-local",
+ "ranges": [[{"subnet": "192.0.2.0/24"}]], "dataDir": "$K8S_STATE/cni/ipam"}}]}
 EOF
     # restrict_oom_score_adj: runc cannot lower oom_score_adj here (no CAP_SYS_RESOURCE).
     cat >"$dir/config.toml" <<EOF
@@ -329,15 +347,23 @@ start_scheduler() {
         --bind-address 127.0.0.1 --secure-port "$SCHEDULER_PORT" --leader-elect=false
 }
 
+node_address() {
+    ip link show "$NODE_LINK" >/dev/null 2>&1 || ip link add "$NODE_LINK" type bridge
+    sysctl -qw "net.ipv6.conf.$NODE_LINK.disable_ipv6=1"
+    ip addr show dev "$NODE_LINK" | grep -q "inet $NODE_IP/" || ip addr add "$NODE_IP/32" dev "$NODE_LINK"
+    ip link set "$NODE_LINK" up
+}
+
 start_kubelet() {
     local pki="$K8S_STATE/pki"
+    node_address
     mkdir -p "$K8S_STATE/kubelet"
     # cgroup v1 without systemd: cgroupfs. Eviction and image garbage collection are kept out of
     # the way of a development machine's disk; pods' pids are capped per pod.
     cat >"$K8S_STATE/kubelet-config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: 127.0.0.1
+address: $NODE_IP
 port: $KUBELET_PORT
 healthzBindAddress: 127.0.0.1
 healthzPort: $KUBELET_HEALTHZ_PORT
@@ -367,9 +393,25 @@ serializeImagePulls: false
 EOF
     start kubelet "$K8S_BIN/kubelet" --config "$K8S_STATE/kubelet-config.yaml" \
         --kubeconfig "$K8S_STATE/kubelet.kubeconfig" --root-dir "$K8S_STATE/kubelet" \
-        --cert-dir "$K8S_STATE/kubelet/pki" --hostname-override "$K8S_NODE" --node-ip 127.0.0.1
+        --cert-dir "$K8S_STATE/kubelet/pki" --hostname-override "$K8S_NODE" --node-ip "$NODE_IP"
     wait_for kubelet 90 sh -c "\"$K8S_BIN/kubectl\" --kubeconfig \"$KUBECONFIG_ADMIN\" get node $K8S_NODE \
         -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
+    # What a controller manager would do: nothing else lifts the not-ready taint the kubelet
+    # registers its node with.
+    kubectl_admin taint nodes "$K8S_NODE" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
+}
+
+# The namespaces sandboxes go to here (the README's example and the tests'), each with the
+# `default` service account that a controller manager would make: this cluster runs none, and
+# the API server's ServiceAccount admission refuses pods in a namespace without one.
+K8S_NAMESPACES="sandboxd sandboxd-test"
+prepare_namespaces() {
+    local ns
+    for ns in $K8S_NAMESPACES; do
+        kubectl_admin get namespace "$ns" >/dev/null 2>&1 || kubectl_admin create namespace "$ns" >/dev/null
+        kubectl_admin -n "$ns" get serviceaccount default >/dev/null 2>&1 ||
+            kubectl_admin -n "$ns" create serviceaccount default >/dev/null
+    done
 }
 
 stop_all() {
@@ -414,6 +456,7 @@ make_agent_image
 import_local_images
 start_etcd
 start_apiserver
+prepare_namespaces
 start_scheduler
 start_kubelet
 log "the cluster is up: node $K8S_NODE Ready"

@@ -27,6 +27,7 @@ use sandboxd_backend::{
     SandboxSpec, Usage,
 };
 use std::collections::BTreeMap;
+use std::os::unix::fs::DirBuilderExt;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
@@ -114,9 +115,15 @@ impl KubernetesBackend {
         };
         let client = Client::try_from(config)
             .map_err(|e| BackendError::Setup(format!("cannot make the Kubernetes client: {e}")))?;
-        let key = AgentKey::load_or_create(&options.key_dir).map_err(|e| {
-            BackendError::Setup(format!("cannot prepare {}: {e}", options.key_dir.display()))
-        })?;
+        let key_dir = &options.key_dir;
+        let key = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(key_dir)
+            .and_then(|()| AgentKey::load_or_create(key_dir))
+            .map_err(|e| {
+                BackendError::Setup(format!("cannot prepare {}: {e}", options.key_dir.display()))
+            })?;
         let backend = KubernetesBackend {
             pods: Api::namespaced(client.clone(), &options.namespace),
             client,
