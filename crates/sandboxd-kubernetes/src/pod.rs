@@ -160,6 +160,8 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
                 memory_volume("tmp", tmpfs.clone()),
                 memory_volume("workspace", tmpfs),
             ]),
+            // As on Docker: the pod's name is the service's business, not the sandbox's.
+            hostname: Some("sandbox".to_string()),
             restart_policy: Some("Never".to_string()),
             automount_service_account_token: Some(false),
             enable_service_links: Some(false),

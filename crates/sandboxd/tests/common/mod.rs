@@ -298,6 +298,26 @@ impl TestService {
         body
     }
 
+    /// The session ids of this service instance's sandboxes (containers, or pods on a cluster).
+    pub fn sandbox_session_ids(&self) -> Vec<String> {
+        if let Some(kubernetes) = kubernetes() {
+            return kubernetes
+                .pods(&self.instance_id)
+                .iter()
+                .map(|pod| pod.trim_start_matches("sandboxd-").to_string())
+                .collect();
+        }
+        self.containers()
+            .iter()
+            .map(|c| {
+                c["Config"]["Labels"]["org.sandboxd.session"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
     /// The containers of this service instance, as `docker inspect` shows them.
     pub fn containers(&self) -> Vec<serde_json::Value> {
         let ids = docker(&[
