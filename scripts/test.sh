@@ -5,6 +5,9 @@
 #   3. debug build incl. the static agent       scripts/build.sh
 #   4. cargo test --workspace                   (SANDBOXD_AGENT, SANDBOXD_TEST_*_IMAGE exported;
 #                                                SANDBOXD_AGENT = target/<host triple>/debug/sandboxd-agent)
+#   4b. the Kubernetes backend                  scripts/k8s-up.sh (a single-node cluster of this host,
+#                                                built from Go modules once and cached), then the
+#                                                kubernetes suite and the shared backend suites on it
 #   5. the dashboard in Chromium              tests/browser (npm ci, then node --test; the tests
 #                                                start their own service on loopback)
 #   6. the MCP server with the MCP Python SDK  tests/mcp (pytest in target/mcp-venv)
@@ -274,9 +277,25 @@ if step test-build logged test-build cargo cargo test --workspace --no-run; then
     # Restarting the engine stops every container, so this test runs alone, last.
     step engine-restart logged engine-restart cargo \
         cargo test -p sandboxd --test engine_restart -- --ignored || true
+    step kubernetes kubernetes_tests || true
 fi
 remove_labelled "$TEST_LABEL"
 remove_test_sandboxes
+
+# The Kubernetes backend on a single-node cluster of this host (scripts/k8s-up.sh: built from
+# Go modules once per machine, then started in seconds): its own suite, and the suites shared
+# with Docker that matter for a backend, with every service's sandboxes as pods.
+KUBERNETES_SUITES="kubernetes files processes pool"
+kubernetes_tests() {
+    local up kubeconfig kubectl suites=() suite
+    up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
+    kubeconfig="$(sed -n 's/^KUBECONFIG=//p' <<<"$up")"
+    kubectl="$(sed -n 's/^KUBECTL=//p' <<<"$up")"
+    [[ -n "$kubeconfig" && -n "$kubectl" ]] || die "scripts/k8s-up.sh printed no KUBECONFIG"
+    for suite in $KUBERNETES_SUITES; do suites+=(--test "$suite"); done
+    logged kubernetes cargo env SANDBOXD_TEST_KUBECONFIG="$kubeconfig" SANDBOXD_TEST_KUBECTL="$kubectl" \
+        cargo test -p sandboxd "${suites[@]}" --no-fail-fast
+}
 
 # The dashboard in a real browser: Debian's Chromium driven by playwright-core (pinned in
 # tests/browser/package-lock.json) against a real service on loopback and the real engine.

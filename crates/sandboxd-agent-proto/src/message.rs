@@ -183,6 +183,13 @@ pub enum Request {
     PortConnect { port: u16 },
     /// The TCP ports listening in the sandbox, at most `max_ports`: [`Event::Ports`].
     ListPorts { max_ports: u32 },
+    /// The first frame on a connection the service opened to a listening agent (`--listen`,
+    /// for platforms that reach into the sandbox instead of letting it dial out): the service
+    /// proves itself with the sandbox's secret, answered with [`Event::Hello`]; a wrong one
+    /// closes the connection. The first secret a listening agent is sent becomes its own:
+    /// nothing runs in the sandbox before the service's first connection, so no sandbox
+    /// process can be first.
+    Claim { secret: AgentSecret },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

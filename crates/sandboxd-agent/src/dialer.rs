@@ -40,7 +40,7 @@ pub fn run(socket: &Path, secret: &AgentSecret) -> ! {
             thread::sleep(delay);
         }
         match dial(socket, secret) {
-            Ok(connection) => start_serving(connection, &pool),
+            Ok(connection) => serve_connection(connection, &pool),
             Err(_) => thread::sleep(pool.next_retry_delay()),
         }
     }
@@ -57,7 +57,8 @@ fn dial(socket: &Path, secret: &AgentSecret) -> Result<UnixStream, ProtoError> {
     Ok(connection)
 }
 
-fn start_serving(connection: UnixStream, pool: &Arc<Pool>) {
+/// Serves `connection` on a thread of its own, counted in `pool`.
+pub(crate) fn serve_connection(connection: UnixStream, pool: &Arc<Pool>) {
     pool.update(|state| {
         state.idle += 1;
         state.open += 1;
@@ -167,6 +168,14 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
             }) => files::watch(&mut connection, &path, recursive, max_watches),
             Ok(Request::PortConnect { port }) => ports::connect(&mut connection, port),
             Ok(Request::ListPorts { max_ports }) => ports::list(&mut connection, max_ports),
+            // Only the first frame of a listening agent's connection (see `listener`).
+            Ok(Request::Claim { .. }) => write_json(
+                &mut connection,
+                &Event::Error {
+                    code: ERROR_BAD_REQUEST.into(),
+                    message: "the connection is already claimed".into(),
+                },
+            ),
             Err(e) => write_json(
                 &mut connection,
                 &Event::Error {
@@ -183,7 +192,7 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
     }
 }
 
-struct Pool {
+pub(crate) struct Pool {
     state: Mutex<PoolState>,
     /// Signalled whenever a connection leaves the idle set.
     changed: Condvar,
@@ -214,6 +223,10 @@ impl Default for Pool {
 }
 
 impl Pool {
+    pub(crate) fn shared() -> Arc<Pool> {
+        Arc::new(Pool::default())
+    }
+
     fn lock(&self) -> MutexGuard<'_, PoolState> {
         // Counters only: still meaningful after a panic elsewhere.
         self.state.lock().unwrap_or_else(PoisonError::into_inner)

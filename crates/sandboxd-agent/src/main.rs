@@ -1,12 +1,16 @@
 //! The in-sandbox agent. It dials the service's unix socket (bind-mounted read-only into the
-//! sandbox), keeps spare connections open there, and runs the processes requested on them.
+//! sandbox), keeps spare connections open there, and runs the processes requested on them; or,
+//! where the platform reaches into the sandbox instead (Kubernetes), it listens on a loopback
+//! port (`--listen`). `--install DEST` copies the agent to DEST, for an init container.
 //! It uses std and libc only, so it links statically and runs in images without a libc or
 //! a shell.
 
 mod dialer;
 mod exec;
 mod files;
+mod init;
 mod kill_all;
+mod listener;
 mod ports;
 mod process;
 mod seccomp;
@@ -19,36 +23,69 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 const DEFAULT_SOCKET: &str = "/.sandboxd/agent.sock";
-const USAGE: &str = "usage: sandboxd-agent [--connect SOCKET_PATH]";
+const USAGE: &str =
+    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST]";
+
+/// What the agent was started to do.
+#[derive(Debug, PartialEq, Eq)]
+enum Mode {
+    /// Dial the service's socket at this path.
+    Connect(PathBuf),
+    /// Accept the service's connections on this address.
+    Listen(String),
+    /// Copy the agent's binary to this path, read-only and executable, and exit.
+    Install(PathBuf),
+    Help,
+}
 
 fn main() -> ExitCode {
-    match parse_args(std::env::args_os().skip(1)) {
-        Ok(Some(socket)) => {
-            // Before any thread or process exists, so all of them inherit the filter. Without
-            // it the sandbox would be weaker than promised: refuse to serve.
-            let hardened = seccomp::deny_io_uring()
-                .map_err(|e| format!("cannot install the seccomp filter refusing io_uring: {e}"))
-                .and_then(|()| {
-                    sys::forbid_ptrace()
-                        .map_err(|e| format!("cannot make the agent non-dumpable: {e}"))
-                });
-            sys::restore_default_signals();
-            let secret = hardened.and_then(|()| read_secret(&socket));
-            match secret {
-                Ok(secret) => dialer::run(&socket, &secret),
-                Err(message) => {
-                    eprintln!("sandboxd-agent: {message}");
-                    ExitCode::FAILURE
-                }
-            }
-        }
-        Ok(None) => {
-            println!("{USAGE}");
-            ExitCode::SUCCESS
-        }
+    let mode = match parse_args(std::env::args_os().skip(1)) {
+        Ok(mode) => mode,
         Err(message) => {
             eprintln!("sandboxd-agent: {message}\n{USAGE}");
-            ExitCode::from(2)
+            return ExitCode::from(2);
+        }
+    };
+    let served = match mode {
+        Mode::Help => {
+            println!("{USAGE}");
+            return ExitCode::SUCCESS;
+        }
+        Mode::Install(dest) => return install(&dest),
+        // Before any thread or process exists, so all of them inherit the filter. Without it
+        // the sandbox would be weaker than promised: refuse to serve.
+        Mode::Connect(socket) => {
+            harden().and_then(|()| read_secret(&socket).map(|secret| dialer::run(&socket, &secret)))
+        }
+        Mode::Listen(address) => init::become_init_parent()
+            .and_then(|()| harden())
+            .and_then(|()| listener::run(&address)),
+    };
+    if let Err(message) = served {
+        eprintln!("sandboxd-agent: {message}");
+    }
+    ExitCode::FAILURE
+}
+
+fn harden() -> Result<(), String> {
+    seccomp::deny_io_uring()
+        .map_err(|e| format!("cannot install the seccomp filter refusing io_uring: {e}"))?;
+    sys::forbid_ptrace().map_err(|e| format!("cannot make the agent non-dumpable: {e}"))?;
+    sys::restore_default_signals();
+    Ok(())
+}
+
+/// Copies the running binary to `dest` (mode 0555), for an init container that hands the
+/// agent to the sandbox's container through a shared volume.
+fn install(dest: &Path) -> ExitCode {
+    use std::os::unix::fs::PermissionsExt;
+    let copied = std::fs::copy("/proc/self/exe", dest)
+        .and_then(|_| std::fs::set_permissions(dest, std::fs::Permissions::from_mode(0o555)));
+    match copied {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("sandboxd-agent: cannot install to {}: {e}", dest.display());
+            ExitCode::FAILURE
         }
     }
 }
@@ -69,29 +106,40 @@ fn read_secret(socket: &Path) -> Result<AgentSecret, String> {
         .ok_or_else(|| format!("{} does not hold a well-formed secret", path.display()))
 }
 
-/// The socket to dial, or `None` when help was asked for.
-fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Option<PathBuf>, String> {
-    let mut socket = PathBuf::from(DEFAULT_SOCKET);
+/// What to do, from the arguments: the last mode named wins; dialing the default socket when
+/// none is.
+fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Mode, String> {
+    let mut mode = Mode::Connect(PathBuf::from(DEFAULT_SOCKET));
     while let Some(arg) = args.next() {
-        match arg.to_str() {
-            Some("--connect") => {
-                socket = args.next().ok_or("--connect needs a path")?.into();
-            }
-            Some("-h" | "--help") => return Ok(None),
-            _ => match arg.to_str().and_then(|a| a.strip_prefix("--connect=")) {
-                Some(path) => socket = path.into(),
-                None => return Err(format!("unknown argument {arg:?}")),
-            },
-        }
+        let arg = arg
+            .into_string()
+            .map_err(|arg| format!("unknown argument {arg:?}"))?;
+        let (flag, inline) = match arg.split_once('=') {
+            Some((flag, value)) => (flag.to_string(), Some(value.to_string())),
+            None => (arg, None),
+        };
+        let mut value = || {
+            inline
+                .clone()
+                .or_else(|| args.next().and_then(|v| v.into_string().ok()))
+                .ok_or(format!("{flag} needs a value"))
+        };
+        mode = match flag.as_str() {
+            "--connect" => Mode::Connect(value()?.into()),
+            "--listen" => Mode::Listen(value()?),
+            "--install" => Mode::Install(value()?.into()),
+            "-h" | "--help" => return Ok(Mode::Help),
+            _ => return Err(format!("unknown argument {flag:?}")),
+        };
     }
-    Ok(Some(socket))
+    Ok(mode)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn parse(args: &[&str]) -> Result<Option<PathBuf>, String> {
+    fn parse(args: &[&str]) -> Result<Mode, String> {
         parse_args(args.iter().map(OsString::from))
     }
 
@@ -116,10 +164,15 @@ mod tests {
 
     #[test]
     fn arguments() {
-        assert_eq!(parse(&[]), Ok(Some(DEFAULT_SOCKET.into())));
-        assert_eq!(parse(&["--connect", "/s"]), Ok(Some("/s".into())));
-        assert_eq!(parse(&["--connect=/t"]), Ok(Some("/t".into())));
-        assert_eq!(parse(&["--help"]), Ok(None));
+        assert_eq!(parse(&[]), Ok(Mode::Connect(DEFAULT_SOCKET.into())));
+        assert_eq!(parse(&["--connect", "/s"]), Ok(Mode::Connect("/s".into())));
+        assert_eq!(parse(&["--connect=/t"]), Ok(Mode::Connect("/t".into())));
+        assert_eq!(
+            parse(&["--listen", "127.0.0.1:7"]),
+            Ok(Mode::Listen("127.0.0.1:7".into()))
+        );
+        assert_eq!(parse(&["--install=/a/b"]), Ok(Mode::Install("/a/b".into())));
+        assert_eq!(parse(&["--help"]), Ok(Mode::Help));
         assert!(parse(&["--connect"]).is_err());
         assert!(parse(&["--bogus"]).is_err());
     }

@@ -3,6 +3,7 @@
 //! The file is TOML. [`Config::parse`] checks everything an operator can get wrong and says
 //! precisely what and where, so that a bad config stops the service at start, not a request later.
 
+mod backend;
 mod recipes;
 mod size;
 mod tenants;
@@ -12,6 +13,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use backend::{BackendSettings, KubernetesSettings};
 use recipes::catalogue;
 pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
 pub use size::{format_bytes, parse_bytes};
@@ -66,6 +68,8 @@ pub struct Config {
     /// Browser origins (`scheme://host[:port]`) allowed to call the service beside its own,
     /// e.g. the MCP Inspector's page; none by default.
     pub extra_allowed_origins: Vec<String>,
+    /// Which platform runs the sandboxes (`[backend]`).
+    pub backend: BackendSettings,
 }
 
 #[derive(Deserialize)]
@@ -89,6 +93,7 @@ struct ConfigFile {
     tenants: BTreeMap<String, tenants::TenantFile>,
     #[serde(default)]
     extra_allowed_origins: Vec<String>,
+    backend: Option<backend::BackendFile>,
 }
 
 #[derive(Deserialize, Default)]
@@ -248,6 +253,7 @@ impl Config {
             .iter()
             .map(|origin| check_origin(origin))
             .collect::<Result<_, _>>()?;
+        let backend = backend::resolve(file.backend.as_ref(), &runtimes)?;
 
         Ok(Config {
             token,
@@ -260,6 +266,7 @@ impl Config {
             build,
             tenants,
             extra_allowed_origins,
+            backend,
         })
     }
 

@@ -13,7 +13,7 @@ mod cgroup;
 pub mod engine;
 mod network;
 
-use access::{AgentKey, SandboxAccess};
+use access::SandboxAccess;
 use async_trait::async_trait;
 use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
 use bollard::query_parameters::{
@@ -22,6 +22,7 @@ use bollard::query_parameters::{
 use bollard::Docker;
 use cgroup::CgroupLayout;
 use network::BridgeNetwork;
+use sandboxd_agent_proto::host::AgentKey;
 use sandboxd_agent_proto::AgentHub;
 use sandboxd_api::NetworkMode;
 use sandboxd_backend::{

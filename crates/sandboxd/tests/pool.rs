@@ -44,16 +44,7 @@ async fn wait_for_pooled(service: &TestService, pooled: u64) {
 }
 
 fn pooled_session_ids(service: &TestService) -> Vec<String> {
-    service
-        .containers()
-        .iter()
-        .map(|c| {
-            c["Config"]["Labels"]["org.sandboxd.session"]
-                .as_str()
-                .unwrap()
-                .to_string()
-        })
-        .collect()
+    service.sandbox_session_ids()
 }
 
 #[tokio::test]
@@ -71,7 +62,7 @@ async fn pools_hand_out_ready_sandboxes_and_count_against_the_limit() {
     wait_for_pooled(&service, 2).await;
     let figures = stats(&service).await;
     assert_eq!(figures["sessions"], 1);
-    assert_eq!(service.containers().len(), 3, "{figures}");
+    assert_eq!(service.sandbox_session_ids().len(), 3, "{figures}");
 
     // A runtime without a pool still gets a slot: a pooled sandbox gives way.
     let python = service
@@ -108,7 +99,7 @@ async fn pools_hand_out_ready_sandboxes_and_count_against_the_limit() {
     );
     tokio::time::sleep(Duration::from_millis(500)).await;
     assert_eq!(
-        service.containers().len(),
+        service.sandbox_session_ids().len(),
         3,
         "evicted pooled sandboxes are removed"
     );

@@ -6,6 +6,7 @@ mod files_meta;
 mod hub;
 mod ports;
 mod process;
+mod secret;
 
 pub use exec::{ping, run_exec, ExecResult};
 pub use files::{
@@ -19,6 +20,7 @@ pub use process::{
     attach_process, kill_all_processes, list_processes, resize_process, signal_process,
     start_process, write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
 };
+pub use secret::{claim, AgentKey};
 
 use crate::frame::{decode_header, encode_header, HEADER_LEN};
 use crate::{Frame, FrameKind, ProtoError, MAX_FRAME_LEN};

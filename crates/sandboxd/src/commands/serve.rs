@@ -1,13 +1,14 @@
 //! `sandboxd serve`: load and check the config, prepare the state directory, the token and the
-//! agent, connect to Docker, then serve the API until interrupted.
+//! agent, connect to the backend (Docker, or Kubernetes when the config says so), then serve the API until interrupted.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use rand::Rng;
 use sandboxd_backend::Backend;
-use sandboxd_config::{check_token, format_bytes, Config, TokenSource};
+use sandboxd_config::{check_token, format_bytes, BackendSettings, Config, TokenSource};
 use sandboxd_core::Core;
 use sandboxd_docker::{is_static_elf, DockerBackend, DockerOptions};
+use sandboxd_kubernetes::{KubernetesBackend, KubernetesOptions};
 use sandboxd_store::Store;
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
@@ -115,21 +116,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
 
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let backend = DockerBackend::connect(DockerOptions {
-            socket: args.docker_socket.clone(),
-            instance_id,
-            agent_binary: agent,
-            socket_root: state_dir.join("sandboxes"),
-        })
-        .await?;
-        // What the engine is, and what that means against known container escapes.
-        let engine = backend.engine_report();
-        engine.log();
-        let engine = serde_json::to_value(engine).context("cannot encode the engine report")?;
+        let (backend, engine) = connect_backend(&config, &args, instance_id, agent, &state_dir).await?;
         let store = Arc::new(
             Store::open(&state_dir.join("sandboxd.db")).context("cannot open the state database")?,
         );
-        let backend: Arc<dyn Backend> = Arc::new(backend);
         let core = Core::new(config, token, backend, store);
         core.set_engine_report(engine);
         let restored = core
@@ -163,6 +153,55 @@ pub fn run(args: ServeArgs) -> Result<()> {
         eprintln!("sandboxd: stopped; open sessions keep running and resume at the next start");
         Ok(())
     })
+}
+
+/// The backend the config names, and what it reports about its platform.
+async fn connect_backend(
+    config: &Config,
+    args: &ServeArgs,
+    instance_id: String,
+    agent: PathBuf,
+    state_dir: &Path,
+) -> Result<(Arc<dyn Backend>, serde_json::Value)> {
+    match &config.backend {
+        BackendSettings::Docker => {
+            let backend = DockerBackend::connect(DockerOptions {
+                socket: args.docker_socket.clone(),
+                instance_id,
+                agent_binary: agent,
+                socket_root: state_dir.join("sandboxes"),
+            })
+            .await?;
+            // What the engine is, and what that means against known container escapes.
+            let engine = backend.engine_report();
+            engine.log();
+            let engine = serde_json::to_value(engine).context("cannot encode the engine report")?;
+            Ok((Arc::new(backend), engine))
+        }
+        BackendSettings::Kubernetes(settings) => {
+            let backend = KubernetesBackend::connect(KubernetesOptions {
+                kubeconfig: settings.kubeconfig.clone(),
+                namespace: settings.namespace.clone(),
+                node_selector: settings.node_selector.clone(),
+                runtime_classes: settings.runtime_class.clone(),
+                instance_id,
+                agent_image: settings.agent_image.clone(),
+                key_dir: state_dir.join("sandboxes"),
+            })
+            .await
+            .context("cannot use the Kubernetes cluster")?;
+            eprintln!(
+                "sandboxd: sandboxes run as pods in namespace {} (agent image {})",
+                settings.namespace, settings.agent_image
+            );
+            let report = serde_json::json!({
+                "backend": "kubernetes",
+                "namespace": settings.namespace,
+                "agent_image": settings.agent_image,
+            });
+            Ok((Arc::new(backend), report))
+        }
+    }
 }
 
 fn report_worst_case(config: &Config) {

@@ -1,6 +1,10 @@
 //! A real sandboxd service for integration tests: the built binary, a real Docker engine,
 //! real HTTP over loopback. Each service has its own state directory and instance id, and on
 //! drop (also when a test fails) it is killed and every container it made is removed by label.
+//!
+//! With `SANDBOXD_TEST_KUBECONFIG` set (scripts/k8s-up.sh prints it), the services run their
+//! sandboxes as pods on that cluster instead ([`Kubernetes`]), and their pods are removed by
+//! label the same way.
 
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
@@ -62,6 +66,70 @@ max_output_bytes = "64k"
     )
 }
 
+/// The Kubernetes cluster the suites run against instead of Docker, when one is named.
+pub struct Kubernetes {
+    pub kubeconfig: String,
+    pub kubectl: String,
+}
+
+/// The namespace test pods go to.
+pub const TEST_NAMESPACE: &str = "sandboxd-test";
+
+pub fn kubernetes() -> Option<Kubernetes> {
+    let kubeconfig = std::env::var("SANDBOXD_TEST_KUBECONFIG").ok()?;
+    let kubectl = std::env::var("SANDBOXD_TEST_KUBECTL").unwrap_or_else(|_| "kubectl".into());
+    Some(Kubernetes {
+        kubeconfig,
+        kubectl,
+    })
+}
+
+impl Kubernetes {
+    /// What a service's config gets to run on the cluster.
+    fn backend_table(&self) -> String {
+        let agent_image = std::env::var("SANDBOXD_TEST_AGENT_IMAGE")
+            .unwrap_or_else(|_| "sandboxd/agent:local".into());
+        format!(
+            "\n[backend]\nkind = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"{TEST_NAMESPACE}\"\nagent_image = \"{agent_image}\"\n",
+            self.kubeconfig
+        )
+    }
+
+    pub fn kubectl(&self, args: &[&str]) -> String {
+        let output = Command::new(&self.kubectl)
+            .arg("--kubeconfig")
+            .arg(&self.kubeconfig)
+            .args(args)
+            .output()
+            .expect("run kubectl");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    }
+
+    /// The names of the pods of a service instance.
+    pub fn pods(&self, instance_id: &str) -> Vec<String> {
+        let selector = format!("-lorg.sandboxd.instance={instance_id}");
+        self.kubectl(&["get", "pods", "-n", TEST_NAMESPACE, &selector, "-o", "name"])
+            .lines()
+            .filter(|l| !l.is_empty())
+            .map(|l| l.trim_start_matches("pod/").to_string())
+            .collect()
+    }
+
+    fn remove_pods(&self, instance_id: &str) {
+        let selector = format!("-lorg.sandboxd.instance={instance_id}");
+        self.kubectl(&[
+            "delete",
+            "pods",
+            "-n",
+            TEST_NAMESPACE,
+            &selector,
+            "--grace-period=0",
+            "--force",
+            "--wait=false",
+        ]);
+    }
+}
+
 pub struct TestService {
     pub url: String,
     pub instance_id: String,
@@ -104,7 +172,8 @@ impl TestService {
         let instance_id = format!("test-{}", random_suffix());
         std::fs::write(state_dir.path().join("instance-id"), &instance_id).unwrap();
         let config_path = state_dir.path().join("config.toml");
-        std::fs::write(&config_path, config).unwrap();
+        let backend = kubernetes().map(|k| k.backend_table()).unwrap_or_default();
+        std::fs::write(&config_path, format!("{config}{backend}")).unwrap();
         let (child, url) = spawn_service(state_dir.path());
         TestService {
             url,
@@ -229,6 +298,26 @@ impl TestService {
         body
     }
 
+    /// The session ids of this service instance's sandboxes (containers, or pods on a cluster).
+    pub fn sandbox_session_ids(&self) -> Vec<String> {
+        if let Some(kubernetes) = kubernetes() {
+            return kubernetes
+                .pods(&self.instance_id)
+                .iter()
+                .map(|pod| pod.trim_start_matches("sandboxd-").to_string())
+                .collect();
+        }
+        self.containers()
+            .iter()
+            .map(|c| {
+                c["Config"]["Labels"]["org.sandboxd.session"]
+                    .as_str()
+                    .unwrap()
+                    .to_string()
+            })
+            .collect()
+    }
+
     /// The containers of this service instance, as `docker inspect` shows them.
     pub fn containers(&self) -> Vec<serde_json::Value> {
         let ids = docker(&[
@@ -301,6 +390,10 @@ impl Drop for TestService {
     fn drop(&mut self) {
         let _ = self.child.kill();
         let _ = self.child.wait();
+        if let Some(kubernetes) = kubernetes() {
+            kubernetes.remove_pods(&self.instance_id);
+            return;
+        }
         let ids = docker(&[
             "ps",
             "-aq",

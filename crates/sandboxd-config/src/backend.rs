@@ -1,0 +1,163 @@
+//! `[backend]`: which platform runs the sandboxes. Without the table, the Docker engine on
+//! this host, as always.
+
+use crate::{invalid, ConfigError, RuntimeInfo};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The namespace sandboxes go to when `[backend]` names none.
+pub const DEFAULT_NAMESPACE: &str = "sandboxd";
+/// The image holding the agent that Kubernetes sandboxes start with, when none is named.
+pub const DEFAULT_AGENT_IMAGE: &str = "sandboxd/agent:local";
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum BackendSettings {
+    #[default]
+    Docker,
+    Kubernetes(KubernetesSettings),
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct KubernetesSettings {
+    /// Credentials for the cluster; in-cluster ones (or `KUBECONFIG`) when absent.
+    pub kubeconfig: Option<PathBuf>,
+    pub namespace: String,
+    pub node_selector: BTreeMap<String, String>,
+    /// Runtime alias to the `runtimeClassName` its pods get.
+    pub runtime_class: BTreeMap<String, String>,
+    pub agent_image: String,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BackendFile {
+    kind: String,
+    kubeconfig: Option<PathBuf>,
+    namespace: Option<String>,
+    #[serde(default)]
+    node_selector: BTreeMap<String, String>,
+    #[serde(default)]
+    runtime_class: BTreeMap<String, String>,
+    agent_image: Option<String>,
+}
+
+pub(crate) fn resolve(
+    file: Option<&BackendFile>,
+    runtimes: &BTreeMap<String, RuntimeInfo>,
+) -> Result<BackendSettings, ConfigError> {
+    let Some(file) = file else {
+        return Ok(BackendSettings::Docker);
+    };
+    let kubernetes_only = [
+        ("kubeconfig", file.kubeconfig.is_some()),
+        ("namespace", file.namespace.is_some()),
+        ("node_selector", !file.node_selector.is_empty()),
+        ("runtime_class", !file.runtime_class.is_empty()),
+        ("agent_image", file.agent_image.is_some()),
+    ];
+    match file.kind.as_str() {
+        "docker" => match kubernetes_only.iter().find(|(_, given)| *given) {
+            Some((key, _)) => Err(invalid(
+                format!("backend.{key}"),
+                "is a setting of kind = \"kubernetes\"",
+            )),
+            None => Ok(BackendSettings::Docker),
+        },
+        "kubernetes" => {
+            if let Some(alias) = file
+                .runtime_class
+                .keys()
+                .find(|a| !runtimes.contains_key(*a))
+            {
+                return Err(invalid(
+                    format!("backend.runtime_class.{alias}"),
+                    "names no configured runtime",
+                ));
+            }
+            let namespace = file.namespace.clone().unwrap_or(DEFAULT_NAMESPACE.into());
+            if !is_dns_label(&namespace) {
+                return Err(invalid(
+                    "backend.namespace",
+                    "must be a DNS label: lowercase letters, digits and '-', at most 63",
+                ));
+            }
+            Ok(BackendSettings::Kubernetes(KubernetesSettings {
+                kubeconfig: file.kubeconfig.clone(),
+                namespace,
+                node_selector: file.node_selector.clone(),
+                runtime_class: file.runtime_class.clone(),
+                agent_image: file
+                    .agent_image
+                    .clone()
+                    .unwrap_or(DEFAULT_AGENT_IMAGE.into()),
+            }))
+        }
+        other => Err(invalid(
+            "backend.kind",
+            format!("\"{other}\" is not a backend; use \"docker\" or \"kubernetes\""),
+        )),
+    }
+}
+
+fn is_dns_label(name: &str) -> bool {
+    (1..=63).contains(&name.len())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        && !name.starts_with('-')
+        && !name.ends_with('-')
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{BackendSettings, Config};
+
+    const RUNTIMES: &str = "default_runtime = \"python\"\n[runtimes.python]\nimage = \"p\"\n";
+
+    fn parse(backend: &str) -> Result<Config, crate::ConfigError> {
+        Config::parse(&format!("{RUNTIMES}{backend}"))
+    }
+
+    #[test]
+    fn docker_without_the_table_and_kubernetes_with_it() {
+        assert_eq!(parse("").unwrap().backend, BackendSettings::Docker);
+        let config = parse(
+            "[backend]\nkind = \"kubernetes\"\nnamespace = \"sb\"\n[backend.runtime_class]\npython = \"runsc\"\n[backend.node_selector]\npool = \"s\"\n",
+        )
+        .unwrap();
+        let BackendSettings::Kubernetes(k) = config.backend else {
+            panic!("kubernetes expected")
+        };
+        assert_eq!(k.namespace, "sb");
+        assert_eq!(k.runtime_class["python"], "runsc");
+        assert_eq!(k.node_selector["pool"], "s");
+        assert_eq!(k.agent_image, super::DEFAULT_AGENT_IMAGE);
+    }
+
+    #[test]
+    fn mistakes_are_named() {
+        let unknown = parse("[backend]\nkind = \"podman\"\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(unknown.contains("backend.kind"), "{unknown}");
+        let stray = parse("[backend]\nkind = \"docker\"\nnamespace = \"x\"\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(stray.contains("backend.namespace"), "{stray}");
+        let alias =
+            parse("[backend]\nkind = \"kubernetes\"\n[backend.runtime_class]\nnope = \"runsc\"\n")
+                .err()
+                .unwrap()
+                .to_string();
+        assert!(alias.contains("runtime_class.nope"), "{alias}");
+        let bad = parse("[backend]\nkind = \"kubernetes\"\nnamespace = \"Not_OK\"\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(bad.contains("DNS label"), "{bad}");
+    }
+}

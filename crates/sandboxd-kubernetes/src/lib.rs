@@ -1,0 +1,375 @@
+//! The Kubernetes implementation of the sandbox backend: a pod per sandbox in a namespace the
+//! operator names, with the hardened profile of the Docker backend expressed as a pod spec
+//! ([`pod`]).
+//!
+//! The agent is delivered by an init container (an image holding only the static agent, which
+//! copies itself into a memory-backed volume the sandbox's container mounts read-only) and is
+//! the container's entrypoint, listening on a loopback port of the pod. The service reaches it
+//! through the API server's port-forward ([`connections`]), so a sandbox needs no network and
+//! the agent needs no route to the service; each connection is claimed with the sandbox's
+//! secret, derived from the service's key as on Docker, so a restarted service takes its pods
+//! back. Resource use is read from the kubelet's summary API ([`usage`]).
+
+mod connections;
+mod pod;
+mod usage;
+
+use async_trait::async_trait;
+use connections::Connections;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::{Api, Client};
+use sandboxd_agent_proto::host::AgentKey;
+use sandboxd_backend::{
+    AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Sandbox,
+    SandboxSpec, Usage,
+};
+use std::collections::BTreeMap;
+use std::os::unix::fs::DirBuilderExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+pub use pod::pod_name;
+
+/// The uid every sandbox process runs as, as on Docker.
+pub const SANDBOX_UID: u32 = 61000;
+pub const WORKDIR: &str = "/workspace";
+/// The agent's port on the pod's loopback.
+pub const AGENT_PORT: u16 = 7719;
+
+pub const LABEL_MANAGED: &str = "org.sandboxd.managed";
+pub const LABEL_INSTANCE: &str = "org.sandboxd.instance";
+pub const LABEL_SESSION: &str = "org.sandboxd.session";
+pub const LABEL_RUNTIME: &str = "org.sandboxd.runtime";
+/// `none` for sandboxes of a `network_mode = "none"` runtime: a deny-all network policy
+/// selects them, for clusters whose network plugin gives pods a network.
+pub const LABEL_NETWORK: &str = "org.sandboxd.network";
+const DENY_ALL_POLICY: &str = "sandboxd-network-none";
+
+/// How long a new pod may take until its agent answers (scheduling, the init container, the
+/// sandbox's container starting).
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+const START_POLL: Duration = Duration::from_millis(100);
+
+pub struct KubernetesOptions {
+    /// A kubeconfig file; the in-cluster service account (or `KUBECONFIG`) when absent.
+    pub kubeconfig: Option<PathBuf>,
+    /// Where the sandboxes' pods go; created if missing (when the credentials allow).
+    pub namespace: String,
+    pub node_selector: BTreeMap<String, String>,
+    /// Runtime alias to the `runtimeClassName` its pods get (gVisor, Kata, ...).
+    pub runtime_classes: BTreeMap<String, String>,
+    /// Identifies this service's pods among all pods of the namespace.
+    pub instance_id: String,
+    /// An image the cluster can pull that holds the static agent at `/sandboxd-agent`.
+    pub agent_image: String,
+    /// A directory private to the service, holding the key the agents' secrets derive from.
+    pub key_dir: PathBuf,
+}
+
+pub struct KubernetesBackend {
+    client: Client,
+    pods: Api<Pod>,
+    options: KubernetesOptions,
+    key: AgentKey,
+    connections: Connections,
+    usage: usage::SummaryCache,
+}
+
+fn api_error(e: kube::Error) -> BackendError {
+    match e {
+        kube::Error::Api(status) => BackendError::Engine(format!(
+            "the Kubernetes API refused: {} (status {})",
+            status.message, status.code
+        )),
+        other => BackendError::EngineUnavailable(format!("the Kubernetes API: {other}")),
+    }
+}
+
+fn is_status(e: &kube::Error, code: u16) -> bool {
+    matches!(e, kube::Error::Api(status) if status.code == code)
+}
+
+impl KubernetesBackend {
+    /// Connects to the cluster and prepares the namespace: it exists, and sandboxes of
+    /// `network_mode = "none"` runtimes are denied all traffic by a network policy.
+    pub async fn connect(options: KubernetesOptions) -> Result<KubernetesBackend, BackendError> {
+        let setup = |e: &dyn std::fmt::Display| {
+            BackendError::Setup(format!("cannot configure the Kubernetes client: {e}"))
+        };
+        let config = match &options.kubeconfig {
+            Some(path) => {
+                let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|e| {
+                    BackendError::Setup(format!(
+                        "cannot read the kubeconfig {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                    .await
+                    .map_err(|e| setup(&e))?
+            }
+            None => kube::Config::infer().await.map_err(|e| setup(&e))?,
+        };
+        let client = Client::try_from(config)
+            .map_err(|e| BackendError::Setup(format!("cannot make the Kubernetes client: {e}")))?;
+        let key_dir = &options.key_dir;
+        let key = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(key_dir)
+            .and_then(|()| AgentKey::load_or_create(key_dir))
+            .map_err(|e| {
+                BackendError::Setup(format!("cannot prepare {}: {e}", options.key_dir.display()))
+            })?;
+        let backend = KubernetesBackend {
+            pods: Api::namespaced(client.clone(), &options.namespace),
+            client,
+            options,
+            key,
+            connections: Connections::default(),
+            usage: usage::SummaryCache::default(),
+        };
+        backend.prepare_namespace().await?;
+        Ok(backend)
+    }
+
+    async fn prepare_namespace(&self) -> Result<(), BackendError> {
+        let namespace = &self.options.namespace;
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let exists = match namespaces.get_opt(namespace).await {
+            Ok(found) => found.is_some(),
+            // Credentials limited to the namespace (a Role) cannot read it: it is there.
+            Err(e) if is_status(&e, 403) => true,
+            Err(e) => return Err(api_error(e)),
+        };
+        if !exists {
+            let new = Namespace {
+                metadata: ObjectMeta {
+                    name: Some(namespace.clone()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            match namespaces.create(&PostParams::default(), &new).await {
+                Ok(_) => tracing::info!(namespace, "created the sandboxes' namespace"),
+                Err(e) if is_status(&e, 409) => {}
+                Err(e) => {
+                    return Err(BackendError::Setup(format!(
+                        "the namespace {namespace} does not exist and cannot be created ({}); create it, or name one that exists in [backend] namespace",
+                        api_error(e)
+                    )))
+                }
+            }
+        }
+        let policies: Api<NetworkPolicy> = Api::namespaced(self.client.clone(), namespace);
+        let deny_all = NetworkPolicy {
+            metadata: ObjectMeta {
+                name: Some(DENY_ALL_POLICY.to_string()),
+                ..Default::default()
+            },
+            spec: Some(NetworkPolicySpec {
+                pod_selector: Some(LabelSelector {
+                    match_labels: Some(BTreeMap::from([(
+                        LABEL_NETWORK.to_string(),
+                        "none".to_string(),
+                    )])),
+                    ..Default::default()
+                }),
+                policy_types: Some(vec!["Ingress".to_string(), "Egress".to_string()]),
+                ingress: None,
+                egress: None,
+            }),
+        };
+        match policies.create(&PostParams::default(), &deny_all).await {
+            Ok(_) => Ok(()),
+            Err(e) if is_status(&e, 409) => Ok(()),
+            Err(e) if is_status(&e, 403) => {
+                tracing::warn!(
+                    namespace,
+                    "cannot create the network policy {DENY_ALL_POLICY} (forbidden): on a cluster whose pods get a network, sandboxes of network_mode none runtimes are not held by it; grant networkpolicies create in the namespace"
+                );
+                Ok(())
+            }
+            Err(e) => Err(api_error(e)),
+        }
+    }
+
+    fn secret(&self, session_id: &str) -> sandboxd_agent_proto::AgentSecret {
+        self.key.secret_for(session_id)
+    }
+
+    /// Waits until the pod runs and its agent takes a claimed connection.
+    async fn wait_ready(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        let name = &sandbox.backend_id;
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            let pod = self.pods.get_opt(name).await.map_err(api_error)?;
+            let Some(pod) = pod else {
+                return Err(BackendError::SandboxGone(format!("pod {name} is gone")));
+            };
+            match usage::pod_state(&pod) {
+                usage::PodState::Running => {
+                    if let Ok(connection) = self.agent(sandbox).await {
+                        connection.reuse();
+                        return Ok(());
+                    }
+                }
+                usage::PodState::Failed(why) => {
+                    return Err(BackendError::AgentUnavailable(format!(
+                        "pod {name} did not start: {why}"
+                    )))
+                }
+                usage::PodState::ImageMissing(image, why) => {
+                    return Err(BackendError::ImageMissing {
+                        image,
+                        hint: format!(
+                            "the cluster cannot pull it ({why}); push it to a registry the nodes pull from, or load it into their container runtime"
+                        ),
+                    })
+                }
+                usage::PodState::Pending => {}
+            }
+            if Instant::now() >= deadline {
+                return Err(BackendError::AgentUnavailable(format!(
+                    "pod {name}'s agent did not answer within {}s",
+                    START_TIMEOUT.as_secs()
+                )));
+            }
+            tokio::time::sleep(START_POLL).await;
+        }
+    }
+}
+
+#[async_trait]
+impl Backend for KubernetesBackend {
+    async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
+        let manifest = pod::pod(&self.options, spec);
+        let name = pod_name(&spec.session_id);
+        self.pods
+            .create(&PostParams::default(), &manifest)
+            .await
+            .map_err(api_error)?;
+        let sandbox = Sandbox {
+            session_id: spec.session_id.clone(),
+            backend_id: name,
+        };
+        self.connections.register(&sandbox.backend_id);
+        if let Err(e) = self.wait_ready(&sandbox).await {
+            let _ = self.destroy(&sandbox).await;
+            return Err(e);
+        }
+        Ok(sandbox)
+    }
+
+    async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.connections.register(&sandbox.backend_id);
+        let connection = self.agent(sandbox).await?;
+        connection.reuse();
+        Ok(())
+    }
+
+    async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.connections.forget(&sandbox.backend_id);
+        match self
+            .pods
+            .delete(
+                &sandbox.backend_id,
+                &DeleteParams::default().grace_period(0),
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if is_status(&e, 404) => Ok(()),
+            Err(e) => Err(api_error(e)),
+        }
+    }
+
+    async fn agent(&self, sandbox: &Sandbox) -> Result<AgentStream, BackendError> {
+        let connection = self
+            .connections
+            .take(
+                &self.pods,
+                &sandbox.backend_id,
+                AGENT_PORT,
+                &self.secret(&sandbox.session_id),
+            )
+            .await?;
+        Ok(connection)
+    }
+
+    async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError> {
+        self.usage
+            .usage(
+                &self.client,
+                &self.pods,
+                &self.options.namespace,
+                &sandbox.backend_id,
+            )
+            .await
+    }
+
+    /// The API reports OOM kills only of containers that died of one; a command killed inside
+    /// a living sandbox is seen by the agent alone.
+    async fn oom_kills(&self, _sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
+        Ok(None)
+    }
+
+    async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
+        let selector = format!(
+            "{LABEL_MANAGED}=true,{LABEL_INSTANCE}={}",
+            self.options.instance_id
+        );
+        let pods = self
+            .pods
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(api_error)?;
+        Ok(pods
+            .items
+            .into_iter()
+            .filter_map(|pod| {
+                let labels = pod.metadata.labels.clone().unwrap_or_default();
+                let session_id = labels.get(LABEL_SESSION)?.clone();
+                let running = matches!(usage::pod_state(&pod), usage::PodState::Running);
+                Some(ExistingSandbox {
+                    sandbox: Sandbox {
+                        session_id,
+                        backend_id: pod.metadata.name?,
+                    },
+                    runtime: labels.get(LABEL_RUNTIME).cloned().unwrap_or_default(),
+                    running,
+                })
+            })
+            .collect())
+    }
+
+    /// Whether the nodes have the image is not known ahead (they pull on demand): a missing
+    /// one is reported when a pod cannot start with it.
+    async fn has_image(&self, _image: &str) -> Result<bool, BackendError> {
+        Ok(true)
+    }
+
+    async fn ensure_image(
+        &self,
+        request: &ImageRequest,
+        progress: &(dyn Fn(ImageProgress) + Send + Sync),
+    ) -> Result<String, BackendError> {
+        if let Some(build) = &request.build {
+            return Err(BackendError::ImageMissing {
+                image: request.image.clone(),
+                hint: format!(
+                    "the Kubernetes backend does not build recipes: build recipe {} where you build images (`sandboxd runtimes build` against a Docker-backed sandboxd), push it to a registry the nodes pull from, and name it in the runtime's `image`",
+                    build.recipe
+                ),
+            });
+        }
+        progress(ImageProgress {
+            step: None,
+            line: format!("the cluster pulls {} when a pod needs it", request.image),
+        });
+        Ok(request.image.clone())
+    }
+}

@@ -1,0 +1,273 @@
+//! The pod a sandbox runs in: the hardened profile of the Docker backend expressed as a pod
+//! spec. Nothing in it comes from a client: the runtime's limits and the operator's options.
+
+use crate::{KubernetesOptions, AGENT_PORT, LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK};
+use crate::{LABEL_RUNTIME, LABEL_SESSION, SANDBOX_UID, WORKDIR};
+use k8s_openapi::api::core::v1::{
+    Capabilities, Container, EmptyDirVolumeSource, EnvVar, Pod, PodSecurityContext, PodSpec,
+    ResourceRequirements, SeccompProfile, SecurityContext, Volume, VolumeMount,
+};
+use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
+use sandboxd_api::NetworkMode;
+use sandboxd_backend::SandboxSpec;
+use std::collections::BTreeMap;
+
+/// Where the init container leaves the agent, read-only in the sandbox's container.
+const AGENT_DIR: &str = "/.sandboxd";
+const AGENT_IN_IMAGE: &str = "/sandboxd-agent";
+/// The agent's volume holds one static binary.
+const AGENT_VOLUME_SIZE: &str = "64Mi";
+/// A CPU request of this share of the limit: sandboxes are scheduled by memory, which they
+/// get in full, while CPU is a ceiling (as on Docker, where `cpus` is a quota).
+const CPU_REQUEST_SHARE: f64 = 0.05;
+
+pub fn pod_name(session_id: &str) -> String {
+    format!("sandboxd-{session_id}")
+}
+
+pub fn labels(options: &KubernetesOptions, spec: &SandboxSpec) -> BTreeMap<String, String> {
+    let network = match spec.limits.network_mode {
+        NetworkMode::None => "none",
+        NetworkMode::Bridge => "pod",
+    };
+    BTreeMap::from([
+        (LABEL_MANAGED.to_string(), "true".to_string()),
+        (LABEL_INSTANCE.to_string(), options.instance_id.clone()),
+        (LABEL_SESSION.to_string(), spec.session_id.clone()),
+        (LABEL_RUNTIME.to_string(), spec.runtime.clone()),
+        (LABEL_NETWORK.to_string(), network.to_string()),
+    ])
+}
+
+fn hardened() -> SecurityContext {
+    SecurityContext {
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".to_string()]),
+            add: None,
+        }),
+        privileged: Some(false),
+        read_only_root_filesystem: Some(true),
+        run_as_non_root: Some(true),
+        run_as_user: Some(i64::from(SANDBOX_UID)),
+        run_as_group: Some(i64::from(SANDBOX_UID)),
+        ..Default::default()
+    }
+}
+
+fn memory_volume(name: &str, size: Quantity) -> Volume {
+    Volume {
+        name: name.to_string(),
+        empty_dir: Some(EmptyDirVolumeSource {
+            medium: Some("Memory".to_string()),
+            size_limit: Some(size),
+        }),
+        ..Default::default()
+    }
+}
+
+fn mount(name: &str, path: &str, read_only: bool) -> VolumeMount {
+    VolumeMount {
+        name: name.to_string(),
+        mount_path: path.to_string(),
+        read_only: Some(read_only),
+        ..Default::default()
+    }
+}
+
+pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
+    let limits = &spec.limits;
+    let memory = Quantity(limits.mem_limit_bytes.to_string());
+    let cpu_limit = Quantity(format!(
+        "{}m",
+        (limits.cpus * 1000.0).round().max(1.0) as u64
+    ));
+    let cpu_request = Quantity(format!(
+        "{}m",
+        (limits.cpus * 1000.0 * CPU_REQUEST_SHARE).round().max(1.0) as u64
+    ));
+    let tmpfs = Quantity(limits.tmpfs_size_bytes.to_string());
+    let resources = ResourceRequirements {
+        limits: Some(BTreeMap::from([
+            ("memory".to_string(), memory.clone()),
+            ("cpu".to_string(), cpu_limit),
+        ])),
+        requests: Some(BTreeMap::from([
+            ("memory".to_string(), memory),
+            ("cpu".to_string(), cpu_request),
+        ])),
+        ..Default::default()
+    };
+    let agent = format!("{AGENT_DIR}/sandboxd-agent");
+    let install = Container {
+        name: "agent".to_string(),
+        image: Some(options.agent_image.clone()),
+        image_pull_policy: Some("IfNotPresent".to_string()),
+        command: Some(vec![
+            AGENT_IN_IMAGE.to_string(),
+            "--install".to_string(),
+            agent.clone(),
+        ]),
+        security_context: Some(hardened()),
+        resources: Some(ResourceRequirements {
+            limits: Some(BTreeMap::from([
+                ("memory".to_string(), Quantity("64Mi".to_string())),
+                ("cpu".to_string(), Quantity("500m".to_string())),
+            ])),
+            ..Default::default()
+        }),
+        volume_mounts: Some(vec![mount("agent", AGENT_DIR, false)]),
+        ..Default::default()
+    };
+    let sandbox = Container {
+        name: "sandbox".to_string(),
+        image: Some(spec.image.clone()),
+        image_pull_policy: Some("IfNotPresent".to_string()),
+        command: Some(vec![
+            agent,
+            "--listen".to_string(),
+            format!("127.0.0.1:{AGENT_PORT}"),
+        ]),
+        args: Some(vec![]),
+        working_dir: Some(WORKDIR.to_string()),
+        env: Some(vec![EnvVar {
+            name: "HOME".to_string(),
+            value: Some(WORKDIR.to_string()),
+            ..Default::default()
+        }]),
+        security_context: Some(hardened()),
+        resources: Some(resources),
+        volume_mounts: Some(vec![
+            mount("agent", AGENT_DIR, true),
+            mount("tmp", "/tmp", false),
+            mount("workspace", WORKDIR, false),
+        ]),
+        ..Default::default()
+    };
+    Pod {
+        metadata: ObjectMeta {
+            name: Some(pod_name(&spec.session_id)),
+            namespace: Some(options.namespace.clone()),
+            labels: Some(labels(options, spec)),
+            ..Default::default()
+        },
+        spec: Some(PodSpec {
+            init_containers: Some(vec![install]),
+            containers: vec![sandbox],
+            volumes: Some(vec![
+                memory_volume("agent", Quantity(AGENT_VOLUME_SIZE.to_string())),
+                memory_volume("tmp", tmpfs.clone()),
+                memory_volume("workspace", tmpfs),
+            ]),
+            // As on Docker: the pod's name is the service's business, not the sandbox's.
+            hostname: Some("sandbox".to_string()),
+            restart_policy: Some("Never".to_string()),
+            automount_service_account_token: Some(false),
+            enable_service_links: Some(false),
+            host_network: Some(false),
+            host_pid: Some(false),
+            host_ipc: Some(false),
+            share_process_namespace: Some(false),
+            termination_grace_period_seconds: Some(0),
+            node_selector: (!options.node_selector.is_empty())
+                .then(|| options.node_selector.clone()),
+            runtime_class_name: options.runtime_classes.get(&spec.runtime).cloned(),
+            security_context: Some(PodSecurityContext {
+                run_as_non_root: Some(true),
+                run_as_user: Some(i64::from(SANDBOX_UID)),
+                run_as_group: Some(i64::from(SANDBOX_UID)),
+                fs_group: Some(i64::from(SANDBOX_UID)),
+                seccomp_profile: Some(SeccompProfile {
+                    type_: "RuntimeDefault".to_string(),
+                    localhost_profile: None,
+                }),
+                ..Default::default()
+            }),
+            ..Default::default()
+        }),
+        status: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sandboxd_api::Limits;
+
+    fn options() -> KubernetesOptions {
+        KubernetesOptions {
+            kubeconfig: None,
+            namespace: "sandboxes".into(),
+            node_selector: BTreeMap::from([("pool".into(), "sandboxes".into())]),
+            runtime_classes: BTreeMap::from([("gvisor".into(), "runsc".into())]),
+            instance_id: "i1".into(),
+            agent_image: "sandboxd/agent:local".into(),
+            key_dir: "/nonexistent".into(),
+        }
+    }
+
+    fn spec(runtime: &str) -> SandboxSpec {
+        SandboxSpec {
+            session_id: "abc123".into(),
+            runtime: runtime.into(),
+            image: "sandboxd/busybox:local".into(),
+            limits: Limits {
+                mem_limit_bytes: 256 << 20,
+                cpus: 0.5,
+                pids_limit: 64,
+                network_mode: NetworkMode::None,
+                tmpfs_size_bytes: 64 << 20,
+            },
+        }
+    }
+
+    #[test]
+    fn the_pod_carries_the_hardened_profile() {
+        let pod = pod(&options(), &spec("gvisor"));
+        let spec = pod.spec.unwrap();
+        assert_eq!(spec.automount_service_account_token, Some(false));
+        assert_eq!(spec.enable_service_links, Some(false));
+        assert_eq!(spec.runtime_class_name.as_deref(), Some("runsc"));
+        let container = &spec.containers[0];
+        let security = container.security_context.as_ref().unwrap();
+        assert_eq!(security.read_only_root_filesystem, Some(true));
+        assert_eq!(security.allow_privilege_escalation, Some(false));
+        assert_eq!(
+            security.capabilities.as_ref().unwrap().drop,
+            Some(vec!["ALL".to_string()])
+        );
+        let resources = container.resources.as_ref().unwrap();
+        let limits = resources.limits.as_ref().unwrap();
+        assert_eq!(limits["memory"], Quantity((256u64 << 20).to_string()));
+        assert_eq!(limits["cpu"], Quantity("500m".into()));
+        assert_eq!(
+            resources.requests.as_ref().unwrap()["memory"],
+            limits["memory"]
+        );
+        let volumes = spec.volumes.unwrap();
+        let workspace = volumes.iter().find(|v| v.name == "workspace").unwrap();
+        let dir = workspace.empty_dir.as_ref().unwrap();
+        assert_eq!(dir.medium.as_deref(), Some("Memory"));
+        assert_eq!(dir.size_limit, Some(Quantity((64u64 << 20).to_string())));
+        let agent_mount = container
+            .volume_mounts
+            .as_ref()
+            .unwrap()
+            .iter()
+            .find(|m| m.name == "agent")
+            .unwrap();
+        assert_eq!(agent_mount.read_only, Some(true));
+        assert_eq!(
+            pod.metadata.labels.unwrap()[LABEL_NETWORK],
+            "none",
+            "the label the deny-all network policy selects"
+        );
+    }
+
+    #[test]
+    fn runtimes_without_a_class_get_the_clusters_default() {
+        let pod = pod(&options(), &spec("python"));
+        assert_eq!(pod.spec.unwrap().runtime_class_name, None);
+    }
+}

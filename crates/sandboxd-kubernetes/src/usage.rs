@@ -1,0 +1,273 @@
+//! What the platform says about a pod: its state, from the pod's status, and its resource use,
+//! from the kubelet's summary API (through the API server's node proxy), never from inside
+//! the sandbox.
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::{Api, Client};
+use sandboxd_backend::{BackendError, Usage};
+use serde::Deserialize;
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+/// One summary answers for every pod of its node for this long.
+const SUMMARY_MAX_AGE: Duration = Duration::from_secs(1);
+/// The summary of a node with hundreds of pods is a few hundred KiB.
+const MAX_SUMMARY_LEN: usize = 16 << 20;
+
+/// Where a pod is in its life, as far as a sandbox is concerned.
+#[derive(Debug, PartialEq, Eq)]
+pub enum PodState {
+    Pending,
+    Running,
+    /// It will not run: why.
+    Failed(String),
+    /// A container waits for an image the node cannot get: the image and why.
+    ImageMissing(String, String),
+}
+
+const IMAGE_REASONS: &[&str] = &[
+    "ErrImagePull",
+    "ImagePullBackOff",
+    "ErrImageNeverPull",
+    "InvalidImageName",
+];
+
+pub fn pod_state(pod: &Pod) -> PodState {
+    if pod.metadata.deletion_timestamp.is_some() {
+        return PodState::Failed("it is being deleted".into());
+    }
+    let Some(status) = &pod.status else {
+        return PodState::Pending;
+    };
+    let containers = status
+        .init_container_statuses
+        .iter()
+        .flatten()
+        .chain(status.container_statuses.iter().flatten());
+    for container in containers {
+        let Some(state) = &container.state else {
+            continue;
+        };
+        if let Some(waiting) = &state.waiting {
+            let reason = waiting.reason.clone().unwrap_or_default();
+            if IMAGE_REASONS.contains(&reason.as_str()) {
+                let message = waiting.message.clone().unwrap_or(reason);
+                return PodState::ImageMissing(container.image.clone(), message);
+            }
+        }
+        if let Some(terminated) = &state.terminated {
+            let init_done = terminated.exit_code == 0 && container.name == "agent";
+            if !init_done {
+                return PodState::Failed(format!(
+                    "container {} ended with code {} ({})",
+                    container.name,
+                    terminated.exit_code,
+                    terminated.reason.clone().unwrap_or_default()
+                ));
+            }
+        }
+    }
+    match status.phase.as_deref() {
+        Some("Running") => {
+            let sandbox_running = status.container_statuses.iter().flatten().any(|c| {
+                c.name == "sandbox" && c.state.as_ref().is_some_and(|s| s.running.is_some())
+            });
+            if sandbox_running {
+                PodState::Running
+            } else {
+                PodState::Pending
+            }
+        }
+        Some(phase @ ("Failed" | "Succeeded")) => PodState::Failed(format!(
+            "the pod's phase is {phase}{}",
+            status
+                .message
+                .as_ref()
+                .map(|m| format!(": {m}"))
+                .unwrap_or_default()
+        )),
+        _ => PodState::Pending,
+    }
+}
+
+#[derive(Deserialize)]
+struct Summary {
+    #[serde(default)]
+    pods: Vec<PodSummary>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct PodSummary {
+    pod_ref: PodRef,
+    #[serde(default)]
+    memory: Option<MemoryStats>,
+    #[serde(default, rename = "process_stats")]
+    process_stats: Option<ProcessStats>,
+}
+
+#[derive(Deserialize)]
+struct PodRef {
+    name: String,
+    namespace: String,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct MemoryStats {
+    #[serde(default)]
+    working_set_bytes: Option<u64>,
+}
+
+#[derive(Deserialize)]
+struct ProcessStats {
+    #[serde(default)]
+    process_count: Option<u64>,
+}
+
+/// The use of each pod of a node, by namespace and name.
+type NodeFigures = HashMap<(String, String), Usage>;
+
+/// The latest summary of each node, and the node each pod runs on.
+#[derive(Default)]
+pub struct SummaryCache {
+    nodes: Mutex<HashMap<String, (Instant, NodeFigures)>>,
+    pod_nodes: Mutex<HashMap<String, String>>,
+}
+
+impl SummaryCache {
+    pub async fn usage(
+        &self,
+        client: &Client,
+        pods: &Api<Pod>,
+        namespace: &str,
+        pod: &str,
+    ) -> Result<Usage, BackendError> {
+        let node = self.node_of(pods, pod).await?;
+        let key = (namespace.to_string(), pod.to_string());
+        if let Some(usage) = self.cached(&node, &key) {
+            return Ok(usage);
+        }
+        let figures = fetch(client, &node).await?;
+        let usage = figures.get(&key).copied().unwrap_or_default();
+        self.nodes
+            .lock()
+            .expect("summary cache lock")
+            .insert(node, (Instant::now(), figures));
+        Ok(usage)
+    }
+
+    fn cached(&self, node: &str, key: &(String, String)) -> Option<Usage> {
+        let nodes = self.nodes.lock().expect("summary cache lock");
+        let (at, figures) = nodes.get(node)?;
+        (at.elapsed() < SUMMARY_MAX_AGE).then(|| figures.get(key).copied().unwrap_or_default())
+    }
+
+    async fn node_of(&self, pods: &Api<Pod>, pod: &str) -> Result<String, BackendError> {
+        if let Some(node) = self.pod_nodes.lock().expect("pod node lock").get(pod) {
+            return Ok(node.clone());
+        }
+        let found = pods
+            .get_opt(pod)
+            .await
+            .map_err(|e| BackendError::EngineUnavailable(format!("the Kubernetes API: {e}")))?
+            .ok_or_else(|| BackendError::SandboxGone(format!("pod {pod} is gone")))?;
+        let node = found
+            .spec
+            .and_then(|spec| spec.node_name)
+            .ok_or_else(|| BackendError::Engine(format!("pod {pod} is not on a node yet")))?;
+        self.pod_nodes
+            .lock()
+            .expect("pod node lock")
+            .insert(pod.to_string(), node.clone());
+        Ok(node)
+    }
+}
+
+async fn fetch(client: &Client, node: &str) -> Result<NodeFigures, BackendError> {
+    let request = http::Request::get(format!("/api/v1/nodes/{node}/proxy/stats/summary"))
+        .body(Vec::new())
+        .map_err(|e| BackendError::Engine(e.to_string()))?;
+    let text = client.request_text(request).await.map_err(|e| {
+        BackendError::Engine(format!(
+            "cannot read node {node}'s summary from the kubelet (the service needs `get` on nodes/proxy): {e}"
+        ))
+    })?;
+    if text.len() > MAX_SUMMARY_LEN {
+        return Err(BackendError::Engine(format!(
+            "node {node}'s summary is larger than {MAX_SUMMARY_LEN} bytes"
+        )));
+    }
+    let summary: Summary = serde_json::from_str(&text)
+        .map_err(|e| BackendError::Engine(format!("node {node}'s summary: {e}")))?;
+    Ok(summary
+        .pods
+        .into_iter()
+        .map(|p| {
+            let usage = Usage {
+                memory_bytes: p.memory.and_then(|m| m.working_set_bytes).unwrap_or(0),
+                processes: p.process_stats.and_then(|s| s.process_count).unwrap_or(0),
+            };
+            ((p.pod_ref.namespace, p.pod_ref.name), usage)
+        })
+        .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn pod(status: serde_json::Value) -> Pod {
+        serde_json::from_value(serde_json::json!({
+            "metadata": {"name": "p"},
+            "status": status,
+        }))
+        .unwrap()
+    }
+
+    #[test]
+    fn states_from_the_pods_status() {
+        assert_eq!(
+            pod_state(&pod(serde_json::json!({"phase": "Pending"}))),
+            PodState::Pending
+        );
+        let running = pod(serde_json::json!({
+            "phase": "Running",
+            "initContainerStatuses": [{"name": "agent", "image": "a", "imageID": "", "ready": true,
+                "restartCount": 0, "state": {"terminated": {"exitCode": 0}}}],
+            "containerStatuses": [{"name": "sandbox", "image": "i", "imageID": "", "ready": true,
+                "restartCount": 0, "state": {"running": {}}}],
+        }));
+        assert_eq!(pod_state(&running), PodState::Running);
+        let no_image = pod(serde_json::json!({
+            "phase": "Pending",
+            "containerStatuses": [{"name": "sandbox", "image": "nope:1", "imageID": "", "ready": false,
+                "restartCount": 0, "state": {"waiting": {"reason": "ErrImageNeverPull", "message": "never"}}}],
+        }));
+        assert_eq!(
+            pod_state(&no_image),
+            PodState::ImageMissing("nope:1".into(), "never".into())
+        );
+        let died = pod(serde_json::json!({
+            "phase": "Running",
+            "containerStatuses": [{"name": "sandbox", "image": "i", "imageID": "", "ready": false,
+                "restartCount": 0, "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}],
+        }));
+        assert!(matches!(pod_state(&died), PodState::Failed(why) if why.contains("137")));
+    }
+
+    #[test]
+    fn the_summary_gives_memory_and_processes_per_pod() {
+        let summary: Summary = serde_json::from_value(serde_json::json!({
+            "node": {"nodeName": "n"},
+            "pods": [{"podRef": {"name": "p", "namespace": "ns", "uid": "u"},
+                      "memory": {"workingSetBytes": 1234},
+                      "process_stats": {"process_count": 3}}],
+        }))
+        .unwrap();
+        let p = &summary.pods[0];
+        assert_eq!(p.memory.as_ref().unwrap().working_set_bytes, Some(1234));
+        assert_eq!(p.process_stats.as_ref().unwrap().process_count, Some(3));
+    }
+}

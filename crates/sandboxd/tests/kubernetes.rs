@@ -1,0 +1,178 @@
+//! What is particular to the Kubernetes backend, on a real single-node cluster
+//! (scripts/k8s-up.sh; `SANDBOXD_TEST_KUBECONFIG` names it). The suites shared with Docker
+//! (api, files, processes, state, pool) run against the cluster too, from scripts/test.sh.
+//! Without a cluster these tests say so and pass: scripts/test.sh always provides one.
+
+mod common;
+
+use common::{base_config, kubernetes, Kubernetes, TestService, TEST_NAMESPACE};
+use serde_json::{json, Value};
+use std::time::Duration;
+
+fn cluster() -> Option<Kubernetes> {
+    let found = kubernetes();
+    if found.is_none() {
+        eprintln!("no cluster: SANDBOXD_TEST_KUBECONFIG is not set (scripts/k8s-up.sh prints it)");
+    }
+    found
+}
+
+fn pod_json(cluster: &Kubernetes, session: &str) -> Value {
+    let text = cluster.kubectl(&[
+        "get",
+        "pod",
+        "-n",
+        TEST_NAMESPACE,
+        &format!("sandboxd-{session}"),
+        "-o",
+        "json",
+    ]);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("pod of {session}: {e}: {text}"))
+}
+
+#[tokio::test]
+async fn a_sandbox_is_a_hardened_pod_with_its_limits() {
+    let Some(cluster) = cluster() else { return };
+    let service = TestService::start(&base_config(4, ""));
+    let id = service.open("sh").await;
+    assert_eq!(cluster.pods(&service.instance_id).len(), 1);
+    let pod = pod_json(&cluster, &id);
+    let spec = &pod["spec"];
+    assert_eq!(spec["automountServiceAccountToken"], false);
+    assert_eq!(spec["enableServiceLinks"], false);
+    assert_eq!(spec["securityContext"]["runAsUser"], 61000);
+    assert_eq!(
+        spec["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    let sandbox = &spec["containers"][0];
+    let security = &sandbox["securityContext"];
+    assert_eq!(security["readOnlyRootFilesystem"], true);
+    assert_eq!(security["allowPrivilegeEscalation"], false);
+    assert_eq!(security["capabilities"]["drop"], json!(["ALL"]));
+    assert_eq!(sandbox["resources"]["limits"]["memory"], "134217728");
+    assert_eq!(sandbox["resources"]["limits"]["cpu"], "500m");
+
+    // Inside: the uid, a read-only root, the writable places capped, no service account.
+    let inside = service
+        .sh(
+            &id,
+            "id -u; touch /etc/x 2>&1 | head -c 0 && echo rootfs-ro; df -k /workspace | tail -1; \
+             ls /var/run/secrets/kubernetes.io 2>/dev/null | wc -l",
+        )
+        .await;
+    let stdout = inside["stdout"].as_str().unwrap();
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert_eq!(lines[0], "61000", "{inside}");
+    assert_eq!(lines[1], "rootfs-ro", "{inside}");
+    let size_kib: u64 = lines[2].split_whitespace().nth(1).unwrap().parse().unwrap();
+    assert_eq!(
+        size_kib,
+        16 * 1024,
+        "the workspace is the runtime's tmpfs_size: {inside}"
+    );
+    assert_eq!(
+        lines[3], "0",
+        "no service account token is mounted: {inside}"
+    );
+}
+
+#[tokio::test]
+async fn a_network_none_sandbox_reaches_nothing_and_its_agent_still_answers() {
+    let Some(_cluster) = cluster() else { return };
+    let service = TestService::start(&base_config(4, ""));
+    let id = service.open("python").await;
+    // The API server's service address, the node's API server port through the pod's own
+    // loopback, an outside address: none is reachable from the pod's network namespace.
+    let probe = r#"
+import socket
+for host, port in [("10.96.0.1", 443), ("127.0.0.1", 16443), ("8.8.8.8", 53), ("169.254.169.254", 80)]:
+    s = socket.socket()
+    s.settimeout(2)
+    try:
+        s.connect((host, port))
+        print(host, "open")
+    except OSError as e:
+        print(host, "refused", e.errno)
+print(sorted(open("/proc/net/dev").read().split()[::17])[:5])
+"#;
+    let result = service
+        .exec(&id, json!({"argv": ["python3", "-c", probe]}))
+        .await
+        .1;
+    let stdout = result["stdout"].as_str().unwrap();
+    assert!(!stdout.contains(" open"), "a connection was made: {result}");
+    assert_eq!(stdout.matches(" refused ").count(), 4, "{result}");
+    let again = service.sh(&id, "echo still here").await;
+    assert_eq!(again["stdout"], "still here\n");
+}
+
+#[tokio::test]
+async fn the_agent_refuses_a_claim_from_inside_the_sandbox() {
+    let Some(_cluster) = cluster() else { return };
+    let service = TestService::start(&base_config(4, ""));
+    let id = service.open("python").await;
+    // A sandbox process dials the agent's loopback port and claims with a made-up secret.
+    let impostor = r#"
+import json, socket, struct
+s = socket.create_connection(("127.0.0.1", 7719), timeout=5)
+body = json.dumps({"op": "claim", "secret": "ab" * 32}).encode()
+s.sendall(struct.pack(">BI", 1, len(body)) + body)
+try:
+    print("answered" if s.recv(64) else "closed")
+except OSError:
+    print("closed")
+"#;
+    let result = service
+        .exec(&id, json!({"argv": ["python3", "-c", impostor]}))
+        .await
+        .1;
+    assert_eq!(result["stdout"], "closed\n", "{result}");
+    assert_eq!(service.sh(&id, "echo ok").await["stdout"], "ok\n");
+}
+
+#[tokio::test]
+async fn usage_comes_from_the_kubelet_and_a_restart_takes_the_pods_back() {
+    let Some(cluster) = cluster() else { return };
+    let mut service = TestService::start(&base_config(4, ""));
+    let id = service.open("sh").await;
+    service
+        .post(&format!("/v1/sessions/{id}/processes"))
+        .json(&json!({"command": "sleep 300"}))
+        .send()
+        .await
+        .unwrap();
+    // The kubelet's summary is refreshed every 10-15 s. (Its process counts need cgroup v2
+    // nodes; on this cgroup v1 machine the kubelet reports none, so memory is what is checked.)
+    let mut info = Value::Null;
+    for _ in 0..90 {
+        info = service.get_json(&format!("/v1/sessions/{id}")).await;
+        if info["memory_bytes"].as_u64().unwrap_or(0) > 0 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let memory = info["memory_bytes"].as_u64().unwrap();
+    assert!(memory > 0 && memory < 128 << 20, "{info}");
+
+    service.crash_and_restart();
+    let again = service.sh(&id, "echo back").await;
+    assert_eq!(again["stdout"], "back\n");
+    let processes = service
+        .get_json(&format!("/v1/sessions/{id}/processes"))
+        .await;
+    assert_eq!(processes["processes"][0]["state"], "running", "{processes}");
+
+    // A pod removed behind the service's back ends its session.
+    cluster.kubectl(&[
+        "delete",
+        "pod",
+        "-n",
+        TEST_NAMESPACE,
+        &format!("sandboxd-{id}"),
+        "--grace-period=0",
+        "--force",
+    ]);
+    let ended = service.wait_for_end(&id, Duration::from_secs(30)).await;
+    assert_eq!(ended["state"], "ended", "{ended}");
+}
