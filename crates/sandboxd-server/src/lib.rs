@@ -88,6 +88,8 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(tickets::issue))
         .routes(routes!(service::prometheus))
         .routes(routes!(routes::audit::audit_log))
+        // Streamed both ways, as file contents are: the agent counts the bytes.
+        .routes(routes!(routes::archive::download, routes::archive::upload))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))
