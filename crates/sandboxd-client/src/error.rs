@@ -18,6 +18,9 @@ pub enum ClientError {
         status: u16,
         code: String,
         message: String,
+        /// The stable key of what the service suggests doing (e.g. `open_session`), for a
+        /// client to say in its own words instead of the message's.
+        remedy: Option<String>,
     },
     #[error("no answer from {url} in time: {cause}")]
     Timeout { url: String, cause: String },

@@ -13,4 +13,5 @@ pub mod runtimes;
 pub mod runtimes_recipes;
 pub mod serve;
 pub mod sessions;
+pub mod streamed;
 pub mod token;
