@@ -5,7 +5,8 @@
 //! Control messages travel as JSON frames ([`Request`] from the service, [`Event`] from the
 //! agent); process output and input travel as raw data frames.
 //!
-//! The core (framing, messages, errors) is std-only so the agent stays small and static. The
+//! The core (framing, messages, errors, the bounded tar reader) is std-only (and the pure-Rust
+//! tar crate) so the agent stays small and static. The
 //! `tokio` feature adds the service side in `host`: async framing, the `AgentHub` that
 //! accepts agent connections, and the clients (`run_exec`, `ping`, the tracked-process and
 //! file ones).
@@ -15,6 +16,7 @@ pub mod frame;
 #[cfg(feature = "tokio")]
 pub mod host;
 mod message;
+pub mod tar_read;
 
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, write_json, Frame, FrameKind, MAX_FRAME_LEN};

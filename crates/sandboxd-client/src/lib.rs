@@ -13,7 +13,7 @@ mod terminal;
 pub use archive::ArchiveDownload;
 pub use error::ClientError;
 pub use processes::{OutputEvent, OutputStream};
-pub use terminal::Terminal;
+pub use terminal::{Terminal, TerminalEvent};
 
 pub use reqwest::Body;
 

@@ -13,7 +13,6 @@ mod archive;
 mod delete;
 mod read;
 mod refusal;
-mod tar_read;
 #[cfg(test)]
 mod test_support;
 mod unpack;

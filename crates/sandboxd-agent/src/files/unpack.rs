@@ -4,8 +4,8 @@
 //! place only once the whole archive was taken. A refusal or a broken upload leaves nothing.
 
 use super::refusal::{refuse, Refusal};
-use super::tar_read::{Entry, Kind, ReadError, TarReader};
 use super::write::create_missing_dirs;
+use sandboxd_agent_proto::tar_read::{Entry, Kind, ReadError, TarReader};
 use sandboxd_agent_proto::{
     read_frame, write_json, ArchiveSummary, Event, FrameKind, ProtoError, Request,
     ERROR_BAD_REQUEST, ERROR_BUSY, ERROR_CANCELLED, ERROR_INVALID_PATH, ERROR_TOO_LARGE,
@@ -17,7 +17,7 @@ use std::io::{self, ErrorKind, Read};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::os::unix::net::UnixStream;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -113,7 +113,7 @@ fn extract<R: Read>(
             return Err(Refusal::new(ERROR_TOO_LARGE, message));
         }
         let shown = String::from_utf8_lossy(&entry.name).into_owned();
-        let Some(relative) = confined_name(&entry.name)? else {
+        let Some(relative) = entry.relative_path().map_err(read_refusal)? else {
             // `.` or `./`: the target itself, which exists already.
             continue;
         };
@@ -163,27 +163,6 @@ fn read_refusal(error: ReadError) -> Refusal {
         ReadError::Invalid(message) => Refusal::new(ERROR_INVALID_PATH, message),
         ReadError::Io(e) => Refusal::io("the archive", e),
     }
-}
-
-/// The entry's name as a relative path of plain components; refuses `..` and absolute names.
-fn confined_name(name: &[u8]) -> Result<Option<PathBuf>, Refusal> {
-    let shown = String::from_utf8_lossy(name);
-    let mut relative = PathBuf::new();
-    for component in Path::new(OsStr::from_bytes(name)).components() {
-        match component {
-            Component::Normal(part) => relative.push(part),
-            Component::CurDir => {}
-            Component::ParentDir => {
-                let message = format!("{shown:?} in the archive climbs out with `..`");
-                return Err(Refusal::new(ERROR_INVALID_PATH, message));
-            }
-            Component::RootDir | Component::Prefix(_) => {
-                let message = format!("{shown:?} in the archive is an absolute name");
-                return Err(Refusal::new(ERROR_INVALID_PATH, message));
-            }
-        }
-    }
-    Ok((!relative.as_os_str().is_empty()).then_some(relative))
 }
 
 /// Makes the directories on the way to `relative` under `root` (as tar does when the archive

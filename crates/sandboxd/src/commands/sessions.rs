@@ -13,6 +13,9 @@ pub struct SessionsArgs {
     /// Also list the most recently ended sessions.
     #[arg(long)]
     all: bool,
+    /// Print only the ids, one a line (for scripts: `sandboxd sessions -q | xargs ...`).
+    #[arg(short, long)]
+    quiet: bool,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -24,6 +27,12 @@ pub fn run(args: SessionsArgs) -> Result<()> {
     let list = block_on(client.list_sessions(args.all))??;
     if args.output.json {
         return print_json(&list);
+    }
+    if args.quiet {
+        for session in list.sessions {
+            println!("{}", session.id);
+        }
+        return Ok(());
     }
     let mut table = Table::new(&[
         "ID", "RUNTIME", "STATE", "TENANT", "CREATED", "IDLE", "MEMORY", "PROCS", "ENDED",

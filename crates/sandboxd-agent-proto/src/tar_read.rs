@@ -1,13 +1,17 @@
-//! Reading a tar entry by entry, bounded: the tar crate parses each header's fields, this
+//! Reading a tar entry by entry, bounded, for whoever extracts one it cannot trust (the agent
+//! an upload, the command line a download): the tar crate parses each header's fields, this
 //! reader keeps the stream's framing itself so nothing in the archive can make it buffer more
 //! than a long name or a pax record, and it refuses every kind of entry that extraction does
 //! not make (hard links, devices, FIFOs, sparse files and unknown kinds) by its header alone.
 
+use std::ffi::OsStr;
 use std::io::{self, Read};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Component, Path, PathBuf};
 
 const BLOCK: usize = 512;
 /// Linux's PATH_MAX: a longer name or link target could not be made anyway.
-pub(super) const MAX_NAME_LEN: usize = 4096;
+pub const MAX_NAME_LEN: usize = 4096;
 /// A pax header holds a few records of a line each.
 const MAX_PAX_LEN: u64 = 64 * 1024;
 /// Blocks of padding accepted after the end marker (tar pads to records of 10 KiB).
@@ -17,7 +21,7 @@ const MAX_TRAILING_BLOCKS: u32 = 64;
 const MAX_EXTENSIONS: u32 = 4;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Kind {
+pub enum Kind {
     File,
     Dir,
     Symlink,
@@ -25,7 +29,7 @@ pub(super) enum Kind {
 
 /// An entry's header; a file's contents follow, to be read with [`TarReader::contents`].
 #[derive(Debug)]
-pub(super) struct Entry {
+pub struct Entry {
     pub kind: Kind,
     pub name: Vec<u8>,
     pub link: Vec<u8>,
@@ -37,7 +41,7 @@ pub(super) struct Entry {
 /// Why the archive cannot be read: it is malformed or holds something refused (`Invalid`),
 /// or reading the stream failed (`Io`).
 #[derive(Debug)]
-pub(super) enum ReadError {
+pub enum ReadError {
     Invalid(String),
     Io(io::Error),
 }
@@ -53,11 +57,44 @@ impl From<io::Error> for ReadError {
     }
 }
 
+impl std::fmt::Display for ReadError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ReadError::Invalid(message) => f.write_str(message),
+            ReadError::Io(e) => write!(f, "reading the archive failed: {e}"),
+        }
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+impl Entry {
+    /// The name as a relative path of plain components, `None` for the top itself (`.`);
+    /// a name with `..` or an absolute one is refused.
+    pub fn relative_path(&self) -> Result<Option<PathBuf>, ReadError> {
+        let shown = String::from_utf8_lossy(&self.name);
+        let mut relative = PathBuf::new();
+        for component in Path::new(OsStr::from_bytes(&self.name)).components() {
+            match component {
+                Component::Normal(part) => relative.push(part),
+                Component::CurDir => {}
+                Component::ParentDir => {
+                    return invalid(format!("{shown:?} in the archive climbs out with `..`"))
+                }
+                Component::RootDir | Component::Prefix(_) => {
+                    return invalid(format!("{shown:?} in the archive is an absolute name"))
+                }
+            }
+        }
+        Ok((!relative.as_os_str().is_empty()).then_some(relative))
+    }
+}
+
 fn invalid<T>(message: impl Into<String>) -> Result<T, ReadError> {
     Err(ReadError::Invalid(message.into()))
 }
 
-pub(super) struct TarReader<R> {
+pub struct TarReader<R> {
     stream: R,
     /// Content bytes of the current entry not yet read, and its padding after them.
     unread: u64,
@@ -65,7 +102,7 @@ pub(super) struct TarReader<R> {
 }
 
 impl<R: Read> TarReader<R> {
-    pub(super) fn new(stream: R) -> Self {
+    pub fn new(stream: R) -> Self {
         Self {
             stream,
             unread: 0,
@@ -75,7 +112,7 @@ impl<R: Read> TarReader<R> {
 
     /// The next entry, or `None` after the end marker and its padding. The previous entry's
     /// contents must have been read.
-    pub(super) fn next_entry(&mut self) -> Result<Option<Entry>, ReadError> {
+    pub fn next_entry(&mut self) -> Result<Option<Entry>, ReadError> {
         debug_assert_eq!(
             self.unread, 0,
             "the previous entry's contents were not read"
@@ -202,7 +239,7 @@ impl<R: Read> TarReader<R> {
     }
 
     /// The current entry's contents, up to its size.
-    pub(super) fn contents(&mut self) -> impl Read + '_ {
+    pub fn contents(&mut self) -> impl Read + '_ {
         Contents { reader: self }
     }
 
