@@ -4,8 +4,10 @@
 //! the operator's file into [`RuntimeInfo`] and [`Policy`], so the service shows exactly what
 //! is in force.
 
+mod remedy;
 mod sandboxes;
 
+pub use remedy::{with_wording, without_rest_wording, Remedy};
 pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -151,6 +153,17 @@ pub struct Policy {
     pub max_sessions: u32,
     /// Failed authentications one client address may make per minute before it must wait.
     pub auth_failures_per_minute: u32,
+    /// Bytes of a command's output an MCP tool result carries, both streams together: the
+    /// head and the tail of each, with a marker saying what was left out and where it is.
+    #[serde(default = "default_mcp_output_bytes")]
+    pub mcp_output_bytes: u64,
+}
+
+/// The default of [`Policy::mcp_output_bytes`]: a few thousand tokens of a model's context.
+pub const DEFAULT_MCP_OUTPUT_BYTES: u64 = 24 << 10;
+
+fn default_mcp_output_bytes() -> u64 {
+    DEFAULT_MCP_OUTPUT_BYTES
 }
 
 /// A tenant: an agent or team with its own token, runtimes and session quota.
@@ -178,6 +191,9 @@ pub struct ConfigView {
     /// Tenants with their own tokens (shown without them).
     #[serde(default)]
     pub tenants: Vec<TenantInfo>,
+    /// Browser origins allowed beyond the service's own (e.g. the MCP Inspector's).
+    #[serde(default)]
+    pub extra_allowed_origins: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -300,6 +316,12 @@ pub struct ErrorDetail {
     pub code: String,
     /// What was wrong and what to do, for a person or an agent.
     pub message: String,
+    /// What to do about it, as a stable key, when the error has a remedy: `open_session`,
+    /// `list_sessions`, `close_session`, `list_runtimes`, `list_processes`, `kill_all`,
+    /// `list_directory`, `read_file`, `read_part`, `delete_recursively`. `message` ends with
+    /// it in the API's words (a route); another face (the CLI) may word it its own way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remedy: Option<String>,
 }
 
 /// One entry of a session's activity log: what was addressed and how it went, never a payload.

@@ -19,12 +19,11 @@ pub use reqwest::Body;
 
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use sandboxd_api::{
-    ActivityList, AuditList, ConfigView, CreateSession, ExecRequest, ExecResult, FileDeleted,
-    FileList, FileWritten, KilledProcesses, Policy, RuntimeBuildEvent, RuntimeList, SessionInfo,
-    SessionList, Stats, CLIENT_HEADER,
+    ActivityList, AuditList, ConfigView, CreateSession, ErrorBody, ExecRequest, ExecResult,
+    FileDeleted, FileList, FileWritten, KilledProcesses, Policy, RuntimeBuildEvent, RuntimeList,
+    SessionInfo, SessionList, Stats, CLIENT_HEADER,
 };
 use serde::de::DeserializeOwned;
-use serde::Deserialize;
 use std::time::Duration;
 
 /// The address `sandboxd serve` listens on by default.
@@ -384,12 +383,15 @@ impl Client {
                 url: self.base_url().to_string(),
             };
         }
-        match serde_json::from_slice::<RemedyBody>(body) {
-            Ok(RemedyBody { error }) => ClientError::Api {
+        match serde_json::from_slice::<ErrorBody>(body) {
+            Ok(ErrorBody { error }) => ClientError::Api {
                 status: status.as_u16(),
                 code: error.code,
                 message: error.message,
-                remedy: error.remedy,
+                remedy: error
+                    .remedy
+                    .as_deref()
+                    .and_then(sandboxd_api::Remedy::from_key),
             },
             Err(_) => ClientError::UnexpectedResponse {
                 url,
@@ -398,21 +400,6 @@ impl Client {
             },
         }
     }
-}
-
-/// [`sandboxd_api::ErrorBody`] with the key of the remedy the service suggests, if any, so that a client
-/// can word it in its own terms.
-#[derive(Deserialize)]
-struct RemedyBody {
-    error: RemedyDetail,
-}
-
-#[derive(Deserialize)]
-struct RemedyDetail {
-    code: String,
-    message: String,
-    #[serde(default)]
-    remedy: Option<String>,
 }
 
 /// A runtime's image being made available, change by change.

@@ -6,7 +6,7 @@ use crate::core::Core;
 use crate::error::Error;
 use sandboxd_api::{
     CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, KilledProcesses,
-    RuntimeList, Sandboxes, SessionInfo, SessionList,
+    Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
 };
 
 /// The core, with every call made as `caller`.
@@ -29,6 +29,7 @@ impl From<Error> for Failure {
         Failure {
             code: Some(error.code().to_string()),
             text: format!("{}: {error}", error.code()),
+            remedy: error.remedy(),
         }
     }
 }
@@ -37,6 +38,10 @@ impl From<Error> for Failure {
 impl Sandboxes for Acting {
     async fn runtimes(&self) -> Result<RuntimeList, Failure> {
         Ok(self.core.runtimes(&self.caller).await)
+    }
+
+    async fn policy(&self) -> Result<Policy, Failure> {
+        Ok(self.core.config().policy.clone())
     }
 
     async fn open_session(&self, request: CreateSession) -> Result<SessionInfo, Failure> {

@@ -85,7 +85,7 @@ impl Actor {
 /// How an operation went. Sizes and codes only, never content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
-    /// `ok` or `error`.
+    /// `ok`, `error`, or `cancelled` (its caller abandoned it).
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
@@ -149,6 +149,8 @@ pub struct PendingEntry {
     pub bytes: Option<u64>,
     pub exit_code: Option<i32>,
     ended: bool,
+    /// `error` when it fails, unless its caller abandoned it.
+    status: &'static str,
 }
 
 impl PendingEntry {
@@ -170,6 +172,7 @@ impl PendingEntry {
             bytes: None,
             exit_code: None,
             ended: false,
+            status: "error",
         }
     }
 
@@ -187,7 +190,10 @@ impl PendingEntry {
         let elapsed = self.started.elapsed().as_millis() as u64;
         let mut outcome = match error {
             None => Outcome::ok(elapsed),
-            Some(error) => Outcome::failed(elapsed, error),
+            Some(error) => Outcome {
+                status: self.status.into(),
+                ..Outcome::failed(elapsed, error)
+            },
         }
         .with_exit_code(self.exit_code);
         if let Some(bytes) = self.bytes {
@@ -217,10 +223,20 @@ impl PendingEntry {
 }
 
 impl Drop for PendingEntry {
+    /// An operation dropped unfinished was cancelled by its caller: the client went away, or
+    /// a face abandoned it on the client's word (an MCP cancellation or timeout).
     fn drop(&mut self) {
-        self.end(Some("interrupted: the client went away".into()));
+        if !self.ended {
+            self.status = CANCELLED;
+        }
+        self.end(Some(
+            "cancelled: the client went away or cancelled the call".into(),
+        ));
     }
 }
+
+/// The status of an operation its caller abandoned.
+const CANCELLED: &str = "cancelled";
 
 /// Adds an entry to a session's activity log: what was addressed and how it went, never a
 /// payload.
@@ -294,7 +310,7 @@ fn is_assignment(word: &str) -> bool {
 /// environment name, the agent's words) is replaced by a fixed description.
 pub fn error_text(error: &Error) -> String {
     let code = error.code();
-    let description = match error {
+    let description = match error.kind() {
         Error::BadRequest { .. } => "the request was refused",
         Error::NotFound(_) => "not found",
         Error::Forbidden { .. } => "the sandbox refused",

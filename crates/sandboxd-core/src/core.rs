@@ -6,6 +6,7 @@ use crate::activity::Caller;
 use crate::error::Error;
 use crate::sessions::{self, Session, Sessions};
 use crate::{auth, images, pool, tickets};
+use sandboxd_api::Remedy;
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
 use sandboxd_store::Store;
@@ -129,9 +130,10 @@ impl Core {
         let session = self.session(caller, id, action)?;
         match &session.ended {
             None => Ok(session),
-            Some((_, why)) => Err(Error::SessionEnded(format!(
-                "session {id} has ended ({why}); open a new one with POST /v1/sessions"
-            ))),
+            Some((_, why)) => Err(
+                Error::SessionEnded(format!("session {id} has ended ({why})"))
+                    .with_remedy(Remedy::OpenSession),
+            ),
         }
     }
 }

@@ -4,7 +4,9 @@
 //! map.
 //!
 //! What it runs (the script is `command`, or the last element of `argv`): `exit N` exits with
-//! N; `sleep` waits until the request's timeout (it is then reported `timed_out`); any other
+//! N; `sleep` waits until the request's timeout (it is then reported `timed_out`); `oom` exits
+//! 137 as a shell does when the kernel OOM-killed its child, and counts an OOM kill in the
+//! sandbox (which [`Backend::oom_kills`] reports); `seq N` prints the numbers 1 to N; any other
 //! script prints its last word and exits 0 (`echo hello` prints `hello`). With stdin, the
 //! input is echoed to stdout instead. An upload the service cancels (over its limit) writes
 //! nothing.
@@ -20,7 +22,7 @@ use sandboxd_backend::{
 };
 use std::collections::{BTreeMap, HashSet};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -37,6 +39,8 @@ struct State {
     images: HashSet<String>,
     /// Sandboxes that stopped (as if their container exited), still listed.
     stopped: HashSet<String>,
+    /// The OOM kills in each sandbox, as its memory cgroup would count them.
+    oom_kills: BTreeMap<String, Arc<AtomicU64>>,
 }
 
 /// The fake platform. Its knobs let a test make creates fail, images go missing or a sandbox
@@ -103,10 +107,15 @@ impl Backend for FakeBackend {
             session_id: spec.session_id.clone(),
             backend_id: format!("fake-{}", spec.session_id),
         };
-        self.state().sandboxes.insert(
+        let mut state = self.state();
+        state.sandboxes.insert(
             spec.session_id.clone(),
             (sandbox.clone(), spec.runtime.clone(), Files::default()),
         );
+        state
+            .oom_kills
+            .insert(spec.session_id.clone(), Arc::default());
+        drop(state);
         Ok(sandbox)
     }
 
@@ -132,8 +141,13 @@ impl Backend for FakeBackend {
         let Some((_, _, files)) = state.sandboxes.get(&sandbox.session_id) else {
             return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
         };
+        let oom_kills = state
+            .oom_kills
+            .get(&sandbox.session_id)
+            .cloned()
+            .unwrap_or_default();
         let (service_end, agent_end) = tokio::io::duplex(1 << 16);
-        tokio::spawn(serve_agent(agent_end, files.clone()));
+        tokio::spawn(serve_agent(agent_end, files.clone(), oom_kills));
         Ok(Box::new(FakeConnection(service_end)))
     }
 
@@ -145,6 +159,14 @@ impl Backend for FakeBackend {
             }),
             false => Err(BackendError::SandboxGone(sandbox.session_id.clone())),
         }
+    }
+
+    async fn oom_kills(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
+        let state = self.state();
+        Ok(state
+            .oom_kills
+            .get(&sandbox.session_id)
+            .map(|kills| kills.load(Ordering::SeqCst)))
     }
 
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
@@ -223,7 +245,11 @@ impl AsyncWrite for FakeConnection {
 }
 
 /// Answers one request on the connection, as the real agent would.
-async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
+async fn serve_agent(
+    mut stream: DuplexStream,
+    files: Files,
+    oom_kills: Arc<AtomicU64>,
+) -> Option<()> {
     let request: Request = read_frame(&mut stream).await.ok()?.parse_json().ok()?;
     match request {
         Request::Ping => write_json(&mut stream, &Event::Pong).await.ok(),
@@ -236,7 +262,7 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
             );
             refuse(&mut stream, "spawn_failed", &message).await
         }
-        Request::Exec(exec) => run(&mut stream, exec).await,
+        Request::Exec(exec) => run(&mut stream, exec, &oom_kills).await,
         Request::ListDir { path, .. } => {
             let prefix = format!("{}/", path.trim_end_matches('/'));
             let listed = files.lock().ok()?.clone();
@@ -334,7 +360,7 @@ fn is_dir(files: &Files, path: &str) -> bool {
             .is_ok_and(|f| f.keys().any(|name| name.starts_with(&prefix)))
 }
 
-async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
+async fn run(stream: &mut DuplexStream, exec: ExecRequest, oom_kills: &AtomicU64) -> Option<()> {
     write_json(stream, &Event::Started { pid: 2 }).await.ok()?;
     let script = exec.argv.last().cloned().unwrap_or_default();
     let mut report = ExitReport {
@@ -349,6 +375,17 @@ async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
     } else if let Some(code) = script.strip_prefix("exit ") {
         report.exit_code = code.trim().parse().ok();
         Vec::new()
+    } else if script == "oom" {
+        oom_kills.fetch_add(1, Ordering::SeqCst);
+        report.exit_code = Some(137);
+        b"Killed\n".to_vec()
+    } else if let Some(count) = script.strip_prefix("seq ") {
+        let count: u64 = count.trim().parse().unwrap_or(0);
+        let mut lines = Vec::new();
+        for n in 1..=count {
+            lines.extend_from_slice(format!("{n}\n").as_bytes());
+        }
+        lines
     } else if script.starts_with("sleep") {
         tokio::time::sleep(Duration::from_millis(exec.timeout_ms)).await;
         report.exit_code = None;
@@ -360,8 +397,9 @@ async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
         format!("{word}\n").into_bytes()
     };
     report.stdout_bytes = output.len() as u64;
-    if !output.is_empty() {
-        write_frame(stream, FrameKind::Stdout, &output).await.ok()?;
+    let kept = &output[..output.len().min(exec.output_limit as usize)];
+    for chunk in kept.chunks(1 << 16) {
+        write_frame(stream, FrameKind::Stdout, chunk).await.ok()?;
     }
     write_json(stream, &Event::Exited(report)).await.ok()
 }

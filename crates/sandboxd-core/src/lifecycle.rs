@@ -9,6 +9,7 @@ use crate::pool::Pooled;
 use crate::sessions::{self, Reservation, Session, TenantSlot};
 use futures_util::future::join_all;
 use futures_util::Stream;
+use sandboxd_api::Remedy;
 use sandboxd_api::{
     ActivityList, ConfigView, CreateSession, RuntimeBuildEvent, RuntimeList, SessionInfo,
     SessionList, Stats,
@@ -45,10 +46,11 @@ impl Core {
                 Error::bad_request(
                     "unknown_runtime",
                     format!(
-                        "runtime \"{alias}\" is not on the allowlist; allowed: {} (GET /v1/runtimes shows their limits)",
+                        "runtime \"{alias}\" is not on the allowlist; allowed: {}",
                         self.usable_runtimes(&caller.principal).join(", ")
                     ),
                 )
+                .with_remedy(Remedy::ListRuntimes)
             })?;
         // A tenant's sessions carry its name, whatever the request says.
         let tenant = caller

@@ -17,6 +17,7 @@ use sandboxd_agent_proto::host::{
     start_process, write_process_stdin, OutputEvent, ProcessInput as AgentInput, ProcessOutput,
 };
 use sandboxd_agent_proto::{self as proto, FrameKind, TermSize};
+use sandboxd_api::Remedy;
 use sandboxd_api::{
     InputWritten, KilledProcesses, Policy, ProcessInfo, ProcessList, ProcessState, SignalSpec,
     StartProcess, TerminalSize,
@@ -295,8 +296,9 @@ impl Core {
             .find(|p| p.id == process_id)
             .ok_or_else(|| {
                 Error::NotFound(format!(
-                    "no process \"{process_id}\" in session {session_id}; list them with GET /v1/sessions/{session_id}/processes"
+                    "no process \"{process_id}\" in session {session_id}"
                 ))
+                .with_remedy(Remedy::ListProcesses)
             })
     }
 }
@@ -578,6 +580,7 @@ mod tests {
             max_lifetime_secs: 1,
             max_sessions: 1,
             auth_failures_per_minute: 1,
+            mcp_output_bytes: 1 << 10,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {

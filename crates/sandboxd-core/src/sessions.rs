@@ -4,7 +4,7 @@
 
 use crate::error::Error;
 use rand::Rng;
-use sandboxd_api::{SessionInfo, SessionState};
+use sandboxd_api::{Remedy, SessionInfo, SessionState};
 use sandboxd_backend::{Sandbox, Usage};
 use sandboxd_store::{SessionRecord, Store};
 use std::collections::{BTreeMap, HashMap};
@@ -128,9 +128,7 @@ impl Session {
 
 /// The answer for a session id that does not exist (or is not the caller's to see).
 pub fn not_found(id: &str) -> Error {
-    Error::NotFound(format!(
-        "no session with id \"{id}\"; list them with GET /v1/sessions"
-    ))
+    Error::NotFound(format!("no session with id \"{id}\"")).with_remedy(Remedy::ListSessions)
 }
 
 pub fn rfc3339(at: OffsetDateTime) -> String {
@@ -210,9 +208,10 @@ impl Sessions {
         let taken = table.running.len() as u32 + table.starting;
         if taken >= self.max_sessions {
             return Err(Error::ServiceFull(format!(
-                "the service is full: {taken} of {} sessions are open; close one (DELETE /v1/sessions/{{id}}) or try again later",
+                "the service is full: {taken} of {} sessions are open",
                 self.max_sessions
-            )));
+            ))
+            .with_remedy(Remedy::CloseSession));
         }
         table.starting += 1;
         Ok(Reservation {
@@ -234,9 +233,10 @@ impl Sessions {
             return Err(Error::LimitReached {
                 code: "tenant_quota",
                 message: format!(
-                    "tenant \"{tenant}\" may have {max_sessions} sessions open at once and has that many; close one first"
+                    "tenant \"{tenant}\" may have {max_sessions} sessions open at once and has that many"
                 ),
-            });
+            }
+            .with_remedy(Remedy::CloseSession));
         }
         *table
             .starting_by_tenant

@@ -10,12 +10,14 @@ mod dashboard;
 mod error;
 mod extract;
 mod inflight;
+mod mcp;
 mod metrics;
 mod openapi;
 mod origin;
 mod routes;
 
 pub use error::ApiError;
+pub use mcp::MCP_PATH;
 
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
@@ -43,7 +45,8 @@ pub struct AppState {
 /// The router with every route, the token check and request metrics, for a service listening
 /// on `address` that also answers to the host names in `allowed_hosts`.
 pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router {
-    let guard = Guard::new(address, allowed_hosts.iter().map(String::as_str));
+    let guard = Guard::new(address, allowed_hosts.iter().map(String::as_str))
+        .with_mcp_origins(&core.config().extra_allowed_origins);
     let policy = &core.config().policy;
     let upload_limit = usize::try_from(policy.max_upload_bytes).unwrap_or(usize::MAX);
     let exec_body_limit = upload_limit.saturating_add(1 << 20);
@@ -93,10 +96,6 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))
-        .route_service(
-            "/mcp",
-            sandboxd_mcp::http_service(Arc::new(CoreConnector(core.clone()))),
-        )
         .route_layer(middleware::from_fn_with_state(
             state.core.clone(),
             auth::require_token,
@@ -107,6 +106,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             get(|| async { Json(serde_json::json!({"status": "ok"})) }),
         )
         .merge(api)
+        .merge(mcp::routes(&core))
         .merge(dashboard::routes())
         .fallback(|| async {
             ApiError(Error::NotFound(

@@ -23,6 +23,8 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("get", "/healthz", Role::Anyone),
     ("get", "/metrics", Role::Admin),
     ("post", "/mcp", Role::Anyone),
+    ("get", "/mcp", Role::Anyone),
+    ("delete", "/mcp", Role::Anyone),
     ("get", "/v1/audit", Role::Admin),
     ("get", "/v1/config", Role::Admin),
     ("get", "/v1/engine", Role::Admin),

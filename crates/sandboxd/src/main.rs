@@ -18,6 +18,7 @@
 //! Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), and 0 when their output was closed (`| head -1`).
 
 mod commands;
+mod remedy;
 
 use anyhow::Error;
 use clap::{CommandFactory, Parser, Subcommand};
@@ -118,7 +119,13 @@ fn main() -> ExitCode {
 }
 
 fn fail(error: &Error, code: u8) -> ExitCode {
-    eprintln!("sandboxd: error: {error:#}");
+    match error
+        .downcast_ref::<ClientError>()
+        .and_then(remedy::cli_text)
+    {
+        Some(text) => eprintln!("sandboxd: error: {text}"),
+        None => eprintln!("sandboxd: error: {error:#}"),
+    }
     ExitCode::from(code)
 }
 

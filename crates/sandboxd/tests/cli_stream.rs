@@ -212,6 +212,13 @@ fn a_closed_pipe_is_quiet_and_exit_codes_are_as_a_shell_says() {
     assert_eq!(ok(&service, &["close", prefix]), format!("closed {id}\n"));
     let again = ok(&service, &["close", &id]);
     assert!(again.contains("already closed"), "{again}");
+    // Errors name the command to run, not the route.
+    let (code, _, stderr) = sandboxd(&service, &["exec", &id, "--", "true"], b"");
+    assert_eq!(code, 5, "{stderr}");
+    assert!(
+        stderr.contains("`sandboxd open`") && !stderr.contains("/v1"),
+        "{stderr}"
+    );
 }
 
 #[test]

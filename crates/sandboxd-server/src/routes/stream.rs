@@ -128,7 +128,7 @@ impl OutputEvents {
                     self.release_held();
                     let detail = ErrorDetail {
                         code: "agent_error".into(),
-                        message: error.to_string(),
+                        ..crate::error::detail(&error)
                     };
                     self.queue.push_back(sse("error", None, &detail));
                 }
