@@ -1,19 +1,17 @@
 //! A session's directory trees as tar archives: download one, or upload one to extract, each
 //! one call of the core, which does them through the sandbox's agent.
 
+use super::files::{streamed, upload_source};
 use crate::error::ApiError;
 use crate::extract::{ApiQuery, Authenticated, QueryRequest};
 use crate::AppState;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use futures_util::TryStreamExt;
 use sandboxd_api::ArchiveWritten;
 use serde::Deserialize;
-use std::io;
-use tokio_util::io::StreamReader;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -51,19 +49,11 @@ pub async fn download(
         .core
         .download_archive(&caller, &id, query.path)
         .await?;
-    // A failure after the status is sent can only break the body off.
-    let chunks = futures_util::stream::try_unfold(archive, |mut archive| async move {
-        match archive.next_chunk().await {
-            Ok(Some(chunk)) => Ok(Some((Bytes::from(chunk), archive))),
-            Ok(None) => Ok(None),
-            Err(e) => Err(io::Error::other(e.to_string())),
-        }
-    });
     let content_type = [(
         header::CONTENT_TYPE,
         HeaderValue::from_static("application/x-tar"),
     )];
-    Ok((content_type, Body::from_stream(chunks)).into_response())
+    Ok((content_type, streamed(archive)).into_response())
 }
 
 #[utoipa::path(
@@ -91,11 +81,9 @@ pub async fn upload(
     ApiQuery(query): ApiQuery<ArchiveQuery>,
     body: Body,
 ) -> Result<Json<ArchiveWritten>, ApiError> {
-    // Streamed, not collected, as a file upload is: the agent counts the bytes.
-    let source = StreamReader::new(body.into_data_stream().map_err(io::Error::other));
     let written = state
         .core
-        .upload_archive(&caller, &id, query.path, source)
+        .upload_archive(&caller, &id, query.path, upload_source(body))
         .await?;
     Ok(Json(written))
 }
