@@ -114,6 +114,8 @@ fn main() -> ExitCode {
     };
     match result {
         Ok(code) => ExitCode::from(code),
+        // The reader went away (`| head`): nothing left to say, and no one to say it to.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => fail(&e, client_exit_code(&e)),
     }
 }
@@ -127,6 +129,13 @@ fn fail(error: &Error, code: u8) -> ExitCode {
         None => eprintln!("sandboxd: error: {error:#}"),
     }
     ExitCode::from(code)
+}
+
+fn is_broken_pipe(error: &Error) -> bool {
+    error.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The exit code of a failed client command, from what failed.

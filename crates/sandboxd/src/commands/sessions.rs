@@ -7,6 +7,7 @@ use clap::Args;
 use sandboxd_api::SessionState;
 use sandboxd_client::Interface;
 use sandboxd_config::format_bytes;
+use std::io::Write;
 
 #[derive(Args)]
 pub struct SessionsArgs {
@@ -29,8 +30,9 @@ pub fn run(args: SessionsArgs) -> Result<()> {
         return print_json(&list);
     }
     if args.quiet {
+        let mut stdout = std::io::stdout().lock();
         for session in list.sessions {
-            println!("{}", session.id);
+            writeln!(stdout, "{}", session.id)?;
         }
         return Ok(());
     }

@@ -3,7 +3,7 @@
 //! until the shell exits; this program then exits with the shell's exit code.
 
 use super::connection::{block_on, resolve_id, ServiceArgs};
-use super::streamed::code_of;
+use super::streamed::{code_of, Signals};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use sandboxd_client::{Interface, TerminalEvent};
@@ -26,6 +26,7 @@ enum Step {
     Event(Option<TerminalEvent>),
     Keys(Option<Vec<u8>>),
     Resized,
+    Signalled(i32),
 }
 
 pub fn run(args: ShellArgs) -> Result<u8> {
@@ -35,6 +36,8 @@ pub fn run(args: ShellArgs) -> Result<u8> {
         let (cols, rows) = window_size().unwrap_or(DEFAULT_SIZE);
         let mut terminal = client.open_terminal(&id, cols, rows).await?;
         let mut resized = signal(SignalKind::window_change()).context("cannot follow resizes")?;
+        // Raw, the terminal sends Ctrl-C as a key; these come from elsewhere (a closed window).
+        let mut signals = Signals::listen()?;
         // Restored when dropped, however this ends.
         let _raw = RawMode::enable()?;
         let mut keys = read_keys();
@@ -44,6 +47,7 @@ pub fn run(args: ShellArgs) -> Result<u8> {
                 event = terminal.next() => Step::Event(event?),
                 keys = keys.recv(), if typing => Step::Keys(keys),
                 _ = resized.recv() => Step::Resized,
+                signal = signals.recv() => Step::Signalled(signal),
             };
             match step {
                 Step::Event(Some(TerminalEvent::Output(bytes))) => {
@@ -58,6 +62,8 @@ pub fn run(args: ShellArgs) -> Result<u8> {
                 Step::Keys(Some(bytes)) => terminal.send(&bytes).await?,
                 // Standard input ended (it was not a terminal): the shell reads no more.
                 Step::Keys(None) => typing = false,
+                // Dropping the socket hangs the shell up; the terminal's mode is restored.
+                Step::Signalled(signal) => return Ok(128u8.saturating_add(signal as u8)),
                 Step::Resized => {
                     if let Some((cols, rows)) = window_size() {
                         terminal.resize(cols, rows).await?;
