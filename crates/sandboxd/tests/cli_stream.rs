@@ -371,8 +371,9 @@ struct Tmux {
 
 impl Tmux {
     fn run(&self, args: &[&str]) -> String {
+        // No user's config either.
         let output = Command::new("tmux")
-            .arg("-S")
+            .args(["-f", "/dev/null", "-S"])
             .arg(self.socket.path().join("tmux"))
             .args(args)
             .output()
