@@ -193,6 +193,11 @@ pub struct ProcessStartRequest {
     /// controlling terminal; `command.stdin` is then implied.
     #[serde(default)]
     pub pty: Option<TermSize>,
+    /// Holds the process back instead of losing output: while what its attached streams have
+    /// not sent yet fills the ring, its output is not read, so it waits on its writes (with
+    /// none attached, once the ring is full, until one attaches or its timeout).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paced: bool,
 }
 
 /// A terminal's window size in character cells.
@@ -448,6 +453,8 @@ mod tests {
             },
             program: "sh".into(),
             pty: Some(TermSize { cols: 80, rows: 24 }),
+            // Left out when false: an older agent reads the same request.
+            paced: false,
         });
         let encoded = serde_json::to_value(&start).unwrap();
         assert_eq!(

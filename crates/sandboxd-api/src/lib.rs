@@ -477,6 +477,12 @@ pub struct StartProcess {
     pub cols: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u16>,
+    /// Hold the process back rather than lose output: while its output stream lags by the
+    /// buffer's size (`policy.max_output_bytes`), the process waits on its writes. Without a
+    /// stream following it, it waits once the buffer is full (until one attaches, or its
+    /// timeout). For a client that wants every byte, as `sandboxd exec` does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paced: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

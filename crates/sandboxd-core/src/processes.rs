@@ -447,6 +447,7 @@ fn plan(request: StartProcess, policy: &Policy) -> Result<proto::ProcessStartReq
         program: program_name(&command.argv),
         command,
         pty,
+        paced: request.paced,
     })
 }
 

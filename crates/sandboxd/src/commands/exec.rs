@@ -82,6 +82,8 @@ impl CommandArgs {
             env: self.env()?,
             stdin: self.stdin,
             timeout_secs: self.timeout,
+            // Every byte: the command waits for this program rather than lose output.
+            paced: true,
             ..StartProcess::default()
         })
     }
