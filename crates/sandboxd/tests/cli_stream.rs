@@ -206,6 +206,14 @@ fn a_closed_pipe_is_quiet_and_exit_codes_are_as_a_shell_says() {
     );
     assert_eq!((code, out.as_slice()), (7, &b"hi there\n"[..]));
 
+    let (code, _, stderr) = sandboxd(
+        &service,
+        &["exec", "--timeout", "1", &id, "--", "sleep", "30"],
+        b"",
+    );
+    assert_eq!(code, 124, "{stderr}");
+    assert!(stderr.contains("timeout"), "{stderr}");
+
     // Ids by a unique prefix; closing twice says it was closed already.
     let prefix = &id[..6];
     assert_eq!(ok(&service, &["exec", prefix, "--", "echo", "ok"]), "ok\n");

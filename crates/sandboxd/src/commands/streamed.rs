@@ -77,7 +77,12 @@ pub async fn run(
     request: &StartProcess,
     signals: &mut Signals,
 ) -> Result<Ending> {
-    let process = match client.start_process(id, request).await {
+    // A command's default timeout, not a background process's (the longest allowed).
+    let mut request = request.clone();
+    if request.timeout_secs.is_none() {
+        request.timeout_secs = Some(client.policy().await?.default_timeout_secs);
+    }
+    let process = match client.start_process(id, &request).await {
         Ok(process) => process,
         Err(ClientError::Api { code, message, .. }) if code == "spawn_failed" => {
             eprintln!("sandboxd: {message}");
