@@ -131,7 +131,8 @@ fn fail(error: &Error, code: u8) -> ExitCode {
     ExitCode::from(code)
 }
 
-fn is_broken_pipe(error: &Error) -> bool {
+/// Whether what failed was writing to a reader that went away.
+pub(crate) fn is_broken_pipe(error: &Error) -> bool {
     error.chain().any(|e| {
         e.downcast_ref::<std::io::Error>()
             .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)

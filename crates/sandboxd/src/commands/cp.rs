@@ -10,8 +10,8 @@ use super::sparse::SparseWriter;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use sandboxd_api::FileWritten;
-use sandboxd_client::{Body, Client, Interface};
-use std::io::{Read, Seek, Write};
+use sandboxd_client::{Body, Client, ClientError, Interface};
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -154,11 +154,13 @@ async fn upload(client: &Client, local: &Local, remote: &Remote) -> Result<Copie
                     joined(path, "input")
                 );
             }
-            let mut contents = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut contents)
-                .context("cannot read standard input")?;
-            return Ok(Copied::File(client.write_file(id, path, contents).await?));
+            let (body, reading) = streamed_body(|mut out| {
+                std::io::copy(&mut std::io::stdin().lock(), &mut out)
+                    .context("cannot read standard input")
+            });
+            let written = client.write_file(id, path, body).await;
+            let read = reading.await.context("reading standard input failed")?;
+            return Ok(Copied::File(settle(written, read)?.0));
         }
         Local::File(file) => file,
     };
@@ -196,25 +198,12 @@ async fn upload_tree(client: &Client, dir: &Path, remote: &Remote, name: &str) -
     } else {
         path.to_string()
     };
-    // Packed on a thread of its own while the request streams it.
-    let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(8);
     let dir = dir.to_path_buf();
-    let packing = tokio::task::spawn_blocking(move || {
-        let out = std::io::BufWriter::with_capacity(64 * 1024, ChannelWriter(sender.clone()));
-        let packed = cp_tree::pack(&dir, out);
-        if let Err(e) = &packed {
-            let _ = sender.blocking_send(Err(std::io::Error::other(format!("{e:#}"))));
-        }
-        packed
-    });
-    let body = Body::wrap_stream(futures_util::stream::unfold(
-        receiver,
-        |mut receiver| async { receiver.recv().await.map(|chunk| (chunk, receiver)) },
-    ));
+    let (body, packing) = streamed_body(move |out| cp_tree::pack(&dir, out));
     let uploaded = client.upload_archive(&remote.id, &target, body).await;
     let packed = packing.await.context("packing the tree failed")?;
-    let written = uploaded?;
-    let skipped = packed?.skipped;
+    let (written, packed) = settle(uploaded, packed)?;
+    let skipped = packed.skipped;
     Ok(Copied::Tree(TreeCopied {
         path: written.path,
         files: written.files,
@@ -223,6 +212,41 @@ async fn upload_tree(client: &Client, dir: &Path, remote: &Remote, name: &str) -
         bytes: written.bytes,
         skipped,
     }))
+}
+
+/// A request body written by `produce` on a thread of its own while the request streams it;
+/// a failure of `produce` breaks the body off, so nothing partial is accepted.
+fn streamed_body<T: Send + 'static>(
+    produce: impl FnOnce(&mut dyn Write) -> Result<T> + Send + 'static,
+) -> (Body, tokio::task::JoinHandle<Result<T>>) {
+    let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(8);
+    let producing = tokio::task::spawn_blocking(move || {
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, ChannelWriter(sender.clone()));
+        let produced = produce(&mut out).and_then(|value| {
+            out.flush()?;
+            Ok(value)
+        });
+        if let Err(e) = &produced {
+            let _ = sender.blocking_send(Err(std::io::Error::other(format!("{e:#}"))));
+        }
+        produced
+    });
+    let body = Body::wrap_stream(futures_util::stream::unfold(
+        receiver,
+        |mut receiver| async { receiver.recv().await.map(|chunk| (chunk, receiver)) },
+    ));
+    (body, producing)
+}
+
+/// How an upload of a streamed body went: a local failure (a file that cannot be read) is what
+/// to report, unless it only followed from the service ending the upload (its refusal, then).
+fn settle<T, U>(uploaded: Result<T, ClientError>, produced: Result<U>) -> Result<(T, U)> {
+    match (uploaded, produced) {
+        (Ok(uploaded), Ok(produced)) => Ok((uploaded, produced)),
+        (Err(refused), Err(local)) if crate::is_broken_pipe(&local) => Err(refused.into()),
+        (_, Err(local)) => Err(local),
+        (Err(refused), Ok(_)) => Err(refused.into()),
+    }
 }
 
 /// Hands what is written to the upload's body, chunk by chunk.
