@@ -33,7 +33,7 @@ export SANDBOXD_ROOT
 # What running the service needs (scripts/up.sh), installed without recommended packages.
 SANDBOXD_HOST_PACKAGES="docker.io cgroupfs-mount busybox-static debootstrap curl ca-certificates file"
 # What only the tests need besides: gcc for the adversarial probes, Chromium for the dashboard.
-SANDBOXD_TEST_PACKAGES="gcc libc6-dev chromium fonts-liberation"
+SANDBOXD_TEST_PACKAGES="gcc libc6-dev chromium fonts-liberation tmux"
 
 # Local images. Names are ours (sandboxd/...), never an official image name.
 SANDBOXD_BUSYBOX_IMAGE="sandboxd/busybox:local"

@@ -5,7 +5,8 @@
 //! Control messages travel as JSON frames ([`Request`] from the service, [`Event`] from the
 //! agent); process output and input travel as raw data frames.
 //!
-//! The core (framing, messages, errors) is std-only so the agent stays small and static. The
+//! The core (framing, messages, errors, the bounded tar reader) is std-only (and the pure-Rust
+//! tar crate) so the agent stays small and static. The
 //! `tokio` feature adds the service side in `host`: async framing, the `AgentHub` that
 //! accepts agent connections, and the clients (`run_exec`, `ping`, the tracked-process and
 //! file ones).
@@ -16,9 +17,11 @@ pub mod frame;
 pub mod host;
 mod message;
 mod meta;
+pub mod tar_read;
 
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, write_json, Frame, FrameKind, MAX_FRAME_LEN};
+pub use host::{archive_stream_limit, open_archive, upload_archive, ArchiveDownload};
 #[cfg(feature = "tokio")]
 pub use host::{carry, connect_port, list_ports, Carried};
 #[cfg(feature = "tokio")]
@@ -35,6 +38,7 @@ pub use message::{
     AGENT_SPARES, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN, PROTOCOL_VERSION,
     STDIN_CHUNK_LEN,
 };
+pub use message::{ArchiveSummary, MAX_ARCHIVE_ENTRIES};
 pub use message::{ChangeKind, FileChange, FileStat, ERROR_CROSS_DEVICE, ERROR_EXISTS};
 pub use message::{
     DirEntry, EntryKind, ERROR_BUSY, ERROR_CANCELLED, ERROR_INVALID_PATH, ERROR_IO,

@@ -176,6 +176,12 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
                     message: "the connection is already claimed".into(),
                 },
             ),
+            Ok(Request::ReadArchive { path, max_bytes }) => {
+                files::read_archive(&mut connection, &path, max_bytes)
+            }
+            Ok(Request::WriteArchive { path, max_bytes }) => {
+                files::write_archive(&mut connection, &path, max_bytes)
+            }
             Err(e) => write_json(
                 &mut connection,
                 &Event::Error {

@@ -140,6 +140,7 @@ fn sh(script: &str) -> ProcessStartRequest {
         },
         program: "sh".into(),
         pty: None,
+        paced: false,
     }
 }
 
@@ -264,6 +265,42 @@ async fn output_beyond_the_ring_is_reported_dropped() {
     let (pieces, _) = read_to_exit(&mut replay).await;
     assert!(joined(&pieces).ends_with("\nend\n"));
     assert!(joined(&pieces).len() <= 10_000);
+}
+
+#[tokio::test]
+async fn a_paced_process_waits_for_its_slow_stream_and_loses_nothing() {
+    let fixture = Fixture::start().await;
+    // Ten times the ring, written as fast as it goes.
+    let mut request = sh("head -c 3000000 /dev/zero | tr '\\0' x; echo end");
+    request.command.output_limit = 300_000;
+    request.paced = true;
+    let info = fixture.start_process(&request).await.unwrap();
+    // Nothing attached yet: it waits once the ring is full.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let held = fixture.info(&info.id).await;
+    assert!(held.exit.is_none() && held.output_end < 400_000, "{held:?}");
+    let (mut output, _) = fixture.attach(&info.id, 0, false).await;
+    let mut received = 0u64;
+    loop {
+        match tokio::time::timeout(TIMEOUT, output.next())
+            .await
+            .unwrap()
+            .unwrap()
+        {
+            OutputEvent::Output { offset, data, .. } => {
+                assert_eq!(offset, received, "a gap");
+                received += data.len() as u64;
+                // A slow reader.
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+            OutputEvent::Dropped { bytes, .. } => panic!("{bytes} bytes dropped"),
+            OutputEvent::Exited(info) => {
+                assert_eq!(info.exit.unwrap().exit_code, Some(0));
+                break;
+            }
+        }
+    }
+    assert_eq!(received, 3_000_004);
 }
 
 #[tokio::test]

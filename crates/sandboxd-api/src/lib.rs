@@ -458,6 +458,18 @@ pub struct FileDeleted {
     pub path: String,
 }
 
+/// `PUT /v1/sessions/{id}/archive?path=DIR`: what the tar held, now under `path`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ArchiveWritten {
+    pub path: String,
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    /// Bytes of file contents.
+    pub bytes: u64,
+}
+
 /// `POST /v1/sessions/{id}/processes`: exactly one of `command` (run by `/bin/sh -c`) or
 /// `argv`. The process runs in the background, in its own process group, until it exits or
 /// its timeout kills the group.
@@ -491,6 +503,12 @@ pub struct StartProcess {
     pub cols: Option<u16>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub rows: Option<u16>,
+    /// Hold the process back rather than lose output: while its output stream lags by the
+    /// buffer's size (`policy.max_output_bytes`), the process waits on its writes. Without a
+    /// stream following it, it waits once the buffer is full (until one attaches, or its
+    /// timeout). For a client that wants every byte, as `sandboxd exec` does.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub paced: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,13 +4,19 @@
 //! A [`Client`] holds the service's URL, the token and the [`Interface`] it speaks for, which
 //! the service records in each session's activity log.
 
+mod archive;
 mod error;
 mod files_meta;
 mod ports;
+mod processes;
 mod sandboxes;
+mod terminal;
 
+pub use archive::ArchiveDownload;
 pub use error::ClientError;
 pub use files_meta::FileWatch;
+pub use processes::{OutputEvent, OutputStream};
+pub use terminal::{Terminal, TerminalEvent};
 
 pub use reqwest::Body;
 
@@ -28,8 +34,8 @@ pub const DEFAULT_URL: &str = "http://127.0.0.1:7717";
 
 /// Time to establish a connection: the service is local or on a private network.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
-/// Time for any request that does not run a command.
-const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
+/// Time for any request that does not run a command, unless the client is given another.
+pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// Time an exec may take beyond its own timeout (the service's grace to kill and report).
 const EXEC_GRACE: Duration = Duration::from_secs(60);
 
@@ -56,6 +62,7 @@ pub struct Client {
     base: Url,
     token: String,
     interface: Interface,
+    request_timeout: Duration,
 }
 
 /// Never shows the token: it is a root credential.
@@ -69,17 +76,36 @@ impl std::fmt::Debug for Client {
 }
 
 impl Client {
-    /// A client for the service at `base_url` (e.g. `http://127.0.0.1:7717`).
+    /// A client for the service at `base_url` (e.g. `http://127.0.0.1:7717`). Two common
+    /// mistakes are corrected: a URL without `http://`, and one ending in the API's `/v1`.
     pub fn new(
         base_url: &str,
         token: impl Into<String>,
         interface: Interface,
     ) -> Result<Client, ClientError> {
+        Self::with_timeouts(base_url, token, interface, CONNECT_TIMEOUT, REQUEST_TIMEOUT)
+    }
+
+    /// [`Client::new`] with other timeouts: to connect, and for any request that does not run
+    /// a command, stream output or transfer files.
+    pub fn with_timeouts(
+        base_url: &str,
+        token: impl Into<String>,
+        interface: Interface,
+        connect_timeout: Duration,
+        request_timeout: Duration,
+    ) -> Result<Client, ClientError> {
         let invalid = |reason: &str| ClientError::InvalidUrl {
             url: base_url.to_string(),
             reason: reason.to_string(),
         };
-        let base = Url::parse(base_url).map_err(|e| invalid(&e.to_string()))?;
+        let trimmed = base_url.trim();
+        let with_scheme = if trimmed.contains("://") {
+            trimmed.to_string()
+        } else {
+            format!("http://{trimmed}")
+        };
+        let mut base = Url::parse(&with_scheme).map_err(|e| invalid(&e.to_string()))?;
         match base.scheme() {
             "http" => {}
             "https" => return Err(invalid("https is not supported; the service serves plain HTTP on localhost or a private network")),
@@ -88,8 +114,22 @@ impl Client {
         if base.cannot_be_a_base() || base.host().is_none() {
             return Err(invalid("use an http:// URL such as http://127.0.0.1:7717"));
         }
+        // The client adds `/v1` itself.
+        let path = base.path().trim_end_matches('/').to_string();
+        match path.strip_suffix("/v1") {
+            Some(root) => base.set_path(root),
+            None if path.is_empty() => {}
+            None => {
+                return Err(invalid(&format!(
+                    "the URL is the service's root, without a path (drop {path:?}), e.g. http://127.0.0.1:7717"
+                )))
+            }
+        }
+        if base.query().is_some() || base.fragment().is_some() {
+            return Err(invalid("the URL takes no query or fragment"));
+        }
         let http = reqwest::Client::builder()
-            .connect_timeout(CONNECT_TIMEOUT)
+            .connect_timeout(connect_timeout.min(request_timeout))
             .build()
             .map_err(|e| invalid(&e.to_string()))?;
         Ok(Client {
@@ -97,6 +137,7 @@ impl Client {
             base,
             token: token.into(),
             interface,
+            request_timeout,
         })
     }
 
@@ -267,29 +308,45 @@ impl Client {
         self.send(request).await
     }
 
-    /// A request to `/v1/<segments>` with the default timeout.
-    fn request(&self, method: Method, segments: &[&str]) -> RequestBuilder {
+    /// A request to `/v1/<segments>` with the client's request timeout.
+    pub(crate) fn request(&self, method: Method, segments: &[&str]) -> RequestBuilder {
         self.untimed_request(method, segments)
-            .timeout(REQUEST_TIMEOUT)
+            .timeout(self.request_timeout)
     }
 
-    /// A request to `/v1/<segments>`, each segment percent-encoded (a session id from a user
-    /// cannot reach another route), with the token and the interface.
-    fn untimed_request(&self, method: Method, segments: &[&str]) -> RequestBuilder {
+    /// The error for an answer that did not come within the request timeout.
+    pub(crate) fn timed_out(&self) -> ClientError {
+        ClientError::Timeout {
+            url: self.base_url().to_string(),
+            cause: format!("no answer within {:?}", self.request_timeout),
+        }
+    }
+
+    /// The URL of `/v1/<segments>`, each segment percent-encoded.
+    pub(crate) fn url(&self, segments: &[&str]) -> Url {
         let mut url = self.base.clone();
         url.path_segments_mut()
             .expect("checked in Client::new: an http URL is a base")
             .pop_if_empty()
             .push("v1")
             .extend(segments);
+        url
+    }
+
+    /// A request to `/v1/<segments>`, each segment percent-encoded (a session id from a user
+    /// cannot reach another route), with the token and the interface.
+    pub(crate) fn untimed_request(&self, method: Method, segments: &[&str]) -> RequestBuilder {
         self.http
-            .request(method, url)
+            .request(method, self.url(segments))
             .bearer_auth(&self.token)
             .header(CLIENT_HEADER, self.interface.as_str())
     }
 
     /// Sends a request and reads a JSON answer, or the service's error.
-    async fn send<T: DeserializeOwned>(&self, request: RequestBuilder) -> Result<T, ClientError> {
+    pub(crate) async fn send<T: DeserializeOwned>(
+        &self,
+        request: RequestBuilder,
+    ) -> Result<T, ClientError> {
         let response = self.response(request).await?;
         let status = response.status().as_u16();
         let url = response.url().to_string();
@@ -306,7 +363,7 @@ impl Client {
 
     /// Sends a request; a successful response is returned unread, any other becomes the
     /// service's error.
-    async fn response(&self, request: RequestBuilder) -> Result<Response, ClientError> {
+    pub(crate) async fn response(&self, request: RequestBuilder) -> Result<Response, ClientError> {
         let response = request
             .send()
             .await
@@ -323,7 +380,7 @@ impl Client {
         Err(self.error_from(status, url, &body))
     }
 
-    fn error_from(&self, status: StatusCode, url: String, body: &[u8]) -> ClientError {
+    pub(crate) fn error_from(&self, status: StatusCode, url: String, body: &[u8]) -> ClientError {
         if status == StatusCode::UNAUTHORIZED {
             return ClientError::Unauthorized {
                 url: self.base_url().to_string(),

@@ -501,6 +501,7 @@ fn plan(request: StartProcess, policy: &Policy) -> Result<proto::ProcessStartReq
         program: program_name(&command.argv),
         command,
         pty,
+        paced: request.paced,
     })
 }
 

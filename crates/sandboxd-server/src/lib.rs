@@ -102,6 +102,8 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(ports::share).layer(DefaultBodyLimit::max(ports::SHARE_BODY_LIMIT)))
         .routes(routes!(ports::list_shares))
         .routes(routes!(ports::revoke_share))
+        // Streamed both ways, as file contents are: the agent counts the bytes.
+        .routes(routes!(routes::archive::download, routes::archive::upload))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -126,6 +126,8 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("get", "/v1/sessions/{id}/pty", Role::Anyone),
     ("post", "/v1/sessions/{id}/tickets", Role::Anyone),
     ("get", "/v1/stats", Role::Anyone),
+    ("get", "/v1/sessions/{id}/archive", Role::Anyone),
+    ("put", "/v1/sessions/{id}/archive", Role::Anyone),
 ];
 
 /// The operations of the served document, as (method, path).

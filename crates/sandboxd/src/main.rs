@@ -12,13 +12,16 @@
 //! | 5 | the service answered with an error (its code and message are printed) |
 //! | 6 | a local file could not be read or written (`cp`, `--stdin`) |
 //!
-//! `run` and `exec` exit with the command's own exit code instead, 128+N when signal N killed
-//! it, 124 when it ran past its timeout, and `run` with 130 when interrupted (Ctrl-C).
+//! `run`, `exec` and `shell` exit with the command's own exit code instead, 128+N when signal N
+//! killed it, 124 when it ran past its timeout, 127 when the program was not found and 126 when
+//! it could not be executed; `run` and `exec` exit 128+N when signal N stopped them (130 for
+//! Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), and 0 when their output was closed (`| head -1`).
 
 mod commands;
+mod remedy;
 
 use anyhow::Error;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 use sandboxd_client::ClientError;
 use std::process::ExitCode;
 
@@ -52,9 +55,15 @@ enum Command {
     Open(commands::open::OpenArgs),
     /// Run a command in an open session; exits with the command's exit code.
     Exec(commands::exec::ExecArgs),
-    /// Copy a file into a session (LOCAL ID:PATH) or out of one (ID:PATH LOCAL).
+    /// Copy a file or a directory into a session (LOCAL ID:PATH) or out of one (ID:PATH LOCAL).
     Cp(commands::cp::CpArgs),
-    /// Close a session at once.
+    /// An interactive shell in an open session, on a terminal.
+    Shell(commands::shell::ShellArgs),
+    /// List a directory in a session.
+    Ls(commands::files::LsArgs),
+    /// Delete files (and with -r directories) in a session.
+    Rm(commands::files::RmArgs),
+    /// Close sessions at once (`--all`: every running one).
     Close(commands::close::CloseArgs),
     /// Kill every process in a session (also what left its command's process group, which a
     /// timeout cannot reach); the session stays open.
@@ -69,6 +78,8 @@ enum Command {
     Mcp(commands::mcp::McpArgs),
     /// Make a new token: for a tenant (prints the config lines with its hash) or the service.
     Token(commands::token::TokenArgs),
+    /// Print the completion script for a shell: bash, zsh, fish, elvish or powershell.
+    Completions(commands::completions::CompletionsArgs),
 }
 
 fn main() -> ExitCode {
@@ -86,6 +97,9 @@ fn main() -> ExitCode {
         Command::Sessions(args) => commands::sessions::run(args).map(|()| 0),
         Command::Open(args) => commands::open::run(args).map(|()| 0),
         Command::Cp(args) => commands::cp::run(args).map(|()| 0),
+        Command::Shell(args) => commands::shell::run(args),
+        Command::Ls(args) => commands::files::ls(args).map(|()| 0),
+        Command::Rm(args) => commands::files::rm(args).map(|()| 0),
         Command::Close(args) => commands::close::run(args).map(|()| 0),
         Command::KillAll(args) => commands::kill_all::run(args).map(|()| 0),
         Command::Activity(args) => commands::activity::run(args).map(|()| 0),
@@ -93,16 +107,36 @@ fn main() -> ExitCode {
         Command::Token(args) => commands::token::run(args).map(|()| 0),
         Command::Runtimes(args) => commands::runtimes::run(args).map(|()| 0),
         Command::Mcp(args) => commands::mcp::run(args).map(|()| 0),
+        Command::Completions(args) => {
+            commands::completions::run(args, Cli::command());
+            Ok(0)
+        }
     };
     match result {
         Ok(code) => ExitCode::from(code),
+        // The reader went away (`| head`): nothing left to say, and no one to say it to.
+        Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => fail(&e, client_exit_code(&e)),
     }
 }
 
 fn fail(error: &Error, code: u8) -> ExitCode {
-    eprintln!("sandboxd: error: {error:#}");
+    match error
+        .downcast_ref::<ClientError>()
+        .and_then(remedy::cli_text)
+    {
+        Some(text) => eprintln!("sandboxd: error: {text}"),
+        None => eprintln!("sandboxd: error: {error:#}"),
+    }
     ExitCode::from(code)
+}
+
+/// Whether what failed was writing to a reader that went away.
+pub(crate) fn is_broken_pipe(error: &Error) -> bool {
+    error.chain().any(|e| {
+        e.downcast_ref::<std::io::Error>()
+            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+    })
 }
 
 /// The exit code of a failed client command, from what failed.

@@ -1,5 +1,6 @@
 //! The service side of the protocol: async framing, the dial-in [`AgentHub`] and the clients.
 
+mod archive;
 mod exec;
 mod files;
 mod files_meta;
@@ -8,6 +9,7 @@ mod ports;
 mod process;
 mod secret;
 
+pub use archive::{archive_stream_limit, open_archive, upload_archive, ArchiveDownload};
 pub use exec::{ping, run_exec, ExecResult};
 pub use files::{
     delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, ReadLimits,

@@ -9,7 +9,7 @@ use sandboxd_agent_proto::{
 };
 use std::fs::File;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// Output streams attached at once. Each holds one of the agent's connections, and the
@@ -53,6 +53,8 @@ pub(super) struct Attachment<'a> {
     wakeup: Arc<EventFd>,
     /// The offset of the next byte to send.
     cursor: u64,
+    /// The same, for a paced process's supervisor to see.
+    shared_cursor: Arc<AtomicU64>,
     interactive: bool,
     /// Input from an interactive connection, written as the process makes room.
     input: Input,
@@ -65,7 +67,12 @@ impl<'a> Attachment<'a> {
         interactive: bool,
     ) -> Result<Self, ProtoError> {
         let wakeup = Arc::new(EventFd::new()?);
-        lock(&process.state).watchers.push(wakeup.clone());
+        let shared_cursor = Arc::new(AtomicU64::new(since));
+        {
+            let mut state = lock(&process.state);
+            state.watchers.push(wakeup.clone());
+            state.cursors.push(shared_cursor.clone());
+        }
         let mut input = Input::default();
         if interactive {
             if let Some(stdin) = &*lock(&process.stdin) {
@@ -76,6 +83,7 @@ impl<'a> Attachment<'a> {
             process,
             wakeup,
             cursor: since,
+            shared_cursor,
             interactive,
             input,
         })
@@ -101,6 +109,7 @@ impl<'a> Attachment<'a> {
                 write_frame(connection, *kind, data)?;
                 self.cursor += data.len() as u64;
             }
+            self.shared_cursor.store(self.cursor, Ordering::Release);
             if let Some(info) = exit {
                 return write_json(connection, &Event::Process(info));
             }
@@ -167,9 +176,11 @@ impl<'a> Attachment<'a> {
 
 impl Drop for Attachment<'_> {
     fn drop(&mut self) {
-        lock(&self.process.state)
-            .watchers
-            .retain(|w| !Arc::ptr_eq(w, &self.wakeup));
+        let mut state = lock(&self.process.state);
+        state.watchers.retain(|w| !Arc::ptr_eq(w, &self.wakeup));
+        state
+            .cursors
+            .retain(|c| !Arc::ptr_eq(c, &self.shared_cursor));
     }
 }
 

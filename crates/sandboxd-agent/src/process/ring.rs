@@ -87,6 +87,25 @@ impl Ring {
         }
     }
 
+    pub(super) fn capacity(&self) -> u64 {
+        self.capacity
+    }
+
+    /// What the bytes from `offset` on cost against the capacity.
+    pub(super) fn cost_from(&self, offset: u64) -> u64 {
+        let first = self.chunks.partition_point(|c| c.end() <= offset);
+        self.chunks
+            .range(first..)
+            .map(|c| c.end() - offset.max(c.start) + CHUNK_OVERHEAD)
+            .sum()
+    }
+
+    /// Whether what is kept from `offset` on leaves `reserve` of the capacity free, so that
+    /// as much more output loses nothing from `offset` on.
+    pub(super) fn has_room_after(&self, offset: u64, reserve: u64) -> bool {
+        self.cost_from(offset) + reserve <= self.capacity
+    }
+
     /// Copies up to about `budget` bytes from `offset` on (or from the oldest byte kept, if
     /// that is later); returns where the copy starts and the pieces.
     pub(super) fn read_from(&self, offset: u64, budget: usize) -> (u64, Vec<(FrameKind, Vec<u8>)>) {

@@ -59,10 +59,12 @@ pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refus
         stdin_open: AtomicBool::new(stdin.is_some()),
         stdin: Mutex::new(stdin),
         terminal: Mutex::new(terminal),
+        paced: request.paced,
         state: Mutex::new(State {
             output: Ring::new(command.output_limit),
             exit: None,
             watchers: Vec::new(),
+            cursors: Vec::new(),
         }),
     });
     let supervised = process.clone();

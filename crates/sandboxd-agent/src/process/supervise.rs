@@ -10,9 +10,35 @@ use std::os::unix::process::ExitStatusExt;
 use std::process::{Child, ExitStatus};
 use std::sync::atomic::Ordering;
 use std::thread;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long a paced process's supervisor waits before looking again for room in the ring.
+const PACE_INTERVAL: Duration = Duration::from_millis(10);
+/// How much longer than the usual grace a paced process's last output may wait for its
+/// streams after it exited.
+const PACED_DRAIN_LIMIT: Duration = Duration::from_secs(30);
+/// Room a paced process keeps in its ring for what its pipes hold when it exits (a pipe's
+/// default capacity each, and a read): that output is taken without waiting.
+const PACE_RESERVE: u64 = 2 * 64 * 1024 + OUTPUT_CHUNK_LEN as u64;
 
 impl Process {
+    /// Whether its output may be read now: always, unless it is paced and its slowest stream
+    /// (or, with none attached, the oldest byte kept) is too far behind.
+    fn may_read(&self) -> bool {
+        if !self.paced {
+            return true;
+        }
+        let state = lock(&self.state);
+        let behind = state
+            .cursors
+            .iter()
+            .map(|c| c.load(Ordering::Acquire))
+            .min()
+            .unwrap_or(state.output.start);
+        let reserve = PACE_RESERVE.min(state.output.capacity() / 2);
+        state.output.has_room_after(behind, reserve)
+    }
+
     fn append(&self, kind: FrameKind, data: &[u8]) {
         let mut state = lock(&self.state);
         state.output.push(kind, data);
@@ -44,6 +70,14 @@ impl Process {
                 }
                 deadline => deadline,
             };
+            let reading = self.may_read();
+            // Held back: look again soon, for room or the exit.
+            let wake_at = match reading {
+                true => wake_at,
+                false => {
+                    Some(wake_at.map_or(now + PACE_INTERVAL, |at| at.min(now + PACE_INTERVAL)))
+                }
+            };
             // Without a pidfd the exit is only noticed by checking regularly.
             let wake_at = match exit_signal {
                 Some(_) => wake_at,
@@ -51,9 +85,10 @@ impl Process {
                     at.min(now + exec::EXIT_CHECK_INTERVAL)
                 })),
             };
+            // Output not read is left in its pipe, where the process waits on it.
             let mut fds: Vec<libc::pollfd> = outputs
                 .iter()
-                .map(|(_, pipe)| poll_entry(Some(pipe), libc::POLLIN))
+                .map(|(_, pipe)| poll_entry(reading.then_some(pipe), libc::POLLIN))
                 .chain([poll_entry(exit_signal.as_ref(), libc::POLLIN)])
                 .collect();
             if sys::poll(&mut fds, exec::poll_timeout(wake_at, now)).is_err() {
@@ -134,12 +169,24 @@ impl Process {
         }
     }
 
-    /// Keeps reading the outputs until all are closed or `until`.
-    fn read_until(&self, outputs: &mut Vec<(FrameKind, File)>, buffer: &mut [u8], until: Instant) {
+    /// Keeps reading the outputs until all are closed or `until`; a paced process's streams
+    /// catch up meanwhile, which moves `until` on (by [`PACED_DRAIN_LIMIT`] at the most).
+    fn read_until(
+        &self,
+        outputs: &mut Vec<(FrameKind, File)>,
+        buffer: &mut [u8],
+        mut until: Instant,
+    ) {
+        let latest = until + PACED_DRAIN_LIMIT;
         while !outputs.is_empty() {
             let now = Instant::now();
             if now >= until {
                 return;
+            }
+            if !self.may_read() {
+                thread::sleep(PACE_INTERVAL);
+                until = (until + PACE_INTERVAL).min(latest);
+                continue;
             }
             let mut fds: Vec<libc::pollfd> = outputs
                 .iter()

@@ -8,7 +8,7 @@ use sandboxd_agent_proto::{
     ERROR_NO_SUCH_PROCESS, ERROR_PROCESS_EXITED, ERROR_TOO_MANY_PROCESSES,
 };
 use std::fs::File;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
@@ -65,6 +65,8 @@ pub(super) struct Process {
     pub(super) stdin_open: AtomicBool,
     /// The terminal's master for resizing, until the process exits.
     pub(super) terminal: Mutex<Option<File>>,
+    /// Its output waits for its streams rather than being lost; see `ProcessStartRequest`.
+    pub(super) paced: bool,
     pub(super) state: Mutex<State>,
 }
 
@@ -73,6 +75,8 @@ pub(super) struct State {
     pub(super) exit: Option<ExitReport>,
     /// Attached streams, woken on new output and on the exit.
     pub(super) watchers: Vec<Arc<EventFd>>,
+    /// The offset each attached stream sends next, for a paced process.
+    pub(super) cursors: Vec<Arc<AtomicU64>>,
 }
 
 impl Process {

@@ -11,8 +11,11 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use futures_util::TryStreamExt;
 use sandboxd_api::{FileDeleted, FileList, FileWritten};
+use sandboxd_core::{ArchiveDownload, Download, Error};
 use serde::Deserialize;
+use std::future::Future;
 use std::io;
+use tokio::io::AsyncRead;
 use tokio_util::io::StreamReader;
 
 #[derive(Deserialize)]
@@ -92,15 +95,43 @@ pub async fn read_file(
     if let Some(size) = download.size() {
         headers.insert(header::CONTENT_LENGTH, size.into());
     }
-    // A failure after the status is sent can only break the body off.
-    let chunks = futures_util::stream::try_unfold(download, |mut download| async move {
-        match download.next_chunk().await {
-            Ok(Some(chunk)) => Ok(Some((Bytes::from(chunk), download))),
+    Ok((headers, streamed(download)).into_response())
+}
+
+/// What a download route streams: the core's transfer, chunk by chunk.
+pub(crate) trait Chunks: Send + 'static {
+    fn next_chunk(&mut self) -> impl Future<Output = Result<Option<Vec<u8>>, Error>> + Send;
+}
+
+impl Chunks for Download {
+    fn next_chunk(&mut self) -> impl Future<Output = Result<Option<Vec<u8>>, Error>> + Send {
+        Download::next_chunk(self)
+    }
+}
+
+impl Chunks for ArchiveDownload {
+    fn next_chunk(&mut self) -> impl Future<Output = Result<Option<Vec<u8>>, Error>> + Send {
+        ArchiveDownload::next_chunk(self)
+    }
+}
+
+/// A transfer as a response body. A failure after the status is sent can only break the body
+/// off.
+pub(crate) fn streamed(transfer: impl Chunks) -> Body {
+    let chunks = futures_util::stream::try_unfold(transfer, |mut transfer| async move {
+        match transfer.next_chunk().await {
+            Ok(Some(chunk)) => Ok(Some((Bytes::from(chunk), transfer))),
             Ok(None) => Ok(None),
             Err(e) => Err(io::Error::other(e.to_string())),
         }
     });
-    Ok((headers, Body::from_stream(chunks)).into_response())
+    Body::from_stream(chunks)
+}
+
+/// A request body as the bytes an upload reads; streamed, not collected, so axum's body limit
+/// does not apply: the core counts the bytes against `policy.max_upload_bytes`.
+pub(crate) fn upload_source(body: Body) -> impl AsyncRead + Unpin + Send {
+    StreamReader::new(body.into_data_stream().map_err(io::Error::other))
 }
 
 #[utoipa::path(
@@ -128,15 +159,18 @@ pub async fn write_file(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<FileWritten>, ApiError> {
-    // The body is streamed, not collected, so axum's body limit does not apply: the core
-    // counts the bytes against `policy.max_upload_bytes`.
     let declared_length = headers
         .get(header::CONTENT_LENGTH)
         .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
-    let source = StreamReader::new(body.into_data_stream().map_err(io::Error::other));
     let written = state
         .core
-        .write_file(&caller, &id, query.path, declared_length, source)
+        .write_file(
+            &caller,
+            &id,
+            query.path,
+            declared_length,
+            upload_source(body),
+        )
         .await?;
     Ok(Json(written))
 }

@@ -6,6 +6,12 @@ use clap::Args;
 use sandboxd_client::{Client, Interface, DEFAULT_URL};
 use std::future::Future;
 use std::path::PathBuf;
+use std::time::Duration;
+
+/// The longest wait to connect, within the request timeout.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// Session ids are this long; a shorter one is a prefix to look up.
+const ID_LEN: usize = 24;
 
 /// The service to talk to.
 #[derive(Args)]
@@ -17,6 +23,15 @@ pub struct ServiceArgs {
     /// readable: /var/lib/sandboxd/token, then ~/.local/state/sandboxd/token.
     #[arg(long, env = "SANDBOXD_TOKEN", hide_env_values = true)]
     token: Option<String>,
+    /// Seconds to wait for the service to connect and answer (a command's run, its output
+    /// and file transfers are bounded by the service instead).
+    #[arg(
+        long,
+        env = "SANDBOXD_REQUEST_TIMEOUT",
+        value_name = "SECS",
+        default_value_t = 30
+    )]
+    request_timeout: u64,
 }
 
 impl ServiceArgs {
@@ -29,7 +44,37 @@ impl ServiceArgs {
         if token.is_empty() {
             bail!("the token is empty; pass the service token with --token or SANDBOXD_TOKEN");
         }
-        Ok(Client::new(&self.url, token, interface)?)
+        let request_timeout = Duration::from_secs(self.request_timeout.max(1));
+        Ok(Client::with_timeouts(
+            &self.url,
+            token,
+            interface,
+            CONNECT_TIMEOUT,
+            request_timeout,
+        )?)
+    }
+}
+
+/// The session a full id or a unique prefix of one names, among the running and recently
+/// ended sessions the token may see. An id matching none is passed on as it is, for the
+/// service to say it is unknown.
+pub async fn resolve_id(client: &Client, id: &str) -> Result<String> {
+    if id.len() >= ID_LEN {
+        return Ok(id.to_string());
+    }
+    let sessions = client.list_sessions(true).await?.sessions;
+    let matches: Vec<&str> = sessions
+        .iter()
+        .map(|session| session.id.as_str())
+        .filter(|candidate| candidate.starts_with(id))
+        .collect();
+    match matches.as_slice() {
+        [] => Ok(id.to_string()),
+        [only] => Ok(only.to_string()),
+        many => bail!(
+            "the id prefix {id:?} is ambiguous: it matches {}; give more of the id",
+            many.join(", ")
+        ),
     }
 }
 

@@ -1,22 +1,27 @@
-//! `sandboxd cp`: copies a file into a session (`cp LOCAL ID:PATH`) or out of one
-//! (`cp ID:PATH LOCAL`). `-` as LOCAL is standard input or output.
+//! `sandboxd cp`: copies a file or a directory tree into a session (`cp LOCAL ID:PATH`) or out
+//! of one (`cp ID:PATH LOCAL`). `-` as LOCAL is standard input or output (a tree goes out as a
+//! tar). As cp(1): into an existing directory, or a PATH ending in `/` (or empty, `ID:`), the
+//! copy keeps its own name.
 
-use super::connection::{block_on, ServiceArgs};
+use super::connection::{block_on, resolve_id, ServiceArgs};
+use super::cp_tree::{self, TreeCopied};
 use super::output::{print_json, OutputArgs};
+use super::sparse::SparseWriter;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use sandboxd_api::FileWritten;
-use sandboxd_client::{Client, Interface};
-use std::fs::File;
-use std::io::{self, Read, Seek, SeekFrom, Write};
+use sandboxd_client::{Body, Client, ClientError, Interface};
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
 pub struct CpArgs {
-    /// What to copy: a local file, `-` for standard input, or ID:PATH in a session.
+    /// What to copy: a local file or directory, `-` for standard input, or ID:PATH in a
+    /// session.
     source: String,
-    /// Where to: ID:PATH in a session, or a local file or directory, `-` for standard output.
-    /// A relative PATH is relative to the sandbox's working directory.
+    /// Where to: ID:PATH in a session (`ID:` for its working directory, `ID:dir/` into a
+    /// directory), or a local file or directory, `-` for standard output. A relative PATH is
+    /// relative to the sandbox's working directory.
     destination: String,
     #[command(flatten)]
     output: OutputArgs,
@@ -24,13 +29,13 @@ pub struct CpArgs {
     service: ServiceArgs,
 }
 
-/// A file in a session.
+/// A path in a session.
 struct Remote {
     id: String,
     path: String,
 }
 
-/// A file on this host.
+/// A path on this host.
 enum Local {
     /// `-`: standard input or output.
     Standard,
@@ -43,94 +48,240 @@ enum Location {
 }
 
 impl Location {
-    /// `ID:PATH` names a session's file when ID has no `/` (write `./a:b` for a local file
+    /// `ID:PATH` names a session's path when ID has no `/` (write `./a:b` for a local file
     /// whose name has a colon).
-    fn parse(arg: &str) -> Result<Location> {
+    fn parse(arg: &str) -> Location {
         if arg == "-" {
-            return Ok(Location::Local(Local::Standard));
+            return Location::Local(Local::Standard);
         }
         match arg.split_once(':') {
-            Some((id, path)) if !id.is_empty() && !id.contains('/') => {
-                if path.is_empty() {
-                    bail!("name the file in the session after the colon, e.g. {id}:/workspace/out.txt");
-                }
-                Ok(Location::Session(Remote {
-                    id: id.to_string(),
-                    path: path.to_string(),
-                }))
-            }
-            _ => Ok(Location::Local(Local::File(PathBuf::from(arg)))),
+            Some((id, path)) if !id.is_empty() && !id.contains('/') => Location::Session(Remote {
+                id: id.to_string(),
+                path: path.to_string(),
+            }),
+            _ => Location::Local(Local::File(PathBuf::from(arg))),
         }
     }
 }
 
+/// What was copied, as `--json` prints it.
+#[derive(serde::Serialize)]
+#[serde(untagged)]
+enum Copied {
+    File(FileWritten),
+    Tree(TreeCopied),
+}
+
 pub fn run(args: CpArgs) -> Result<()> {
-    let source = Location::parse(&args.source)?;
-    let destination = Location::parse(&args.destination)?;
+    let source = Location::parse(&args.source);
+    let destination = Location::parse(&args.destination);
     let json = args.output.json;
-    match (source, destination) {
+    let (copied, shown_at) = match (source, destination) {
         (Location::Session(remote), Location::Local(local)) => {
             if json && matches!(local, Local::Standard) {
-                bail!("--json prints to standard output, which is where the file would go");
+                bail!("--json prints to standard output, which is where the copy would go");
             }
             let client = args.service.client(Interface::Cli)?;
-            let copied = block_on(download(&client, &remote, &local))??;
-            if json {
-                print_json(&copied)
-            } else {
-                if let Local::File(_) = local {
-                    println!("copied {} bytes to {}", copied.bytes, copied.path);
-                }
-                Ok(())
-            }
+            let copied = block_on(async {
+                let remote = resolved(&client, remote).await?;
+                download(&client, &remote, &local).await
+            })??;
+            (copied, None)
         }
         (Location::Local(local), Location::Session(remote)) => {
             let client = args.service.client(Interface::Cli)?;
-            let written = block_on(upload(&client, &local, &remote))??;
-            if json {
-                print_json(&written)
-            } else {
-                println!("copied {} bytes to {}:{}", written.bytes, remote.id, written.path);
-                Ok(())
-            }
+            block_on(async {
+                let remote = resolved(&client, remote).await?;
+                let copied = upload(&client, &local, &remote).await?;
+                anyhow::Ok((copied, Some(remote.id)))
+            })??
         }
         (Location::Session(_), Location::Session(_)) => {
             bail!("both sides name a session; copy through a local file")
         }
         (Location::Local(_), Location::Local(_)) => bail!(
-            "one side must be a file in a session, as ID:PATH (e.g. `sandboxd cp data.csv ID:data.csv`)"
+            "one side must be a path in a session, as ID:PATH (e.g. `sandboxd cp data.csv ID:`)"
         ),
+    };
+    if json {
+        return print_json(&copied);
+    }
+    let at = shown_at.map(|id| format!("{id}:")).unwrap_or_default();
+    match copied {
+        Copied::File(file) if file.path != "-" => {
+            println!("copied {} bytes to {at}{}", file.bytes, file.path)
+        }
+        Copied::File(_) => {}
+        Copied::Tree(tree) if tree.path != "-" => println!(
+            "copied {} files, {} directories, {} symlinks ({} bytes) to {at}{}",
+            tree.files, tree.dirs, tree.symlinks, tree.bytes, tree.path
+        ),
+        Copied::Tree(_) => {}
+    }
+    Ok(())
+}
+
+async fn resolved(client: &Client, remote: Remote) -> Result<Remote> {
+    Ok(Remote {
+        id: resolve_id(client, &remote.id).await?,
+        path: remote.path,
+    })
+}
+
+/// `dir/name` for a copy into a directory.
+fn joined(dir: &str, name: &str) -> String {
+    match dir {
+        "" => name.to_string(),
+        dir if dir.ends_with('/') => format!("{dir}{name}"),
+        dir => format!("{dir}/{name}"),
     }
 }
 
-async fn upload(client: &Client, local: &Local, remote: &Remote) -> Result<FileWritten> {
-    let (id, path) = (&remote.id, &remote.path);
-    let written = match local {
-        Local::File(file) => {
-            let opened = tokio::fs::File::open(file)
-                .await
-                .with_context(|| format!("cannot read {}", file.display()))?;
-            if opened.metadata().await?.is_dir() {
-                bail!("{} is a directory; cp copies one file", file.display());
-            }
-            client.write_file(id, path, opened).await?
-        }
-        Local::Standard => {
-            let mut contents = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut contents)
-                .context("cannot read standard input")?;
-            client.write_file(id, path, contents).await?
-        }
-    };
-    Ok(written)
+fn local_name(path: &Path) -> Result<String> {
+    match path.file_name() {
+        Some(name) => Ok(name.to_string_lossy().into_owned()),
+        None => bail!("{} names no file; name it", path.display()),
+    }
 }
 
-/// Copies a session's file to standard output, or to a local file through a temporary file
-/// beside it, so an interrupted copy never leaves a partial file under the target's name. A
-/// local file is written sparse: its all-zero blocks take no room on this host.
-async fn download(client: &Client, remote: &Remote, local: &Local) -> Result<FileWritten> {
-    let mut download = client.read_file(&remote.id, &remote.path).await?;
+async fn upload(client: &Client, local: &Local, remote: &Remote) -> Result<Copied> {
+    let (id, path) = (&remote.id, remote.path.as_str());
+    let file = match local {
+        Local::Standard => {
+            if path.is_empty() || path.ends_with('/') {
+                bail!(
+                    "standard input has no name: name the file, e.g. {id}:{}",
+                    joined(path, "input")
+                );
+            }
+            let (body, reading) = streamed_body(|mut out| {
+                std::io::copy(&mut std::io::stdin().lock(), &mut out)
+                    .context("cannot read standard input")
+            });
+            let written = client.write_file(id, path, body).await;
+            let read = reading.await.context("reading standard input failed")?;
+            return Ok(Copied::File(settle(written, read)?.0));
+        }
+        Local::File(file) => file,
+    };
+    let opened = tokio::fs::File::open(file)
+        .await
+        .with_context(|| format!("cannot read {}", file.display()))?;
+    let name = local_name(file)?;
+    if opened.metadata().await?.is_dir() {
+        return upload_tree(client, file, remote, &name).await;
+    }
+    let target = if path.is_empty() || path.ends_with('/') {
+        joined(path, &name)
+    } else {
+        path.to_string()
+    };
+    match client.write_file(id, &target, opened).await {
+        // An existing directory: the copy goes into it.
+        Err(e) if e.code() == Some("is_directory") && target == path => {
+            let opened = tokio::fs::File::open(file).await?;
+            Ok(Copied::File(
+                client.write_file(id, &joined(path, &name), opened).await?,
+            ))
+        }
+        written => Ok(Copied::File(written?)),
+    }
+}
+
+/// Uploads the tree under `dir` as the remote directory (into it when it exists).
+async fn upload_tree(client: &Client, dir: &Path, remote: &Remote, name: &str) -> Result<Copied> {
+    let path = remote.path.as_str();
+    let into_existing =
+        path.is_empty() || path.ends_with('/') || client.list_files(&remote.id, path).await.is_ok();
+    let target = if into_existing {
+        joined(path, name)
+    } else {
+        path.to_string()
+    };
+    let dir = dir.to_path_buf();
+    let (body, packing) = streamed_body(move |out| cp_tree::pack(&dir, out));
+    let uploaded = client.upload_archive(&remote.id, &target, body).await;
+    let packed = packing.await.context("packing the tree failed")?;
+    let (written, packed) = settle(uploaded, packed)?;
+    let skipped = packed.skipped;
+    Ok(Copied::Tree(TreeCopied {
+        path: written.path,
+        files: written.files,
+        dirs: written.dirs,
+        symlinks: written.symlinks,
+        bytes: written.bytes,
+        skipped,
+    }))
+}
+
+/// A request body written by `produce` on a thread of its own while the request streams it;
+/// a failure of `produce` breaks the body off, so nothing partial is accepted.
+fn streamed_body<T: Send + 'static>(
+    produce: impl FnOnce(&mut dyn Write) -> Result<T> + Send + 'static,
+) -> (Body, tokio::task::JoinHandle<Result<T>>) {
+    let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<Vec<u8>>>(8);
+    let producing = tokio::task::spawn_blocking(move || {
+        let mut out = std::io::BufWriter::with_capacity(64 * 1024, ChannelWriter(sender.clone()));
+        let produced = produce(&mut out).and_then(|value| {
+            out.flush()?;
+            Ok(value)
+        });
+        if let Err(e) = &produced {
+            let _ = sender.blocking_send(Err(std::io::Error::other(format!("{e:#}"))));
+        }
+        produced
+    });
+    let body = Body::wrap_stream(futures_util::stream::unfold(
+        receiver,
+        |mut receiver| async { receiver.recv().await.map(|chunk| (chunk, receiver)) },
+    ));
+    (body, producing)
+}
+
+/// How an upload of a streamed body went: a local failure (a file that cannot be read) is what
+/// to report, unless it only followed from the service ending the upload (its refusal, then).
+fn settle<T, U>(uploaded: Result<T, ClientError>, produced: Result<U>) -> Result<(T, U)> {
+    match (uploaded, produced) {
+        (Ok(uploaded), Ok(produced)) => Ok((uploaded, produced)),
+        (Err(refused), Err(local)) if crate::is_broken_pipe(&local) => Err(refused.into()),
+        (_, Err(local)) => Err(local),
+        (Err(refused), Ok(_)) => Err(refused.into()),
+    }
+}
+
+/// Hands what is written to the upload's body, chunk by chunk.
+struct ChannelWriter(tokio::sync::mpsc::Sender<std::io::Result<Vec<u8>>>);
+
+impl Write for ChannelWriter {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.0
+            .blocking_send(Ok(data.to_vec()))
+            .map_err(|_| std::io::Error::new(std::io::ErrorKind::BrokenPipe, "the upload ended"))?;
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// Copies a session's file or tree out: a file to standard output, or to a local file
+/// through a temporary file beside it, so an interrupted copy never leaves a partial file
+/// under the target's name; a tree to standard output as a tar, or as a new local directory.
+async fn download(client: &Client, remote: &Remote, local: &Local) -> Result<Copied> {
+    if remote.path.is_empty() {
+        bail!(
+            "name what to copy after the colon, e.g. {}:out.txt",
+            remote.id
+        );
+    }
+    let mut download = match client.read_file(&remote.id, &remote.path).await {
+        Ok(download) => download,
+        Err(e) if e.code() == Some("is_directory") => {
+            return download_tree(client, remote, local).await
+        }
+        Err(e) => return Err(e.into()),
+    };
     let target = match local {
         Local::Standard => {
             let mut bytes = 0;
@@ -142,17 +293,17 @@ async fn download(client: &Client, remote: &Remote, local: &Local) -> Result<Fil
                 bytes += chunk.len() as u64;
             }
             stdout.flush()?;
-            return Ok(FileWritten {
+            return Ok(Copied::File(FileWritten {
                 path: "-".into(),
                 bytes,
-            });
+            }));
         }
-        Local::File(file) if file.is_dir() => file.join(file_name(&remote.path)?),
+        Local::File(file) if file.is_dir() => file.join(local_name(Path::new(&remote.path))?),
         Local::File(file) => file.clone(),
     };
     let partial = target.with_file_name(format!(
         ".{}.sandboxd-{}.part",
-        file_name(&target.to_string_lossy())?,
+        local_name(&target)?,
         std::process::id()
     ));
     let copied = async {
@@ -171,14 +322,14 @@ async fn download(client: &Client, remote: &Remote, local: &Local) -> Result<Fil
         tokio::fs::rename(&partial, &target)
             .await
             .with_context(|| format!("cannot write {}", target.display()))?;
-        Ok(bytes)
+        anyhow::Ok(bytes)
     }
     .await;
     match copied {
-        Ok(bytes) => Ok(FileWritten {
+        Ok(bytes) => Ok(Copied::File(FileWritten {
             path: target.display().to_string(),
             bytes,
-        }),
+        })),
         Err(e) => {
             let _ = tokio::fs::remove_file(&partial).await;
             Err(e)
@@ -186,129 +337,68 @@ async fn download(client: &Client, remote: &Remote, local: &Local) -> Result<Fil
     }
 }
 
-/// The last component of a path, to name a copy after.
-fn file_name(path: &str) -> Result<String> {
-    match Path::new(path).file_name() {
-        Some(name) => Ok(name.to_string_lossy().into_owned()),
-        None => bail!("{path:?} names no file; give the destination file's name"),
-    }
-}
-
-/// The blocks a [`SparseWriter`] tests for zeros: the page and usual filesystem block size.
-const SPARSE_BLOCK: usize = 4096;
-
-/// Writes a file sparse: each aligned block of [`SPARSE_BLOCK`] zero bytes is skipped over
-/// instead of written, leaving a hole, and [`finish`](Self::finish) sets the final length, so
-/// a trailing hole counts too. Reads back the same bytes as a plain write.
-struct SparseWriter {
-    file: File,
-    /// Bytes of the current block not yet written or skipped; never a full block.
-    block: Vec<u8>,
-    /// Bytes taken so far: the file's length once finished.
-    len: u64,
-    /// Where the file's cursor is.
-    position: u64,
-}
-
-impl SparseWriter {
-    fn new(file: File) -> SparseWriter {
-        SparseWriter {
-            file,
-            block: Vec::with_capacity(SPARSE_BLOCK),
-            len: 0,
-            position: 0,
-        }
-    }
-
-    fn len(&self) -> u64 {
-        self.len
-    }
-
-    fn write_all(&mut self, mut data: &[u8]) -> io::Result<()> {
-        while !data.is_empty() {
-            let take = (SPARSE_BLOCK - self.block.len()).min(data.len());
-            self.block.extend_from_slice(&data[..take]);
-            data = &data[take..];
-            self.len += take as u64;
-            if self.block.len() == SPARSE_BLOCK {
-                self.flush_block()?;
+async fn download_tree(client: &Client, remote: &Remote, local: &Local) -> Result<Copied> {
+    let mut archive = client.download_archive(&remote.id, &remote.path).await?;
+    let target = match local {
+        Local::Standard => {
+            let mut stdout = std::io::stdout().lock();
+            while let Some(chunk) = archive.chunk().await? {
+                stdout
+                    .write_all(&chunk)
+                    .context("cannot write to standard output")?;
             }
+            stdout.flush()?;
+            return Ok(Copied::Tree(TreeCopied {
+                path: "-".into(),
+                ..TreeCopied::default()
+            }));
         }
-        Ok(())
-    }
-
-    /// Writes the current block where it belongs unless it is all zeros.
-    fn flush_block(&mut self) -> io::Result<()> {
-        let start = self.len - self.block.len() as u64;
-        if self.block.iter().any(|&byte| byte != 0) {
-            if self.position != start {
-                self.file.seek(SeekFrom::Start(start))?;
-            }
-            self.file.write_all(&self.block)?;
-            self.position = self.len;
+        Local::File(dir) if dir.is_dir() => {
+            let name = Path::new(&remote.path).file_name().with_context(|| {
+                format!(
+                    "{:?} has no name to copy it as; name a new directory",
+                    remote.path
+                )
+            })?;
+            dir.join(name)
         }
-        self.block.clear();
-        Ok(())
+        Local::File(dir) => dir.clone(),
+    };
+    // Held in an unnamed file while it arrives, then extracted from it.
+    let mut spool = tempfile::tempfile().context("cannot make a temporary file")?;
+    while let Some(chunk) = archive.chunk().await? {
+        spool
+            .write_all(&chunk)
+            .context("cannot write a temporary file")?;
     }
-
-    /// Writes what is left and sets the length the holes leave out; returns the file.
-    fn finish(mut self) -> io::Result<File> {
-        self.flush_block()?;
-        self.file.set_len(self.len)?;
-        Ok(self.file)
-    }
+    spool.rewind()?;
+    let copied = tokio::task::spawn_blocking(move || {
+        cp_tree::extract(std::io::BufReader::new(spool), &target)
+    })
+    .await
+    .context("extracting the tree failed")??;
+    Ok(Copied::Tree(copied))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::MetadataExt;
-
-    /// Writes `chunks` through a sparse writer; returns the file's bytes and its allocation.
-    fn written(chunks: &[&[u8]]) -> (Vec<u8>, u64) {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("f");
-        let mut writer = SparseWriter::new(File::create(&path).unwrap());
-        for chunk in chunks {
-            writer.write_all(chunk).unwrap();
-        }
-        let expected: u64 = chunks.iter().map(|c| c.len() as u64).sum();
-        assert_eq!(writer.len(), expected);
-        writer.finish().unwrap().sync_all().unwrap();
-        let allocated = std::fs::metadata(&path).unwrap().blocks() * 512;
-        (std::fs::read(&path).unwrap(), allocated)
-    }
 
     #[test]
-    fn zero_blocks_become_holes_and_the_bytes_read_back_the_same() {
-        let zeros = vec![0u8; 8 << 20];
-        let (bytes, allocated) = written(&[&zeros]);
-        assert_eq!(bytes, zeros);
-        assert!(
-            allocated < 64 << 10,
-            "{allocated} bytes allocated for zeros"
-        );
-
-        // Data between holes, in chunks that do not line up with the blocks.
-        let mut mixed = vec![0u8; 3 << 20];
-        mixed[5000] = 1;
-        mixed[(2 << 20) + 17] = 2;
-        let last = mixed.len() - 1;
-        mixed[last] = 3;
-        let chunks: Vec<&[u8]> = mixed.chunks(65_537).collect();
-        let (bytes, allocated) = written(&chunks);
-        assert_eq!(bytes, mixed);
-        assert!(allocated < 256 << 10, "{allocated} bytes allocated");
-    }
-
-    #[test]
-    fn short_odd_and_dense_files_are_written_whole() {
-        assert_eq!(written(&[]).0, b"");
-        assert_eq!(written(&[b"abc"]).0, b"abc");
-        assert_eq!(written(&[&[0, 0, 0]]).0, [0, 0, 0]);
-        let dense: Vec<u8> = (0..50_000u32).map(|i| (i % 251) as u8 + 1).collect();
-        let (bytes, allocated) = written(&[&dense[..10], &dense[10..]]);
-        assert_eq!(bytes, dense);
-        assert!(allocated >= dense.len() as u64);
+    fn session_paths_and_local_ones_are_told_apart() {
+        let remote = |arg| match Location::parse(arg) {
+            Location::Session(remote) => (remote.id, remote.path),
+            Location::Local(_) => panic!("{arg} is local"),
+        };
+        assert_eq!(remote("abc:"), ("abc".into(), "".into()));
+        assert_eq!(remote("abc:dir/"), ("abc".into(), "dir/".into()));
+        assert!(matches!(Location::parse("./a:b"), Location::Local(_)));
+        assert!(matches!(
+            Location::parse("-"),
+            Location::Local(Local::Standard)
+        ));
+        assert_eq!(joined("", "f"), "f");
+        assert_eq!(joined("d/", "f"), "d/f");
+        assert_eq!(joined("/workspace", "f"), "/workspace/f");
     }
 }

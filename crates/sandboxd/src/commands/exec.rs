@@ -1,20 +1,20 @@
-//! `sandboxd exec ID -- CMD...`: runs a command in an open session, prints its output and
-//! exits with its exit code. The command's pieces shared with `sandboxd run` live here.
+//! `sandboxd exec ID -- CMD...`: runs a command in an open session, its output streamed as it
+//! is produced, and exits with its exit code. The command's pieces shared with `sandboxd run`
+//! live here.
 
-use super::connection::{block_on, ServiceArgs};
+use super::connection::{block_on, resolve_id, ServiceArgs};
 use super::output::{print_json, OutputArgs};
-use anyhow::{Context, Result};
+use super::streamed::{self, Signals};
+use anyhow::{bail, Context, Result};
 use clap::Args;
-use sandboxd_api::{ExecRequest, ExecResult};
-use sandboxd_client::Interface;
+use sandboxd_api::{ExecRequest, ExecResult, StartProcess};
+use sandboxd_client::{Client, Interface};
+use std::collections::BTreeMap;
 use std::io::{IsTerminal, Read, Write};
-
-/// The exit code when the command ran past its timeout and was killed (as `timeout(1)`).
-pub const EXIT_TIMED_OUT: u8 = 124;
 
 #[derive(Args)]
 pub struct ExecArgs {
-    /// The session's id (`sandboxd sessions` lists them).
+    /// The session's id, or a unique prefix of it (`sandboxd sessions` lists them).
     id: String,
     #[command(flatten)]
     command: CommandArgs,
@@ -33,7 +33,10 @@ pub struct CommandArgs {
     /// The directory to run in (default: the sandbox's working directory, /workspace).
     #[arg(long)]
     cwd: Option<String>,
-    /// Send this program's standard input to the command (text).
+    /// An environment variable for the command, as KEY=VALUE; repeat for more.
+    #[arg(short = 'e', long = "env", value_name = "KEY=VALUE")]
+    env: Vec<String>,
+    /// Send this program's standard input to the command, as bytes (with --json: as text).
     #[arg(short = 'i', long)]
     stdin: bool,
     /// The program and its arguments, run as given (for a shell line: sh -c '...').
@@ -47,18 +50,52 @@ pub struct CommandArgs {
 }
 
 impl CommandArgs {
-    /// The API request, with this program's standard input read when asked for.
-    pub fn request(&self) -> Result<ExecRequest> {
+    fn env(&self) -> Result<BTreeMap<String, String>> {
+        let mut env = BTreeMap::new();
+        for pair in &self.env {
+            match pair.split_once('=') {
+                Some((key, value)) if !key.is_empty() => {
+                    env.insert(key.to_string(), value.to_string());
+                }
+                // As docker: a bare name passes this program's own value on.
+                _ => match std::env::var(pair) {
+                    Ok(value) if !pair.is_empty() => {
+                        env.insert(pair.clone(), value);
+                    }
+                    _ => bail!("-e {pair:?} is not KEY=VALUE (nor a variable set here)"),
+                },
+            }
+        }
+        Ok(env)
+    }
+
+    /// The request for a streamed run, as a background process of the session.
+    pub fn start_request(&self) -> Result<StartProcess> {
+        if self.stdin && std::io::stdin().is_terminal() {
+            eprintln!(
+                "sandboxd: reading the command's input from the terminal; end it with Ctrl-D"
+            );
+        }
+        Ok(StartProcess {
+            argv: Some(self.argv.clone()),
+            cwd: self.cwd.clone(),
+            env: self.env()?,
+            stdin: self.stdin,
+            timeout_secs: self.timeout,
+            // Every byte: the command waits for this program rather than lose output.
+            paced: true,
+            ..StartProcess::default()
+        })
+    }
+
+    /// The request for a run whose result is printed as the API's JSON at the end: its
+    /// output is then text, and its input too.
+    pub fn exec_request(&self) -> Result<ExecRequest> {
         let stdin = if self.stdin {
             let mut input = String::new();
-            if std::io::stdin().is_terminal() {
-                eprintln!(
-                    "sandboxd: reading the command's input from the terminal; end it with Ctrl-D"
-                );
-            }
-            std::io::stdin()
-                .read_to_string(&mut input)
-                .context("cannot read standard input as text (--stdin sends UTF-8 text)")?;
+            std::io::stdin().read_to_string(&mut input).context(
+                "cannot read standard input as text (--stdin with --json sends UTF-8 text)",
+            )?;
             Some(input)
         } else {
             None
@@ -66,6 +103,7 @@ impl CommandArgs {
         Ok(ExecRequest {
             argv: Some(self.argv.clone()),
             cwd: self.cwd.clone(),
+            env: self.env()?,
             stdin,
             timeout_secs: self.timeout,
             ..ExecRequest::default()
@@ -75,45 +113,43 @@ impl CommandArgs {
 
 pub fn run(args: ExecArgs) -> Result<u8> {
     let client = args.service.client(Interface::Cli)?;
-    let request = args.command.request()?;
-    let result = block_on(client.exec(&args.id, &request))??;
-    report(&result, args.output.json)
+    block_on(async {
+        let mut signals = Signals::listen()?;
+        let id = resolve_id(&client, &args.id).await?;
+        run_command(&client, &id, &args.command, args.output.json, &mut signals).await
+    })?
 }
 
-/// Prints a command's result (its output as is, or the API's JSON) and returns the exit code
-/// this program ends with: the command's own, 128+N when signal N killed it, 124 on timeout.
-pub fn report(result: &ExecResult, json: bool) -> Result<u8> {
+/// Runs the command in session `id`: streamed, or with `json` to its end and printed as the
+/// API's JSON. Returns the exit code.
+pub async fn run_command(
+    client: &Client,
+    id: &str,
+    command: &CommandArgs,
+    json: bool,
+    signals: &mut Signals,
+) -> Result<u8> {
     if json {
-        print_json(result)?;
-    } else {
-        std::io::stdout().write_all(result.stdout.as_bytes())?;
-        std::io::stdout().flush()?;
-        std::io::stderr().write_all(result.stderr.as_bytes())?;
-        for (truncated, stream) in [
-            (result.stdout_truncated, "stdout"),
-            (result.stderr_truncated, "stderr"),
-        ] {
-            if truncated {
-                eprintln!("sandboxd: the command's {stream} was cut at the service's output limit");
-            }
-        }
-        if result.timed_out {
-            eprintln!("sandboxd: the command ran past its timeout and was killed");
-        }
-        if result.oom_killed {
-            eprintln!("sandboxd: the command was killed: out of memory");
-        }
+        let request = command.exec_request()?;
+        return tokio::select! {
+            result = client.exec(id, &request) => report_json(&result?),
+            signal = signals.recv() => Ok(streamed::Ending::Signalled(signal).exit_code()),
+        };
     }
-    Ok(exit_code(result))
+    let ending = streamed::run(client, id, &command.start_request()?, signals).await?;
+    if let streamed::Ending::Signalled(_) = ending {
+        eprintln!("sandboxd: interrupted");
+    }
+    Ok(ending.exit_code())
 }
 
-fn exit_code(result: &ExecResult) -> u8 {
+/// Prints a command's result as the API's JSON and returns the exit code this program ends
+/// with: the command's own, 128+N when signal N killed it, 124 on timeout.
+fn report_json(result: &ExecResult) -> Result<u8> {
+    print_json(result)?;
+    std::io::stdout().flush()?;
     if result.timed_out {
-        return EXIT_TIMED_OUT;
+        return Ok(streamed::EXIT_TIMED_OUT);
     }
-    match (result.exit_code, result.signal) {
-        (Some(code), _) => code.clamp(0, 255) as u8,
-        (None, Some(signal)) => 128u8.saturating_add(signal.clamp(0, 127) as u8),
-        (None, None) => 128,
-    }
+    Ok(streamed::code_of(result.exit_code, result.signal))
 }

@@ -1,18 +1,15 @@
-//! `sandboxd run -- CMD...`: opens a session, runs one command, prints its output, closes the
-//! session (also when the command fails or the user presses Ctrl-C) and exits with the
-//! command's exit code.
+//! `sandboxd run -- CMD...`: opens a session, runs one command with its output streamed,
+//! closes the session (also when the command fails, or on Ctrl-C, SIGTERM or SIGHUP) and exits
+//! with the command's exit code.
 
 use super::connection::{block_on, ServiceArgs};
-use super::exec::{report, CommandArgs};
+use super::exec::{run_command, CommandArgs};
 use super::output::OutputArgs;
-use anyhow::{Context, Result};
+use super::streamed::Signals;
+use anyhow::Result;
 use clap::Args;
 use sandboxd_api::CreateSession;
 use sandboxd_client::{Client, Interface};
-use tokio::signal::unix::{signal, SignalKind};
-
-/// The exit code when Ctrl-C (SIGINT) or SIGTERM stopped the run: 128 + SIGINT.
-pub const EXIT_INTERRUPTED: u8 = 130;
 
 #[derive(Args)]
 pub struct RunArgs {
@@ -29,30 +26,26 @@ pub struct RunArgs {
 
 pub fn run(args: RunArgs) -> Result<u8> {
     let client = args.service.client(Interface::Cli)?;
-    let request = args.command.request()?;
     let create = CreateSession {
         runtime: args.runtime,
         ..CreateSession::default()
     };
     block_on(async {
-        // Listening before the session exists: an interrupt while it opens is noticed once it
-        // is open, and closes it instead of leaving it running.
-        let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle Ctrl-C")?;
-        let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+        // Listening before the session exists: a signal while it opens is noticed once it is
+        // open, and closes it instead of leaving it running.
+        let mut signals = Signals::listen()?;
         let session = client.create_session(&create).await?;
-        let outcome = tokio::select! {
-            result = client.exec(&session.id, &request) => Some(result),
-            _ = interrupt.recv() => None,
-            _ = terminate.recv() => None,
-        };
+        // A signal that came meanwhile is taken once the command runs, and stops it.
+        let outcome = run_command(
+            &client,
+            &session.id,
+            &args.command,
+            args.output.json,
+            &mut signals,
+        )
+        .await;
         close(&client, &session.id).await;
-        match outcome {
-            None => {
-                eprintln!("sandboxd: interrupted");
-                Ok(EXIT_INTERRUPTED)
-            }
-            Some(result) => report(&result?, args.output.json),
-        }
+        outcome
     })?
 }
 

@@ -5,6 +5,7 @@
 //! config (recipes, extra CA certificates), and the dashboard shows it.
 
 use super::connection::{block_on, ServiceArgs};
+use super::output::OutputArgs;
 use anyhow::{bail, Result};
 use clap::Args;
 use sandboxd_api::ImageStatus;
@@ -24,6 +25,9 @@ pub struct BuildArgs {
     /// The runtime whose image to make (as `sandboxd runtimes` lists it); without one, every
     /// runtime of the service.
     name: Option<String>,
+    /// Print each change as a line of the API's JSON (as the service streams it).
+    #[command(flatten)]
+    output: OutputArgs,
     #[command(flatten)]
     service: ServiceArgs,
 }
@@ -39,11 +43,12 @@ pub fn run_suggested(args: SuggestedArgs) -> Result<()> {
 
 pub fn run_build(args: BuildArgs) -> Result<()> {
     let client = args.service.client(Interface::Cli)?;
-    block_on(build(client, args.name))?
+    block_on(build(client, args.name, args.output.json))?
 }
 
-/// Progress goes to stderr, each runtime's outcome to stdout.
-async fn build(client: Client, name: Option<String>) -> Result<()> {
+/// Progress goes to stderr, each runtime's outcome to stdout; with `json`, every change goes to
+/// stdout as a line of JSON.
+async fn build(client: Client, name: Option<String>, json: bool) -> Result<()> {
     let names = match name {
         Some(name) => vec![name],
         None => client
@@ -58,6 +63,13 @@ async fn build(client: Client, name: Option<String>) -> Result<()> {
     for name in names {
         let mut build = client.build_runtime(&name).await?;
         while let Some(event) = build.next_event().await? {
+            if json {
+                println!("{}", serde_json::to_string(&event)?);
+                if let ImageStatus::Failed { .. } = event.status {
+                    failed.push(name.clone());
+                }
+                continue;
+            }
             match event.status {
                 ImageStatus::Building { progress } => match (progress.step, progress.steps) {
                     (Some(step), Some(steps)) => {

@@ -7,12 +7,16 @@ use clap::Args;
 use sandboxd_api::SessionState;
 use sandboxd_client::Interface;
 use sandboxd_config::format_bytes;
+use std::io::Write;
 
 #[derive(Args)]
 pub struct SessionsArgs {
     /// Also list the most recently ended sessions.
     #[arg(long)]
     all: bool,
+    /// Print only the ids, one a line (for scripts: `sandboxd sessions -q | xargs ...`).
+    #[arg(short, long)]
+    quiet: bool,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -24,6 +28,13 @@ pub fn run(args: SessionsArgs) -> Result<()> {
     let list = block_on(client.list_sessions(args.all))??;
     if args.output.json {
         return print_json(&list);
+    }
+    if args.quiet {
+        let mut stdout = std::io::stdout().lock();
+        for session in list.sessions {
+            writeln!(stdout, "{}", session.id)?;
+        }
+        return Ok(());
     }
     let mut table = Table::new(&[
         "ID", "RUNTIME", "STATE", "TENANT", "CREATED", "IDLE", "MEMORY", "PROCS", "ENDED",

@@ -1,6 +1,7 @@
 //! `sandboxd token [--tenant NAME]`: a new random token and the config lines that grant it.
 //! The config keeps only the token's SHA-256, so the token is shown this once.
 
+use super::output::{print_json, OutputArgs};
 use anyhow::Result;
 use clap::Args;
 use rand::Rng;
@@ -11,6 +12,17 @@ pub struct TokenArgs {
     /// The tenant the token is for; without one, a service (administrator) token.
     #[arg(long)]
     tenant: Option<String>,
+    #[command(flatten)]
+    output: OutputArgs,
+}
+
+/// `--json`: the token, and for a tenant the hash its config entry takes.
+#[derive(serde::Serialize)]
+struct NewToken {
+    token: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tenant: Option<String>,
+    token_sha256: String,
 }
 
 pub fn new_token() -> String {
@@ -20,6 +32,13 @@ pub fn new_token() -> String {
 
 pub fn run(args: TokenArgs) -> Result<()> {
     let token = new_token();
+    if args.output.json {
+        return print_json(&NewToken {
+            token_sha256: to_hex(&token_sha256(&token)),
+            token,
+            tenant: args.tenant,
+        });
+    }
     println!("token: {token}");
     println!("(shown once: the config keeps only its hash)");
     println!();
