@@ -3,6 +3,7 @@
 //! The file is TOML. [`Config::parse`] checks everything an operator can get wrong and says
 //! precisely what and where, so that a bad config stops the service at start, not a request later.
 
+mod e2b;
 mod recipes;
 mod size;
 mod tenants;
@@ -12,6 +13,7 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use e2b::E2bSettings;
 use recipes::catalogue;
 pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
 pub use size::{format_bytes, parse_bytes};
@@ -63,6 +65,8 @@ pub struct Config {
     pub build: BuildSettings,
     /// Tokens with their own runtimes and quota; the service token stays the administrator's.
     pub tenants: BTreeMap<String, Tenant>,
+    /// The E2B-compatible API's settings (`[e2b]`).
+    pub e2b: E2bSettings,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +88,8 @@ struct ConfigFile {
     build: recipes::BuildFile,
     #[serde(default)]
     tenants: BTreeMap<String, tenants::TenantFile>,
+    #[serde(default)]
+    e2b: e2b::E2bFile,
 }
 
 #[derive(Deserialize, Default)]
@@ -235,6 +241,7 @@ impl Config {
         let policy = resolve_policy(&file.policy, max_sessions)?;
         check_pools(&runtimes, max_sessions)?;
         let tenants = tenants::resolve(&file.tenants, &runtimes, max_sessions)?;
+        let e2b = E2bSettings::resolve(&file.e2b)?;
 
         Ok(Config {
             token,
@@ -246,6 +253,7 @@ impl Config {
             recipes,
             build,
             tenants,
+            e2b,
         })
     }
 

@@ -28,6 +28,7 @@ mod lifecycle;
 mod maintenance;
 pub mod pool;
 pub mod processes;
+mod session_tokens;
 pub mod sessions;
 pub mod tickets;
 

@@ -43,7 +43,8 @@ pub struct AppState {
 /// The router with every route, the token check and request metrics, for a service listening
 /// on `address` that also answers to the host names in `allowed_hosts`.
 pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router {
-    let guard = Guard::new(address, allowed_hosts.iter().map(String::as_str));
+    let guard = Guard::new(address, allowed_hosts.iter().map(String::as_str))
+        .allowing_subdomains_of(core.config().e2b.domain.as_deref());
     let policy = &core.config().policy;
     let upload_limit = usize::try_from(policy.max_upload_bytes).unwrap_or(usize::MAX);
     let exec_body_limit = upload_limit.saturating_add(1 << 20);
@@ -106,11 +107,16 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         )
         .merge(api)
         .merge(dashboard::routes())
-        .fallback(|| async {
-            ApiError(Error::NotFound(
-                "no such route; the API is under /v1".into(),
-            ))
-        })
+        // The E2B-compatible API answers what none of these routes do (README, "Using the E2B
+        // SDK"); what it does not recognise either gets the usual answer.
+        .fallback_service(sandboxd_e2b::router(
+            core.clone(),
+            Router::new().fallback(|| async {
+                ApiError(Error::NotFound(
+                    "no such route; the API is under /v1".into(),
+                ))
+            }),
+        ))
         .route_layer(middleware::from_fn_with_state(
             state.metrics.clone(),
             metrics::track,

@@ -54,6 +54,8 @@ pub struct Guard {
     listen: IpAddr,
     /// Lower-case host names, without port.
     allowed_names: Vec<String>,
+    /// A domain whose every subdomain is allowed (`e2b.domain`: `api.D`, `PORT-ID.D`).
+    allowed_subdomains_of: Option<String>,
 }
 
 impl Guard {
@@ -69,7 +71,14 @@ impl Guard {
         Guard {
             listen: listen.ip(),
             allowed_names,
+            allowed_subdomains_of: None,
         }
+    }
+
+    /// Also accepts every name under `domain` (the E2B face's host names).
+    pub fn allowing_subdomains_of(mut self, domain: Option<&str>) -> Guard {
+        self.allowed_subdomains_of = domain.map(|d| format!(".{}", d.to_ascii_lowercase()));
+        self
     }
 
     fn host_allowed(&self, host: &str) -> bool {
@@ -78,7 +87,14 @@ impl Guard {
         };
         match name.parse::<IpAddr>() {
             Ok(ip) => ip.is_loopback() || ip == self.listen || self.listen.is_unspecified(),
-            Err(_) => name == "localhost" || self.allowed_names.contains(&name),
+            Err(_) => {
+                name == "localhost"
+                    || self.allowed_names.contains(&name)
+                    || self
+                        .allowed_subdomains_of
+                        .as_deref()
+                        .is_some_and(|suffix| name.len() > suffix.len() && name.ends_with(suffix))
+            }
         }
     }
 }

@@ -69,6 +69,9 @@ enum Command {
     Mcp(commands::mcp::McpArgs),
     /// Make a new token: for a tenant (prints the config lines with its hash) or the service.
     Token(commands::token::TokenArgs),
+    /// The E2B SDKs pointed at this service: `eval "$(sandboxd e2b env)"`.
+    #[command(subcommand)]
+    E2b(commands::e2b::E2bCommand),
 }
 
 fn main() -> ExitCode {
@@ -93,6 +96,7 @@ fn main() -> ExitCode {
         Command::Token(args) => commands::token::run(args).map(|()| 0),
         Command::Runtimes(args) => commands::runtimes::run(args).map(|()| 0),
         Command::Mcp(args) => commands::mcp::run(args).map(|()| 0),
+        Command::E2b(command) => commands::e2b::run(command).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),

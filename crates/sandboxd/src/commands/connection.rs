@@ -22,6 +22,15 @@ pub struct ServiceArgs {
 impl ServiceArgs {
     /// A client for the service, speaking as `interface`.
     pub fn client(&self, interface: Interface) -> Result<Client> {
+        Ok(Client::new(&self.url, self.token()?, interface)?)
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The token given, or the one a local service keeps.
+    pub fn token(&self) -> Result<String> {
         let token = match &self.token {
             Some(token) => token.trim().to_string(),
             None => token_from_files()?,
@@ -29,7 +38,7 @@ impl ServiceArgs {
         if token.is_empty() {
             bail!("the token is empty; pass the service token with --token or SANDBOXD_TOKEN");
         }
-        Ok(Client::new(&self.url, token, interface)?)
+        Ok(token)
     }
 }
 

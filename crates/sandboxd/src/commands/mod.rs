@@ -3,6 +3,7 @@ pub mod audit;
 pub mod close;
 pub mod connection;
 pub mod cp;
+pub mod e2b;
 pub mod exec;
 pub mod kill_all;
 pub mod mcp;
