@@ -105,7 +105,7 @@ impl E2bError {
     /// The answer on the control plane and `/files`: `{"code": STATUS, "message"}`, the
     /// shape of E2B's own errors.
     pub fn into_http(self) -> Response {
-        if self.status.is_server_error() {
+        if self.status.is_server_error() && self.code != Code::Unimplemented {
             tracing::warn!(code = self.code.name(), message = %self.message, "E2B request failed");
         }
         let body = serde_json::json!({"code": self.status.as_u16(), "message": self.message});

@@ -83,6 +83,12 @@ struct Addressed {
     pty: Option<Pty>,
 }
 
+/// The request of Start or Connect.
+enum StreamRequest {
+    Connect(Addressed),
+    Start(StartRequest),
+}
+
 pub async fn call(
     State(face): State<Face>,
     Path(method): Path<String>,
@@ -98,12 +104,23 @@ pub async fn call(
     };
     match method.as_str() {
         "Start" | "Connect" => {
+            // Read before answering: the request body is gone once the answer has begun.
+            let request = if method == "Start" {
+                connect::request(body, true).await.map(StreamRequest::Start)
+            } else {
+                connect::request(body, true)
+                    .await
+                    .map(StreamRequest::Connect)
+            };
+            let request = match request {
+                Ok(request) => request,
+                Err(e) => return answer_error(true, e).await,
+            };
             let (sender, response) = connect::stream();
             tokio::spawn(async move {
-                let attached = if method == "Start" {
-                    start(&face, &call, &headers, body).await
-                } else {
-                    reconnect(&face, &call, body).await
+                let attached = match request {
+                    StreamRequest::Start(request) => start(&face, &call, &headers, request).await,
+                    StreamRequest::Connect(request) => reconnect(&face, &call, request).await,
                 };
                 match attached {
                     Ok((info, attachment)) => follow(sender, info, attachment, &headers).await,
@@ -210,9 +227,8 @@ async fn start(
     face: &Face,
     call: &SandboxCall,
     headers: &HeaderMap,
-    body: Body,
+    request: StartRequest,
 ) -> Result<(ProcessInfo, Attachment), E2bError> {
-    let request: StartRequest = connect::request(body, true).await?;
     let size = match &request.pty {
         Some(pty) => Some(terminal_size(pty.size.unwrap_or_default())?),
         None => None,
@@ -264,9 +280,8 @@ async fn start(
 async fn reconnect(
     face: &Face,
     call: &SandboxCall,
-    body: Body,
+    request: Addressed,
 ) -> Result<(ProcessInfo, Attachment), E2bError> {
-    let request: Addressed = connect::request(body, true).await?;
     let process = running_process(face, call, &request.process).await?;
     let attachment = face
         .core
