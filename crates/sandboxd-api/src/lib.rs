@@ -4,8 +4,10 @@
 //! the operator's file into [`RuntimeInfo`] and [`Policy`], so the service shows exactly what
 //! is in force.
 
+mod files_meta;
 mod sandboxes;
 
+pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
 pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;

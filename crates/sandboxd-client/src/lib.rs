@@ -5,9 +5,11 @@
 //! the service records in each session's activity log.
 
 mod error;
+mod files_meta;
 mod sandboxes;
 
 pub use error::ClientError;
+pub use files_meta::FileWatch;
 
 pub use reqwest::Body;
 

@@ -19,6 +19,10 @@ pub enum Operation {
     WriteFile,
     DeleteFile,
     Process,
+    StatFile,
+    MakeDir,
+    MovePath,
+    WatchDir,
 }
 
 impl Core {
@@ -69,6 +73,8 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
         proto::ERROR_NOT_A_DIRECTORY => conflict(proto::ERROR_NOT_A_DIRECTORY),
         proto::ERROR_NOT_A_FILE => conflict(proto::ERROR_NOT_A_FILE),
         proto::ERROR_BUSY => conflict(proto::ERROR_BUSY),
+        proto::ERROR_EXISTS => conflict(proto::ERROR_EXISTS),
+        proto::ERROR_CROSS_DEVICE => conflict(proto::ERROR_CROSS_DEVICE),
         proto::ERROR_STDIN_UNAVAILABLE => conflict("stdin_unavailable"),
         proto::ERROR_NOT_A_TERMINAL => conflict("not_a_terminal"),
         proto::ERROR_PROCESS_EXITED => conflict("process_exited"),
@@ -125,6 +131,12 @@ fn hint(operation: Operation, code: &str) -> Option<&'static str> {
         }
         (Operation::WriteFile, proto::ERROR_READ_ONLY) => {
             "the sandbox's root is read-only; write under the working directory or /tmp"
+        }
+        (Operation::MakeDir | Operation::MovePath, proto::ERROR_READ_ONLY) => {
+            "the sandbox's root is read-only; work under the working directory or /tmp"
+        }
+        (Operation::MovePath, proto::ERROR_CROSS_DEVICE) => {
+            "the working directory, /tmp and the root are separate filesystems; copy the file (read it and write it) instead"
         }
         (Operation::WriteFile, proto::ERROR_NO_SPACE) => {
             "the sandbox's writable space is full; delete files or write less"

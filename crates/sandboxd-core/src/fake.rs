@@ -12,7 +12,8 @@
 use async_trait::async_trait;
 use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
 use sandboxd_agent_proto::{
-    DirEntry, EntryKind, Event, ExecRequest, ExitReport, FrameKind, Request, ERROR_CANCELLED,
+    DirEntry, EntryKind, Event, ExecRequest, ExitReport, FileStat, FrameKind, Request,
+    ERROR_CANCELLED,
 };
 use sandboxd_backend::{
     AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
@@ -313,6 +314,48 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
             };
             write_json(&mut stream, &killed).await.ok()
         }
+        Request::Stat { path } => match fake_stat(&files, &path) {
+            Some(stat) => write_json(&mut stream, &Event::Stat(stat)).await.ok(),
+            None => refuse(&mut stream, "not_found", "no such file").await,
+        },
+        Request::MakeDir { path, .. } => {
+            if files.lock().ok()?.contains_key(&path) {
+                return refuse(&mut stream, "not_a_directory", "a file is there").await;
+            }
+            let created = !is_dir(&files, &path);
+            write_json(&mut stream, &Event::DirMade { created })
+                .await
+                .ok()
+        }
+        Request::Move {
+            from,
+            to,
+            overwrite,
+        } => {
+            let moved = {
+                let mut files = files.lock().ok()?;
+                if files.contains_key(&to) && !overwrite {
+                    Err(("exists", "the destination exists"))
+                } else if let Some(contents) = files.remove(&from) {
+                    files.insert(to.clone(), contents);
+                    Ok(())
+                } else {
+                    Err(("not_found", "no such file"))
+                }
+            };
+            match moved.map(|()| fake_stat(&files, &to)) {
+                Ok(Some(stat)) => write_json(&mut stream, &Event::Stat(stat)).await.ok(),
+                Ok(None) => None,
+                Err((code, message)) => refuse(&mut stream, code, message).await,
+            }
+        }
+        // Watches without reporting anything, until the service lets go.
+        Request::Watch { path, .. } if is_dir(&files, &path) => {
+            write_json(&mut stream, &Event::Watching).await.ok()?;
+            let _ = read_frame(&mut stream).await;
+            Some(())
+        }
+        Request::Watch { .. } => refuse(&mut stream, "not_found", "no such directory").await,
         _ => {
             refuse(
                 &mut stream,
@@ -322,6 +365,28 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
             .await
         }
     }
+}
+
+/// A file of the map, or a directory holding one.
+fn fake_stat(files: &Files, path: &str) -> Option<FileStat> {
+    let size = files.lock().ok()?.get(path).map(|c| c.len() as u64);
+    let kind = match size {
+        Some(_) => EntryKind::File,
+        None if is_dir(files, path) => EntryKind::Dir,
+        None => return None,
+    };
+    let entry = DirEntry {
+        name: path.rsplit('/').next().unwrap_or(path).to_string(),
+        kind,
+        size: size.unwrap_or(0),
+        mode: 0o644,
+        modified_secs: 0,
+        modified_nanos: 0,
+    };
+    Some(FileStat {
+        entry,
+        symlink_target: None,
+    })
 }
 
 /// The fake's directories: `/`, `.` and those holding a file.

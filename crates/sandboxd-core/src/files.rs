@@ -22,7 +22,7 @@ const MAX_LIST_ENTRIES: u32 = 10_000;
 const MAX_PATH_LEN: usize = 4096;
 /// The longest wait for one step of an operation: an answer or a chunk from the agent, or
 /// the client's next chunk of an upload.
-const STEP_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Core {
     /// Lists a directory (the working directory by default); a symlink is described, not
@@ -199,7 +199,7 @@ impl Download {
     }
 }
 
-fn file_entry(entry: proto::DirEntry) -> FileEntry {
+pub(crate) fn file_entry(entry: proto::DirEntry) -> FileEntry {
     FileEntry {
         name: entry.name,
         kind: match entry.kind {
@@ -218,7 +218,7 @@ fn file_entry(entry: proto::DirEntry) -> FileEntry {
     }
 }
 
-fn required(path: Option<String>) -> Result<String, Error> {
+pub(crate) fn required(path: Option<String>) -> Result<String, Error> {
     path.ok_or_else(|| {
         invalid_path(
             "name the file with `?path=`, relative to the sandbox's working directory or absolute",
@@ -227,7 +227,7 @@ fn required(path: Option<String>) -> Result<String, Error> {
 }
 
 /// Refuses a path the agent could not use, before anything is sent to it.
-fn checked_path(path: String) -> Result<String, Error> {
+pub(crate) fn checked_path(path: String) -> Result<String, Error> {
     if path.is_empty() {
         return Err(invalid_path("`path` is empty"));
     }

@@ -23,6 +23,7 @@ mod exec;
 #[cfg(feature = "fake")]
 pub mod fake;
 mod files;
+pub mod files_meta;
 pub mod images;
 mod lifecycle;
 mod maintenance;

@@ -23,7 +23,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use metrics::Metrics;
 use origin::Guard;
-use routes::{files, processes, service, sessions, stream, terminal, tickets};
+use routes::{files, files_meta, processes, service, sessions, stream, terminal, tickets};
 use sandboxd_core::{Core, Error};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -89,6 +89,10 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(tickets::issue))
         .routes(routes!(service::prometheus))
         .routes(routes!(routes::audit::audit_log))
+        .routes(routes!(files_meta::stat))
+        .routes(routes!(files_meta::watch))
+        .routes(routes!(files_meta::make_dir).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
+        .routes(routes!(files_meta::move_path).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -89,7 +89,7 @@ pub enum FileErrors {
     NotFound(ErrorBody),
     #[response(
         status = 409,
-        description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`"
+        description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`; for a move `exists` and `cross_device`"
     )]
     Conflict(ErrorBody),
     #[response(

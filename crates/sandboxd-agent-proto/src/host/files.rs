@@ -320,21 +320,21 @@ where
 
 /// The next event from the agent; a data frame here is a protocol error and an error event
 /// becomes [`ProtoError::Agent`].
-async fn read_event<R: AsyncRead + Unpin>(reader: &mut R) -> Result<Event, ProtoError> {
+pub(super) async fn read_event<R: AsyncRead + Unpin>(reader: &mut R) -> Result<Event, ProtoError> {
     match read_frame(reader).await?.parse_json()? {
         Event::Error { code, message } => Err(ProtoError::Agent { code, message }),
         event => Ok(event),
     }
 }
 
-async fn next_event<R: AsyncRead + Unpin>(
+pub(super) async fn next_event<R: AsyncRead + Unpin>(
     reader: &mut R,
     timeout: Duration,
 ) -> Result<Event, ProtoError> {
     within(timeout, read_event(reader)).await
 }
 
-async fn within<T>(
+pub(super) async fn within<T>(
     timeout: Duration,
     work: impl std::future::Future<Output = Result<T, ProtoError>>,
 ) -> Result<T, ProtoError> {
@@ -344,7 +344,7 @@ async fn within<T>(
     }
 }
 
-fn unexpected(event: Event, during: &str) -> ProtoError {
+pub(super) fn unexpected(event: Event, during: &str) -> ProtoError {
     ProtoError::Unexpected(format!("{event:?} during {during}"))
 }
 

@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod files;
+pub mod files_meta;
 pub mod processes;
 pub mod service;
 pub mod sessions;
