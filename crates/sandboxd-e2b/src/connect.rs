@@ -142,6 +142,13 @@ pub fn stream() -> (StreamSender, Response) {
     (StreamSender { sender }, response)
 }
 
+/// A server stream that ends at once with `error`.
+pub async fn failed_stream(error: E2bError) -> Response {
+    let (sender, response) = stream();
+    sender.end(Some(error)).await;
+    response
+}
+
 /// Whether the request is a server stream's (its envelopes), by its content type.
 pub fn is_stream_request(headers: &HeaderMap) -> bool {
     headers

@@ -6,13 +6,14 @@ use crate::connect;
 use crate::envd::{authenticate, SandboxCall};
 use crate::errors::{Code, E2bError};
 use crate::routing::SandboxId;
+use crate::watchers;
 use crate::{ClientAddress, Face};
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::Response;
 use axum::Extension;
-use sandboxd_api::{FileEntry, FileKind};
+use sandboxd_api::{FileEntry, FileInfo, FileKind};
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -27,6 +28,23 @@ struct PathRequest {
     depth: u32,
 }
 
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct MoveRequest {
+    source: String,
+    destination: String,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(default, rename_all = "camelCase")]
+struct WatchRequest {
+    path: String,
+    recursive: bool,
+    include_entry: bool,
+    allow_network_mounts: bool,
+    watcher_id: String,
+}
+
 pub async fn call(
     State(face): State<Face>,
     Path(method): Path<String>,
@@ -35,26 +53,137 @@ pub async fn call(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    let result = async {
-        let call = authenticate(&face, &sandbox, &headers, &address)?;
-        match method.as_str() {
-            "ListDir" => list_dir(&face, &call, connect::request(body, false).await?).await,
-            "Remove" => {
-                let request: PathRequest = connect::request(body, false).await?;
-                face.core
-                    .delete_file(&call.caller, &call.id, Some(request.path), true)
-                    .await?;
-                Ok(json!({}))
+    let call = match authenticate(&face, &sandbox, &headers, &address) {
+        Ok(call) => call,
+        Err(e) if method == "WatchDir" => return connect::failed_stream(e).await,
+        Err(e) => return connect::unary(Err(e)),
+    };
+    if method == "WatchDir" {
+        let watch = async {
+            let request: WatchRequest = connect::request(body, true).await?;
+            let watch = start_watch(&face, &call, &request).await?;
+            Ok::<_, E2bError>((request.path, watch))
+        };
+        return match watch.await {
+            Ok((path, watch)) => {
+                let (sender, response) = connect::stream();
+                tokio::spawn(watchers::stream(sender, path, watch));
+                response
             }
-            other => Err(E2bError::new(
-                Code::Unimplemented,
-                StatusCode::NOT_FOUND,
-                format!("filesystem.Filesystem has no method {other}"),
-            )),
-        }
+            Err(e) => connect::failed_stream(e).await,
+        };
     }
-    .await;
-    connect::unary(result)
+    connect::unary(unary(&face, &call, &method, body).await)
+}
+
+async fn unary(
+    face: &Face,
+    call: &SandboxCall,
+    method: &str,
+    body: Body,
+) -> Result<Value, E2bError> {
+    let (caller, id) = (&call.caller, &call.id);
+    match method {
+        "ListDir" => list_dir(face, call, connect::request(body, false).await?).await,
+        "Stat" => {
+            let request: PathRequest = connect::request(body, false).await?;
+            let info = face.core.stat(caller, id, Some(request.path)).await?;
+            Ok(json!({"entry": described(&info)}))
+        }
+        "MakeDir" => {
+            let request: PathRequest = connect::request(body, false).await?;
+            let made = face.core.make_dir(caller, id, request.path, true).await?;
+            if !made.created {
+                return Err(E2bError::new(
+                    Code::AlreadyExists,
+                    StatusCode::CONFLICT,
+                    format!("{} already exists", made.path),
+                ));
+            }
+            let info = face.core.stat(caller, id, Some(made.path)).await?;
+            Ok(json!({"entry": described(&info)}))
+        }
+        "Move" => {
+            let request: MoveRequest = connect::request(body, false).await?;
+            // envd renames over what is at the destination, as rename(2) does.
+            let info = face
+                .core
+                .move_path(caller, id, request.source, request.destination, true)
+                .await?;
+            Ok(json!({"entry": described(&info)}))
+        }
+        "Remove" => {
+            let request: PathRequest = connect::request(body, false).await?;
+            face.core
+                .delete_file(caller, id, Some(request.path), true)
+                .await?;
+            Ok(json!({}))
+        }
+        "CreateWatcher" => {
+            let request: WatchRequest = connect::request(body, false).await?;
+            let watch = start_watch(face, call, &request).await?;
+            let watcher = face.watchers.add(call, request.path, watch)?;
+            Ok(json!({"watcherId": watcher}))
+        }
+        "GetWatcherEvents" => {
+            let request: WatchRequest = connect::request(body, false).await?;
+            face.watchers.poll(call, &request.watcher_id)
+        }
+        "RemoveWatcher" => {
+            let request: WatchRequest = connect::request(body, false).await?;
+            face.watchers.remove(call, &request.watcher_id)?;
+            Ok(json!({}))
+        }
+        other => Err(E2bError::new(
+            Code::Unimplemented,
+            StatusCode::NOT_FOUND,
+            format!("filesystem.Filesystem has no method {other}"),
+        )),
+    }
+}
+
+async fn start_watch(
+    face: &Face,
+    call: &SandboxCall,
+    request: &WatchRequest,
+) -> Result<sandboxd_core::files_meta::Watch, E2bError> {
+    if request.include_entry || request.allow_network_mounts {
+        return Err(E2bError::unsupported(
+            "watch events with entries (include_entry) or on network mounts",
+        ));
+    }
+    // A watch of a file, or of nothing, is refused as envd refuses it.
+    let info = face
+        .core
+        .stat(&call.caller, &call.id, Some(request.path.clone()))
+        .await?;
+    if info.kind != FileKind::Dir {
+        return Err(E2bError::invalid(format!(
+            "{} is not a directory",
+            request.path
+        )));
+    }
+    Ok(face
+        .core
+        .watch(
+            &call.caller,
+            &call.id,
+            Some(request.path.clone()),
+            request.recursive,
+        )
+        .await?)
+}
+
+/// A stat answer as envd's entry.
+fn described(info: &FileInfo) -> Value {
+    let entry = FileEntry {
+        name: info.name.clone(),
+        kind: info.kind,
+        size: info.size,
+        mode: info.mode.clone(),
+        modified: info.modified.clone(),
+    };
+    entry_info(&info.path, &entry, info.symlink_target.as_deref())
 }
 
 /// A directory's entries, and theirs down to `depth` levels (1: the directory's own).

@@ -17,6 +17,7 @@ mod files;
 mod filesystem;
 mod process;
 mod routing;
+mod watchers;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequestParts};
 use axum::http::request::Parts;
@@ -35,6 +36,7 @@ pub const ENVD_VERSION: &str = "0.5.7";
 #[derive(Clone)]
 pub struct Face {
     core: Core,
+    watchers: watchers::Watchers,
 }
 
 /// The client's address, for the core's count of failed authentications.
@@ -55,7 +57,10 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
 
 /// The E2B face, answering what it recognises and handing everything else to `others`.
 pub fn router(core: Core, others: Router) -> Router {
-    let face = Face { core };
+    let face = Face {
+        core,
+        watchers: watchers::Watchers::default(),
+    };
     let control = Router::new()
         .route("/sandboxes", post(control::create).get(control::list))
         .route("/v2/sandboxes", post(control::create).get(control::list))

@@ -141,12 +141,11 @@ pub async fn call(
 }
 
 async fn answer_error(streaming: bool, error: E2bError) -> Response {
-    if !streaming {
-        return connect::unary(Err(error));
+    if streaming {
+        connect::failed_stream(error).await
+    } else {
+        connect::unary(Err(error))
     }
-    let (sender, response) = connect::stream();
-    sender.end(Some(error)).await;
-    response
 }
 
 async fn unary(
