@@ -164,6 +164,13 @@ async fn unary(
             .collect();
         return Ok(json!({"processes": running}));
     }
+    if !["SendInput", "CloseStdin", "SendSignal", "Update"].contains(&method) {
+        return Err(E2bError::new(
+            Code::Unimplemented,
+            StatusCode::NOT_FOUND,
+            format!("process.Process has no method {method}"),
+        ));
+    }
     let request: Addressed = connect::request(body, false).await?;
     let process = running_process(face, call, &request.process).await?;
     match method {
@@ -201,20 +208,14 @@ async fn unary(
                 .signal_process(&call.caller, &call.id, &process.id, &signal)
                 .await?;
         }
-        "Update" => {
+        // Update, the one method left.
+        _ => {
             let size = request.pty.and_then(|p| p.size).ok_or_else(|| {
                 E2bError::invalid("Update changes a terminal's size: send pty.size")
             })?;
             face.core
                 .resize_process(&call.caller, &call.id, &process.id, terminal_size(size)?)
                 .await?;
-        }
-        other => {
-            return Err(E2bError::new(
-                Code::Unimplemented,
-                StatusCode::NOT_FOUND,
-                format!("process.Process has no method {other}"),
-            ))
         }
     }
     Ok(json!({}))
