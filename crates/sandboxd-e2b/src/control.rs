@@ -5,8 +5,9 @@
 
 use crate::errors::E2bError;
 use crate::{Face, ENVD_VERSION};
-use axum::extract::{Path, Query, State};
-use axum::http::{HeaderMap, StatusCode};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sandboxd_api::{CreateSession, SessionInfo};
@@ -14,7 +15,6 @@ use sandboxd_core::{Caller, Interface};
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
-use std::net::IpAddr;
 use time::format_description::well_known::Rfc3339;
 use time::OffsetDateTime;
 
@@ -67,25 +67,30 @@ pub struct ListQuery {
     next_token: Option<String>,
 }
 
-/// The caller an `X-API-Key` stands for.
-pub fn api_caller(
-    face: &Face,
-    headers: &HeaderMap,
-    address: Option<IpAddr>,
-) -> Result<Caller, E2bError> {
-    let key = headers
-        .get("x-api-key")
-        .and_then(|v| v.to_str().ok())
-        .unwrap_or("");
-    face.core
-        .authenticate(key, address)
-        .map(|principal| Caller::new(principal, Interface::E2b))
-        .map_err(|e| match e {
-            sandboxd_core::Error::Unauthorized => E2bError::unauthenticated(
-                "missing or wrong API key: set E2B_API_KEY to the service token or a tenant token (sandboxd e2b env prints it)",
-            ),
-            other => other.into(),
-        })
+/// The caller an `X-API-Key` stands for; a handler taking it answers 401 without one.
+pub struct ApiCaller(Caller);
+
+impl FromRequestParts<Face> for ApiCaller {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, face: &Face) -> Result<Self, Response> {
+        let Ok(address) = crate::ClientAddress::from_request_parts(parts, face).await;
+        let key = parts
+            .headers
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        face.core
+            .authenticate(key, address.0)
+            .map(|principal| ApiCaller(Caller::new(principal, Interface::E2b)))
+            .map_err(|e| match e {
+                sandboxd_core::Error::Unauthorized => E2bError::unauthenticated(
+                    "missing or wrong API key: set E2B_API_KEY to the service token or a tenant token (sandboxd e2b env prints it)",
+                ),
+                other => other.into(),
+            })
+            .map_err(E2bError::into_http)
+    }
 }
 
 impl NewSandbox {
@@ -133,12 +138,10 @@ impl NewSandbox {
 
 pub async fn create(
     State(face): State<Face>,
-    address: crate::ClientAddress,
-    headers: HeaderMap,
+    ApiCaller(caller): ApiCaller,
     Json(request): Json<NewSandbox>,
 ) -> Response {
     let result = async {
-        let caller = api_caller(&face, &headers, address.0)?;
         let runtime = (request.template_id != BASE_TEMPLATE).then(|| request.template_id.clone());
         request.refuse_unsupported(
             &face,
@@ -182,12 +185,10 @@ pub async fn create(
 
 pub async fn get_one(
     State(face): State<Face>,
-    address: crate::ClientAddress,
-    headers: HeaderMap,
+    ApiCaller(caller): ApiCaller,
     Path(id): Path<String>,
 ) -> Response {
     let result = async {
-        let caller = api_caller(&face, &headers, address.0)?;
         let info = running(&face, &caller, &id).await?;
         let mut detail = listed(&face, &info);
         detail["envdAccessToken"] = face.core.session_access_token(&caller, &id)?.into();
@@ -199,12 +200,10 @@ pub async fn get_one(
 
 pub async fn list(
     State(face): State<Face>,
-    address: crate::ClientAddress,
-    headers: HeaderMap,
+    ApiCaller(caller): ApiCaller,
     Query(query): Query<ListQuery>,
 ) -> Response {
     let result = async {
-        let caller = api_caller(&face, &headers, address.0)?;
         let wanted: Vec<(String, String)> = query
             .metadata
             .as_deref()
@@ -257,32 +256,25 @@ pub async fn list(
 
 pub async fn kill(
     State(face): State<Face>,
-    address: crate::ClientAddress,
-    headers: HeaderMap,
+    ApiCaller(caller): ApiCaller,
     Path(id): Path<String>,
 ) -> Response {
     let result = async {
-        let caller = api_caller(&face, &headers, address.0)?;
         running(&face, &caller, &id).await?;
         face.core.close_session(&caller, &id).await?;
         Ok::<_, E2bError>(())
     }
     .await;
-    match result {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => e.into_http(),
-    }
+    done(result)
 }
 
 pub async fn set_timeout(
     State(face): State<Face>,
-    address: crate::ClientAddress,
-    headers: HeaderMap,
+    ApiCaller(caller): ApiCaller,
     Path(id): Path<String>,
     Json(request): Json<TimeoutRequest>,
 ) -> Response {
     let result = async {
-        let caller = api_caller(&face, &headers, address.0)?;
         running(&face, &caller, &id).await?;
         face.core
             .set_idle_timeout(&caller, &id, request.timeout)
@@ -290,24 +282,19 @@ pub async fn set_timeout(
         Ok::<_, E2bError>(())
     }
     .await;
-    match result {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => e.into_http(),
-    }
+    done(result)
 }
 
 /// `POST /sandboxes/{id}/connect` (and `/v2/...`): a running sandbox's connection details,
 /// with its timeout reset when one is given.
 pub async fn connect(
     State(face): State<Face>,
-    address: crate::ClientAddress,
-    headers: HeaderMap,
+    ApiCaller(caller): ApiCaller,
     Path(id): Path<String>,
     body: Option<Json<ConnectRequest>>,
 ) -> Response {
     let request = body.map(|Json(r)| r).unwrap_or_default();
     let result = async {
-        let caller = api_caller(&face, &headers, address.0)?;
         let mut info = running(&face, &caller, &id).await?;
         if let Some(secs) = request.timeout {
             info = face.core.set_idle_timeout(&caller, &id, secs).await?;
@@ -396,6 +383,13 @@ fn listed(face: &Face, info: &SessionInfo) -> Value {
         "state": "running",
         "domain": config.e2b.domain,
     })
+}
+
+fn done(result: Result<(), E2bError>) -> Response {
+    match result {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => e.into_http(),
+    }
 }
 
 fn answer(status: StatusCode, result: Result<Value, E2bError>) -> Response {
