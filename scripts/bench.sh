@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The benchmark: sandboxd against the raw Docker Engine API, in one run on this engine.
 #   1. host setup, images, release build incl. the static agent
-#   2. target/release/sandboxd-bench (starts its own service; cleans up after itself)
+#   2. target/release/sandboxd-bench (starts its own service; cleans up after itself), with
+#      the E2B SDK row (the python image and the tests' pinned e2b venv)
 #
 # Usage: scripts/bench.sh [--iterations N]
 set -euo pipefail
@@ -12,9 +13,10 @@ set -euo pipefail
 cd "$SANDBOXD_ROOT"
 
 "$SANDBOXD_SCRIPTS/host-setup.sh"
-"$SANDBOXD_SCRIPTS/build-images.sh" busybox
+"$SANDBOXD_SCRIPTS/build-images.sh" busybox python
 ensure_rust
 agent="$("$SANDBOXD_SCRIPTS/build.sh" --release | tail -n 1)"
 cargo build --release -p sandboxd-bench
+e2b_python="$(ensure_venv e2b)"
 exec "$(cargo_target_dir)/release/sandboxd-bench" \
-    --sandboxd "$(cargo_target_dir)/release/sandboxd" --agent "$agent" "$@"
+    --sandboxd "$(cargo_target_dir)/release/sandboxd" --agent "$agent" --e2b-python "$e2b_python" "$@"

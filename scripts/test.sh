@@ -13,6 +13,8 @@
 #   6. the MCP server with the MCP Python SDK  tests/mcp (pytest in target/mcp-venv)
 #   7. the API fuzzed by schemathesis          tests/fuzz (pytest in target/fuzz-venv); the
 #                                                Python suites start their own service on loopback
+#   7b. the E2B-compatible API with the E2B SDKs tests/e2b (npm ci, then pytest in target/e2b-venv:
+#                                                the e2b Python package, and the npm one under node)
 #   8. cargo fmt --all -- --check
 #   9. cargo clippy --workspace --all-targets -- -D warnings
 #
@@ -343,6 +345,17 @@ remove_test_sandboxes
 # The API fuzzed by schemathesis from the served OpenAPI document: no 5xx, no crash, no answer
 # that violates the document, over a bounded number of cases.
 step fuzz python_tests fuzz || true
+remove_test_sandboxes
+# The E2B-compatible API driven by the official E2B SDKs, unchanged (tests/e2b): the e2b
+# Python package with pytest, which also runs the e2b npm package's suite with node's runner.
+e2b_tests() {
+    if ! have node || ! have npm; then
+        ensure_packages nodejs npm
+    fi
+    (cd "$SANDBOXD_ROOT/tests/e2b" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+    python_tests e2b
+}
+step e2b e2b_tests || true
 remove_test_sandboxes
 
 step fmt logged fmt fmt cargo fmt --all -- --check || true

@@ -1,4 +1,4 @@
-"""A real sandboxd service for the Python suites (MCP, API fuzzing): the built binary, the real Docker engine, its own
+"""A real sandboxd service for the Python suites (MCP, API fuzzing, E2B SDK): the built binary, the real Docker engine, its own
 state directory and instance id. On teardown the service is killed and every container it
 made is removed by label, also when a test failed."""
 
@@ -9,6 +9,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -77,17 +78,18 @@ def anyio_backend():
     return "asyncio"
 
 
-@pytest.fixture(scope="session")
-def service():
+@contextmanager
+def running_service(config_text: str, token: str, name: str):
+    """A sandboxd service with `config_text`, its own state directory and instance id
+    (test-NAME-...), killed with its sandboxes when the block ends."""
     assert SANDBOXD.is_file(), f"{SANDBOXD} is missing: build it with scripts/build.sh"
     assert AGENT.is_file(), f"{AGENT} is missing: build it with scripts/build.sh"
     # Short path: the agents' socket paths must fit a unix socket address.
     state_dir = Path(tempfile.mkdtemp(prefix="sbm", dir="/tmp"))
-    token = "mcp-test-" + secrets.token_hex(16)
     # Written before the start, so the scripts' sweep of test-* instances finds leftovers.
-    instance_id = "test-mcp-" + secrets.token_hex(6)
+    instance_id = f"test-{name}-" + secrets.token_hex(6)
     (state_dir / "instance-id").write_text(instance_id)
-    (state_dir / "config.toml").write_text(config(token))
+    (state_dir / "config.toml").write_text(config_text)
     env = {k: v for k, v in os.environ.items() if k != "SANDBOXD_TOKEN"}
     env["SANDBOXD_AGENT"] = str(AGENT)
     env.setdefault("SANDBOXD_LOG", "warn")
@@ -130,3 +132,16 @@ def service():
         if ids:
             docker("rm", "-f", *ids)
         shutil.rmtree(state_dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def service():
+    token = "mcp-test-" + secrets.token_hex(16)
+    with running_service(config(token), token, "mcp") as running:
+        yield running
+
+
+@pytest.fixture(scope="session")
+def start_service():
+    """`running_service`, for suites with a config of their own (tests/e2b)."""
+    return running_service

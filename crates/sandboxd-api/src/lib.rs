@@ -266,6 +266,10 @@ pub struct SessionInfo {
     /// Why the session ended, in words (e.g. "closed by the client").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_reason: Option<String>,
+    /// Set when the session has an idle expiry of its own (an E2B sandbox's timeout), shorter
+    /// than the policy's `idle_timeout_secs`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub idle_timeout_secs: Option<u64>,
 }
 
 /// `GET /v1/events`, event `session`: a session opened or ended.

@@ -4,6 +4,7 @@
 //! It starts its own `sandboxd serve` (release build by default) with a bench config, and
 //! removes every container it made when it ends, also on failure.
 
+mod e2b;
 mod measure;
 mod raw;
 mod report;
@@ -35,6 +36,12 @@ struct Args {
     /// Repetitions of the single-operation measurements.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
+    /// A Python with the `e2b` package (tests/e2b/requirements.txt): adds the E2B SDK row.
+    #[arg(long)]
+    e2b_python: Option<PathBuf>,
+    /// The image of that row's runtime: one with bash, which the E2B SDK runs commands with.
+    #[arg(long, default_value = "sandboxd/python:3.11-bookworm")]
+    e2b_image: String,
 }
 
 #[tokio::main]
@@ -47,12 +54,18 @@ async fn main() -> Result<()> {
         docker,
         image: args.image.clone(),
     };
-    let service = Service::start(&args.sandboxd, &args.agent, &args.image)?;
+    let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
+    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image)?;
     let api = Api {
         http: reqwest::Client::new(),
         url: service.url.clone(),
     };
-    let result = measure::run(args.iterations, &args.image, &api, &raw, &service).await;
+    let mut result = measure::run(args.iterations, &args.image, &api, &raw, &service).await;
+    if let (Ok(_), Some(python)) = (&result, &args.e2b_python) {
+        if let Err(e) = e2b::run(python, args.iterations, &api).await {
+            result = Err(e);
+        }
+    }
     raw.clean_up(&service.instance).await;
     result?.print_targets();
     Ok(())

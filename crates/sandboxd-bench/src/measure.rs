@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 const SESSIONS: usize = 20;
 const COMMANDS: usize = 50;
 
-async fn time<T>(
+pub(crate) async fn time<T>(
     samples: &mut Vec<Duration>,
     op: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T> {

@@ -17,7 +17,13 @@ pub(crate) struct Service {
 }
 
 impl Service {
-    pub(crate) fn start(sandboxd: &Path, agent: &Path, image: &str) -> Result<Service> {
+    /// With `e2b_image`, also the runtime of the E2B row (`e2b::RUNTIME`).
+    pub(crate) fn start(
+        sandboxd: &Path,
+        agent: &Path,
+        image: &str,
+        e2b_image: Option<&str>,
+    ) -> Result<Service> {
         let state = tempfile::Builder::new()
             .prefix("sbdbench")
             .tempdir_in("/tmp")?;
@@ -44,6 +50,13 @@ max_output_bytes = "2m"
 max_upload_bytes = "16m"
 "#
         );
+        let config = match e2b_image {
+            Some(e2b_image) => format!(
+                "{config}\n[runtimes.{}]\nimage = \"{e2b_image}\"\n",
+                crate::e2b::RUNTIME
+            ),
+            None => config,
+        };
         std::fs::write(state.path().join("config.toml"), config)?;
         let mut child = Command::new(sandboxd)
             .args(["serve", "--listen", "127.0.0.1:0", "--config"])

@@ -4,6 +4,7 @@
 //! precisely what and where, so that a bad config stops the service at start, not a request later.
 
 mod backend;
+mod e2b;
 mod recipes;
 mod size;
 mod tenants;
@@ -14,6 +15,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use backend::{BackendSettings, KubernetesSettings};
+pub use e2b::E2bSettings;
 use recipes::catalogue;
 pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
 pub use size::{format_bytes, parse_bytes};
@@ -70,6 +72,8 @@ pub struct Config {
     pub extra_allowed_origins: Vec<String>,
     /// Which platform runs the sandboxes (`[backend]`).
     pub backend: BackendSettings,
+    /// The E2B-compatible API's settings (`[e2b]`).
+    pub e2b: E2bSettings,
 }
 
 #[derive(Deserialize)]
@@ -94,6 +98,7 @@ struct ConfigFile {
     #[serde(default)]
     extra_allowed_origins: Vec<String>,
     backend: Option<backend::BackendFile>,
+    e2b: e2b::E2bFile,
 }
 
 #[derive(Deserialize, Default)]
@@ -254,6 +259,7 @@ impl Config {
             .map(|origin| check_origin(origin))
             .collect::<Result<_, _>>()?;
         let backend = backend::resolve(file.backend.as_ref(), &runtimes)?;
+        let e2b = E2bSettings::resolve(&file.e2b)?;
 
         Ok(Config {
             token,
@@ -267,6 +273,7 @@ impl Config {
             tenants,
             extra_allowed_origins,
             backend,
+            e2b,
         })
     }
 

@@ -18,6 +18,8 @@ pub enum Interface {
     Cli,
     Dashboard,
     Mcp,
+    /// The E2B-compatible API (`sandboxd-e2b`), which the E2B SDKs speak.
+    E2b,
 }
 
 impl Interface {
@@ -27,6 +29,7 @@ impl Interface {
             Interface::Cli => "cli",
             Interface::Dashboard => "dashboard",
             Interface::Mcp => "mcp",
+            Interface::E2b => "e2b",
         }
     }
 

@@ -185,6 +185,18 @@ impl Tokens {
         Err(self.refuse(config, address))
     }
 
+    /// HMAC-SHA256 of `data` under the service token, for `context`: credentials derived from
+    /// the administrator's, so they survive a restart and change with the token.
+    pub(crate) fn derive(&self, context: &str, data: &str) -> [u8; 32] {
+        use hmac::{KeyInit, Mac};
+        let mut mac = hmac::Hmac::<sha2::Sha256>::new_from_slice(self.service_token.as_bytes())
+            .expect("HMAC takes a key of any length");
+        mac.update(context.as_bytes());
+        mac.update(&[0]);
+        mac.update(data.as_bytes());
+        mac.finalize().into_bytes().into()
+    }
+
     /// The answer to a failed authentication (a wrong token or ticket) from `address`:
     /// counted, and `too_many_attempts` past either budget.
     pub(crate) fn refuse(&self, config: &Config, address: Option<IpAddr>) -> Error {

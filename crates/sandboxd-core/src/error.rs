@@ -82,7 +82,8 @@ impl Error {
         }
     }
 
-    fn into_kind(self) -> Error {
+    /// The kind of failure, without the remedy: for faces that word errors their own way.
+    pub fn into_kind(self) -> Error {
         match self {
             Error::Remedied { error, .. } => *error,
             error => error,

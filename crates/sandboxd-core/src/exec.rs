@@ -18,6 +18,7 @@ const AGENT_GRACE: Duration = Duration::from_secs(10);
 const MAX_COMMAND_BYTES: usize = proto::MAX_FRAME_LEN / 2;
 
 /// What to run, as exec and process requests both describe it.
+#[derive(Default)]
 pub struct Command {
     /// A shell string, run by `/bin/sh -c`.
     pub command: Option<String>,
@@ -42,7 +43,7 @@ impl Core {
             command: request.command,
             argv: request.argv,
             cwd: request.cwd,
-            env: request.env,
+            env: with_session_env(&session.env, request.env),
             timeout_secs: request.timeout_secs.unwrap_or(policy.default_timeout_secs),
         };
         let mut planned = plan(command, policy)?;
@@ -84,6 +85,17 @@ impl Core {
             .ok()
             .flatten()
     }
+}
+
+/// A command's environment: the session's, overridden by the command's own.
+pub(crate) fn with_session_env(
+    session: &BTreeMap<String, String>,
+    mut own: BTreeMap<String, String>,
+) -> BTreeMap<String, String> {
+    for (name, value) in session {
+        own.entry(name.clone()).or_insert_with(|| value.clone());
+    }
+    own
 }
 
 /// Checks a command against the policy and turns it into the agent's form (without stdin).

@@ -32,6 +32,7 @@ pub mod pool;
 pub mod ports;
 pub mod processes;
 mod program;
+mod session_tokens;
 pub mod sessions;
 pub mod shares;
 pub mod tickets;

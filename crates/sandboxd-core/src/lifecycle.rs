@@ -15,6 +15,7 @@ use sandboxd_api::{
     SessionInfo, SessionList, Stats,
 };
 use sandboxd_backend::SandboxSpec;
+use std::collections::BTreeMap;
 use std::time::Instant;
 
 /// Longest tenant name and label sizes a client may attach to a session.
@@ -170,6 +171,74 @@ impl Core {
                 }
             },
         )
+    }
+
+    /// Gives a running session an idle expiry of its own, counted from now: from 1 s up to
+    /// the policy's `idle_timeout_secs` (a longer one is refused, never cut).
+    pub async fn set_idle_timeout(
+        &self,
+        caller: &Caller,
+        id: &str,
+        secs: u64,
+    ) -> Result<SessionInfo, Error> {
+        let most = self.config().policy.idle_timeout_secs;
+        if secs == 0 || secs > most {
+            return Err(Error::bad_request(
+                "timeout_too_large",
+                format!(
+                    "a timeout of {secs} s is outside 1..={most} s, the service's idle timeout (policy.idle_timeout_secs)"
+                ),
+            ));
+        }
+        self.running_session(caller, id, "set_timeout")?;
+        let started = Instant::now();
+        let session = self
+            .sessions()
+            .set_idle_timeout(id, secs)
+            .ok_or_else(|| sessions::not_found(id))?;
+        activity::append(
+            self.sessions(),
+            id,
+            &caller.actor(),
+            "set_timeout",
+            &format!("{secs} s"),
+            Outcome::ok(started.elapsed().as_millis() as u64),
+        );
+        Ok(self.info(&session).await)
+    }
+
+    /// Sets the environment every later command of a running session starts with (each
+    /// command's own variables win); checked against the policy like a command's.
+    pub fn set_session_env(
+        &self,
+        caller: &Caller,
+        id: &str,
+        env: BTreeMap<String, String>,
+    ) -> Result<(), Error> {
+        self.running_session(caller, id, "set_env")?;
+        let started = Instant::now();
+        crate::exec::plan(
+            crate::exec::Command {
+                argv: Some(vec!["env".into()]),
+                env: env.clone(),
+                timeout_secs: 1,
+                ..Default::default()
+            },
+            &self.config().policy,
+        )?;
+        let names = env.len();
+        self.sessions()
+            .set_env(id, env)
+            .ok_or_else(|| sessions::not_found(id))?;
+        activity::append(
+            self.sessions(),
+            id,
+            &caller.actor(),
+            "set_env",
+            &format!("{names} variables"),
+            Outcome::ok(started.elapsed().as_millis() as u64),
+        );
+        Ok(())
     }
 
     /// A session's activity log, newest first (also after it ended).

@@ -142,6 +142,11 @@ impl Core {
                     "expired: it reached the maximum lifetime of {} s (policy.max_lifetime_secs)",
                     policy.max_lifetime_secs
                 )
+            } else if let Some(secs) = session
+                .idle_timeout_secs
+                .filter(|secs| session.idle(now) >= time::Duration::seconds(*secs as i64))
+            {
+                format!("expired: idle for more than its own timeout of {secs} s")
             } else if session.idle(now) >= idle_limit {
                 format!(
                     "expired: idle for more than {} s (policy.idle_timeout_secs)",

@@ -64,6 +64,10 @@ impl Core {
     ) -> Result<ProcessInfo, Error> {
         let session = self.running_session(caller, session_id, "process_start")?;
         let input = request.input.clone();
+        let request = StartProcess {
+            env: exec::with_session_env(&session.env, request.env),
+            ..request
+        };
         let planned = plan(request, &self.config().policy)?;
         let mut entry = self.entry(caller, &session, "process_start", &planned.program);
         let started = self.start_with_input(&session, &planned, input).await;

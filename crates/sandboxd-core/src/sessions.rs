@@ -31,6 +31,12 @@ pub struct Session {
     persisted_activity_at: OffsetDateTime,
     pub sandbox: Sandbox,
     pub ended: Option<(OffsetDateTime, String)>,
+    /// Its own idle expiry, shorter than `policy.idle_timeout_secs` (the E2B face's timeout);
+    /// kept in memory only, so after a restart the policy's applies again.
+    pub idle_timeout_secs: Option<u64>,
+    /// Environment every command of the session starts with, under the command's own (the
+    /// E2B face's `envVars`); in memory only, like `idle_timeout_secs`.
+    pub env: BTreeMap<String, String>,
 }
 
 impl Session {
@@ -52,6 +58,8 @@ impl Session {
             persisted_activity_at: now,
             sandbox,
             ended: None,
+            idle_timeout_secs: None,
+            env: BTreeMap::new(),
         }
     }
 
@@ -77,6 +85,7 @@ impl Session {
             process_count: usage.processes,
             ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
+            idle_timeout_secs: self.idle_timeout_secs,
         }
     }
 
@@ -126,6 +135,8 @@ impl Session {
             ended: record
                 .ended_at
                 .map(|at| (parse(&at), record.end_reason.unwrap_or_default())),
+            idle_timeout_secs: None,
+            env: BTreeMap::new(),
         }
     }
 }
@@ -351,6 +362,24 @@ impl Sessions {
                 tracing::warn!(session = id, error = %e, "cannot record activity time");
             }
         }
+    }
+
+    /// Gives a running session its own idle expiry, counted from now (the session is touched).
+    pub fn set_idle_timeout(&self, id: &str, secs: u64) -> Option<Session> {
+        let updated = {
+            let mut table = self.lock();
+            let session = table.running.get_mut(id)?;
+            session.idle_timeout_secs = Some(secs);
+            session.clone()
+        };
+        self.touch(id);
+        Some(updated)
+    }
+
+    /// Sets the environment a running session's commands start with.
+    pub fn set_env(&self, id: &str, env: BTreeMap<String, String>) -> Option<()> {
+        self.lock().running.get_mut(id)?.env = env;
+        Some(())
     }
 
     /// Marks a session ended, keeping its record; returns it if this call ended it.

@@ -46,6 +46,9 @@ pub async fn run(
             },
             () = &mut shutdown => break,
         };
+        // Streamed answers (process output, E2B's Connect streams) go out in small writes:
+        // Nagle's algorithm would hold each behind the client's delayed ACK (about 40 ms).
+        let _ = stream.set_nodelay(true);
         let app = app.clone();
         let mut stopping = stopping.clone();
         tokio::spawn(async move {

@@ -47,7 +47,8 @@ pub struct AppState {
 /// on `address` that also answers to the host names in `allowed_hosts`.
 pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router {
     let guard = Guard::new(address, allowed_hosts.iter().map(String::as_str))
-        .with_mcp_origins(&core.config().extra_allowed_origins);
+        .with_mcp_origins(&core.config().extra_allowed_origins)
+        .allowing_subdomains_of(core.config().e2b.domain.as_deref());
     let policy = &core.config().policy;
     let upload_limit = usize::try_from(policy.max_upload_bytes).unwrap_or(usize::MAX);
     let exec_body_limit = upload_limit.saturating_add(1 << 20);
@@ -139,11 +140,16 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             on(ports::proxied_methods(), ports::shared),
         )
         .merge(dashboard::routes())
-        .fallback(|| async {
-            ApiError(Error::NotFound(
-                "no such route; the API is under /v1".into(),
-            ))
-        })
+        // The E2B-compatible API answers what none of these routes do (README, "Using the E2B
+        // SDK"); what it does not recognise either gets the usual answer.
+        .fallback_service(sandboxd_e2b::router(
+            core.clone(),
+            Router::new().fallback(|| async {
+                ApiError(Error::NotFound(
+                    "no such route; the API is under /v1".into(),
+                ))
+            }),
+        ))
         .route_layer(middleware::from_fn_with_state(
             state.metrics.clone(),
             metrics::track,

@@ -60,6 +60,8 @@ pub struct Guard {
     allowed_names: Vec<String>,
     /// Lower-case origins allowed to call `/mcp` beside the service's own.
     mcp_origins: Vec<String>,
+    /// A domain whose every subdomain is allowed (`e2b.domain`: `api.D`, `PORT-ID.D`).
+    allowed_subdomains_of: Option<String>,
 }
 
 impl Guard {
@@ -76,6 +78,7 @@ impl Guard {
             listen: listen.ip(),
             allowed_names,
             mcp_origins: Vec::new(),
+            allowed_subdomains_of: None,
         }
     }
 
@@ -89,13 +92,26 @@ impl Guard {
         path == crate::MCP_PATH && self.mcp_origins.contains(&origin.to_ascii_lowercase())
     }
 
+    /// Also accepts every name under `domain` (the E2B face's host names).
+    pub fn allowing_subdomains_of(mut self, domain: Option<&str>) -> Guard {
+        self.allowed_subdomains_of = domain.map(|d| format!(".{}", d.to_ascii_lowercase()));
+        self
+    }
+
     fn host_allowed(&self, host: &str) -> bool {
         let Some((name, _port)) = parse_host(host) else {
             return false;
         };
         match name.parse::<IpAddr>() {
             Ok(ip) => ip.is_loopback() || ip == self.listen || self.listen.is_unspecified(),
-            Err(_) => name == "localhost" || self.allowed_names.contains(&name),
+            Err(_) => {
+                name == "localhost"
+                    || self.allowed_names.contains(&name)
+                    || self
+                        .allowed_subdomains_of
+                        .as_deref()
+                        .is_some_and(|suffix| name.len() > suffix.len() && name.ends_with(suffix))
+            }
         }
     }
 }

@@ -80,6 +80,9 @@ enum Command {
     Token(commands::token::TokenArgs),
     /// Print the completion script for a shell: bash, zsh, fish, elvish or powershell.
     Completions(commands::completions::CompletionsArgs),
+    /// The E2B SDKs pointed at this service: `eval "$(sandboxd e2b env)"`.
+    #[command(subcommand)]
+    E2b(commands::e2b::E2bCommand),
 }
 
 fn main() -> ExitCode {
@@ -111,6 +114,7 @@ fn main() -> ExitCode {
             commands::completions::run(args, Cli::command());
             Ok(0)
         }
+        Command::E2b(command) => commands::e2b::run(command).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -37,6 +37,22 @@ pub struct ServiceArgs {
 impl ServiceArgs {
     /// A client for the service, speaking as `interface`.
     pub fn client(&self, interface: Interface) -> Result<Client> {
+        let request_timeout = Duration::from_secs(self.request_timeout.max(1));
+        Ok(Client::with_timeouts(
+            &self.url,
+            self.token()?,
+            interface,
+            CONNECT_TIMEOUT,
+            request_timeout,
+        )?)
+    }
+
+    pub fn url(&self) -> &str {
+        &self.url
+    }
+
+    /// The token given, or the one a local service keeps.
+    pub fn token(&self) -> Result<String> {
         let token = match &self.token {
             Some(token) => token.trim().to_string(),
             None => token_from_files()?,
@@ -44,14 +60,7 @@ impl ServiceArgs {
         if token.is_empty() {
             bail!("the token is empty; pass the service token with --token or SANDBOXD_TOKEN");
         }
-        let request_timeout = Duration::from_secs(self.request_timeout.max(1));
-        Ok(Client::with_timeouts(
-            &self.url,
-            token,
-            interface,
-            CONNECT_TIMEOUT,
-            request_timeout,
-        )?)
+        Ok(token)
     }
 }
 

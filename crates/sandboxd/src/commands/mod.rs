@@ -5,6 +5,7 @@ pub mod completions;
 pub mod connection;
 pub mod cp;
 pub mod cp_tree;
+pub mod e2b;
 pub mod exec;
 pub mod files;
 pub mod kill_all;

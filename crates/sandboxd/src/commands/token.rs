@@ -1,4 +1,4 @@
-//! `sandboxd token [--tenant NAME]`: a new random token and the config lines that grant it.
+//! `sandboxd token [--tenant NAME] [--e2b]`: a new random token and the config lines that grant it.
 //! The config keeps only the token's SHA-256, so the token is shown this once.
 
 use super::output::{print_json, OutputArgs};
@@ -12,6 +12,9 @@ pub struct TokenArgs {
     /// The tenant the token is for; without one, a service (administrator) token.
     #[arg(long)]
     tenant: Option<String>,
+    /// In the form E2B API keys take (`e2b_<hex>`), for the E2B SDKs' `E2B_API_KEY`.
+    #[arg(long)]
+    e2b: bool,
     #[command(flatten)]
     output: OutputArgs,
 }
@@ -30,8 +33,15 @@ pub fn new_token() -> String {
     to_hex(&bytes)
 }
 
+/// The prefix of an E2B API key.
+const E2B_KEY_PREFIX: &str = "e2b_";
+
 pub fn run(args: TokenArgs) -> Result<()> {
-    let token = new_token();
+    let token = if args.e2b {
+        format!("{E2B_KEY_PREFIX}{}", new_token())
+    } else {
+        new_token()
+    };
     if args.output.json {
         return print_json(&NewToken {
             token_sha256: to_hex(&token_sha256(&token)),

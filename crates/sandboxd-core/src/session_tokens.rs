@@ -1,0 +1,49 @@
+//! Per-session access tokens: a credential for one session only, as the E2B face gives every
+//! sandbox (`envdAccessToken`), so that knowing a session id is not enough to reach it.
+//!
+//! A token is an HMAC of the session id under the service token: nothing to store, the same
+//! after a restart, and void once the service token changes. Presenting one acts as the
+//! session's owner (its tenant, or the administrator for a session without one) on that
+//! session alone; a wrong one counts as a failed authentication like a wrong bearer token.
+
+use crate::activity::Caller;
+use crate::auth::Principal;
+use crate::core::Core;
+use crate::error::Error;
+use std::net::IpAddr;
+use subtle::ConstantTimeEq;
+
+/// What the HMAC is taken for, so the same key never signs two kinds of thing alike.
+const CONTEXT: &str = "sandboxd session access token v1";
+
+impl Core {
+    /// The access token of a session the caller may reach.
+    pub fn session_access_token(&self, caller: &Caller, id: &str) -> Result<String, Error> {
+        self.session(caller, id, "session_token")?;
+        Ok(self.derived_token(id))
+    }
+
+    /// Who presenting `token` for session `id` acts as: the session's owner. Answered like a
+    /// wrong bearer token when it does not match (or the session is unknown), and counted.
+    pub fn authenticate_session_token(
+        &self,
+        id: &str,
+        token: &str,
+        address: Option<IpAddr>,
+    ) -> Result<Principal, Error> {
+        let expected = self.derived_token(id);
+        if !bool::from(expected.as_bytes().ct_eq(token.as_bytes())) {
+            return Err(self.tokens().refuse(self.config(), address));
+        }
+        let session = self
+            .sessions()
+            .get(id)
+            .map_err(|_| self.tokens().refuse(self.config(), address))?;
+        Ok(session.tenant.map_or(Principal::Admin, Principal::Tenant))
+    }
+
+    fn derived_token(&self, id: &str) -> String {
+        let digest = self.tokens().derive(CONTEXT, id);
+        digest.iter().map(|b| format!("{b:02x}")).collect()
+    }
+}

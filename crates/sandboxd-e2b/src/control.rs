@@ -1,0 +1,400 @@
+//! E2B's control plane (`spec/openapi.yml` of the E2B SDKs): sandboxes are sessions. A
+//! template ID names a runtime alias of the allowlist (`base`: the default one), metadata
+//! become the session's labels, envVars the environment of its every command, and the
+//! timeout its own idle expiry. Authenticated by `X-API-Key`: the service token or a tenant's.
+
+use crate::errors::E2bError;
+use crate::{Face, ENVD_VERSION};
+use axum::extract::{FromRequestParts, Path, Query, State};
+use axum::http::request::Parts;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::Json;
+use sandboxd_api::{CreateSession, SessionInfo};
+use sandboxd_core::{Caller, Interface};
+use serde::Deserialize;
+use serde_json::{json, Value};
+use std::collections::BTreeMap;
+use time::format_description::well_known::Rfc3339;
+use time::OffsetDateTime;
+
+/// The template that means "the default runtime".
+const BASE_TEMPLATE: &str = "base";
+/// What E2B calls the owner of a sandbox; sandboxd has one.
+const CLIENT_ID: &str = "sandboxd";
+const NEXT_TOKEN_HEADER: &str = "x-next-token";
+const DEFAULT_PAGE: usize = 100;
+const MAX_PAGE: usize = 1000;
+const MIB: u64 = 1 << 20;
+
+/// `POST /sandboxes` and `POST /v2/sandboxes`.
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NewSandbox {
+    #[serde(rename = "templateID")]
+    template_id: String,
+    timeout: Option<u64>,
+    #[serde(default)]
+    metadata: BTreeMap<String, String>,
+    #[serde(default)]
+    env_vars: BTreeMap<String, String>,
+    auto_pause: Option<bool>,
+    auto_resume: Option<Value>,
+    #[serde(rename = "allow_internet_access")]
+    allow_internet_access: Option<bool>,
+    network: Option<Value>,
+    mcp: Option<Value>,
+    iam: Option<Value>,
+    volume_mounts: Option<Value>,
+}
+
+#[derive(Deserialize)]
+pub struct TimeoutRequest {
+    timeout: u64,
+}
+
+#[derive(Deserialize, Default)]
+pub struct ConnectRequest {
+    timeout: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ListQuery {
+    metadata: Option<String>,
+    state: Option<String>,
+    limit: Option<usize>,
+    next_token: Option<String>,
+}
+
+/// The caller an `X-API-Key` stands for; a handler taking it answers 401 without one.
+pub struct ApiCaller(Caller);
+
+impl FromRequestParts<Face> for ApiCaller {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, face: &Face) -> Result<Self, Response> {
+        let Ok(address) = crate::ClientAddress::from_request_parts(parts, face).await;
+        let key = parts
+            .headers
+            .get("x-api-key")
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        face.core
+            .authenticate(key, address.0)
+            .map(|principal| ApiCaller(Caller::new(principal, Interface::E2b)))
+            .map_err(|e| match e {
+                sandboxd_core::Error::Unauthorized => E2bError::unauthenticated(
+                    "missing or wrong API key: set E2B_API_KEY to the service token or a tenant token (sandboxd e2b env prints it)",
+                ),
+                other => other.into(),
+            })
+            .map_err(E2bError::into_http)
+    }
+}
+
+impl NewSandbox {
+    /// The E2B options that have no sandboxd counterpart, refused rather than ignored.
+    fn refuse_unsupported(&self, face: &Face, runtime: &str) -> Result<(), E2bError> {
+        let given = |value: &Option<Value>| {
+            value.as_ref().is_some_and(|v| match v {
+                Value::Null | Value::Bool(false) => false,
+                Value::Array(a) => !a.is_empty(),
+                Value::Object(o) => !o.is_empty(),
+                _ => true,
+            })
+        };
+        for (what, value) in [
+            ("network rules (network)", &self.network),
+            ("MCP servers (mcp)", &self.mcp),
+            ("workload identity (iam)", &self.iam),
+            ("volumes (volumeMounts)", &self.volume_mounts),
+            ("auto-resume (lifecycle)", &self.auto_resume),
+        ] {
+            if given(value) {
+                return Err(E2bError::unsupported(what));
+            }
+        }
+        if self.auto_pause == Some(true) {
+            return Err(E2bError::unsupported(
+                "pausing (lifecycle on_timeout \"pause\")",
+            ));
+        }
+        if let (Some(wanted), Some(runtime_info)) = (
+            self.allow_internet_access,
+            face.core.config().runtime(runtime),
+        ) {
+            let has = runtime_info.limits.network_mode != sandboxd_api::NetworkMode::None;
+            if wanted != has {
+                return Err(E2bError::invalid(format!(
+                    "template \"{runtime}\" runs {} network access, and a sandbox cannot change that (allow_internet_access); pick a template (runtime) that does",
+                    if has { "with" } else { "without" }
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+pub async fn create(
+    State(face): State<Face>,
+    ApiCaller(caller): ApiCaller,
+    Json(request): Json<NewSandbox>,
+) -> Response {
+    let result = async {
+        let runtime = (request.template_id != BASE_TEMPLATE).then(|| request.template_id.clone());
+        request.refuse_unsupported(
+            &face,
+            runtime
+                .as_deref()
+                .unwrap_or(&face.core.config().default_runtime),
+        )?;
+        let info = face
+            .core
+            .open_session(
+                &caller,
+                CreateSession {
+                    runtime,
+                    tenant: None,
+                    labels: request.metadata,
+                },
+            )
+            .await?;
+        let configured = async {
+            if !request.env_vars.is_empty() {
+                face.core
+                    .set_session_env(&caller, &info.id, request.env_vars)?;
+            }
+            match request.timeout {
+                Some(secs) => face.core.set_idle_timeout(&caller, &info.id, secs).await,
+                None => Ok(info.clone()),
+            }
+        }
+        .await;
+        match configured {
+            Ok(info) => Ok(sandbox(&face, &caller, &info)?),
+            Err(e) => {
+                let _ = face.core.close_session(&caller, &info.id).await;
+                Err(E2bError::from(e))
+            }
+        }
+    }
+    .await;
+    answer(StatusCode::CREATED, result)
+}
+
+pub async fn get_one(
+    State(face): State<Face>,
+    ApiCaller(caller): ApiCaller,
+    Path(id): Path<String>,
+) -> Response {
+    let result = async {
+        let info = running(&face, &caller, &id).await?;
+        let mut detail = listed(&face, &info);
+        detail["envdAccessToken"] = face.core.session_access_token(&caller, &id)?.into();
+        Ok(detail)
+    }
+    .await;
+    answer(StatusCode::OK, result)
+}
+
+pub async fn list(
+    State(face): State<Face>,
+    ApiCaller(caller): ApiCaller,
+    Query(query): Query<ListQuery>,
+) -> Response {
+    let result = async {
+        let wanted: Vec<(String, String)> = query
+            .metadata
+            .as_deref()
+            .map(|m| serde_urlencoded::from_str(m).unwrap_or_default())
+            .unwrap_or_default();
+        // Sandboxes here are never paused: asking for paused ones only finds none.
+        let running_wanted = query
+            .state
+            .as_deref()
+            .is_none_or(|states| states.split(',').any(|s| s.trim() == "running"));
+        let mut sessions = face.core.list_sessions(&caller, false).await?.sessions;
+        sessions.retain(|s| {
+            running_wanted
+                && wanted
+                    .iter()
+                    .all(|(k, v)| s.labels.get(k).is_some_and(|have| have == v))
+        });
+        sessions.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
+        let start: usize = query
+            .next_token
+            .as_deref()
+            .map(|t| {
+                t.parse()
+                    .map_err(|_| E2bError::invalid("nextToken is not one this service gave"))
+            })
+            .transpose()?
+            .unwrap_or(0);
+        let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+        let page: Vec<Value> = sessions
+            .iter()
+            .skip(start)
+            .take(limit)
+            .map(|s| listed(&face, s))
+            .collect();
+        let next = (start + limit < sessions.len()).then(|| (start + limit).to_string());
+        Ok::<_, E2bError>((page, next))
+    }
+    .await;
+    match result {
+        Ok((page, next)) => {
+            let mut response = Json(page).into_response();
+            if let Some(next) = next.and_then(|n| n.parse().ok()) {
+                response.headers_mut().insert(NEXT_TOKEN_HEADER, next);
+            }
+            response
+        }
+        Err(e) => e.into_http(),
+    }
+}
+
+pub async fn kill(
+    State(face): State<Face>,
+    ApiCaller(caller): ApiCaller,
+    Path(id): Path<String>,
+) -> Response {
+    let result = async {
+        running(&face, &caller, &id).await?;
+        face.core.close_session(&caller, &id).await?;
+        Ok::<_, E2bError>(())
+    }
+    .await;
+    done(result)
+}
+
+pub async fn set_timeout(
+    State(face): State<Face>,
+    ApiCaller(caller): ApiCaller,
+    Path(id): Path<String>,
+    Json(request): Json<TimeoutRequest>,
+) -> Response {
+    let result = async {
+        running(&face, &caller, &id).await?;
+        face.core
+            .set_idle_timeout(&caller, &id, request.timeout)
+            .await?;
+        Ok::<_, E2bError>(())
+    }
+    .await;
+    done(result)
+}
+
+/// `POST /sandboxes/{id}/connect` (and `/v2/...`): a running sandbox's connection details,
+/// with its timeout reset when one is given.
+pub async fn connect(
+    State(face): State<Face>,
+    ApiCaller(caller): ApiCaller,
+    Path(id): Path<String>,
+    body: Option<Json<ConnectRequest>>,
+) -> Response {
+    let request = body.map(|Json(r)| r).unwrap_or_default();
+    let result = async {
+        let mut info = running(&face, &caller, &id).await?;
+        if let Some(secs) = request.timeout {
+            info = face.core.set_idle_timeout(&caller, &id, secs).await?;
+        }
+        sandbox(&face, &caller, &info)
+    }
+    .await;
+    answer(StatusCode::OK, result)
+}
+
+/// Anything of E2B's API that sandboxd does not offer, named by its path.
+pub async fn unsupported(uri: axum::http::Uri) -> Response {
+    let path = uri.path();
+    let what = if path.contains("/pause") || path.contains("/resume") {
+        "pausing and resuming sandboxes"
+    } else if path.contains("snapshot") {
+        "snapshots"
+    } else if path.contains("/fork") {
+        "forking sandboxes"
+    } else if path.contains("template") {
+        "templates (building, listing, deleting); a template ID names a runtime of the service's allowlist"
+    } else if path.contains("volume") {
+        "volumes"
+    } else if path.contains("/network") {
+        "network rules"
+    } else if path.contains("/metrics") {
+        "sandbox metrics (the dashboard and GET /v1/sessions/{id} show memory and processes)"
+    } else if path.contains("/logs") {
+        "sandbox logs (the activity log is GET /v1/sessions/{id}/activity)"
+    } else if path.contains("secret") {
+        "secrets"
+    } else {
+        "this E2B API route"
+    };
+    E2bError::unsupported(what).into_http()
+}
+
+/// The session, if the caller may reach it and it still runs; an ended one is "not found",
+/// as a killed sandbox is to E2B.
+async fn running(face: &Face, caller: &Caller, id: &str) -> Result<SessionInfo, E2bError> {
+    let info = face.core.get_session(caller, id).await?;
+    match info.state {
+        sandboxd_api::SessionState::Running => Ok(info),
+        _ => Err(E2bError::sandbox_not_found(id)),
+    }
+}
+
+/// What create and connect answer: how to reach the sandbox's envd.
+fn sandbox(face: &Face, caller: &Caller, info: &SessionInfo) -> Result<Value, E2bError> {
+    Ok(json!({
+        "templateID": info.runtime,
+        "alias": info.runtime,
+        "sandboxID": info.id,
+        "clientID": CLIENT_ID,
+        "envdVersion": ENVD_VERSION,
+        "envdAccessToken": face.core.session_access_token(caller, &info.id)?,
+        "trafficAccessToken": null,
+        "domain": face.core.config().e2b.domain,
+    }))
+}
+
+/// A sandbox as `GET /v2/sandboxes` lists it (and, with its token, `GET /sandboxes/{id}`).
+fn listed(face: &Face, info: &SessionInfo) -> Value {
+    let config = face.core.config();
+    let limits = config.runtime(&info.runtime).map(|r| r.limits.clone());
+    let parse =
+        |at: &str| OffsetDateTime::parse(at, &Rfc3339).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    let idle = info
+        .idle_timeout_secs
+        .unwrap_or(config.policy.idle_timeout_secs);
+    let end_at = (parse(&info.last_activity_at) + time::Duration::seconds(idle as i64)).min(
+        parse(&info.created_at) + time::Duration::seconds(config.policy.max_lifetime_secs as i64),
+    );
+    json!({
+        "templateID": info.runtime,
+        "alias": info.runtime,
+        "sandboxID": info.id,
+        "clientID": CLIENT_ID,
+        "startedAt": info.created_at,
+        "endAt": end_at.format(&Rfc3339).unwrap_or_default(),
+        "envdVersion": ENVD_VERSION,
+        "cpuCount": limits.as_ref().map_or(1, |l| l.cpus.ceil().max(1.0) as u64),
+        "memoryMB": limits.as_ref().map_or(0, |l| l.mem_limit_bytes / MIB),
+        "diskSizeMB": limits.as_ref().map_or(0, |l| l.tmpfs_size_bytes / MIB),
+        "metadata": info.labels,
+        "state": "running",
+        "domain": config.e2b.domain,
+    })
+}
+
+fn done(result: Result<(), E2bError>) -> Response {
+    match result {
+        Ok(()) => StatusCode::NO_CONTENT.into_response(),
+        Err(e) => e.into_http(),
+    }
+}
+
+fn answer(status: StatusCode, result: Result<Value, E2bError>) -> Response {
+    match result {
+        Ok(body) => (status, Json(body)).into_response(),
+        Err(e) => e.into_http(),
+    }
+}

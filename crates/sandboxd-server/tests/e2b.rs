@@ -1,0 +1,413 @@
+//! The E2B-compatible face on the real router over the fake platform: how requests find the
+//! control plane or a sandbox's envd (the `E2b-Sandbox-Id` header, or the `e2b.domain` host
+//! names, which the Host guard then accepts), keys and per-sandbox access tokens, tenants,
+//! the Connect framing of envd's answers, and the errors the SDKs read. The official SDKs
+//! drive the same face against real Docker in tests/e2b.
+
+mod common;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode};
+use common::{config, two_tenants, TestService, ALPHA_TOKEN, BETA_TOKEN, TOKEN};
+use http_body_util::BodyExt;
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+const DOMAIN: &str = "e2b.example.com";
+
+struct Answer {
+    status: StatusCode,
+    content_type: String,
+    body: Vec<u8>,
+}
+
+impl Answer {
+    fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+}
+
+async fn send(
+    service: &TestService,
+    method: Method,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: Vec<u8>,
+) -> Answer {
+    let mut request = Request::builder().method(method).uri(path);
+    if !headers
+        .iter()
+        .any(|(name, _)| name.eq_ignore_ascii_case("host"))
+    {
+        request = request.header("host", "localhost");
+    }
+    for (name, value) in headers {
+        request = request.header(*name, *value);
+    }
+    let response = service
+        .router
+        .clone()
+        .oneshot(request.body(Body::from(body)).unwrap())
+        .await
+        .unwrap();
+    let status = response.status();
+    let content_type = response
+        .headers()
+        .get("content-type")
+        .map(|v| v.to_str().unwrap().to_string())
+        .unwrap_or_default();
+    let body = response
+        .into_body()
+        .collect()
+        .await
+        .unwrap()
+        .to_bytes()
+        .to_vec();
+    Answer {
+        status,
+        content_type,
+        body,
+    }
+}
+
+/// Creates a sandbox with `key`; answers its id and access token.
+async fn create(service: &TestService, key: &str, host: &str) -> (String, String) {
+    let answer = send(
+        service,
+        Method::POST,
+        "/v2/sandboxes",
+        &[
+            ("x-api-key", key),
+            ("host", host),
+            ("content-type", "application/json"),
+        ],
+        json!({"templateID": "base", "metadata": {"k": "v"}, "timeout": 60})
+            .to_string()
+            .into(),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.json());
+    let created = answer.json();
+    assert_eq!(created["templateID"], "sh");
+    assert!(created["envdVersion"].as_str().unwrap() >= "0.4.0");
+    (
+        created["sandboxID"].as_str().unwrap().to_string(),
+        created["envdAccessToken"].as_str().unwrap().to_string(),
+    )
+}
+
+fn with_domain() -> TestService {
+    TestService::start(&config(
+        4,
+        0,
+        &format!("{}[e2b]\ndomain = \"{DOMAIN}\"\n", two_tenants()),
+    ))
+}
+
+#[tokio::test]
+async fn a_sandbox_is_a_session_with_its_labels_timeout_and_access_token() {
+    let service = TestService::default_service();
+    let (id, token) = create(&service, TOKEN, "localhost").await;
+    let (status, session) = service.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(session["labels"], json!({"k": "v"}));
+    assert_eq!(session["idle_timeout_secs"], 60);
+
+    let detail = send(
+        &service,
+        Method::GET,
+        &format!("/sandboxes/{id}"),
+        &[("x-api-key", TOKEN)],
+        vec![],
+    )
+    .await;
+    assert_eq!(detail.json()["envdAccessToken"], token.as_str());
+    assert_eq!(detail.json()["state"], "running");
+
+    // envd, by header, with and without the sandbox's token.
+    let health = |token: &'static str| {
+        let id = id.clone();
+        let service = &service;
+        async move {
+            send(
+                service,
+                Method::GET,
+                "/health",
+                &[("e2b-sandbox-id", &id), ("x-access-token", token)],
+                vec![],
+            )
+            .await
+            .status
+        }
+    };
+    let token: &'static str = Box::leak(token.into_boxed_str());
+    assert_eq!(health(token).await, StatusCode::NO_CONTENT);
+    assert_eq!(health("0000").await, StatusCode::UNAUTHORIZED);
+
+    let activity = service.core.activity(
+        &sandboxd_core::Caller::new(
+            sandboxd_core::Principal::Admin,
+            sandboxd_core::Interface::Api,
+        ),
+        &id,
+    );
+    let entries = serde_json::to_value(activity.unwrap()).unwrap();
+    assert!(entries["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|e| e["interface"] == "e2b" && e["action"] == "open"));
+
+    let killed = send(
+        &service,
+        Method::DELETE,
+        &format!("/sandboxes/{id}"),
+        &[("x-api-key", TOKEN)],
+        vec![],
+    )
+    .await;
+    assert_eq!(killed.status, StatusCode::NO_CONTENT);
+    let gone = send(
+        &service,
+        Method::GET,
+        &format!("/sandboxes/{id}"),
+        &[("x-api-key", TOKEN)],
+        vec![],
+    )
+    .await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND);
+    assert_eq!(gone.json()["code"], 404);
+    // The SDKs read an ended sandbox from these words.
+    let after = send(
+        &service,
+        Method::GET,
+        "/health",
+        &[("e2b-sandbox-id", &id), ("x-access-token", token)],
+        vec![],
+    )
+    .await;
+    assert_eq!(after.status, StatusCode::BAD_GATEWAY);
+    assert!(after.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("was not found"));
+}
+
+#[tokio::test]
+async fn keys_are_checked_and_tenants_see_only_their_own() {
+    let service = TestService::start(&config(4, 0, &two_tenants()));
+    let wrong = send(
+        &service,
+        Method::GET,
+        "/v2/sandboxes",
+        &[("x-api-key", "e2b_00")],
+        vec![],
+    )
+    .await;
+    assert_eq!(wrong.status, StatusCode::UNAUTHORIZED);
+    let (id, _) = create(&service, ALPHA_TOKEN, "localhost").await;
+    let theirs = send(
+        &service,
+        Method::GET,
+        &format!("/sandboxes/{id}"),
+        &[("x-api-key", BETA_TOKEN)],
+        vec![],
+    )
+    .await;
+    assert_eq!(theirs.status, StatusCode::NOT_FOUND);
+    let listed = send(
+        &service,
+        Method::GET,
+        "/v2/sandboxes",
+        &[("x-api-key", BETA_TOKEN)],
+        vec![],
+    )
+    .await;
+    assert_eq!(listed.json(), json!([]));
+    let mine = send(
+        &service,
+        Method::GET,
+        "/v2/sandboxes?metadata=k%3Dv",
+        &[("x-api-key", ALPHA_TOKEN)],
+        vec![],
+    )
+    .await;
+    assert_eq!(mine.json()[0]["sandboxID"], id.as_str());
+}
+
+#[tokio::test]
+async fn the_domain_routes_by_host_and_the_guard_accepts_its_names() {
+    let service = with_domain();
+    let api = format!("api.{DOMAIN}");
+    let (id, token) = create(&service, TOKEN, &api).await;
+    let created = send(
+        &service,
+        Method::GET,
+        &format!("/sandboxes/{id}"),
+        &[("x-api-key", TOKEN), ("host", &api)],
+        vec![],
+    )
+    .await;
+    assert_eq!(created.json()["domain"], DOMAIN);
+
+    let envd_host = format!("49983-{id}.{DOMAIN}");
+    let health = send(
+        &service,
+        Method::GET,
+        "/health",
+        &[("host", &envd_host), ("x-access-token", &token)],
+        vec![],
+    )
+    .await;
+    assert_eq!(health.status, StatusCode::NO_CONTENT);
+    let other_port = format!("8080-{id}.{DOMAIN}");
+    let refused = send(
+        &service,
+        Method::GET,
+        "/app",
+        &[("host", &other_port)],
+        vec![],
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::NOT_IMPLEMENTED);
+    assert!(refused.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("port 8080"));
+
+    // A name outside the domain is still refused (DNS rebinding).
+    let evil = send(
+        &service,
+        Method::GET,
+        "/health",
+        &[("host", "49983-x.evil.example")],
+        vec![],
+    )
+    .await;
+    assert_eq!(evil.status, StatusCode::FORBIDDEN);
+    // Without the domain configured, its names are refused too.
+    let plain = TestService::default_service();
+    let refused = send(
+        &plain,
+        Method::GET,
+        "/v2/sandboxes",
+        &[("host", &api), ("x-api-key", TOKEN)],
+        vec![],
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn envd_speaks_connect_with_json() {
+    let service = TestService::default_service();
+    let (id, token) = create(&service, TOKEN, "localhost").await;
+    let envd = [
+        ("e2b-sandbox-id", id.as_str()),
+        ("x-access-token", token.as_str()),
+        ("content-type", "application/json"),
+    ];
+
+    let missing = send(
+        &service,
+        Method::POST,
+        "/filesystem.Filesystem/Stat",
+        &envd,
+        br#"{"path":"nothing"}"#.to_vec(),
+    )
+    .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    assert_eq!(missing.json()["code"], "not_found");
+
+    let unknown = send(
+        &service,
+        Method::POST,
+        "/process.Process/Nothing",
+        &envd,
+        b"{}".to_vec(),
+    )
+    .await;
+    assert_eq!(unknown.json()["code"], "unimplemented");
+
+    // A server stream answers 200 with envelopes, its error in the end-of-stream one.
+    let stream = [
+        ("e2b-sandbox-id", id.as_str()),
+        ("x-access-token", token.as_str()),
+        ("content-type", "application/connect+json"),
+    ];
+    let message = br#"{"process":{"pid":4242}}"#;
+    let mut framed = vec![0u8];
+    framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    framed.extend_from_slice(message);
+    let answer = send(
+        &service,
+        Method::POST,
+        "/process.Process/Connect",
+        &stream,
+        framed,
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::OK);
+    assert_eq!(answer.content_type, "application/connect+json");
+    assert_eq!(answer.body[0], 0x02, "one end-of-stream envelope");
+    let length = u32::from_be_bytes(answer.body[1..5].try_into().unwrap()) as usize;
+    let trailer: Value = serde_json::from_slice(&answer.body[5..5 + length]).unwrap();
+    assert_eq!(trailer["error"]["code"], "not_found");
+    assert_eq!(answer.body.len(), 5 + length);
+
+    let not_ours = send(&service, Method::GET, "/no/such/route", &[], vec![]).await;
+    assert_eq!(not_ours.status, StatusCode::NOT_FOUND);
+    assert!(not_ours.json()["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("/v1"));
+}
+
+#[tokio::test]
+async fn what_is_not_offered_says_so() {
+    let service = TestService::default_service();
+    for (method, path, body) in [
+        (
+            Method::POST,
+            "/v2/sandboxes",
+            json!({"templateID": "base", "autoPause": true}),
+        ),
+        (
+            Method::POST,
+            "/v2/sandboxes",
+            json!({"templateID": "base", "network": {"denyOut": ["0.0.0.0/0"]}}),
+        ),
+        (Method::POST, "/sandboxes/x/pause", json!({})),
+        (Method::GET, "/templates", json!({})),
+    ] {
+        let answer = send(
+            &service,
+            method,
+            path,
+            &[("x-api-key", TOKEN), ("content-type", "application/json")],
+            body.to_string().into(),
+        )
+        .await;
+        assert_eq!(answer.status, StatusCode::NOT_IMPLEMENTED, "{path}");
+        assert!(
+            answer.json()["message"]
+                .as_str()
+                .unwrap()
+                .contains("not offered"),
+            "{path}"
+        );
+    }
+    assert!(service
+        .core
+        .list_sessions(
+            &sandboxd_core::Caller::new(
+                sandboxd_core::Principal::Admin,
+                sandboxd_core::Interface::Api
+            ),
+            false
+        )
+        .await
+        .unwrap()
+        .sessions
+        .is_empty());
+}

@@ -1,0 +1,121 @@
+"""The E2B suites' service: the python runtime by default (the SDKs run commands with bash),
+two tenants, and the SDKs pointed at it the way `sandboxd e2b env` does."""
+
+import hashlib
+import json
+import os
+import secrets
+import shlex
+import subprocess
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+BUSYBOX_IMAGE = os.environ.get("SANDBOXD_TEST_BUSYBOX_IMAGE", "sandboxd/busybox:local")
+PYTHON_IMAGE = os.environ.get("SANDBOXD_TEST_PYTHON_IMAGE", "sandboxd/python:3.11-bookworm")
+IDLE_TIMEOUT_SECS = 900
+SANDBOXD = Path(os.environ.get("SANDBOXD_BIN", Path(__file__).resolve().parents[2] / "target/debug/sandboxd"))
+
+
+@dataclass
+class E2b:
+    url: str
+    token: str
+    tenant_a: str
+    tenant_b: str
+    instance_id: str
+
+    def activity(self, sandbox_id: str) -> list:
+        """The session's activity log, through our own API."""
+        request = urllib.request.Request(
+            f"{self.url}/v1/sessions/{sandbox_id}/activity",
+            headers={"Authorization": f"Bearer {self.token}"},
+        )
+        with urllib.request.urlopen(request, timeout=10) as answer:
+            return json.load(answer)["entries"]
+
+
+def e2b_env(url: str, token: str) -> dict:
+    """What `sandboxd e2b env` tells a shell to export."""
+    printed = subprocess.run(
+        [str(SANDBOXD), "e2b", "env", "--url", url, "--token", token],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    exports = {}
+    for line in printed.splitlines():
+        name, _, value = line.removeprefix("export ").partition("=")
+        exports[name] = shlex.split(value)[0]
+    return exports
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
+
+
+def config(token: str, tenant_a: str, tenant_b: str) -> str:
+    return f"""
+token = "{token}"
+default_runtime = "python"
+max_sessions = 8
+mem_limit = "256m"
+cpus = 0.5
+pids_limit = 128
+tmpfs_size = "32m"
+
+[runtimes.python]
+image = "{PYTHON_IMAGE}"
+interpreter = ["python3"]
+
+[runtimes.sh]
+image = "{BUSYBOX_IMAGE}"
+
+[tenants.team-a]
+token_sha256 = "{sha256(tenant_a)}"
+
+[tenants.team-b]
+token_sha256 = "{sha256(tenant_b)}"
+
+[policy]
+default_timeout_secs = 20
+max_timeout_secs = 120
+max_upload_bytes = "4m"
+idle_timeout_secs = {IDLE_TIMEOUT_SECS}
+"""
+
+
+@pytest.fixture(scope="session")
+def e2b(start_service):
+    """The service, with the SDK's environment set as `sandboxd e2b env` prints it."""
+    keys = ["e2b_" + secrets.token_hex(20) for _ in range(3)]
+    with start_service(config(*keys), keys[0], "e2b") as running:
+        exports = e2b_env(running.url, keys[0])
+        assert exports == {
+            "E2B_API_URL": running.url,
+            "E2B_SANDBOX_URL": running.url,
+            "E2B_API_KEY": keys[0],
+        }
+        saved = {name: os.environ.get(name) for name in exports}
+        os.environ.update(exports)
+        try:
+            yield E2b(running.url, keys[0], keys[1], keys[2], running.instance_id)
+        finally:
+            for name, value in saved.items():
+                if value is None:
+                    os.environ.pop(name, None)
+                else:
+                    os.environ[name] = value
+
+
+@pytest.fixture
+def sandbox(e2b):
+    from e2b import Sandbox
+
+    box = Sandbox.create()
+    try:
+        yield box
+    finally:
+        box.kill()
