@@ -238,8 +238,10 @@ async fn start(
         .get(TIMEOUT_HEADER)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| v.parse::<u64>().ok())
+        // A call without a deadline (none sent, or the SDK's timeout=0) runs as long as the
+        // policy allows.
+        .filter(|ms| *ms > 0)
         .map(|ms| ms.div_ceil(1000).clamp(1, most))
-        // A call without a deadline (the SDK's timeout=0) runs as long as the policy allows.
         .or(Some(most));
     let program = request.process.cmd.clone();
     let mut argv = vec![request.process.cmd];
