@@ -3,7 +3,10 @@
 #   1. host setup, images, release build incl. the static agent
 #   2. target/release/sandboxd-bench (starts its own service; cleans up after itself)
 #
-# Usage: scripts/bench.sh [--iterations N]
+#   3. with --kubernetes: the single-node cluster (scripts/k8s-up.sh) and the same create, exec
+#      and close with the sandboxes as pods, beside the Docker figures
+#
+# Usage: scripts/bench.sh [--kubernetes] [--iterations N]
 set -euo pipefail
 
 # shellcheck source=lib.sh
@@ -16,5 +19,11 @@ cd "$SANDBOXD_ROOT"
 ensure_rust
 agent="$("$SANDBOXD_SCRIPTS/build.sh" --release | tail -n 1)"
 cargo build --release -p sandboxd-bench
+extra=()
+if [[ "${1:-}" == "--kubernetes" ]]; then
+    shift
+    kubeconfig="$(SANDBOXD_AGENT="$agent" "$SANDBOXD_SCRIPTS/k8s-up.sh" | sed -n 's/^KUBECONFIG=//p')"
+    extra=(--kubeconfig "$kubeconfig")
+fi
 exec "$(cargo_target_dir)/release/sandboxd-bench" \
-    --sandboxd "$(cargo_target_dir)/release/sandboxd" --agent "$agent" "$@"
+    --sandboxd "$(cargo_target_dir)/release/sandboxd" --agent "$agent" "${extra[@]}" "$@"

@@ -2,8 +2,10 @@
 //! engine and image, and prints p50/p99 for each operation with the ratio.
 //!
 //! It starts its own `sandboxd serve` (release build by default) with a bench config, and
-//! removes every container it made when it ends, also on failure.
+//! removes every container it made when it ends, also on failure. With `--kubeconfig` it also
+//! runs create, exec and close with the sandboxes as pods on that cluster.
 
+mod kubernetes;
 mod measure;
 mod raw;
 mod report;
@@ -35,6 +37,9 @@ struct Args {
     /// Repetitions of the single-operation measurements.
     #[arg(long, default_value_t = 30)]
     iterations: usize,
+    /// Also measure create, exec and close with the sandboxes as pods on this cluster.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -54,6 +59,18 @@ async fn main() -> Result<()> {
     };
     let result = measure::run(args.iterations, &args.image, &api, &raw, &service).await;
     raw.clean_up(&service.instance).await;
-    result?.print_targets();
+    let figures = result?;
+    if let Some(kubeconfig) = &args.kubeconfig {
+        kubernetes::run(
+            args.iterations,
+            &args.sandboxd,
+            &args.agent,
+            &args.image,
+            kubeconfig,
+            &figures,
+        )
+        .await?;
+    }
+    figures.print_targets();
     Ok(())
 }

@@ -18,6 +18,16 @@ pub(crate) struct Service {
 
 impl Service {
     pub(crate) fn start(sandboxd: &Path, agent: &Path, image: &str) -> Result<Service> {
+        Service::start_with(sandboxd, agent, image, "")
+    }
+
+    /// As [`Service::start`], with `extra` appended to the bench config.
+    pub(crate) fn start_with(
+        sandboxd: &Path,
+        agent: &Path,
+        image: &str,
+        extra: &str,
+    ) -> Result<Service> {
         let state = tempfile::Builder::new()
             .prefix("sbdbench")
             .tempdir_in("/tmp")?;
@@ -42,7 +52,7 @@ pool_size = 5
 [policy]
 max_output_bytes = "2m"
 max_upload_bytes = "16m"
-"#
+{extra}"#
         );
         std::fs::write(state.path().join("config.toml"), config)?;
         let mut child = Command::new(sandboxd)
