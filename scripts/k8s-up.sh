@@ -385,6 +385,7 @@ evictionHard:
   nodefs.available: "1%"
   imagefs.available: "1%"
   nodefs.inodesFree: "1%"
+evictionPressureTransitionPeriod: 30s
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 podPidsLimit: 4096
