@@ -4,7 +4,10 @@
 #   2. target/release/sandboxd-bench (starts its own service; cleans up after itself), with
 #      the E2B SDK row (the python image and the tests' pinned e2b venv)
 #
-# Usage: scripts/bench.sh [--iterations N]
+#   3. with --kubernetes: the single-node cluster (scripts/k8s-up.sh) and the same create, exec
+#      and close with the sandboxes as pods, beside the Docker figures
+#
+# Usage: scripts/bench.sh [--kubernetes] [--iterations N]
 set -euo pipefail
 
 # shellcheck source=lib.sh
@@ -18,5 +21,12 @@ ensure_rust
 agent="$("$SANDBOXD_SCRIPTS/build.sh" --release | tail -n 1)"
 cargo build --release -p sandboxd-bench
 e2b_python="$(ensure_venv e2b)"
+extra=()
+if [[ "${1:-}" == "--kubernetes" ]]; then
+    shift
+    kubeconfig="$(SANDBOXD_AGENT="$agent" "$SANDBOXD_SCRIPTS/k8s-up.sh" | sed -n 's/^KUBECONFIG=//p')"
+    extra=(--kubeconfig "$kubeconfig")
+fi
 exec "$(cargo_target_dir)/release/sandboxd-bench" \
-    --sandboxd "$(cargo_target_dir)/release/sandboxd" --agent "$agent" --e2b-python "$e2b_python" "$@"
+    --sandboxd "$(cargo_target_dir)/release/sandboxd" --agent "$agent" --e2b-python "$e2b_python" \
+    "${extra[@]}" "$@"

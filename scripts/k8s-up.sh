@@ -286,6 +286,13 @@ make_agent_image() {
     log "made $AGENT_IMAGE from $SANDBOXD_AGENT"
 }
 
+# containerd_has IMAGE: whether the cluster's containerd holds IMAGE (as Docker names it).
+containerd_has() {
+    local name=$1
+    [[ "$name" == */* ]] || name="library/$name"
+    ctr_k8s images ls -q | grep -qx "docker.io/$name"
+}
+
 # The project's local images, as Docker has them (scripts/build-images.sh makes them).
 import_local_images() {
     local image
@@ -296,9 +303,12 @@ import_local_images() {
         }
         local id
         id="$(docker image inspect --format '{{.Id}}' "$image")"
-        # Import again only when Docker's image changed (its id is recorded beside it).
+        # Import again when Docker's image changed (its id is recorded beside it) or the
+        # cluster's containerd lost it (the kubelet removes images under disk pressure).
         local mark="$K8S_STATE/images/$(tr '/:' '__' <<<"$image")"
-        [[ -f "$mark" && "$(cat "$mark")" == "$id" ]] && continue
+        if [[ -f "$mark" && "$(cat "$mark")" == "$id" ]] && containerd_has "$image"; then
+            continue
+        fi
         mkdir -p "$K8S_STATE/images"
         docker save "$image" | ctr_k8s images import - >/dev/null
         echo "$id" >"$mark"
@@ -385,6 +395,7 @@ evictionHard:
   nodefs.available: "1%"
   imagefs.available: "1%"
   nodefs.inodesFree: "1%"
+evictionPressureTransitionPeriod: 30s
 imageGCHighThresholdPercent: 100
 imageGCLowThresholdPercent: 99
 podPidsLimit: 4096

@@ -2,9 +2,11 @@
 //! engine and image, and prints p50/p99 for each operation with the ratio.
 //!
 //! It starts its own `sandboxd serve` (release build by default) with a bench config, and
-//! removes every container it made when it ends, also on failure.
+//! removes every container it made when it ends, also on failure. With `--kubeconfig` it also
+//! runs create, exec and close with the sandboxes as pods on that cluster.
 
 mod e2b;
+mod kubernetes;
 mod measure;
 mod raw;
 mod report;
@@ -42,6 +44,9 @@ struct Args {
     /// The image of that row's runtime: one with bash, which the E2B SDK runs commands with.
     #[arg(long, default_value = "sandboxd/python:3.11-bookworm")]
     e2b_image: String,
+    /// Also measure create, exec and close with the sandboxes as pods on this cluster.
+    #[arg(long)]
+    kubeconfig: Option<PathBuf>,
 }
 
 #[tokio::main]
@@ -55,7 +60,7 @@ async fn main() -> Result<()> {
         image: args.image.clone(),
     };
     let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
-    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image)?;
+    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, "")?;
     let api = Api {
         http: reqwest::Client::new(),
         url: service.url.clone(),
@@ -67,6 +72,18 @@ async fn main() -> Result<()> {
         }
     }
     raw.clean_up(&service.instance).await;
-    result?.print_targets();
+    let figures = result?;
+    if let Some(kubeconfig) = &args.kubeconfig {
+        kubernetes::run(
+            args.iterations,
+            &args.sandboxd,
+            &args.agent,
+            &args.image,
+            kubeconfig,
+            &figures,
+        )
+        .await?;
+    }
+    figures.print_targets();
     Ok(())
 }

@@ -17,12 +17,14 @@ pub(crate) struct Service {
 }
 
 impl Service {
-    /// With `e2b_image`, also the runtime of the E2B row (`e2b::RUNTIME`).
+    /// With `e2b_image`, also the runtime of the E2B row (`e2b::RUNTIME`); `extra` is appended
+    /// to the config (the Kubernetes rows' `[backend]`).
     pub(crate) fn start(
         sandboxd: &Path,
         agent: &Path,
         image: &str,
         e2b_image: Option<&str>,
+        extra: &str,
     ) -> Result<Service> {
         let state = tempfile::Builder::new()
             .prefix("sbdbench")
@@ -57,6 +59,7 @@ max_upload_bytes = "16m"
             ),
             None => config,
         };
+        let config = format!("{config}{extra}");
         std::fs::write(state.path().join("config.toml"), config)?;
         let mut child = Command::new(sandboxd)
             .args(["serve", "--listen", "127.0.0.1:0", "--config"])
