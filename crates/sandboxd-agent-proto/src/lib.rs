@@ -21,6 +21,7 @@ pub mod tar_read;
 
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, write_json, Frame, FrameKind, MAX_FRAME_LEN};
+#[cfg(feature = "tokio")]
 pub use host::{archive_stream_limit, open_archive, upload_archive, ArchiveDownload};
 #[cfg(feature = "tokio")]
 pub use host::{carry, connect_port, list_ports, Carried};

@@ -98,6 +98,7 @@ struct ConfigFile {
     #[serde(default)]
     extra_allowed_origins: Vec<String>,
     backend: Option<backend::BackendFile>,
+    #[serde(default)]
     e2b: e2b::E2bFile,
 }
 

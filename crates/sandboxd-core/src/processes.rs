@@ -84,6 +84,10 @@ impl Core {
         request: StartProcess,
     ) -> Result<(ProcessInfo, Attachment), Error> {
         let session = self.running_session(caller, session_id, "process_start")?;
+        let request = StartProcess {
+            env: exec::with_session_env(&session.env, request.env),
+            ..request
+        };
         let input = request.input.clone();
         let planned = plan(request, &self.config().policy)?;
         let mut entry = self.entry(caller, &session, "process_start", &planned.program);
