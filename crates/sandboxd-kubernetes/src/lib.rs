@@ -230,6 +230,11 @@ impl KubernetesBackend {
                         ),
                     })
                 }
+                usage::PodState::Unschedulable(why) => {
+                    return Err(BackendError::Engine(format!(
+                        "the cluster has no room for pod {name}: {why}"
+                    )))
+                }
                 usage::PodState::Pending => {}
             }
             if Instant::now() >= deadline {

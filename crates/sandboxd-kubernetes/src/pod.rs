@@ -110,10 +110,16 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
             agent.clone(),
         ]),
         security_context: Some(hardened()),
+        // Requests of its own: an init container without them requests its limits, and a pod
+        // requests the larger of its init containers' and its containers' sum.
         resources: Some(ResourceRequirements {
             limits: Some(BTreeMap::from([
                 ("memory".to_string(), Quantity("64Mi".to_string())),
                 ("cpu".to_string(), Quantity("500m".to_string())),
+            ])),
+            requests: Some(BTreeMap::from([
+                ("memory".to_string(), Quantity("16Mi".to_string())),
+                ("cpu".to_string(), Quantity("10m".to_string())),
             ])),
             ..Default::default()
         }),
@@ -250,6 +256,18 @@ mod tests {
         let dir = workspace.empty_dir.as_ref().unwrap();
         assert_eq!(dir.medium.as_deref(), Some("Memory"));
         assert_eq!(dir.size_limit, Some(Quantity((64u64 << 20).to_string())));
+        let install = &spec.init_containers.as_ref().unwrap()[0];
+        assert_eq!(
+            install
+                .resources
+                .as_ref()
+                .unwrap()
+                .requests
+                .as_ref()
+                .unwrap()["cpu"],
+            Quantity("10m".into()),
+            "the agent's installer does not reserve its CPU limit"
+        );
         let agent_mount = container
             .volume_mounts
             .as_ref()

@@ -24,6 +24,8 @@ pub enum PodState {
     Failed(String),
     /// A container waits for an image the node cannot get: the image and why.
     ImageMissing(String, String),
+    /// No node can take it now: the scheduler's reason.
+    Unschedulable(String),
 }
 
 const IMAGE_REASONS: &[&str] = &[
@@ -67,6 +69,14 @@ pub fn pod_state(pod: &Pod) -> PodState {
                 ));
             }
         }
+    }
+    let unschedulable = status.conditions.iter().flatten().find(|c| {
+        c.type_ == "PodScheduled"
+            && c.status == "False"
+            && c.reason.as_deref() == Some("Unschedulable")
+    });
+    if let Some(condition) = unschedulable {
+        return PodState::Unschedulable(condition.message.clone().unwrap_or_default());
     }
     match status.phase.as_deref() {
         Some("Running") => {
@@ -255,6 +265,15 @@ mod tests {
                 "restartCount": 0, "state": {"terminated": {"exitCode": 137, "reason": "OOMKilled"}}}],
         }));
         assert!(matches!(pod_state(&died), PodState::Failed(why) if why.contains("137")));
+        let no_room = pod(serde_json::json!({
+            "phase": "Pending",
+            "conditions": [{"type": "PodScheduled", "status": "False", "reason": "Unschedulable",
+                "message": "0/1 nodes are available: 1 Insufficient cpu."}],
+        }));
+        assert_eq!(
+            pod_state(&no_room),
+            PodState::Unschedulable("0/1 nodes are available: 1 Insufficient cpu.".into())
+        );
     }
 
     #[test]
