@@ -151,6 +151,27 @@ pub struct Policy {
     pub max_sessions: u32,
     /// Failed authentications one client address may make per minute before it must wait.
     pub auth_failures_per_minute: u32,
+    /// What happens to a session idle for `idle_timeout_secs`: closed, or paused.
+    pub idle_action: IdleAction,
+    /// How long a session may stay paused before it is closed.
+    pub paused_timeout_secs: u64,
+    /// Bytes of snapshots one tenant may keep, all together (the untenanted ones count as
+    /// one tenant).
+    pub snapshot_quota_bytes: u64,
+    /// Snapshots one tenant may keep.
+    pub snapshot_quota_count: u32,
+}
+
+/// What the service does with a session that was idle for `policy.idle_timeout_secs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum IdleAction {
+    /// Closes it.
+    #[default]
+    Close,
+    /// Pauses it; it is closed after `policy.paused_timeout_secs` paused.
+    Pause,
 }
 
 /// A tenant: an agent or team with its own token, runtimes and session quota.
@@ -217,6 +238,8 @@ impl CreateSession {
 pub enum SessionState {
     Running,
     Ended,
+    /// Frozen: no CPU, memory, processes and files kept; any operation resumes it.
+    Paused,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -241,6 +264,9 @@ pub struct SessionInfo {
     /// Why the session ended, in words (e.g. "closed by the client").
     #[serde(skip_serializing_if = "Option::is_none")]
     pub end_reason: Option<String>,
+    /// When it was paused, while it is (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -37,6 +37,8 @@ struct State {
     images: HashSet<String>,
     /// Sandboxes that stopped (as if their container exited), still listed.
     stopped: HashSet<String>,
+    /// Sandboxes that are paused: their agent does not answer.
+    paused: HashSet<String>,
 }
 
 /// The fake platform. Its knobs let a test make creates fail, images go missing or a sandbox
@@ -73,6 +75,11 @@ impl FakeBackend {
     /// Stops a sandbox as if its container exited on its own.
     pub fn stop(&self, session_id: &str) {
         self.state().stopped.insert(session_id.to_string());
+    }
+
+    /// Whether the sandbox is paused now.
+    pub fn is_paused(&self, session_id: &str) -> bool {
+        self.state().paused.contains(session_id)
     }
 
     /// Removes a sandbox behind the service's back.
@@ -117,10 +124,23 @@ impl Backend for FakeBackend {
         }
     }
 
+    async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.adopt(sandbox).await
+    }
+
+    async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.set_paused(sandbox, true)
+    }
+
+    async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.set_paused(sandbox, false)
+    }
+
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         let mut state = self.state();
         state.sandboxes.remove(&sandbox.session_id);
         state.stopped.remove(&sandbox.session_id);
+        state.paused.remove(&sandbox.session_id);
         Ok(())
     }
 
@@ -128,6 +148,11 @@ impl Backend for FakeBackend {
         let state = self.state();
         if state.stopped.contains(&sandbox.session_id) {
             return Err(BackendError::AgentUnavailable("the sandbox stopped".into()));
+        }
+        if state.paused.contains(&sandbox.session_id) {
+            return Err(BackendError::AgentUnavailable(
+                "the sandbox is paused".into(),
+            ));
         }
         let Some((_, _, files)) = state.sandboxes.get(&sandbox.session_id) else {
             return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
@@ -156,6 +181,7 @@ impl Backend for FakeBackend {
                 sandbox: sandbox.clone(),
                 runtime: runtime.clone(),
                 running: !state.stopped.contains(id),
+                paused: state.paused.contains(id),
             })
             .collect())
     }
@@ -184,6 +210,21 @@ impl Backend for FakeBackend {
         });
         self.state().images.insert(request.image.clone());
         Ok(request.image.clone())
+    }
+}
+
+impl FakeBackend {
+    fn set_paused(&self, sandbox: &Sandbox, paused: bool) -> Result<(), BackendError> {
+        let mut state = self.state();
+        if !state.sandboxes.contains_key(&sandbox.session_id) {
+            return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
+        }
+        if paused {
+            state.paused.insert(sandbox.session_id.clone());
+        } else {
+            state.paused.remove(&sandbox.session_id);
+        }
+        Ok(())
     }
 }
 

@@ -26,6 +26,7 @@ mod files;
 pub mod images;
 mod lifecycle;
 mod maintenance;
+mod pause;
 pub mod pool;
 pub mod processes;
 pub mod sessions;

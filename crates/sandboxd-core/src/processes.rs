@@ -578,6 +578,10 @@ mod tests {
             max_lifetime_secs: 1,
             max_sessions: 1,
             auth_failures_per_minute: 1,
+            idle_action: Default::default(),
+            paused_timeout_secs: 1,
+            snapshot_quota_bytes: 1,
+            snapshot_quota_count: 1,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {

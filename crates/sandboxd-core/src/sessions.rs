@@ -27,6 +27,11 @@ pub struct Session {
     persisted_activity_at: OffsetDateTime,
     pub sandbox: Sandbox,
     pub ended: Option<(OffsetDateTime, String)>,
+    /// When it was paused, while it is.
+    pub paused_at: Option<OffsetDateTime>,
+    /// Held while the session is paused or resumed, so the two never cross; shared by every
+    /// copy of the session.
+    pub(crate) transition: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Session {
@@ -48,6 +53,8 @@ impl Session {
             persisted_activity_at: now,
             sandbox,
             ended: None,
+            paused_at: None,
+            transition: Arc::default(),
         }
     }
 
@@ -61,10 +68,10 @@ impl Session {
             runtime: self.runtime.clone(),
             tenant: self.tenant.clone(),
             labels: self.labels.clone(),
-            state: if self.ended.is_some() {
-                SessionState::Ended
-            } else {
-                SessionState::Running
+            state: match (&self.ended, self.paused_at) {
+                (Some(_), _) => SessionState::Ended,
+                (None, Some(_)) => SessionState::Paused,
+                (None, None) => SessionState::Running,
             },
             created_at: rfc3339(self.created_at),
             last_activity_at: rfc3339(self.last_activity_at),
@@ -73,9 +80,11 @@ impl Session {
             process_count: usage.processes,
             ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
+            paused_at: self.paused_at.map(rfc3339),
         }
     }
 
+    /// Open (not ended), paused or not.
     pub fn is_running(&self) -> bool {
         self.ended.is_none()
     }
@@ -99,6 +108,7 @@ impl Session {
             last_activity_at: rfc3339(self.last_activity_at),
             ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
+            paused_at: self.paused_at.map(rfc3339),
         }
     }
 
@@ -122,6 +132,8 @@ impl Session {
             ended: record
                 .ended_at
                 .map(|at| (parse(&at), record.end_reason.unwrap_or_default())),
+            paused_at: record.paused_at.as_deref().map(parse),
+            transition: Arc::default(),
         }
     }
 }
@@ -324,6 +336,26 @@ impl Sessions {
                 tracing::warn!(session = id, error = %e, "cannot record activity time");
             }
         }
+    }
+
+    /// Records that an open session was paused at `at`, or (`None`) that it runs again.
+    pub fn set_paused(&self, id: &str, at: Option<OffsetDateTime>) {
+        if let Some(session) = self.lock().running.get_mut(id) {
+            session.paused_at = at;
+        } else {
+            return;
+        }
+        if let Err(e) = self.store.set_paused(id, at.map(rfc3339).as_deref()) {
+            tracing::error!(session = id, error = %e, "cannot record a pause or resume");
+        }
+    }
+
+    /// Whether an open session is paused now.
+    pub fn is_paused(&self, id: &str) -> bool {
+        self.lock()
+            .running
+            .get(id)
+            .is_some_and(|s| s.paused_at.is_some())
     }
 
     /// Marks a session ended, keeping its record; returns it if this call ended it.

@@ -23,7 +23,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use metrics::Metrics;
 use origin::Guard;
-use routes::{files, processes, service, sessions, stream, terminal, tickets};
+use routes::{files, pause, processes, service, sessions, stream, terminal, tickets};
 use sandboxd_core::{Core, Error};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -88,6 +88,8 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(tickets::issue))
         .routes(routes!(service::prometheus))
         .routes(routes!(routes::audit::audit_log))
+        .routes(routes!(pause::pause))
+        .routes(routes!(pause::resume))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

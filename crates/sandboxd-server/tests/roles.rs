@@ -75,6 +75,8 @@ const ROLES: &[(&str, &str, Role)] = &[
     ),
     ("get", "/v1/sessions/{id}/pty", Role::Anyone),
     ("post", "/v1/sessions/{id}/tickets", Role::Anyone),
+    ("post", "/v1/sessions/{id}/pause", Role::Anyone),
+    ("post", "/v1/sessions/{id}/resume", Role::Anyone),
     ("get", "/v1/stats", Role::Anyone),
 ];
 

@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod files;
+pub mod pause;
 pub mod processes;
 pub mod service;
 pub mod sessions;
