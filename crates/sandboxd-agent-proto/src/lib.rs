@@ -19,6 +19,8 @@ mod message;
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, write_json, Frame, FrameKind, MAX_FRAME_LEN};
 #[cfg(feature = "tokio")]
+pub use host::{archive_stream_limit, open_archive, upload_archive, ArchiveDownload};
+#[cfg(feature = "tokio")]
 pub use host::{
     delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, ReadLimits,
     UploadError,
@@ -30,6 +32,7 @@ pub use message::{
     AGENT_SPARES, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN, PROTOCOL_VERSION,
     STDIN_CHUNK_LEN,
 };
+pub use message::{ArchiveSummary, MAX_ARCHIVE_ENTRIES};
 pub use message::{
     DirEntry, EntryKind, ERROR_BUSY, ERROR_CANCELLED, ERROR_INVALID_PATH, ERROR_IO,
     ERROR_IS_DIRECTORY, ERROR_NOT_A_DIRECTORY, ERROR_NOT_A_FILE, ERROR_NOT_FOUND, ERROR_NO_SPACE,

@@ -26,6 +26,8 @@ pub const STDIN_CHUNK_LEN: usize = 64 * 1024;
 pub const OUTPUT_CHUNK_LEN: usize = 32 * 1024;
 /// The largest frame of file content either side sends.
 pub const FILE_CHUNK_LEN: usize = 64 * 1024;
+/// The most entries an archive may hold, either way.
+pub const MAX_ARCHIVE_ENTRIES: u64 = 100_000;
 
 /// [`Event::Error`] code: the request could not be decoded or is invalid.
 pub const ERROR_BAD_REQUEST: &str = "bad_request";
@@ -142,6 +144,21 @@ pub enum Request {
     /// SIGKILLs every process in the sandbox but the agent and init, also those that left
     /// their command's process group: answered with [`Event::KilledAll`].
     KillAll,
+    /// Streams the directory tree at `path` as a tar: [`Event::ArchiveOpened`] once it was
+    /// walked (or [`ERROR_TOO_LARGE`] before a byte is sent when its files hold more than
+    /// `max_bytes` or it has more than [`MAX_ARCHIVE_ENTRIES`] entries), the tar's bytes in
+    /// stdout frames, then [`Event::ArchiveEnd`]. Symlinks are archived as symlinks, never
+    /// followed; other special files are skipped and counted.
+    ReadArchive { path: String, max_bytes: u64 },
+    /// Extracts a tar under the directory `path` (created with its parents): [`Event::WriteReady`],
+    /// then the service sends the tar in stdin frames and an empty one to end it, answered with
+    /// [`Event::ArchiveWritten`]. Confined to `path`: names with `..` or a leading `/`, names
+    /// through a symlink, hard links and special files are refused, modes lose
+    /// setuid/setgid/sticky, file contents are capped at `max_bytes` in all. The tree appears
+    /// only once the whole tar was taken; a refusal, a [`Request::Cancel`] or a broken
+    /// connection leaves nothing behind. A top-level name that already exists under `path` is
+    /// refused.
+    WriteArchive { path: String, max_bytes: u64 },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -290,6 +307,15 @@ pub enum Event {
         killed: u32,
         remaining: u32,
     },
+    /// The tree was walked: `entries` will be sent, holding `bytes` bytes of file contents.
+    ArchiveOpened {
+        entries: u64,
+        bytes: u64,
+    },
+    /// Every entry was sent; `skipped` counts the special files left out.
+    ArchiveEnd(ArchiveSummary),
+    /// The tar was extracted and is in place.
+    ArchiveWritten(ArchiveSummary),
     Error {
         code: String,
         message: String,
@@ -344,6 +370,19 @@ impl PartialEq for AgentSecret {
 }
 
 impl Eq for AgentSecret {}
+
+/// What an archive held, by kind of entry.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArchiveSummary {
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    /// Bytes of file contents.
+    pub bytes: u64,
+    /// Special files (devices, FIFOs, sockets) left out of a download.
+    #[serde(default)]
+    pub skipped: u64,
+}
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExitReport {

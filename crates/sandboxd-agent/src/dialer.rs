@@ -150,6 +150,12 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
             }
             Ok(Request::ProcessResize { id, size }) => process::resize(&mut connection, &id, size),
             Ok(Request::KillAll) => kill_all::answer(&mut connection),
+            Ok(Request::ReadArchive { path, max_bytes }) => {
+                files::read_archive(&mut connection, &path, max_bytes)
+            }
+            Ok(Request::WriteArchive { path, max_bytes }) => {
+                files::write_archive(&mut connection, &path, max_bytes)
+            }
             Err(e) => write_json(
                 &mut connection,
                 &Event::Error {

@@ -440,6 +440,18 @@ pub struct FileDeleted {
     pub path: String,
 }
 
+/// `PUT /v1/sessions/{id}/archive?path=DIR`: what the tar held, now under `path`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct ArchiveWritten {
+    pub path: String,
+    pub files: u64,
+    pub dirs: u64,
+    pub symlinks: u64,
+    /// Bytes of file contents.
+    pub bytes: u64,
+}
+
 /// `POST /v1/sessions/{id}/processes`: exactly one of `command` (run by `/bin/sh -c`) or
 /// `argv`. The process runs in the background, in its own process group, until it exits or
 /// its timeout kills the group.

@@ -218,7 +218,7 @@ fn file_entry(entry: proto::DirEntry) -> FileEntry {
     }
 }
 
-fn required(path: Option<String>) -> Result<String, Error> {
+pub(crate) fn required(path: Option<String>) -> Result<String, Error> {
     path.ok_or_else(|| {
         invalid_path(
             "name the file with `?path=`, relative to the sandbox's working directory or absolute",
@@ -227,7 +227,7 @@ fn required(path: Option<String>) -> Result<String, Error> {
 }
 
 /// Refuses a path the agent could not use, before anything is sent to it.
-fn checked_path(path: String) -> Result<String, Error> {
+pub(crate) fn checked_path(path: String) -> Result<String, Error> {
     if path.is_empty() {
         return Err(invalid_path("`path` is empty"));
     }

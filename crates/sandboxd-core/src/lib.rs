@@ -15,6 +15,7 @@
 mod acting;
 pub mod activity;
 mod agent;
+mod archive;
 pub mod audit;
 pub mod auth;
 mod core;
@@ -35,6 +36,7 @@ pub mod tickets;
 pub use crate::core::Core;
 pub use acting::Acting;
 pub use activity::{Actor, Caller, Interface, Outcome};
+pub use archive::ArchiveDownload;
 pub use auth::Principal;
 pub use error::Error;
 pub use files::Download;

@@ -90,6 +90,8 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(routes::audit::audit_log))
         .routes(routes!(pause::pause))
         .routes(routes!(pause::resume))
+        // Streamed both ways, as file contents are: the agent counts the bytes.
+        .routes(routes!(routes::archive::download, routes::archive::upload))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -78,6 +78,8 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("post", "/v1/sessions/{id}/pause", Role::Anyone),
     ("post", "/v1/sessions/{id}/resume", Role::Anyone),
     ("get", "/v1/stats", Role::Anyone),
+    ("get", "/v1/sessions/{id}/archive", Role::Anyone),
+    ("put", "/v1/sessions/{id}/archive", Role::Anyone),
 ];
 
 /// The operations of the served document, as (method, path).

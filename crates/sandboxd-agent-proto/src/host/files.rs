@@ -231,12 +231,33 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
     R: AsyncRead + Unpin,
 {
-    let (mut reader, mut writer) = tokio::io::split(stream);
     let request = Request::WriteFile {
         path: path.to_string(),
         max_bytes,
     };
-    within(step_timeout, write_json(&mut writer, &request)).await?;
+    match upload(stream, &request, max_bytes, source, step_timeout).await? {
+        (sent, Event::FileWritten { bytes }) if bytes == sent => Ok(sent),
+        (_, other) => Err(unexpected(other, "committing an upload").into()),
+    }
+}
+
+/// Sends `request`, then, once the agent is ready, the bytes of `source` (at most
+/// `max_bytes`) and the empty frame that ends them; returns the bytes sent and the agent's
+/// answer. Every failure leaves the agent told to drop what it received, as for
+/// [`upload_file`].
+pub(crate) async fn upload<S, R>(
+    stream: S,
+    request: &Request,
+    max_bytes: u64,
+    source: R,
+    step_timeout: Duration,
+) -> Result<(u64, Event), UploadError>
+where
+    S: AsyncRead + AsyncWrite + Unpin,
+    R: AsyncRead + Unpin,
+{
+    let (mut reader, mut writer) = tokio::io::split(stream);
+    within(step_timeout, write_json(&mut writer, request)).await?;
     match next_event(&mut reader, step_timeout).await? {
         Event::WriteReady => {}
         other => return Err(unexpected(other, "starting an upload").into()),
@@ -261,10 +282,7 @@ where
         }
     };
     match fed {
-        Ok(sent) => match within(step_timeout, answer).await? {
-            Event::FileWritten { bytes } if bytes == sent => Ok(sent),
-            other => Err(unexpected(other, "committing an upload").into()),
-        },
+        Ok(sent) => Ok((sent, within(step_timeout, answer).await?)),
         Err(e) => {
             // The answer to the cancel (or to the upload) confirms the temporary file is
             // gone; if it does not come in time, dropping the connection removes it too.
@@ -327,14 +345,14 @@ async fn read_event<R: AsyncRead + Unpin>(reader: &mut R) -> Result<Event, Proto
     }
 }
 
-async fn next_event<R: AsyncRead + Unpin>(
+pub(crate) async fn next_event<R: AsyncRead + Unpin>(
     reader: &mut R,
     timeout: Duration,
 ) -> Result<Event, ProtoError> {
     within(timeout, read_event(reader)).await
 }
 
-async fn within<T>(
+pub(crate) async fn within<T>(
     timeout: Duration,
     work: impl std::future::Future<Output = Result<T, ProtoError>>,
 ) -> Result<T, ProtoError> {
@@ -344,7 +362,7 @@ async fn within<T>(
     }
 }
 
-fn unexpected(event: Event, during: &str) -> ProtoError {
+pub(crate) fn unexpected(event: Event, during: &str) -> ProtoError {
     ProtoError::Unexpected(format!("{event:?} during {during}"))
 }
 

@@ -1,10 +1,12 @@
 //! The service side of the protocol: async framing, the dial-in [`AgentHub`] and the clients.
 
+mod archive;
 mod exec;
 mod files;
 mod hub;
 mod process;
 
+pub use archive::{archive_stream_limit, open_archive, upload_archive, ArchiveDownload};
 pub use exec::{ping, run_exec, ExecResult};
 pub use files::{
     delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, ReadLimits,

@@ -119,7 +119,7 @@ fn prepare_write(path: &str) -> Result<(TempFile, PathBuf), Refusal> {
 }
 
 /// Creates `dir` and whichever of its ancestors are missing.
-fn create_missing_dirs(dir: &Path) -> Result<NewDirs, Refusal> {
+pub(super) fn create_missing_dirs(dir: &Path) -> Result<NewDirs, Refusal> {
     let refusal = |dir: &Path, e| Refusal::io(&dir.display().to_string(), e);
     let mut missing = Vec::new();
     for ancestor in dir.ancestors() {
@@ -143,7 +143,14 @@ fn create_missing_dirs(dir: &Path) -> Result<NewDirs, Refusal> {
 
 /// Directories an upload created, outermost first. Dropping removes them, innermost first
 /// and only while empty.
-struct NewDirs(Vec<PathBuf>);
+pub(super) struct NewDirs(Vec<PathBuf>);
+
+impl NewDirs {
+    /// The directories stay: what they were made for is in place.
+    pub(super) fn keep(mut self) {
+        self.0.clear();
+    }
+}
 
 impl Drop for NewDirs {
     fn drop(&mut self) {

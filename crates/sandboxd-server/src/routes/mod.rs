@@ -1,6 +1,7 @@
 //! The REST face: one file per resource, each handler extracting its request, calling the
 //! core once and answering with its result.
 
+pub mod archive;
 pub mod audit;
 pub mod files;
 pub mod pause;
