@@ -5,9 +5,11 @@
 //! is in force.
 
 mod sandboxes;
+mod snapshots;
 
 pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
+pub use snapshots::{ForkRequest, ForkResult, SnapshotInfo, SnapshotList, SnapshotRequest};
 use std::collections::BTreeMap;
 
 /// The header a first-party client sets to say which interface it is: `cli`, `dashboard` or
@@ -224,11 +226,15 @@ pub struct CreateSession {
     pub tenant: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// A snapshot's id: the session starts with its files, runtime and labels (the
+    /// request's own labels are added over them); processes are not in a snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
 }
 
 impl CreateSession {
     /// The fields a create request may carry; anything else is refused.
-    pub const FIELDS: &'static [&'static str] = &["runtime", "tenant", "labels"];
+    pub const FIELDS: &'static [&'static str] = &["runtime", "tenant", "labels", "snapshot"];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -130,6 +130,10 @@ pub trait Backend: Send + Sync + 'static {
     /// running sandbox is no error.
     async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
 
+    /// The directories of a sandbox its processes can write, all of them: what a snapshot
+    /// keeps.
+    fn writable_places(&self) -> Vec<String>;
+
     /// Removes a sandbox at once (no grace period); removing one that is gone is not an error.
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
 

@@ -6,6 +6,7 @@
 
 mod error;
 mod sandboxes;
+mod snapshots;
 
 pub use error::ClientError;
 

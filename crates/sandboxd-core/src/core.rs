@@ -5,6 +5,8 @@
 use crate::activity::Caller;
 use crate::error::Error;
 use crate::sessions::{self, Session, Sessions};
+use crate::snapshot_files::SnapshotFiles;
+use crate::snapshots::Snapshots;
 use crate::{auth, images, pool, tickets};
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
@@ -25,6 +27,7 @@ struct Inner {
     images: images::Images,
     auth: auth::Tokens,
     tickets: tickets::Tickets,
+    snapshots: Snapshots,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
 }
@@ -37,11 +40,13 @@ impl Core {
         backend: Arc<dyn Backend>,
         store: Arc<Store>,
     ) -> Core {
+        let snapshot_files = SnapshotFiles::new(store.directory().join("snapshots"));
         let sessions = Sessions::new(store, config.max_sessions);
         Core {
             inner: Arc::new(Inner {
                 auth: auth::Tokens::new(token),
                 tickets: tickets::Tickets::new(tickets::TICKET_LIFETIME, tickets::MAX_OUTSTANDING),
+                snapshots: Snapshots::new(snapshot_files),
                 config,
                 backend,
                 sessions,
@@ -94,6 +99,10 @@ impl Core {
 
     pub(crate) fn sessions(&self) -> &Sessions {
         &self.inner.sessions
+    }
+
+    pub(crate) fn snapshots(&self) -> &Snapshots {
+        &self.inner.snapshots
     }
 
     pub(crate) fn pools(&self) -> &pool::Pools {

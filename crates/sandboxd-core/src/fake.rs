@@ -136,6 +136,10 @@ impl Backend for FakeBackend {
         self.set_paused(sandbox, false)
     }
 
+    fn writable_places(&self) -> Vec<String> {
+        vec!["/workspace".into()]
+    }
+
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         let mut state = self.state();
         state.sandboxes.remove(&sandbox.session_id);

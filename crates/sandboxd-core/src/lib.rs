@@ -24,6 +24,7 @@ mod exec;
 #[cfg(feature = "fake")]
 pub mod fake;
 mod files;
+mod fork;
 pub mod images;
 mod lifecycle;
 mod maintenance;
@@ -31,6 +32,8 @@ mod pause;
 pub mod pool;
 pub mod processes;
 pub mod sessions;
+mod snapshot_files;
+mod snapshots;
 pub mod tickets;
 
 pub use crate::core::Core;

@@ -113,6 +113,13 @@ impl Core {
             self.backend().destroy(&orphan.sandbox).await?;
             report.orphans_removed += 1;
         }
+        let leftovers = self.remove_unrecorded_snapshots()?;
+        if leftovers > 0 {
+            tracing::info!(
+                leftovers,
+                "removed snapshot files a crash left without a record"
+            );
+        }
         Ok(report)
     }
 

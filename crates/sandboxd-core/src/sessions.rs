@@ -232,6 +232,21 @@ impl Sessions {
         })
     }
 
+    /// Fails unless `count` more sessions fit under `max_sessions` now (a check ahead of
+    /// opening several; each still takes its own slot).
+    pub fn check_room(&self, count: u32) -> Result<(), Error> {
+        let table = self.lock();
+        let taken = table.running.len() as u32 + table.starting;
+        if taken + count > self.max_sessions {
+            return Err(Error::ServiceFull(format!(
+                "the service has room for {} more sessions ({taken} of {} are open), not {count}",
+                self.max_sessions.saturating_sub(taken),
+                self.max_sessions
+            )));
+        }
+        Ok(())
+    }
+
     /// A place under the tenant's quota of `max_sessions`, counting its open sessions and
     /// those still starting, taken in the same step as the check.
     pub fn admit_tenant(&self, tenant: &str, max_sessions: u32) -> Result<TenantSlot, Error> {

@@ -458,6 +458,11 @@ impl Backend for DockerBackend {
         })
     }
 
+    fn writable_places(&self) -> Vec<String> {
+        // The profile's tmpfs mounts and the engine's /dev/shm; the root is read-only.
+        [WORKDIR, "/tmp", "/dev/shm"].map(str::to_string).to_vec()
+    }
+
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         let result = self.remove_container(&sandbox.backend_id).await;
         self.close_hub(&sandbox.session_id);

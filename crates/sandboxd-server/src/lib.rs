@@ -23,7 +23,7 @@ use axum::routing::get;
 use axum::{Json, Router};
 use metrics::Metrics;
 use origin::Guard;
-use routes::{files, pause, processes, service, sessions, stream, terminal, tickets};
+use routes::{files, pause, processes, service, sessions, snapshots, stream, terminal, tickets};
 use sandboxd_core::{Core, Error};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -92,6 +92,10 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(pause::resume))
         // Streamed both ways, as file contents are: the agent counts the bytes.
         .routes(routes!(routes::archive::download, routes::archive::upload))
+        .routes(routes!(snapshots::create).layer(DefaultBodyLimit::max(snapshots::BODY_LIMIT)))
+        .routes(routes!(snapshots::list))
+        .routes(routes!(snapshots::get_one, snapshots::delete))
+        .routes(routes!(snapshots::fork).layer(DefaultBodyLimit::max(snapshots::BODY_LIMIT)))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -41,6 +41,7 @@ use utoipa::OpenApi;
         (name = "sessions", description = "Sessions: one sandbox each, with commands run to completion"),
         (name = "files", description = "A session's files, read and written through the sandbox's agent"),
         (name = "processes", description = "A session's background processes and its terminal"),
+        (name = "snapshots", description = "Snapshots of sessions' files, sessions opened from them, and forks"),
         (name = "mcp", description = "The Model Context Protocol endpoint for agents"),
         (name = "dashboard", description = "The web dashboard")
     )

@@ -5,8 +5,10 @@
 //! connection is shared behind a mutex.
 
 mod audit;
+mod snapshots;
 
 pub use audit::AUDIT_KEPT;
+pub use snapshots::SnapshotRecord;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use rusqlite_migration::{Migrations, M};
@@ -85,11 +87,14 @@ fn migrations() -> Migrations<'static> {
         ),
         M::up(audit::MIGRATION),
         M::up("ALTER TABLE sessions ADD COLUMN paused_at TEXT;"),
+        M::up(snapshots::MIGRATION),
     ])
 }
 
 pub struct Store {
     connection: Mutex<Connection>,
+    /// The directory the database is in: the service's state directory.
+    directory: PathBuf,
 }
 
 /// Runs a statement through the connection's statement cache: the same few statements run on
@@ -160,7 +165,13 @@ impl Store {
         migrations().to_latest(&mut connection)?;
         Ok(Store {
             connection: Mutex::new(connection),
+            directory: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
         })
+    }
+
+    /// The directory the database is in, where the state that is not in it is kept too.
+    pub fn directory(&self) -> &Path {
+        &self.directory
     }
 
     fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {

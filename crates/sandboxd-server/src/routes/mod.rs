@@ -8,6 +8,7 @@ pub mod pause;
 pub mod processes;
 pub mod service;
 pub mod sessions;
+pub mod snapshots;
 pub mod stream;
 pub mod terminal;
 pub mod tickets;
