@@ -12,7 +12,8 @@
 use async_trait::async_trait;
 use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
 use sandboxd_agent_proto::{
-    DirEntry, EntryKind, Event, ExecRequest, ExitReport, FrameKind, Request, ERROR_CANCELLED,
+    ArchiveSummary, DirEntry, EntryKind, Event, ExecRequest, ExitReport, FrameKind, Request,
+    ERROR_CANCELLED, ERROR_TOO_LARGE,
 };
 use sandboxd_backend::{
     AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
@@ -25,6 +26,9 @@ use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
+
+/// The fake sandbox's working directory.
+const WORKDIR: &str = "/workspace";
 
 /// Files of one fake sandbox: path to contents.
 type Files = Arc<Mutex<BTreeMap<String, Vec<u8>>>>;
@@ -137,7 +141,7 @@ impl Backend for FakeBackend {
     }
 
     fn writable_places(&self) -> Vec<String> {
-        vec!["/workspace".into()]
+        vec![WORKDIR.into(), "/tmp".into()]
     }
 
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
@@ -345,6 +349,47 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
                 None => refuse(&mut stream, "not_found", "no such file").await,
             }
         }
+        Request::ReadArchive { path, max_bytes } => {
+            let tree = archive_of(&files, &path);
+            let bytes: u64 = tree.values().map(|c| c.len() as u64).sum();
+            if bytes > max_bytes {
+                return refuse(&mut stream, ERROR_TOO_LARGE, "over the limit").await;
+            }
+            let entries = tree.len() as u64;
+            let opened = Event::ArchiveOpened { entries, bytes };
+            write_json(&mut stream, &opened).await.ok()?;
+            let encoded = serde_json::to_vec(&tree).ok()?;
+            write_frame(&mut stream, FrameKind::Stdout, &encoded)
+                .await
+                .ok()?;
+            let summary = ArchiveSummary {
+                files: entries,
+                bytes,
+                ..ArchiveSummary::default()
+            };
+            write_json(&mut stream, &Event::ArchiveEnd(summary))
+                .await
+                .ok()
+        }
+        Request::WriteArchive { path, .. } => {
+            write_json(&mut stream, &Event::WriteReady).await.ok()?;
+            let Input::Complete(encoded) = read_input(&mut stream).await? else {
+                return refuse(&mut stream, ERROR_CANCELLED, "upload cancelled").await;
+            };
+            let tree: BTreeMap<String, Vec<u8>> = serde_json::from_slice(&encoded).ok()?;
+            let summary = ArchiveSummary {
+                files: tree.len() as u64,
+                bytes: tree.values().map(|c| c.len() as u64).sum(),
+                ..ArchiveSummary::default()
+            };
+            files.lock().ok()?.extend(
+                tree.into_iter()
+                    .map(|(name, contents)| (in_sandbox(&path, &name), contents)),
+            );
+            write_json(&mut stream, &Event::ArchiveWritten(summary))
+                .await
+                .ok()
+        }
         Request::ProcessList => {
             let processes = Vec::new();
             write_json(&mut stream, &Event::ProcessList { processes })
@@ -366,6 +411,32 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
             )
             .await
         }
+    }
+}
+
+/// The fake's "archive" of a directory: its files by name below it, as JSON (the service
+/// keeps archives as opaque bytes, so any encoding does). A relative name is in the working
+/// directory, as the agent resolves it.
+fn archive_of(files: &Files, dir: &str) -> BTreeMap<String, Vec<u8>> {
+    let prefix = format!("{}/", dir.trim_end_matches('/'));
+    let files = files.lock().map(|f| f.clone()).unwrap_or_default();
+    files
+        .into_iter()
+        .filter_map(|(name, contents)| {
+            let absolute = match name.starts_with('/') {
+                true => name,
+                false => format!("{WORKDIR}/{name}"),
+            };
+            Some((absolute.strip_prefix(&prefix)?.to_string(), contents))
+        })
+        .collect()
+}
+
+/// The key a file extracted under `dir` is kept by: relative in the working directory.
+fn in_sandbox(dir: &str, name: &str) -> String {
+    match dir.trim_end_matches('/') {
+        WORKDIR => name.to_string(),
+        dir => format!("{dir}/{name}"),
     }
 }
 

@@ -113,12 +113,16 @@ impl Core {
             self.backend().destroy(&orphan.sandbox).await?;
             report.orphans_removed += 1;
         }
-        let leftovers = self.remove_unrecorded_snapshots()?;
-        if leftovers > 0 {
-            tracing::info!(
-                leftovers,
-                "removed snapshot files a crash left without a record"
-            );
+        // Leftovers only take room: a failure to clean them must not keep the service down.
+        match self.remove_unrecorded_snapshots() {
+            Ok(0) => {}
+            Ok(leftovers) => {
+                tracing::info!(
+                    leftovers,
+                    "removed snapshot files a crash left without a record"
+                )
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot remove leftover snapshot files"),
         }
         Ok(report)
     }
