@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 const SESSIONS: usize = 20;
 const COMMANDS: usize = 50;
 
-async fn time<T>(
+pub(crate) async fn time<T>(
     samples: &mut Vec<Duration>,
     op: impl std::future::Future<Output = Result<T>>,
 ) -> Result<T> {
@@ -94,6 +94,7 @@ pub(crate) async fn run(
     print_row("exec, 1 MB of output", &Sample(ours), Some(&Sample(theirs)));
 
     run_files(n, api, raw, session, container).await?;
+    crate::snapshots::run(n, api, raw, session, container).await?;
 
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for (id, container) in cold_sessions.iter().zip(&raw_containers) {
