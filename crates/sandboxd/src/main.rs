@@ -69,6 +69,14 @@ enum Command {
     Mcp(commands::mcp::McpArgs),
     /// Make a new token: for a tenant (prints the config lines with its hash) or the service.
     Token(commands::token::TokenArgs),
+    /// Freeze every process of a session: no CPU, memory, processes and files kept.
+    Pause(commands::pause::PauseArgs),
+    /// Thaw a paused session.
+    Resume(commands::pause::PauseArgs),
+    /// Snapshots of sessions: create, list, get, delete (open one with `open --snapshot`).
+    Snapshot(commands::snapshot::SnapshotArgs),
+    /// Open independent sessions with a session's files.
+    Fork(commands::fork::ForkArgs),
 }
 
 fn main() -> ExitCode {
@@ -93,6 +101,10 @@ fn main() -> ExitCode {
         Command::Token(args) => commands::token::run(args).map(|()| 0),
         Command::Runtimes(args) => commands::runtimes::run(args).map(|()| 0),
         Command::Mcp(args) => commands::mcp::run(args).map(|()| 0),
+        Command::Pause(args) => commands::pause::run(args, false).map(|()| 0),
+        Command::Resume(args) => commands::pause::run(args, true).map(|()| 0),
+        Command::Snapshot(args) => commands::snapshot::run(args).map(|()| 0),
+        Command::Fork(args) => commands::fork::run(args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),
