@@ -11,6 +11,7 @@
 //!   own token check and Host/Origin guard; its connector calls the service's core in process,
 //!   as the principal that request's token belongs to.
 
+mod snapshot_tools;
 mod tools;
 
 pub use tools::{Connector, SandboxTools};

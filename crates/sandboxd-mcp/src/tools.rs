@@ -117,12 +117,15 @@ impl SandboxTools {
     pub fn new(connector: Arc<dyn Connector>) -> SandboxTools {
         SandboxTools {
             connector,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::snapshot_tool_router(),
         }
     }
 
     /// The sandboxes to act on for this call.
-    fn client(&self, context: &RequestContext<RoleServer>) -> Result<Box<dyn Sandboxes>, String> {
+    pub(crate) fn client(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Box<dyn Sandboxes>, String> {
         let request = context.extensions.get::<http::request::Parts>();
         self.connector.connect(request)
     }
@@ -378,7 +381,7 @@ impl ServerHandler for SandboxTools {}
 
 /// A failed API call as a tool error: the service's code and message, and a next step where
 /// the message alone does not give one.
-fn tool_error(error: Failure) -> String {
+pub(crate) fn tool_error(error: Failure) -> String {
     let next_step = match error.code.as_deref() {
         Some("unknown_runtime") => Some("list_runtimes shows each allowed runtime"),
         Some("service_full") => Some(
