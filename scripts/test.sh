@@ -303,6 +303,8 @@ browser_tests() {
     done <"$pidfile"
     rm -f "$pidfile"
     remove_test_sandboxes
+    # The images a killed run's build test left (real-use.test.js removes its own when it ends).
+    docker images -q --filter 'reference=sandboxd/recipe-t21-*' | sort -u | xargs -r docker rmi -f >/dev/null 2>&1 || true
     return "$rc"
 }
 step browser browser_tests || true

@@ -26,6 +26,8 @@ BUSYBOX_IMAGE = os.environ.get("SANDBOXD_TEST_BUSYBOX_IMAGE", "sandboxd/busybox:
 PYTHON_IMAGE = os.environ.get("SANDBOXD_TEST_PYTHON_IMAGE", "sandboxd/python:3.11-bookworm")
 LISTENING = "sandboxd listening on "
 MAX_SESSIONS = 4
+UPLOAD_CAP = 5 << 20
+INSPECTOR_ORIGIN = "http://localhost:6274"
 
 
 @dataclass
@@ -41,6 +43,8 @@ token = "{token}"
 default_runtime = "sh"
 max_sessions = {MAX_SESSIONS}
 mem_limit = "128m"
+# A browser tool (the MCP Inspector) on this origin may call /mcp, nothing else.
+extra_allowed_origins = ["{INSPECTOR_ORIGIN}"]
 cpus = 0.5
 pids_limit = 64
 tmpfs_size = "16m"
@@ -56,7 +60,9 @@ interpreter = ["python3"]
 [policy]
 default_timeout_secs = 20
 max_timeout_secs = 60
-max_upload_bytes = "1m"
+max_upload_bytes = {UPLOAD_CAP}
+# Room for a 2 MB output, which MCP answers cut to its budget (mcp_output_bytes, default 24k).
+max_output_bytes = "4m"
 # The fuzzer sends many requests without a token on purpose: they must not lock it out.
 auth_failures_per_minute = 1000000
 """

@@ -411,11 +411,23 @@ test('closing the session from the table takes Sessions from 1 to 0', async () =
   await row.locator('button:has-text("Close")').click();
   await row.locator('button:has-text("Really close?")').click();
   await waitForText('#stat-sessions', '0');
+  // The closed session stays in the table, as ended with why, until it is dismissed.
+  await row.locator('.badge-ended').waitFor();
+  assert.match(await row.innerText(), /closed by the client/);
+  await row.locator('button:has-text("Dismiss")').click();
+  // The session closed through the API earlier is there as ended too.
+  const dismiss = page.locator('#sessions-body button:has-text("Dismiss"):visible');
+  while (await dismiss.count()) await dismiss.first().click();
   await page.locator('#sessions-empty:not([hidden])').waitFor();
   const info = await apiCall(service, 'GET', `/v1/sessions/${sessionId}`);
   assert.equal(info.json.state, 'ended');
-  const log = await apiCall(service, 'GET', `/v1/sessions/${sessionId}/activity`);
-  const close = log.json.entries.find((e) => e.action === 'close');
+  // The page learns of the end as it happens; the close entry is written just after.
+  let close;
+  for (let i = 0; i < 50 && !close; i += 1) {
+    const log = await apiCall(service, 'GET', `/v1/sessions/${sessionId}/activity`);
+    close = log.json.entries.find((e) => e.action === 'close');
+    if (!close) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
   assert.equal(close.interface, 'dashboard');
   assert.equal(close.status, 'ok');
 });

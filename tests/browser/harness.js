@@ -28,8 +28,8 @@ const BUSYBOX = process.env.SANDBOXD_TEST_BUSYBOX_IMAGE || 'sandboxd/busybox:loc
 const PYTHON = process.env.SANDBOXD_TEST_PYTHON_IMAGE || 'sandboxd/python:3.11-bookworm';
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 
-/** A running service: {url, instanceId, stop()}. */
-export async function startService() {
+/** A running service: {url, instanceId, stop()}; `extraConfig` is appended to its config. */
+export async function startService({ extraConfig = '' } = {}) {
   // A short path: the sandboxes' sockets live under it and must fit a unix socket address.
   const stateDir = fs.mkdtempSync('/tmp/sbdb');
   const instanceId = `test-${randomBytes(6).toString('hex')}`;
@@ -60,7 +60,7 @@ default_timeout_secs = 30
 max_timeout_secs = 120
 max_output_bytes = "256k"
 max_upload_bytes = "8m"
-`,
+${extraConfig}`,
   );
   const env = { ...process.env, SANDBOXD_AGENT: AGENT, SANDBOXD_LOG: process.env.SANDBOXD_LOG || 'warn' };
   delete env.SANDBOXD_TOKEN;

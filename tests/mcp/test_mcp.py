@@ -74,14 +74,27 @@ def structured(result):
     """A tool's structured answer, failing the test with its text when it was an error."""
     assert not result.is_error, result.content[0].text
     assert result.structured_content is not None, result.content
-    # The same JSON is in the text content, for clients that read only text.
-    assert json.loads(result.content[0].text) == result.structured_content
+    assert len(result.content) == 1, result.content
+    text = result.content[0].text
+    if "exit_code" in result.structured_content:
+        # A command's result reads as text: how it ended, then its output as it was written.
+        assert text.startswith(("exit code", "killed by signal")), text
+        for stream in ("stdout", "stderr"):
+            assert result.structured_content[stream] in text
+    else:
+        # Other results are the same JSON, indented, for clients that read only text.
+        assert json.loads(text) == result.structured_content
     return result.structured_content
 
 
 def error_text(result):
     assert result.is_error, result
     return result.content[0].text
+
+
+def sse_messages(text):
+    """The JSON-RPC messages of a Server-Sent Events answer."""
+    return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:") and line[5:].strip()]
 
 
 async def call(session, tool, **arguments):
@@ -187,7 +200,7 @@ async def test_errors_are_tool_errors_an_agent_can_act_on(service, transport):
     async with connect(service, transport) as (session, _):
         unknown = error_text(await call(session, "open_session", runtime="cobol"))
         assert "unknown_runtime" in unknown and "python" in unknown and "sh" in unknown
-        assert "list_runtimes" in unknown
+        assert "list_runtimes" in unknown and "/v1" not in unknown
 
         session_id = structured(await call(session, "open_session"))["id"]
         try:
@@ -200,7 +213,7 @@ async def test_errors_are_tool_errors_an_agent_can_act_on(service, transport):
             too_long = error_text(
                 await call(session, "run_command", session_id=session_id, command="true", timeout_secs=3600)
             )
-            assert "timeout_too_large" in too_long and "60" in too_long
+            assert "timeout_too_large" in too_long and "60" in too_long and "/v1" not in too_long
 
             missing = error_text(await call(session, "read_file", session_id=session_id, path="nope.txt"))
             assert "not_found" in missing
@@ -211,9 +224,9 @@ async def test_errors_are_tool_errors_an_agent_can_act_on(service, transport):
             structured(await call(session, "close_session", session_id=session_id))
 
         ended = error_text(await call(session, "run_command", session_id=session_id, command="true"))
-        assert "session_ended" in ended and "open_session" in ended
+        assert "session_ended" in ended and "open_session" in ended and "/v1" not in ended
         gone = error_text(await call(session, "close_session", session_id="no-such-session"))
-        assert "not_found" in gone
+        assert "not_found" in gone and "list_sessions" in gone and "/v1" not in gone
 
         # The connection survived every error.
         assert TOOLS == {tool.name for tool in (await session.list_tools()).tools}
@@ -231,15 +244,16 @@ async def test_a_full_service_says_so(service):
                 assert len(opened) <= MAX_SESSIONS, "the service let more sessions open than allowed"
             full = error_text(result)
             assert len(opened) == MAX_SESSIONS, full
-            assert "service_full" in full and "close_session" in full
+            assert "service_full" in full and "close_session" in full and "/v1" not in full
         finally:
             for session_id in opened:
                 structured(await call(session, "close_session", session_id=session_id))
 
 
 async def test_http_refuses_a_wrong_token(service):
-    async with httpx2.AsyncClient() as http:
-        for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}):
+    for headers in ({}, {"Authorization": "Bearer wrong-token-0123456789"}):
+        # A connection of its own each: the service may close one whose body it did not read.
+        async with httpx2.AsyncClient() as http:
             response = await http.post(f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | headers)
             assert response.status_code == 401
             assert response.json()["error"]["code"] == "unauthorized"
@@ -263,7 +277,7 @@ async def test_http_answers_the_hosts_the_service_answers(service):
             f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | auth | {"Host": f"127.0.0.2:{port}"}
         )
         assert response.status_code == 200, response.text
-        assert response.json()["result"]["serverInfo"]["name"] == "sandboxd"
+        assert sse_messages(response.text)[0]["result"]["serverInfo"]["name"] == "sandboxd"
         # A name it does not answer to (DNS rebinding) is refused by the service's guard.
         response = await http.post(
             f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | auth | {"Host": f"evil.example:{port}"}

@@ -15,6 +15,7 @@ pub mod frame;
 #[cfg(feature = "tokio")]
 pub mod host;
 mod message;
+mod meta;
 
 pub use error::ProtoError;
 pub use frame::{read_frame, write_frame, write_json, Frame, FrameKind, MAX_FRAME_LEN};
@@ -26,6 +27,8 @@ pub use host::{
     UploadError,
 };
 #[cfg(feature = "tokio")]
+pub use host::{make_dir, move_path, stat_path, watch_dir, DirWatch};
+#[cfg(feature = "tokio")]
 pub use host::{ping, run_exec, AgentHub, AgentLease, ExecResult, HELLO_TIMEOUT, MAX_IDLE};
 pub use message::{
     AgentSecret, Event, ExecRequest, ExitReport, Request, AGENT_SECRET_FILE, AGENT_SECRET_LEN,
@@ -33,6 +36,7 @@ pub use message::{
     STDIN_CHUNK_LEN,
 };
 pub use message::{ArchiveSummary, MAX_ARCHIVE_ENTRIES};
+pub use message::{ChangeKind, FileChange, FileStat, ERROR_EXISTS};
 pub use message::{
     DirEntry, EntryKind, ERROR_BUSY, ERROR_CANCELLED, ERROR_INVALID_PATH, ERROR_IO,
     ERROR_IS_DIRECTORY, ERROR_NOT_A_DIRECTORY, ERROR_NOT_A_FILE, ERROR_NOT_FOUND, ERROR_NO_SPACE,

@@ -6,6 +6,7 @@
 //! side may be older than the other. An agent answers an op it does not know with an
 //! [`ERROR_BAD_REQUEST`] error and stays usable; [`Event::Hello`] carries the version.
 
+pub use crate::meta::{ChangeKind, FileChange, FileStat};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -70,6 +71,8 @@ pub const ERROR_BUSY: &str = "busy";
 pub const ERROR_IO: &str = "io_error";
 /// The service cancelled the operation with [`Request::Cancel`].
 pub const ERROR_CANCELLED: &str = "cancelled";
+/// Something is already at the destination.
+pub const ERROR_EXISTS: &str = "exists";
 
 /// Service to agent.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -159,6 +162,34 @@ pub enum Request {
     /// connection leaves nothing behind. A top-level name that already exists under `path` is
     /// refused.
     WriteArchive { path: String, max_bytes: u64 },
+    /// Describes what is at `path` without following a final symlink: [`Event::Stat`].
+    Stat { path: String },
+    /// Creates a directory, and with `parents` its missing ancestors: [`Event::DirMade`]
+    /// (`created` false when a directory was there already).
+    MakeDir {
+        path: String,
+        #[serde(default)]
+        parents: bool,
+    },
+    /// Renames `from` to `to` (rename(2)); an existing `to` is refused with [`ERROR_EXISTS`]
+    /// unless `overwrite`: [`Event::Stat`] of the destination.
+    Move {
+        from: String,
+        to: String,
+        #[serde(default)]
+        overwrite: bool,
+    },
+    /// Watches a directory (and with `recursive` those below it, at most `max_watches` in
+    /// all): [`Event::Watching`], then [`Event::FileChanges`] batches until the service
+    /// closes the connection or sends [`Request::Cancel`], or the directory goes away
+    /// ([`Event::WatchEnd`]). Changes the kernel could not queue arrive as one
+    /// [`ChangeKind::Overflow`].
+    Watch {
+        path: String,
+        #[serde(default)]
+        recursive: bool,
+        max_watches: u32,
+    },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -320,6 +351,16 @@ pub enum Event {
         code: String,
         message: String,
     },
+    Stat(FileStat),
+    DirMade {
+        created: bool,
+    },
+    Watching,
+    FileChanges {
+        changes: Vec<FileChange>,
+    },
+    /// The watched directory is gone: no change follows.
+    WatchEnd,
 }
 
 /// The per-sandbox secret an agent proves itself with: [`AGENT_SECRET_LEN`] bytes as lowercase

@@ -156,6 +156,20 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
             Ok(Request::WriteArchive { path, max_bytes }) => {
                 files::write_archive(&mut connection, &path, max_bytes)
             }
+            Ok(Request::Stat { path }) => files::stat(&mut connection, &path),
+            Ok(Request::MakeDir { path, parents }) => {
+                files::make_dir(&mut connection, &path, parents)
+            }
+            Ok(Request::Move {
+                from,
+                to,
+                overwrite,
+            }) => files::move_path(&mut connection, &from, &to, overwrite),
+            Ok(Request::Watch {
+                path,
+                recursive,
+                max_watches,
+            }) => files::watch(&mut connection, &path, recursive, max_watches),
             Err(e) => write_json(
                 &mut connection,
                 &Event::Error {

@@ -64,8 +64,7 @@ pub fn run(connection: &mut UnixStream, request: &ExecRequest) -> Result<(), Pro
         exit_code: status.code(),
         signal: status.signal(),
         timed_out,
-        oom_killed: status.signal().is_some()
-            && matches!((oom_kills_before, oom_kills_after), (Some(b), Some(a)) if a > b),
+        oom_killed: oom_killed_between(oom_kills_before, oom_kills_after),
         stdout_bytes: exec.stdout.total,
         stderr_bytes: exec.stderr.total,
         duration_ms: exec.duration.as_millis().try_into().unwrap_or(u64::MAX),
@@ -141,6 +140,12 @@ pub(crate) fn program(request: &ExecRequest) -> Command {
         command.current_dir(cwd);
     }
     command
+}
+
+/// Whether the sandbox's OOM-kill count rose while a command ran: the kernel killed one of its
+/// processes, whichever (a child of `sh -c` too, after which the shell exits 137 or goes on).
+pub(crate) fn oom_killed_between(before: Option<u64>, after: Option<u64>) -> bool {
+    matches!((before, after), (Some(before), Some(after)) if after > before)
 }
 
 pub(crate) fn oom_kill_count() -> Option<u64> {

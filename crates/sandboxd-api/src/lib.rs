@@ -4,9 +4,13 @@
 //! the operator's file into [`RuntimeInfo`] and [`Policy`], so the service shows exactly what
 //! is in force.
 
+mod files_meta;
+mod remedy;
 mod sandboxes;
 mod snapshots;
 
+pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
+pub use remedy::{with_wording, without_rest_wording, Remedy};
 pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
 pub use snapshots::{ForkRequest, ForkResult, SnapshotInfo, SnapshotList, SnapshotRequest};
@@ -153,6 +157,10 @@ pub struct Policy {
     pub max_sessions: u32,
     /// Failed authentications one client address may make per minute before it must wait.
     pub auth_failures_per_minute: u32,
+    /// Bytes of a command's output an MCP tool result carries, both streams together: the
+    /// head and the tail of each, with a marker saying what was left out and where it is.
+    #[serde(default = "default_mcp_output_bytes")]
+    pub mcp_output_bytes: u64,
     /// What happens to a session idle for `idle_timeout_secs`: closed, or paused.
     pub idle_action: IdleAction,
     /// How long a session may stay paused before it is closed.
@@ -162,6 +170,13 @@ pub struct Policy {
     pub snapshot_quota_bytes: u64,
     /// Snapshots one tenant may keep.
     pub snapshot_quota_count: u32,
+}
+
+/// The default of [`Policy::mcp_output_bytes`]: a few thousand tokens of a model's context.
+pub const DEFAULT_MCP_OUTPUT_BYTES: u64 = 24 << 10;
+
+fn default_mcp_output_bytes() -> u64 {
+    DEFAULT_MCP_OUTPUT_BYTES
 }
 
 /// What the service does with a session that was idle for `policy.idle_timeout_secs`.
@@ -201,6 +216,9 @@ pub struct ConfigView {
     /// Tenants with their own tokens (shown without them).
     #[serde(default)]
     pub tenants: Vec<TenantInfo>,
+    /// Browser origins allowed beyond the service's own (e.g. the MCP Inspector's).
+    #[serde(default)]
+    pub extra_allowed_origins: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -275,6 +293,19 @@ pub struct SessionInfo {
     pub paused_at: Option<String>,
 }
 
+/// `GET /v1/events`, event `session`: a session opened or ended.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SessionChange {
+    pub id: String,
+    pub state: SessionState,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tenant: Option<String>,
+    /// Why it ended, in words, when it did.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub end_reason: Option<String>,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -332,6 +363,12 @@ pub struct ErrorDetail {
     pub code: String,
     /// What was wrong and what to do, for a person or an agent.
     pub message: String,
+    /// What to do about it, as a stable key, when the error has a remedy: `open_session`,
+    /// `list_sessions`, `close_session`, `list_runtimes`, `list_processes`, `kill_all`,
+    /// `list_directory`, `read_file`, `read_part`, `delete_recursively`. `message` ends with
+    /// it in the API's words (a route); another face (the CLI) may word it its own way.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remedy: Option<String>,
 }
 
 /// One entry of a session's activity log: what was addressed and how it went, never a payload.
@@ -476,7 +513,11 @@ pub struct StartProcess {
     /// Whether its stdin can be written (`POST .../stdin`); otherwise it reads `/dev/null`.
     #[serde(default)]
     pub stdin: bool,
-    /// At most, and by default, `policy.max_timeout_secs`.
+    /// Text given to its stdin as it starts, which is then closed (a program's source, for
+    /// `python3 -`); it needs no `stdin: true` and no separate write.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub input: Option<String>,
+    /// By default `policy.default_timeout_secs`, as for exec; at most `policy.max_timeout_secs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timeout_secs: Option<u64>,
     /// Runs it on a terminal of `cols` x `rows` (default 80 x 24), which is its stdin, stdout

@@ -3,16 +3,18 @@
 
 use crate::{
     CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult, KilledProcesses,
-    RuntimeList, SessionInfo, SessionList, SnapshotInfo, SnapshotList,
+    Policy, Remedy, RuntimeList, SessionInfo, SessionList, SnapshotInfo, SnapshotList,
 };
 use std::fmt;
 
-/// A failed call: the service's stable error code where there is one, and the whole text to
-/// show (which names the code).
+/// A failed call: the service's stable error code where there is one, the text to show
+/// (which names the code), and what to do about it, which the face words in its own terms:
+/// `text` carries no face's hint.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Failure {
     pub code: Option<String>,
     pub text: String,
+    pub remedy: Option<Remedy>,
 }
 
 impl fmt::Display for Failure {
@@ -27,6 +29,8 @@ impl std::error::Error for Failure {}
 #[async_trait::async_trait]
 pub trait Sandboxes: Send + Sync {
     async fn runtimes(&self) -> Result<RuntimeList, Failure>;
+    /// The limits in force (timeouts, output and upload caps).
+    async fn policy(&self) -> Result<Policy, Failure>;
     async fn open_session(&self, request: CreateSession) -> Result<SessionInfo, Failure>;
     async fn session(&self, id: &str) -> Result<SessionInfo, Failure>;
     async fn list_sessions(&self, include_ended: bool) -> Result<SessionList, Failure>;

@@ -12,12 +12,14 @@ pub enum ClientError {
         "unauthorized: the service at {url} refused the token (check SANDBOXD_TOKEN or --token)"
     )]
     Unauthorized { url: String },
-    /// The service answered with one of its errors.
+    /// The service answered with one of its errors. `message` ends with the remedy in the
+    /// API's words (a route), when there is one.
     #[error("{code}: {message}")]
     Api {
         status: u16,
         code: String,
         message: String,
+        remedy: Option<sandboxd_api::Remedy>,
     },
     #[error("no answer from {url} in time: {cause}")]
     Timeout { url: String, cause: String },
@@ -39,6 +41,31 @@ impl ClientError {
             ClientError::Api { code, .. } => Some(code),
             ClientError::Unauthorized { .. } => Some("unauthorized"),
             _ => None,
+        }
+    }
+
+    /// What to do about it, when the service said (to be worded in the caller's own terms).
+    pub fn remedy(&self) -> Option<sandboxd_api::Remedy> {
+        match self {
+            ClientError::Api { remedy, .. } => *remedy,
+            _ => None,
+        }
+    }
+
+    /// The error's text without the API's wording of its remedy, for a face that words the
+    /// remedy itself.
+    pub fn text_without_remedy(&self) -> String {
+        match self {
+            ClientError::Api {
+                code,
+                message,
+                remedy: Some(remedy),
+                ..
+            } => format!(
+                "{code}: {}",
+                sandboxd_api::without_rest_wording(message, *remedy)
+            ),
+            error => error.to_string(),
         }
     }
 

@@ -5,10 +5,12 @@
 //! the service records in each session's activity log.
 
 mod error;
+mod files_meta;
 mod sandboxes;
 mod snapshots;
 
 pub use error::ClientError;
+pub use files_meta::FileWatch;
 
 pub use reqwest::Body;
 
@@ -332,6 +334,10 @@ impl Client {
                 status: status.as_u16(),
                 code: error.code,
                 message: error.message,
+                remedy: error
+                    .remedy
+                    .as_deref()
+                    .and_then(sandboxd_api::Remedy::from_key),
             },
             Err(_) => ClientError::UnexpectedResponse {
                 url,

@@ -3,14 +3,16 @@
 use crate::{Client, ClientError};
 use sandboxd_api::{
     CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
-    KilledProcesses, RuntimeList, Sandboxes, SessionInfo, SessionList, SnapshotInfo, SnapshotList,
+    KilledProcesses, Policy, RuntimeList, Sandboxes, SessionInfo, SessionList, SnapshotInfo,
+    SnapshotList,
 };
 
 impl From<ClientError> for Failure {
     fn from(error: ClientError) -> Failure {
         Failure {
             code: error.code().map(str::to_string),
-            text: error.to_string(),
+            text: error.text_without_remedy(),
+            remedy: error.remedy(),
         }
     }
 }
@@ -19,6 +21,10 @@ impl From<ClientError> for Failure {
 impl Sandboxes for Client {
     async fn runtimes(&self) -> Result<RuntimeList, Failure> {
         Ok(Client::runtimes(self).await?)
+    }
+
+    async fn policy(&self) -> Result<Policy, Failure> {
+        Ok(Client::policy(self).await?)
     }
 
     async fn open_session(&self, request: CreateSession) -> Result<SessionInfo, Failure> {

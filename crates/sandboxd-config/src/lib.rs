@@ -63,6 +63,9 @@ pub struct Config {
     pub build: BuildSettings,
     /// Tokens with their own runtimes and quota; the service token stays the administrator's.
     pub tenants: BTreeMap<String, Tenant>,
+    /// Browser origins (`scheme://host[:port]`) allowed to call the service beside its own,
+    /// e.g. the MCP Inspector's page; none by default.
+    pub extra_allowed_origins: Vec<String>,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +87,8 @@ struct ConfigFile {
     build: recipes::BuildFile,
     #[serde(default)]
     tenants: BTreeMap<String, tenants::TenantFile>,
+    #[serde(default)]
+    extra_allowed_origins: Vec<String>,
 }
 
 #[derive(Deserialize, Default)]
@@ -125,6 +130,7 @@ struct PolicyFile {
     paused_timeout_secs: Option<u64>,
     snapshot_quota_bytes: Option<SizeValue>,
     snapshot_quota_count: Option<u32>,
+    mcp_output_bytes: Option<SizeValue>,
 }
 
 /// A size written as a number of bytes or a string such as `"512m"`.
@@ -239,6 +245,11 @@ impl Config {
         let policy = resolve_policy(&file.policy, max_sessions)?;
         check_pools(&runtimes, max_sessions)?;
         let tenants = tenants::resolve(&file.tenants, &runtimes, max_sessions)?;
+        let extra_allowed_origins = file
+            .extra_allowed_origins
+            .iter()
+            .map(|origin| check_origin(origin))
+            .collect::<Result<_, _>>()?;
 
         Ok(Config {
             token,
@@ -250,6 +261,7 @@ impl Config {
             recipes,
             build,
             tenants,
+            extra_allowed_origins,
         })
     }
 
@@ -290,6 +302,7 @@ impl Config {
                 .values()
                 .map(|t| t.info(&self.runtimes))
                 .collect(),
+            extra_allowed_origins: self.extra_allowed_origins.clone(),
         }
     }
 
@@ -505,6 +518,36 @@ pub(crate) fn resolve_limits(
     })
 }
 
+/// An origin as browsers send it: `http` or `https`, a host, an optional port, nothing more
+/// (no path, no trailing slash, no wildcard), lowercased.
+fn check_origin(origin: &str) -> Result<String, ConfigError> {
+    let refuse = |why: &str| {
+        invalid(
+            "extra_allowed_origins",
+            format!("{origin:?} {why}; write an origin as a browser sends it, e.g. \"http://localhost:6274\""),
+        )
+    };
+    let lower = origin.to_ascii_lowercase();
+    let uri: http::Uri = lower
+        .parse()
+        .map_err(|_| refuse("is not scheme://host[:port]"))?;
+    let scheme_ok = matches!(uri.scheme_str(), Some("http" | "https"));
+    let authority_ok = uri
+        .authority()
+        .is_some_and(|a| !a.host().is_empty() && !a.as_str().contains('@'));
+    // `Uri` reads "http://host" with the path "/": the origin is exactly scheme and authority.
+    let exact = uri
+        .authority()
+        .zip(uri.scheme_str())
+        .is_some_and(|(a, scheme)| lower == format!("{scheme}://{a}"));
+    if !scheme_ok || !authority_ok || !exact {
+        return Err(refuse(
+            "is not an http:// or https:// origin (scheme://host[:port])",
+        ));
+    }
+    Ok(lower)
+}
+
 fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, ConfigError> {
     let size = |value: &Option<SizeValue>, name: &str, default: u64| match value {
         Some(v) => v.resolve(&format!("policy.{name}")),
@@ -528,6 +571,11 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
         paused_timeout_secs: file.paused_timeout_secs.unwrap_or(86_400),
         snapshot_quota_bytes: size(&file.snapshot_quota_bytes, "snapshot_quota_bytes", 1 << 30)?,
         snapshot_quota_count: file.snapshot_quota_count.unwrap_or(20),
+        mcp_output_bytes: size(
+            &file.mcp_output_bytes,
+            "mcp_output_bytes",
+            sandboxd_api::DEFAULT_MCP_OUTPUT_BYTES,
+        )?,
     };
     let positive = [
         ("default_timeout_secs", policy.default_timeout_secs),
@@ -538,6 +586,7 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
         ("idle_timeout_secs", policy.idle_timeout_secs),
         ("max_lifetime_secs", policy.max_lifetime_secs),
         ("paused_timeout_secs", policy.paused_timeout_secs),
+        ("mcp_output_bytes", policy.mcp_output_bytes),
         (
             "auth_failures_per_minute",
             u64::from(policy.auth_failures_per_minute),
@@ -608,6 +657,35 @@ mod tests {
             config.runtime("small").unwrap().limits.mem_limit_bytes,
             512 << 20
         );
+    }
+
+    #[test]
+    fn extra_allowed_origins_are_exact_origins() {
+        assert!(Config::parse(MINIMAL)
+            .unwrap()
+            .extra_allowed_origins
+            .is_empty());
+        let config = Config::parse(&format!(
+            "extra_allowed_origins = [\"http://localhost:6274\", \"HTTPS://Inspector.example\"]\n{MINIMAL}"
+        ))
+        .unwrap();
+        assert_eq!(
+            config.extra_allowed_origins,
+            ["http://localhost:6274", "https://inspector.example"]
+        );
+        for bad in [
+            "localhost:6274",
+            "http://x/",
+            "http://x/path",
+            "ftp://x",
+            "*",
+            "http://u@x",
+        ] {
+            let error = error_of(&format!("extra_allowed_origins = [\"{bad}\"]\n{MINIMAL}"));
+            assert!(error.contains("extra_allowed_origins"), "{bad}: {error}");
+        }
+        let policy = Config::parse(MINIMAL).unwrap().policy;
+        assert_eq!(policy.mcp_output_bytes, 24 << 10);
     }
 
     #[test]

@@ -6,8 +6,8 @@ use crate::core::Core;
 use crate::error::Error;
 use sandboxd_api::{
     CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
-    ForkResult, KilledProcesses, RuntimeList, Sandboxes, SessionInfo, SessionList, SnapshotInfo,
-    SnapshotList, SnapshotRequest,
+    ForkResult, KilledProcesses, Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
+    SnapshotInfo, SnapshotList, SnapshotRequest,
 };
 
 /// The core, with every call made as `caller`.
@@ -30,6 +30,7 @@ impl From<Error> for Failure {
         Failure {
             code: Some(error.code().to_string()),
             text: format!("{}: {error}", error.code()),
+            remedy: error.remedy(),
         }
     }
 }
@@ -38,6 +39,10 @@ impl From<Error> for Failure {
 impl Sandboxes for Acting {
     async fn runtimes(&self) -> Result<RuntimeList, Failure> {
         Ok(self.core.runtimes(&self.caller).await)
+    }
+
+    async fn policy(&self) -> Result<Policy, Failure> {
+        Ok(self.core.config().policy.clone())
     }
 
     async fn open_session(&self, request: CreateSession) -> Result<SessionInfo, Failure> {

@@ -85,7 +85,8 @@ impl Actor {
 /// How an operation went. Sizes and codes only, never content.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Outcome {
-    /// `ok` or `error`.
+    /// `ok`, `error`, `interrupted` (a command ended by SIGINT: Ctrl+C, Stop), or
+    /// `cancelled` (its caller abandoned it).
     pub status: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exit_code: Option<i32>,
@@ -149,6 +150,8 @@ pub struct PendingEntry {
     pub bytes: Option<u64>,
     pub exit_code: Option<i32>,
     ended: bool,
+    /// `error` when it fails, unless its caller abandoned it.
+    status: &'static str,
 }
 
 impl PendingEntry {
@@ -170,6 +173,7 @@ impl PendingEntry {
             bytes: None,
             exit_code: None,
             ended: false,
+            status: "error",
         }
     }
 
@@ -180,14 +184,36 @@ impl PendingEntry {
 
     /// Records the entry, failed when `error` says why, unless it was recorded already.
     pub fn end(&mut self, error: Option<String>) {
+        let status = if error.is_some() { self.status } else { "ok" };
+        self.record(status, error);
+    }
+
+    /// Records how a command ended: `interrupted` when SIGINT ended it (Ctrl+C, Stop), failed
+    /// when its timeout or the sandbox's memory limit killed it, else ok with its exit code.
+    pub fn end_command(&mut self, ending: &CommandEnding) {
+        self.exit_code = ending.exit_code;
+        if ending.timed_out {
+            self.end(Some("timed out".into()));
+        } else if ending.oom_killed {
+            self.end(Some("killed: out of memory".into()));
+        } else if ending.signal == Some(SIGINT) || ending.exit_code == Some(128 + SIGINT) {
+            self.record("interrupted", None);
+        } else {
+            self.end(None);
+        }
+    }
+
+    fn record(&mut self, status: &str, error: Option<String>) {
         if std::mem::replace(&mut self.ended, true) {
             return;
         }
         self.touch();
         let elapsed = self.started.elapsed().as_millis() as u64;
-        let mut outcome = match error {
-            None => Outcome::ok(elapsed),
-            Some(error) => Outcome::failed(elapsed, error),
+        let mut outcome = Outcome {
+            status: status.into(),
+            duration_ms: elapsed,
+            error,
+            ..Outcome::default()
         }
         .with_exit_code(self.exit_code);
         if let Some(bytes) = self.bytes {
@@ -216,11 +242,31 @@ impl PendingEntry {
     }
 }
 
+const SIGINT: i32 = 2;
+
+/// How a command ended, as exec and the process API report it.
+pub struct CommandEnding {
+    pub exit_code: Option<i32>,
+    pub signal: Option<i32>,
+    pub timed_out: bool,
+    pub oom_killed: bool,
+}
+
 impl Drop for PendingEntry {
+    /// An operation dropped unfinished was cancelled by its caller: the client went away, or
+    /// a face abandoned it on the client's word (an MCP cancellation or timeout).
     fn drop(&mut self) {
-        self.end(Some("interrupted: the client went away".into()));
+        if !self.ended {
+            self.status = CANCELLED;
+        }
+        self.end(Some(
+            "cancelled: the client went away or cancelled the call".into(),
+        ));
     }
 }
+
+/// The status of an operation its caller abandoned.
+const CANCELLED: &str = "cancelled";
 
 /// Adds an entry to a session's activity log: what was addressed and how it went, never a
 /// payload.
@@ -249,52 +295,14 @@ pub fn append(
     }
 }
 
-/// The longest program name the log keeps; a longer one is recorded by a fixed word.
-const MAX_PROGRAM_CHARS: usize = 64;
-
-/// The program a command runs, as the log may name it: the base name of its first word (after
-/// a shell string's leading `NAME=value` assignments) when that is a plain name, else a fixed
-/// word: `shell` for a `sh -c` script, `program` for an argv. Arguments, environment values
-/// and anything a shell would expand are payload and never appear.
-pub fn program_name(argv: &[String]) -> String {
-    let named = match argv {
-        [shell, flag, script] if flag == "-c" && shell.ends_with("sh") => {
-            let first = script
-                .split_ascii_whitespace()
-                .find(|word| !is_assignment(word));
-            first.and_then(plain_program).unwrap_or("shell")
-        }
-        [program, ..] => plain_program(program).unwrap_or("program"),
-        [] => "program",
-    };
-    named.to_string()
-}
-
-/// `word`'s base name, if the word is a plain path (nothing a shell would expand or quote, in
-/// the directory either) and the name a plain name.
-fn plain_program(word: &str) -> Option<&str> {
-    let plain_byte = |b: u8| b.is_ascii_alphanumeric() || b"._+-".contains(&b);
-    let name = word.rsplit('/').next().unwrap_or(word);
-    let plain = word.bytes().all(|b| plain_byte(b) || b == b'/')
-        && (1..=MAX_PROGRAM_CHARS).contains(&name.len())
-        && name.bytes().any(|b| b != b'.');
-    plain.then_some(name)
-}
-
-/// A shell variable assignment such as `TOKEN=value`.
-fn is_assignment(word: &str) -> bool {
-    word.split_once('=').is_some_and(|(name, _)| {
-        name.starts_with(|c: char| c.is_ascii_alphabetic() || c == '_')
-            && name.bytes().all(|b| b.is_ascii_alphanumeric() || b == b'_')
-    })
-}
+pub use crate::program::program_name;
 
 /// What the log keeps of an error: its code, with the message only when the service wrote all
 /// of it. A message that may quote the request or the sandbox (a cwd, an argument, an
 /// environment name, the agent's words) is replaced by a fixed description.
 pub fn error_text(error: &Error) -> String {
     let code = error.code();
-    let description = match error {
+    let description = match error.kind() {
         Error::BadRequest { .. } => "the request was refused",
         Error::NotFound(_) => "not found",
         Error::Forbidden { .. } => "the sandbox refused",
@@ -312,47 +320,6 @@ pub fn error_text(error: &Error) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn argv(words: &[&str]) -> Vec<String> {
-        words.iter().map(|w| w.to_string()).collect()
-    }
-
-    #[test]
-    fn names_the_program_and_nothing_else() {
-        let name = |words: &[&str]| program_name(&argv(words));
-        let sh = |script: &str| name(&["/bin/sh", "-c", script]);
-        assert_eq!(
-            name(&["/usr/bin/python3", "secret.py", "--key=s3cret"]),
-            "python3"
-        );
-        assert_eq!(sh("TOKEN=s3cret curl -H x"), "curl");
-        assert_eq!(sh("A=secret cmd"), "cmd");
-        assert_eq!(sh("echo s3cret > f"), "echo");
-        assert_eq!(sh("/usr/local/bin/node app.js"), "node");
-    }
-
-    #[test]
-    fn what_is_not_a_plain_name_is_a_fixed_word() {
-        let name = |words: &[&str]| program_name(&argv(words));
-        let sh = |script: &str| name(&["/bin/sh", "-c", script]);
-        assert_eq!(sh("curl${IFS}secret"), "shell");
-        assert_eq!(sh("\"/usr/bin/py thon\" x"), "shell");
-        assert_eq!(sh("'secret' x"), "shell");
-        assert_eq!(sh("a\\b secret"), "shell");
-        assert_eq!(sh("echo;secret"), "shell");
-        assert_eq!(sh("A=1 B=2"), "shell");
-        assert_eq!(sh("   "), "shell");
-        assert_eq!(sh(&"x".repeat(65)), "shell");
-        assert_eq!(name(&["/usr/bin/py thon", "x"]), "program");
-        assert_eq!(name(&["/opt/secret dir/run"]), "program");
-        assert_eq!(sh("\"/usr/bin/secret word\" x"), "shell");
-        assert_eq!(sh("$HOME/bin/tool"), "shell");
-        assert_eq!(name(&["$secret"]), "program");
-        assert_eq!(name(&["my secret", "x"]), "program");
-        assert_eq!(name(&["/tmp/"]), "program");
-        assert_eq!(name(&[".."]), "program");
-        assert_eq!(name(&[]), "program");
-    }
 
     #[test]
     fn errors_that_may_quote_the_request_are_recorded_by_code() {

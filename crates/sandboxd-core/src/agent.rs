@@ -7,6 +7,7 @@ use crate::core::Core;
 use crate::error::Error;
 use crate::sessions::Session;
 use sandboxd_agent_proto::{self as proto, ProtoError};
+use sandboxd_api::Remedy;
 use sandboxd_backend::{AgentStream, BackendError};
 use std::io::ErrorKind;
 
@@ -19,6 +20,10 @@ pub enum Operation {
     WriteFile,
     DeleteFile,
     Process,
+    StatFile,
+    MakeDir,
+    MovePath,
+    WatchDir,
 }
 
 impl Core {
@@ -49,7 +54,8 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
     let ProtoError::Agent { code, message } = error else {
         return exchange_error(&error);
     };
-    let message = match hint(operation, &code) {
+    let (hint, remedy) = hint(operation, &code);
+    let message = match hint {
         Some(hint) => format!("{}; {hint}", agent_text(&message)),
         None => agent_text(&message),
     };
@@ -65,12 +71,13 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
         code,
         message: message.clone(),
     };
-    match code.as_str() {
+    let error = match code.as_str() {
         proto::ERROR_NOT_FOUND | proto::ERROR_NO_SUCH_PROCESS => Error::NotFound(message),
         proto::ERROR_IS_DIRECTORY => conflict(proto::ERROR_IS_DIRECTORY),
         proto::ERROR_NOT_A_DIRECTORY => conflict(proto::ERROR_NOT_A_DIRECTORY),
         proto::ERROR_NOT_A_FILE => conflict(proto::ERROR_NOT_A_FILE),
         proto::ERROR_BUSY => conflict(proto::ERROR_BUSY),
+        proto::ERROR_EXISTS => conflict(proto::ERROR_EXISTS),
         proto::ERROR_STDIN_UNAVAILABLE => conflict("stdin_unavailable"),
         proto::ERROR_NOT_A_TERMINAL => conflict("not_a_terminal"),
         proto::ERROR_PROCESS_EXITED => conflict("process_exited"),
@@ -84,6 +91,10 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
         proto::ERROR_SPAWN_FAILED => Error::bad_request("spawn_failed", message),
         proto::ERROR_BAD_REQUEST => Error::bad_request("invalid_request", message),
         _ => Error::Agent(format!("{}: {message}", agent_text(&code))),
+    };
+    match remedy {
+        Some(remedy) => error.with_remedy(remedy),
+        None => error,
     }
 }
 
@@ -111,28 +122,34 @@ fn exchange_error(error: &ProtoError) -> Error {
     Error::Agent(agent_text(&error.to_string()))
 }
 
-fn hint(operation: Operation, code: &str) -> Option<&'static str> {
-    Some(match (operation, code) {
+/// What an agent's refusal of `operation` adds: a hint any face can show as it is, and a
+/// remedy each face words itself.
+fn hint(operation: Operation, code: &str) -> (Option<&'static str>, Option<Remedy>) {
+    match (operation, code) {
         (Operation::DeleteFile, proto::ERROR_IS_DIRECTORY) => {
-            "pass recursive=true to delete it and everything in it"
+            (None, Some(Remedy::DeleteRecursively))
         }
-        (Operation::ReadFile, proto::ERROR_IS_DIRECTORY) => {
-            "list a directory with GET /v1/sessions/{id}/files?path=..."
-        }
-        (Operation::ReadFile, proto::ERROR_TOO_LARGE) => {
-            "downloads are limited to policy.max_upload_bytes, a sparse file's holes to the runtime's tmpfs_size, and a file that reports no size to policy.max_output_bytes; read a part of it with exec (e.g. `head -c`)"
-        }
-        (Operation::ListFiles, proto::ERROR_NOT_A_DIRECTORY) => {
-            "read a file with GET /v1/sessions/{id}/files/content?path=..."
-        }
-        (Operation::WriteFile, proto::ERROR_READ_ONLY) => {
-            "the sandbox's root is read-only; write under the working directory or /tmp"
-        }
-        (Operation::WriteFile, proto::ERROR_NO_SPACE) => {
-            "the sandbox's writable space is full; delete files or write less"
-        }
-        _ => return None,
-    })
+        (Operation::ReadFile, proto::ERROR_IS_DIRECTORY) => (None, Some(Remedy::ListDirectory)),
+        (Operation::ReadFile, proto::ERROR_TOO_LARGE) => (
+            Some("downloads are limited to policy.max_upload_bytes, a sparse file's holes to the runtime's tmpfs_size, and a file that reports no size to policy.max_output_bytes"),
+            Some(Remedy::ReadPart),
+        ),
+        (Operation::ListFiles, proto::ERROR_NOT_A_DIRECTORY) => (None, Some(Remedy::ReadFile)),
+        (Operation::WriteFile, proto::ERROR_READ_ONLY) => (
+            Some("the sandbox's root is read-only; write under the working directory or /tmp"),
+            None,
+        ),
+        (Operation::MakeDir | Operation::MovePath, proto::ERROR_READ_ONLY) => (
+            Some("the sandbox's root is read-only; work under the working directory or /tmp"),
+            None,
+        ),
+        (Operation::WriteFile, proto::ERROR_NO_SPACE) => (
+            Some("the sandbox's writable space is full; delete files or write less"),
+            None,
+        ),
+        (_, proto::ERROR_TOO_MANY_PROCESSES) => (None, Some(Remedy::KillAll)),
+        _ => (None, None),
+    }
 }
 
 #[cfg(test)]
@@ -153,7 +170,7 @@ mod tests {
     #[test]
     fn agent_refusals_map_to_api_errors_and_are_kept_short() {
         assert!(matches!(
-            refusal("no_such_process", "x"),
+            refusal("no_such_process", "x").kind(),
             Error::NotFound(_)
         ));
         assert_eq!(
@@ -195,6 +212,7 @@ mod tests {
             },
         );
         assert_eq!(error.code(), "is_directory");
-        assert!(error.to_string().contains("recursive=true"), "{error}");
+        assert_eq!(error.remedy(), Some(Remedy::DeleteRecursively));
+        assert!(!error.to_string().contains("recursive"), "{error}");
     }
 }

@@ -8,6 +8,7 @@ use crate::sessions::{self, Session, Sessions};
 use crate::snapshot_files::SnapshotFiles;
 use crate::snapshots::Snapshots;
 use crate::{auth, images, pool, tickets};
+use sandboxd_api::Remedy;
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
 use sandboxd_store::Store;
@@ -138,9 +139,10 @@ impl Core {
         let session = self.session(caller, id, action)?;
         match &session.ended {
             None => Ok(session),
-            Some((_, why)) => Err(Error::SessionEnded(format!(
-                "session {id} has ended ({why}); open a new one with POST /v1/sessions"
-            ))),
+            Some((_, why)) => Err(
+                Error::SessionEnded(format!("session {id} has ended ({why})"))
+                    .with_remedy(Remedy::OpenSession),
+            ),
         }
     }
 }

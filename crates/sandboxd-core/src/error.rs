@@ -1,7 +1,10 @@
 //! The one error type of the session operations. Each variant is a kind of failure a face
 //! reports in its own terms (an HTTP status, an MCP tool error) with [`Error::code`] and the
-//! message, which says what was wrong and what to do.
+//! message, which says what was wrong. What to do about it, where the error has a remedy, is
+//! a [`Remedy`] each face words in its own terms (a route, a tool, a command): no message
+//! names one face's way.
 
+use sandboxd_api::Remedy;
 use sandboxd_backend::BackendError;
 
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +42,9 @@ pub enum Error {
     Agent(String),
     #[error(transparent)]
     Storage(#[from] sandboxd_store::StoreError),
+    /// An error with what the caller can do about it; it is `error` in every other respect.
+    #[error("{error}")]
+    Remedied { error: Box<Error>, remedy: Remedy },
 }
 
 impl Error {
@@ -49,9 +55,41 @@ impl Error {
         }
     }
 
+    /// The same error, with what the caller can do about it.
+    pub fn with_remedy(self, remedy: Remedy) -> Error {
+        Error::Remedied {
+            error: Box::new(self.into_kind()),
+            remedy,
+        }
+    }
+
+    /// What the caller can do about it, when there is something.
+    pub fn remedy(&self) -> Option<Remedy> {
+        match self {
+            Error::Remedied { remedy, .. } => Some(*remedy),
+            _ => None,
+        }
+    }
+
+    /// The kind of failure, whether or not a remedy came with it: what to match on.
+    pub fn kind(&self) -> &Error {
+        match self {
+            Error::Remedied { error, .. } => error,
+            error => error,
+        }
+    }
+
+    fn into_kind(self) -> Error {
+        match self {
+            Error::Remedied { error, .. } => *error,
+            error => error,
+        }
+    }
+
     /// The stable code every face reports with the message (`not_found`, `service_full`, ...).
     pub fn code(&self) -> &'static str {
         match self {
+            Error::Remedied { error, .. } => error.code(),
             Error::Unauthorized => "unauthorized",
             Error::BadRequest { code, .. }
             | Error::Forbidden { code, .. }

@@ -1,7 +1,7 @@
 //! Running one command to completion in a session, through the sandbox's agent, and the
 //! checks every command passes (exec and background processes alike).
 
-use crate::activity::{error_text, program_name, Caller};
+use crate::activity::{error_text, program_name, Caller, CommandEnding};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
@@ -49,21 +49,40 @@ impl Core {
         planned.stdin = stdin.is_some();
         // Recorded also when the caller goes away before the command ends.
         let mut entry = self.entry(caller, &session, "exec", &program_name(&planned.argv));
-        let result = match self.connect(&session).await {
+        let oom_kills_before = self.oom_kills(&session).await;
+        let mut result = match self.connect(&session).await {
             Ok(stream) => run(stream, &planned, stdin).await,
             Err(e) => Err(e),
         };
-        let failure = match &result {
-            Ok(r) => {
-                entry.exit_code = r.exit_code;
-                (r.timed_out.then_some("timed out"))
-                    .or(r.oom_killed.then_some("killed: out of memory"))
-                    .map(str::to_string)
+        if let Ok(done) = &mut result {
+            // The platform's count, not the agent's word: an OOM kill of any process of the
+            // command (e.g. a child of `sh -c`, which then exits 137) counts.
+            if let (Some(before), Some(after)) = (oom_kills_before, self.oom_kills(&session).await)
+            {
+                done.oom_killed = after > before;
             }
-            Err(e) => Some(error_text(e)),
-        };
-        entry.end(failure);
+        }
+        match &result {
+            Ok(r) => entry.end_command(&CommandEnding {
+                exit_code: r.exit_code,
+                signal: r.signal,
+                timed_out: r.timed_out,
+                oom_killed: r.oom_killed,
+            }),
+            Err(e) => entry.end(Some(error_text(e))),
+        }
         result
+    }
+}
+
+impl Core {
+    /// The sandbox's OOM kills so far, as its platform counts them.
+    async fn oom_kills(&self, session: &crate::sessions::Session) -> Option<u64> {
+        self.backend()
+            .oom_kills(&session.sandbox)
+            .await
+            .ok()
+            .flatten()
     }
 }
 

@@ -4,7 +4,9 @@
 //! map.
 //!
 //! What it runs (the script is `command`, or the last element of `argv`): `exit N` exits with
-//! N; `sleep` waits until the request's timeout (it is then reported `timed_out`); any other
+//! N; `sleep` waits until the request's timeout (it is then reported `timed_out`); `oom` exits
+//! 137 as a shell does when the kernel OOM-killed its child, and counts an OOM kill in the
+//! sandbox (which [`Backend::oom_kills`] reports); `seq N` prints the numbers 1 to N; any other
 //! script prints its last word and exits 0 (`echo hello` prints `hello`). With stdin, the
 //! input is echoed to stdout instead. An upload the service cancels (over its limit) writes
 //! nothing.
@@ -12,8 +14,8 @@
 use async_trait::async_trait;
 use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
 use sandboxd_agent_proto::{
-    ArchiveSummary, DirEntry, EntryKind, Event, ExecRequest, ExitReport, FrameKind, Request,
-    ERROR_CANCELLED, ERROR_TOO_LARGE,
+    ArchiveSummary, DirEntry, EntryKind, Event, ExecRequest, ExitReport, FileStat, FrameKind,
+    Request, ERROR_CANCELLED, ERROR_TOO_LARGE,
 };
 use sandboxd_backend::{
     AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
@@ -21,7 +23,7 @@ use sandboxd_backend::{
 };
 use std::collections::{BTreeMap, HashSet};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -43,6 +45,8 @@ struct State {
     stopped: HashSet<String>,
     /// Sandboxes that are paused: their agent does not answer.
     paused: HashSet<String>,
+    /// The OOM kills in each sandbox, as its memory cgroup would count them.
+    oom_kills: BTreeMap<String, Arc<AtomicU64>>,
 }
 
 /// The fake platform. Its knobs let a test make creates fail, images go missing or a sandbox
@@ -114,10 +118,15 @@ impl Backend for FakeBackend {
             session_id: spec.session_id.clone(),
             backend_id: format!("fake-{}", spec.session_id),
         };
-        self.state().sandboxes.insert(
+        let mut state = self.state();
+        state.sandboxes.insert(
             spec.session_id.clone(),
             (sandbox.clone(), spec.runtime.clone(), Files::default()),
         );
+        state
+            .oom_kills
+            .insert(spec.session_id.clone(), Arc::default());
+        drop(state);
         Ok(sandbox)
     }
 
@@ -165,8 +174,13 @@ impl Backend for FakeBackend {
         let Some((_, _, files)) = state.sandboxes.get(&sandbox.session_id) else {
             return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
         };
+        let oom_kills = state
+            .oom_kills
+            .get(&sandbox.session_id)
+            .cloned()
+            .unwrap_or_default();
         let (service_end, agent_end) = tokio::io::duplex(1 << 16);
-        tokio::spawn(serve_agent(agent_end, files.clone()));
+        tokio::spawn(serve_agent(agent_end, files.clone(), oom_kills));
         Ok(Box::new(FakeConnection(service_end)))
     }
 
@@ -178,6 +192,14 @@ impl Backend for FakeBackend {
             }),
             false => Err(BackendError::SandboxGone(sandbox.session_id.clone())),
         }
+    }
+
+    async fn oom_kills(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
+        let state = self.state();
+        Ok(state
+            .oom_kills
+            .get(&sandbox.session_id)
+            .map(|kills| kills.load(Ordering::SeqCst)))
     }
 
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
@@ -272,7 +294,11 @@ impl AsyncWrite for FakeConnection {
 }
 
 /// Answers one request on the connection, as the real agent would.
-async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
+async fn serve_agent(
+    mut stream: DuplexStream,
+    files: Files,
+    oom_kills: Arc<AtomicU64>,
+) -> Option<()> {
     let request: Request = read_frame(&mut stream).await.ok()?.parse_json().ok()?;
     match request {
         Request::Ping => write_json(&mut stream, &Event::Pong).await.ok(),
@@ -285,7 +311,7 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
             );
             refuse(&mut stream, "spawn_failed", &message).await
         }
-        Request::Exec(exec) => run(&mut stream, exec).await,
+        Request::Exec(exec) => run(&mut stream, exec, &oom_kills).await,
         Request::ListDir { path, .. } => {
             let prefix = format!("{}/", path.trim_end_matches('/'));
             let listed = files.lock().ok()?.clone();
@@ -403,6 +429,48 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
             };
             write_json(&mut stream, &killed).await.ok()
         }
+        Request::Stat { path } => match fake_stat(&files, &path) {
+            Some(stat) => write_json(&mut stream, &Event::Stat(stat)).await.ok(),
+            None => refuse(&mut stream, "not_found", "no such file").await,
+        },
+        Request::MakeDir { path, .. } => {
+            if files.lock().ok()?.contains_key(&path) {
+                return refuse(&mut stream, "not_a_directory", "a file is there").await;
+            }
+            let created = !is_dir(&files, &path);
+            write_json(&mut stream, &Event::DirMade { created })
+                .await
+                .ok()
+        }
+        Request::Move {
+            from,
+            to,
+            overwrite,
+        } => {
+            let moved = {
+                let mut files = files.lock().ok()?;
+                if files.contains_key(&to) && !overwrite {
+                    Err(("exists", "the destination exists"))
+                } else if let Some(contents) = files.remove(&from) {
+                    files.insert(to.clone(), contents);
+                    Ok(())
+                } else {
+                    Err(("not_found", "no such file"))
+                }
+            };
+            match moved.map(|()| fake_stat(&files, &to)) {
+                Ok(Some(stat)) => write_json(&mut stream, &Event::Stat(stat)).await.ok(),
+                Ok(None) => None,
+                Err((code, message)) => refuse(&mut stream, code, message).await,
+            }
+        }
+        // Watches without reporting anything, until the service lets go.
+        Request::Watch { path, .. } if is_dir(&files, &path) => {
+            write_json(&mut stream, &Event::Watching).await.ok()?;
+            let _ = read_frame(&mut stream).await;
+            Some(())
+        }
+        Request::Watch { .. } => refuse(&mut stream, "not_found", "no such directory").await,
         _ => {
             refuse(
                 &mut stream,
@@ -440,6 +508,28 @@ fn in_sandbox(dir: &str, name: &str) -> String {
     }
 }
 
+/// A file of the map, or a directory holding one.
+fn fake_stat(files: &Files, path: &str) -> Option<FileStat> {
+    let size = files.lock().ok()?.get(path).map(|c| c.len() as u64);
+    let kind = match size {
+        Some(_) => EntryKind::File,
+        None if is_dir(files, path) => EntryKind::Dir,
+        None => return None,
+    };
+    let entry = DirEntry {
+        name: path.rsplit('/').next().unwrap_or(path).to_string(),
+        kind,
+        size: size.unwrap_or(0),
+        mode: 0o644,
+        modified_secs: 0,
+        modified_nanos: 0,
+    };
+    Some(FileStat {
+        entry,
+        symlink_target: None,
+    })
+}
+
 /// The fake's directories: `/`, `.` and those holding a file.
 fn is_dir(files: &Files, path: &str) -> bool {
     let prefix = format!("{}/", path.trim_end_matches('/'));
@@ -450,7 +540,7 @@ fn is_dir(files: &Files, path: &str) -> bool {
             .is_ok_and(|f| f.keys().any(|name| name.starts_with(&prefix)))
 }
 
-async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
+async fn run(stream: &mut DuplexStream, exec: ExecRequest, oom_kills: &AtomicU64) -> Option<()> {
     write_json(stream, &Event::Started { pid: 2 }).await.ok()?;
     let script = exec.argv.last().cloned().unwrap_or_default();
     let mut report = ExitReport {
@@ -465,6 +555,17 @@ async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
     } else if let Some(code) = script.strip_prefix("exit ") {
         report.exit_code = code.trim().parse().ok();
         Vec::new()
+    } else if script == "oom" {
+        oom_kills.fetch_add(1, Ordering::SeqCst);
+        report.exit_code = Some(137);
+        b"Killed\n".to_vec()
+    } else if let Some(count) = script.strip_prefix("seq ") {
+        let count: u64 = count.trim().parse().unwrap_or(0);
+        let mut lines = Vec::new();
+        for n in 1..=count {
+            lines.extend_from_slice(format!("{n}\n").as_bytes());
+        }
+        lines
     } else if script.starts_with("sleep") {
         tokio::time::sleep(Duration::from_millis(exec.timeout_ms)).await;
         report.exit_code = None;
@@ -476,8 +577,9 @@ async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
         format!("{word}\n").into_bytes()
     };
     report.stdout_bytes = output.len() as u64;
-    if !output.is_empty() {
-        write_frame(stream, FrameKind::Stdout, &output).await.ok()?;
+    let kept = &output[..output.len().min(exec.output_limit as usize)];
+    for chunk in kept.chunks(1 << 16) {
+        write_frame(stream, FrameKind::Stdout, chunk).await.ok()?;
     }
     write_json(stream, &Event::Exited(report)).await.ok()
 }

@@ -22,7 +22,7 @@ const MAX_LIST_ENTRIES: u32 = 10_000;
 const MAX_PATH_LEN: usize = 4096;
 /// The longest wait for one step of an operation: an answer or a chunk from the agent, or
 /// the client's next chunk of an upload.
-const STEP_TIMEOUT: Duration = Duration::from_secs(60);
+pub(crate) const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 
 impl Core {
     /// Lists a directory (the working directory by default); a symlink is described, not
@@ -199,7 +199,7 @@ impl Download {
     }
 }
 
-fn file_entry(entry: proto::DirEntry) -> FileEntry {
+pub(crate) fn file_entry(entry: proto::DirEntry) -> FileEntry {
     FileEntry {
         name: entry.name,
         kind: match entry.kind {

@@ -24,6 +24,7 @@ mod exec;
 #[cfg(feature = "fake")]
 pub mod fake;
 mod files;
+pub mod files_meta;
 mod fork;
 pub mod images;
 mod lifecycle;
@@ -31,6 +32,7 @@ mod maintenance;
 mod pause;
 pub mod pool;
 pub mod processes;
+mod program;
 pub mod sessions;
 mod snapshot_files;
 mod snapshots;

@@ -9,9 +9,10 @@ use crate::pool::Pooled;
 use crate::sessions::{self, Reservation, Session, TenantSlot};
 use futures_util::future::join_all;
 use futures_util::Stream;
+use sandboxd_api::Remedy;
 use sandboxd_api::{
-    ActivityList, ConfigView, CreateSession, RuntimeBuildEvent, RuntimeList, SessionInfo,
-    SessionList, Stats,
+    ActivityList, ConfigView, CreateSession, RuntimeBuildEvent, RuntimeList, SessionChange,
+    SessionInfo, SessionList, Stats,
 };
 use sandboxd_backend::SandboxSpec;
 use std::time::Instant;
@@ -48,10 +49,11 @@ impl Core {
                 Error::bad_request(
                     "unknown_runtime",
                     format!(
-                        "runtime \"{alias}\" is not on the allowlist; allowed: {} (GET /v1/runtimes shows their limits)",
+                        "runtime \"{alias}\" is not on the allowlist; allowed: {}",
                         self.usable_runtimes(&caller.principal).join(", ")
                     ),
                 )
+                .with_remedy(Remedy::ListRuntimes)
             })?;
         // A tenant's sessions carry its name, whatever the request says.
         let tenant = caller
@@ -147,6 +149,30 @@ impl Core {
             Outcome::ok(started.elapsed().as_millis() as u64),
         );
         Ok(session.info(Default::default()))
+    }
+
+    /// The sessions the caller may see opening and ending, from now on, as they happen. A
+    /// follower too slow to keep up gets `None` (some changes were missed: list them again).
+    pub fn session_changes(
+        &self,
+        caller: &Caller,
+    ) -> impl Stream<Item = Option<SessionChange>> + Send + 'static {
+        use tokio::sync::broadcast::error::RecvError;
+        let tenant = caller.principal.tenant().map(str::to_string);
+        futures_util::stream::unfold(
+            (self.sessions().changes(), tenant),
+            |(mut changes, tenant)| async move {
+                loop {
+                    let next = match changes.recv().await {
+                        Ok(change) if tenant.is_some() && change.tenant != tenant => continue,
+                        Ok(change) => Some(change),
+                        Err(RecvError::Lagged(_)) => None,
+                        Err(RecvError::Closed) => return None,
+                    };
+                    return Some((next, (changes, tenant)));
+                }
+            },
+        )
     }
 
     /// A session's activity log, newest first (also after it ended).

@@ -19,8 +19,9 @@ use tokio::time::MissedTickBehavior;
 
 /// How often sessions are checked for expiry.
 const EXPIRY_INTERVAL: Duration = Duration::from_secs(1);
-/// How often the engine is asked which sandboxes still run.
-const SANDBOX_CHECK_INTERVAL: Duration = Duration::from_secs(5);
+/// How often the engine is asked which sandboxes still run: one listing call, cheap enough
+/// that a sandbox removed outside is noticed (and its followers told) within a second.
+const SANDBOX_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 /// How often each running session's agent is pinged.
 const PING_INTERVAL: Duration = Duration::from_secs(4);
 /// How long a ping may take, the wait for a connection to the agent included. An agent

@@ -6,7 +6,7 @@
 //! or an attachment whose output is pulled from the agent only as fast as its reader takes it,
 //! so a slow reader costs no memory here.
 
-use crate::activity::{error_text, program_name, Caller, PendingEntry};
+use crate::activity::{error_text, program_name, Caller, CommandEnding, PendingEntry};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
@@ -17,6 +17,7 @@ use sandboxd_agent_proto::host::{
     start_process, write_process_stdin, OutputEvent, ProcessInput as AgentInput, ProcessOutput,
 };
 use sandboxd_agent_proto::{self as proto, FrameKind, TermSize};
+use sandboxd_api::Remedy;
 use sandboxd_api::{
     InputWritten, KilledProcesses, Policy, ProcessInfo, ProcessList, ProcessState, SignalSpec,
     StartProcess, TerminalSize,
@@ -62,16 +63,63 @@ impl Core {
         request: StartProcess,
     ) -> Result<ProcessInfo, Error> {
         let session = self.running_session(caller, session_id, "process_start")?;
+        let input = request.input.clone();
         let planned = plan(request, &self.config().policy)?;
         let mut entry = self.entry(caller, &session, "process_start", &planned.program);
-        let started = async {
-            let mut agent = self.connect(&session).await?;
-            start_process(&mut agent, &planned, CONTROL_TIMEOUT)
-                .await
-                .map_err(process_error)
-        };
-        let started = started.await;
+        let started = self.start_with_input(&session, &planned, input).await;
         Ok(api_info(entry.finish(started)?))
+    }
+
+    /// Starts a process and follows its output from its start, as one operation with one
+    /// activity entry (`process_start`), recorded when it exits with how it ended, or when the
+    /// follower leaves (the process goes on, and can be followed again with [`Core::attach`]).
+    pub async fn run_process(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        request: StartProcess,
+    ) -> Result<(ProcessInfo, Attachment), Error> {
+        let session = self.running_session(caller, session_id, "process_start")?;
+        let input = request.input.clone();
+        let planned = plan(request, &self.config().policy)?;
+        let mut entry = self.entry(caller, &session, "process_start", &planned.program);
+        let attached = async {
+            let info = self.start_with_input(&session, &planned, input).await?;
+            let agent = self.connect(&session).await?;
+            let (output, _) = attach_process(agent, &info.id, 0, false, CONTROL_TIMEOUT)
+                .await
+                .map_err(process_error)?;
+            Ok((info, output))
+        };
+        let (info, output) = attached.await.map_err(|e| entry.fail(e))?;
+        entry.bytes = Some(0);
+        let attachment = Attachment {
+            output,
+            entry,
+            done: false,
+        };
+        Ok((api_info(info), attachment))
+    }
+
+    /// Starts a planned process, and gives it its `input` (then closes its stdin) if any.
+    async fn start_with_input(
+        &self,
+        session: &Session,
+        planned: &proto::ProcessStartRequest,
+        input: Option<String>,
+    ) -> Result<proto::ProcessInfo, Error> {
+        let mut agent = self.connect(session).await?;
+        let info = start_process(&mut agent, planned, CONTROL_TIMEOUT)
+            .await
+            .map_err(process_error)?;
+        if let Some(input) = input {
+            let mut agent = self.connect(session).await?;
+            let timeout = CONTROL_TIMEOUT + STDIN_TIME_PER_MIB * (input.len() >> 20) as u32;
+            write_process_stdin(&mut agent, &info.id, input.as_bytes(), true, timeout)
+                .await
+                .map_err(process_error)?;
+        }
+        Ok(info)
     }
 
     /// The session's background processes, running and exited, oldest first.
@@ -239,12 +287,14 @@ impl Core {
         command: Option<String>,
     ) -> Result<Terminal, Error> {
         let session = self.running_session(caller, session_id, "pty")?;
+        // An interactive shell is a place to work, not one command: it may last the longest.
         let request = StartProcess {
             argv: command.is_none().then(|| vec!["/bin/sh".to_string()]),
             command,
             pty: true,
             cols,
             rows,
+            timeout_secs: Some(self.config().policy.max_timeout_secs),
             ..StartProcess::default()
         };
         let planned = plan(request, &self.config().policy)?;
@@ -295,8 +345,9 @@ impl Core {
             .find(|p| p.id == process_id)
             .ok_or_else(|| {
                 Error::NotFound(format!(
-                    "no process \"{process_id}\" in session {session_id}; list them with GET /v1/sessions/{session_id}/processes"
+                    "no process \"{process_id}\" in session {session_id}"
                 ))
+                .with_remedy(Remedy::ListProcesses)
             })
     }
 }
@@ -347,9 +398,14 @@ impl Attachment {
             Ok(OutputEvent::Exited(info)) => {
                 self.done = true;
                 self.entry.target = activity_target(&info);
-                self.entry.exit_code = info.exit.as_ref().and_then(|e| e.exit_code);
-                self.entry.end(None);
-                Ok(StreamEvent::Exited(api_info(info)))
+                let info = api_info(info);
+                self.entry.end_command(&CommandEnding {
+                    exit_code: info.exit_code,
+                    signal: info.signal,
+                    timed_out: info.timed_out,
+                    oom_killed: info.oom_killed,
+                });
+                Ok(StreamEvent::Exited(info))
             }
             Err(e) => {
                 self.done = true;
@@ -411,8 +467,8 @@ fn process_error(error: proto::ProtoError) -> Error {
 }
 
 /// Checks a start request against the policy and turns it into the agent's form. The
-/// command is checked as an exec's, but the timeout defaults to the longest allowed:
-/// background processes are meant to run long.
+/// command is checked as an exec's, and its timeout follows the same rule: one naming none
+/// gets `policy.default_timeout_secs`.
 fn plan(request: StartProcess, policy: &Policy) -> Result<proto::ProcessStartRequest, Error> {
     let pty = match (request.pty, request.cols, request.rows) {
         (true, cols, rows) => Some(terminal_size(cols, rows)?),
@@ -430,11 +486,11 @@ fn plan(request: StartProcess, policy: &Policy) -> Result<proto::ProcessStartReq
             argv: request.argv,
             cwd: request.cwd,
             env: request.env,
-            timeout_secs: request.timeout_secs.unwrap_or(policy.max_timeout_secs),
+            timeout_secs: request.timeout_secs.unwrap_or(policy.default_timeout_secs),
         },
         policy,
     )?;
-    command.stdin = request.stdin || pty.is_some();
+    command.stdin = request.stdin || request.input.is_some() || pty.is_some();
     if pty.is_some() {
         command
             .env
@@ -567,7 +623,7 @@ mod tests {
     }
 
     #[test]
-    fn start_requests_are_checked_and_default_to_the_longest_timeout() {
+    fn start_requests_are_checked_and_default_to_the_policy_timeout() {
         let policy = Policy {
             default_timeout_secs: 60,
             max_timeout_secs: 600,
@@ -582,6 +638,7 @@ mod tests {
             paused_timeout_secs: 1,
             snapshot_quota_bytes: 1,
             snapshot_quota_count: 1,
+            mcp_output_bytes: 1 << 10,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {
@@ -589,7 +646,7 @@ mod tests {
             ..StartProcess::default()
         })
         .unwrap();
-        assert_eq!(planned.command.timeout_ms, 600_000);
+        assert_eq!(planned.command.timeout_ms, 60_000);
         assert_eq!(planned.program, "echo");
         assert!(!planned.command.stdin && planned.pty.is_none());
 

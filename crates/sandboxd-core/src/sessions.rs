@@ -4,16 +4,20 @@
 
 use crate::error::Error;
 use rand::Rng;
-use sandboxd_api::{SessionInfo, SessionState};
+use sandboxd_api::{Remedy, SessionChange, SessionInfo, SessionState};
 use sandboxd_backend::{Sandbox, Usage};
 use sandboxd_store::{SessionRecord, Store};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
+use tokio::sync::broadcast;
 
 /// Activity times are written to the store at most this often per session.
 const TOUCH_PERSIST_INTERVAL: Duration = Duration::seconds(1);
+/// Changes kept for a slow follower of [`Sessions::changes`]; one further behind is told it
+/// lagged and reads the table again.
+const CHANGES_KEPT: usize = 256;
 
 #[derive(Debug, Clone)]
 pub struct Session {
@@ -140,9 +144,7 @@ impl Session {
 
 /// The answer for a session id that does not exist (or is not the caller's to see).
 pub fn not_found(id: &str) -> Error {
-    Error::NotFound(format!(
-        "no session with id \"{id}\"; list them with GET /v1/sessions"
-    ))
+    Error::NotFound(format!("no session with id \"{id}\"")).with_remedy(Remedy::ListSessions)
 }
 
 pub fn rfc3339(at: OffsetDateTime) -> String {
@@ -198,6 +200,7 @@ pub struct Sessions {
     table: Arc<Mutex<Table>>,
     store: Arc<Store>,
     max_sessions: u32,
+    changes: broadcast::Sender<SessionChange>,
 }
 
 impl Sessions {
@@ -206,7 +209,28 @@ impl Sessions {
             table: Arc::default(),
             store,
             max_sessions,
+            changes: broadcast::channel(CHANGES_KEPT).0,
         }
+    }
+
+    /// Sessions opened and ended from now on.
+    pub fn changes(&self) -> broadcast::Receiver<SessionChange> {
+        self.changes.subscribe()
+    }
+
+    fn announce(&self, session: &Session) {
+        let change = SessionChange {
+            id: session.id.clone(),
+            state: if session.is_running() {
+                SessionState::Running
+            } else {
+                SessionState::Ended
+            },
+            tenant: session.tenant.clone(),
+            end_reason: session.ended.as_ref().map(|(_, reason)| reason.clone()),
+        };
+        // Nobody following is no error.
+        let _ = self.changes.send(change);
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Table> {
@@ -222,9 +246,10 @@ impl Sessions {
         let taken = table.running.len() as u32 + table.starting;
         if taken >= self.max_sessions {
             return Err(Error::ServiceFull(format!(
-                "the service is full: {taken} of {} sessions are open; close one (DELETE /v1/sessions/{{id}}) or try again later",
+                "the service is full: {taken} of {} sessions are open",
                 self.max_sessions
-            )));
+            ))
+            .with_remedy(Remedy::CloseSession));
         }
         table.starting += 1;
         Ok(Reservation {
@@ -261,9 +286,10 @@ impl Sessions {
             return Err(Error::LimitReached {
                 code: "tenant_quota",
                 message: format!(
-                    "tenant \"{tenant}\" may have {max_sessions} sessions open at once and has that many; close one first"
+                    "tenant \"{tenant}\" may have {max_sessions} sessions open at once and has that many"
                 ),
-            });
+            }
+            .with_remedy(Remedy::CloseSession));
         }
         *table
             .starting_by_tenant
@@ -284,6 +310,7 @@ impl Sessions {
         session: Session,
     ) -> Result<(), Error> {
         self.store.insert_session(&session.record())?;
+        self.announce(&session);
         self.lock().running.insert(session.id.clone(), session);
         drop(reservation);
         drop(tenant_slot);
@@ -385,6 +412,7 @@ impl Sessions {
         {
             tracing::error!(session = id, error = %e, "cannot record that the session ended");
         }
+        self.announce(&session);
         Some(session)
     }
 }

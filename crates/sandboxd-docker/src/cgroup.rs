@@ -43,8 +43,7 @@ impl CgroupLayout {
     /// Memory in use (without reclaimable file cache, as `docker stats` counts it) and the
     /// number of processes. A container that is gone reads as zero.
     pub async fn usage(&self, container_id: &str) -> Usage {
-        // Container ids are hex; anything else must not be joined into a path.
-        if container_id.is_empty() || !container_id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        if !is_container_id(container_id) {
             return Usage::default();
         }
         let memory_dir = self.container_dir("memory", container_id);
@@ -65,6 +64,26 @@ impl CgroupLayout {
             processes: pids.trim().parse().unwrap_or(0),
         }
     }
+
+    /// The OOM kills in the container's memory cgroup so far: the `oom_kill` line of v1's
+    /// `memory.oom_control` (kernels since 4.13) or v2's `memory.events`. `None` when the
+    /// file or the line is missing (a gone container, an older kernel).
+    pub async fn oom_kills(&self, container_id: &str) -> Option<u64> {
+        if !is_container_id(container_id) {
+            return None;
+        }
+        let file = match self {
+            CgroupLayout::V1 { .. } => "memory.oom_control",
+            CgroupLayout::V2 { .. } => "memory.events",
+        };
+        let counters = read_small(self.container_dir("memory", container_id).join(file)).await;
+        stat_value(&counters, "oom_kill")
+    }
+}
+
+/// Container ids are hex; anything else must not be joined into a path.
+fn is_container_id(id: &str) -> bool {
+    !id.is_empty() && id.bytes().all(|b| b.is_ascii_hexdigit())
 }
 
 /// Kernel-made files of a few hundred bytes; an absent file (a gone container) reads as empty.
@@ -102,5 +121,7 @@ mod tests {
         assert_eq!(stat_value(stat, "total_inactive_file"), Some(4096));
         assert_eq!(stat_value(stat, "inactive_file"), Some(7));
         assert_eq!(stat_value(stat, "missing"), None);
+        let oom_control = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
+        assert_eq!(stat_value(oom_control, "oom_kill"), Some(3));
     }
 }

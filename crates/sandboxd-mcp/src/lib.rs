@@ -11,36 +11,50 @@
 //!   own token check and Host/Origin guard; its connector calls the service's core in process,
 //!   as the principal that request's token belongs to.
 
+mod answer;
+mod errors;
+mod output;
+mod params;
+mod running;
+mod sessions;
 mod snapshot_tools;
 mod tools;
 
-pub use tools::{Connector, SandboxTools};
+pub use output::{CommandResult, OUTPUT_DIR};
+pub use running::RequestGone;
+pub use tools::{too_large_message, Connector, SandboxTools};
 
-use rmcp::transport::streamable_http_server::session::never::NeverSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
 use rmcp::ServiceExt;
 use sandboxd_api::Sandboxes;
 use sandboxd_client::Client;
+use sessions::BoundedSessions;
 use std::sync::Arc;
 
 /// The streamable HTTP service for `/mcp`: each tool call acts through `connector` with the
-/// HTTP request that carried it.
+/// HTTP request that carried it, and answers stream (Server-Sent Events), so progress
+/// notifications reach the client while a command runs.
 ///
-/// It is stateless (no MCP session ids, plain JSON answers): the tools keep no state between
-/// calls, the sandbox session id is an argument of each. The service's guard checks `Host` and
-/// `Origin` before a request gets here, by the service's rules (which also accept the IP
-/// addresses and the names the operator allows), so rmcp's own loopback-only Host list is
-/// turned off rather than kept as a second, different policy.
+/// Clients that begin with the `initialize` handshake get an MCP session (`Mcp-Session-Id`),
+/// through which their `notifications/cancelled` reaches the call it names; at most
+/// [`sessions::MAX_SESSIONS`] are kept, each until it idles for five minutes or its client
+/// ends it. Clients of the per-request protocol (2026-07-28) are served without one. The
+/// tools keep no state between calls either way: the sandbox session id is an argument of
+/// each. The service's guard checks `Host` and `Origin` before a request gets here, by the
+/// service's rules, so rmcp's own loopback-only Host list is turned off rather than kept as a
+/// second, different policy; the service also bounds the request body, answering a JSON-RPC
+/// error above it.
 pub fn http_service(
     connector: Arc<dyn Connector>,
-) -> StreamableHttpService<SandboxTools, NeverSessionManager> {
+) -> StreamableHttpService<SandboxTools, BoundedSessions> {
     let config = StreamableHttpServerConfig::default()
-        .with_legacy_session_mode(false)
-        .with_json_response(true)
-        .disable_allowed_hosts();
+        .with_legacy_session_mode(true)
+        .with_json_response(false)
+        .disable_allowed_hosts()
+        .with_max_request_body_bytes(usize::MAX);
     StreamableHttpService::new(
         move || Ok(SandboxTools::new(connector.clone())),
-        Arc::new(NeverSessionManager::default()),
+        Arc::new(BoundedSessions::default()),
         config,
     )
 }

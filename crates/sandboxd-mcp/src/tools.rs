@@ -1,18 +1,31 @@
 //! The MCP tools. Each is one or a few calls to the sandboxd API; a failed call comes back as
-//! a tool error whose text is the service's error code and message, plus what to do next
-//! where that is not obvious, so an agent can read it and act.
+//! a tool error whose text is the service's error code and message, plus what to do next in
+//! this interface's words, so an agent can read it and act.
+//!
+//! Descriptions name the limits in force with placeholders (`{default_timeout}`,
+//! `{max_timeout}`, `{output_budget}`, `{upload_cap}`), filled in from the service's policy
+//! when the tools are listed.
 
+use crate::answer::{Answer, Refusal};
+use crate::errors::tool_error;
+use crate::output::{cut, split, CommandResult, OUTPUT_DIR};
+use crate::params::*;
+use crate::running::cancellable;
+use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::wrapper::{Json, Parameters};
-use rmcp::service::RequestContext;
-use rmcp::{tool, tool_handler, tool_router, RoleServer, ServerHandler};
-use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, RuntimeList,
-    SessionInfo, SessionList,
+use rmcp::handler::server::wrapper::Parameters;
+// Logging is deprecated by SEP-2577; handshake-era clients still send logging/setLevel.
+#[allow(deprecated)]
+use rmcp::model::SetLevelRequestParams;
+use rmcp::model::{
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
 };
-use sandboxd_api::{Failure, Sandboxes};
-use schemars::JsonSchema;
-use serde::Deserialize;
+use rmcp::service::RequestContext;
+use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
+use sandboxd_api::{
+    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, Policy,
+    RuntimeList, Sandboxes, SessionInfo, SessionList,
+};
 use std::sync::Arc;
 
 /// The largest file `read_file` returns: more would flood an agent's context.
@@ -31,85 +44,6 @@ pub trait Connector: Send + Sync + 'static {
 pub struct SandboxTools {
     connector: Arc<dyn Connector>,
     tool_router: ToolRouter<SandboxTools>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct OpenSessionParams {
-    /// The runtime to open: one of the names list_runtimes returns (e.g. "python"). Omit it
-    /// for the service's default runtime.
-    #[serde(default)]
-    pub runtime: Option<String>,
-    /// A tenant to file the session under (1 to 128 characters), for your own bookkeeping.
-    #[serde(default)]
-    pub tenant: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ListSessionsParams {
-    /// Also list the most recently ended sessions (with why they ended).
-    #[serde(default)]
-    pub include_ended: bool,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct SessionParams {
-    /// The session's id, as open_session returned it.
-    pub session_id: String,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RunCommandParams {
-    /// The session's id, as open_session returned it.
-    pub session_id: String,
-    /// A shell command line, run by /bin/sh -c (pipes, redirections and && work).
-    pub command: String,
-    /// The directory to run in; default /workspace.
-    #[serde(default)]
-    pub cwd: Option<String>,
-    /// Seconds before the command is killed; default and maximum are the service's policy.
-    #[serde(default)]
-    pub timeout_secs: Option<u64>,
-    /// Text given to the command on its standard input; none by default.
-    #[serde(default)]
-    pub stdin: Option<String>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct RunCodeParams {
-    /// The session's id, as open_session returned it.
-    pub session_id: String,
-    /// The complete program source, in the language of the session's runtime.
-    pub code: String,
-    /// Seconds before the program is killed; default and maximum are the service's policy.
-    #[serde(default)]
-    pub timeout_secs: Option<u64>,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct WriteFileParams {
-    /// The session's id, as open_session returned it.
-    pub session_id: String,
-    /// The file to write: relative to /workspace, or absolute under /workspace or /tmp.
-    pub path: String,
-    /// The whole text of the file (UTF-8).
-    pub content: String,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ReadFileParams {
-    /// The session's id, as open_session returned it.
-    pub session_id: String,
-    /// The file to read: relative to /workspace, or absolute.
-    pub path: String,
-}
-
-#[derive(Debug, Deserialize, JsonSchema)]
-pub struct ListDirectoryParams {
-    /// The session's id, as open_session returned it.
-    pub session_id: String,
-    /// The directory to list: relative to /workspace, or absolute; default /workspace.
-    #[serde(default)]
-    pub path: Option<String>,
 }
 
 #[tool_router]
@@ -131,58 +65,64 @@ impl SandboxTools {
     }
 
     #[tool(
-        description = "List the runtimes this service allows: for each, its name (pass it to open_session), image, memory_limit_bytes, cpus, pids_limit, network_mode (\"none\" means no network) and interpreter (the program run_code uses; absent when the runtime has none). default_runtime is used when open_session names none.",
-        annotations(read_only_hint = true, open_world_hint = false)
+        description = "List the runtimes this service allows: for each, its name (pass it to open_session), image or recipe, mem_limit_bytes, cpus, pids_limit, network_mode (\"none\" means no network), tmpfs_size_bytes, interpreter (the program run_code uses; empty when the runtime has none) and state (\"ready\", or not built yet: the first session then waits for its build). default_runtime is used when open_session names none.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<RuntimeList>()
     )]
     async fn list_runtimes(
         &self,
+        Parameters(NoParams {}): Parameters<NoParams>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<RuntimeList>, String> {
+    ) -> Result<Answer, Refusal> {
         let client = self.client(&context)?;
-        client.runtimes().await.map(Json).map_err(tool_error)
+        let runtimes = client.runtimes().await.map_err(tool_error)?;
+        Ok(Answer::json(&runtimes))
     }
 
     #[tool(
-        description = "Open a new sandbox session: an isolated container of the chosen runtime, with /workspace (the working directory) and /tmp writable and kept for the session's life, everything else read-only, and no network unless the runtime's network_mode allows it. Returns the session; pass its `id` as session_id to the other tools. Close it with close_session when done: the service allows a limited number of open sessions, and idle ones expire.",
+        description = "Open a new sandbox session: an isolated container of the chosen runtime, with /workspace (the working directory) and /tmp writable and kept for the session's life, everything else read-only, and no network unless the runtime's network_mode allows it. Returns the session (id, runtime, tenant, labels, state, created_at, ...); pass its `id` as session_id to the other tools. Close it with close_session when done: the service allows a limited number of open sessions, and idle ones expire.",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
             open_world_hint = false
-        )
+        ),
+        output_schema = schema_for_output::<SessionInfo>()
     )]
     async fn open_session(
         &self,
         Parameters(params): Parameters<OpenSessionParams>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<SessionInfo>, String> {
+    ) -> Result<Answer, Refusal> {
         let client = self.client(&context)?;
         let request = CreateSession {
             runtime: params.runtime,
             tenant: params.tenant,
-            ..CreateSession::default()
+            labels: params.labels,
+            snapshot: None,
         };
-        client
-            .open_session(request)
-            .await
-            .map(Json)
-            .map_err(tool_error)
+        let opened = cancellable(&context, None, async {
+            client.open_session(request).await.map_err(tool_error)
+        })
+        .await?;
+        Ok(Answer::json(&opened))
     }
 
     #[tool(
-        description = "List the open sessions (id, runtime, state, created_at, idle_secs, memory_bytes, process_count), and with include_ended also the recently ended ones with end_reason.",
-        annotations(read_only_hint = true, open_world_hint = false)
+        description = "List the open sessions (id, runtime, tenant, labels, state, created_at, idle_secs, memory_bytes, process_count), and with include_ended also the recently ended ones with end_reason.",
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<SessionList>()
     )]
     async fn list_sessions(
         &self,
         Parameters(params): Parameters<ListSessionsParams>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<SessionList>, String> {
+    ) -> Result<Answer, Refusal> {
         let client = self.client(&context)?;
-        client
+        let sessions = client
             .list_sessions(params.include_ended)
             .await
-            .map(Json)
-            .map_err(tool_error)
+            .map_err(tool_error)?;
+        Ok(Answer::json(&sessions))
     }
 
     #[tool(
@@ -191,19 +131,20 @@ impl SandboxTools {
             read_only_hint = false,
             destructive_hint = true,
             open_world_hint = false
-        )
+        ),
+        output_schema = schema_for_output::<SessionInfo>()
     )]
     async fn close_session(
         &self,
         Parameters(params): Parameters<SessionParams>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<SessionInfo>, String> {
+    ) -> Result<Answer, Refusal> {
         let client = self.client(&context)?;
-        client
+        let closed = client
             .close_session(&params.session_id)
             .await
-            .map(Json)
-            .map_err(tool_error)
+            .map_err(tool_error)?;
+        Ok(Answer::json(&closed))
     }
 
     #[tool(
@@ -213,62 +154,62 @@ impl SandboxTools {
             destructive_hint = true,
             idempotent_hint = true,
             open_world_hint = false
-        )
+        ),
+        output_schema = schema_for_output::<KilledProcesses>()
     )]
     async fn kill_all_processes(
         &self,
         Parameters(params): Parameters<SessionParams>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<KilledProcesses>, String> {
+    ) -> Result<Answer, Refusal> {
         let client = self.client(&context)?;
-        client
+        let killed = client
             .kill_all_processes(&params.session_id)
             .await
-            .map(Json)
-            .map_err(tool_error)
+            .map_err(tool_error)?;
+        Ok(Answer::json(&killed))
     }
 
     #[tool(
-        description = "Run a shell command in a session with /bin/sh -c and wait for it to end. Returns exit_code (null when a signal killed it; `signal` then says which), stdout, stderr, stdout_truncated and stderr_truncated (true when output went past the service's per-stream limit and was cut), timed_out (true when it ran past its timeout and was killed), oom_killed and duration_ms. A non-zero exit code is a normal result, not a tool error. Each command is its own process: a `cd`, an exported variable or a background job does not carry over to the next call, so chain steps with && in one command (e.g. `cd src && make`) or pass cwd. Commands start in /workspace; files written there or in /tmp stay for the session.",
+        description = "Run a shell command in a session with /bin/sh -c and wait for it to end (default timeout {default_timeout} s, at most {max_timeout} s with timeout_secs). Returns exit_code (null when a signal killed it; `signal` then says which), stdout, stderr, timed_out, oom_killed and duration_ms. A non-zero exit code is a normal result, not a tool error. Output is sized for you: both streams together show at most about {output_budget} bytes; a longer stream shows its head and its tail around a marker line saying how much was left out, and the whole of it is written to a file in the session (stdout_file, stderr_file) to read in parts (sed -n, grep, tail). Each command is its own process: a `cd`, an exported variable or a background job does not carry over to the next call, so chain steps with && in one command (e.g. `cd src && make`), or pass cwd and env. Commands start in /workspace; files written there or in /tmp stay for the session. Cancelling the call kills the command.",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
             open_world_hint = false
-        )
+        ),
+        output_schema = schema_for_output::<CommandResult>()
     )]
     async fn run_command(
         &self,
         Parameters(params): Parameters<RunCommandParams>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<ExecResult>, String> {
+    ) -> Result<Answer, Refusal> {
         let client = self.client(&context)?;
         let request = ExecRequest {
             command: Some(params.command),
             cwd: params.cwd,
+            env: params.env,
             stdin: params.stdin,
             timeout_secs: params.timeout_secs,
             ..ExecRequest::default()
         };
-        client
-            .exec(&params.session_id, request)
-            .await
-            .map(Json)
-            .map_err(tool_error)
+        run(client.as_ref(), &context, &params.session_id, request).await
     }
 
     #[tool(
-        description = "Run a program's source code with the interpreter of the session's runtime (the `interpreter` list_runtimes shows, e.g. python3 for a Python runtime) and wait for it to end: the code-interpreter tool. The result has the same fields as run_command's (exit_code, stdout, stderr, truncation flags, timed_out). The code reaches the interpreter on its standard input, so the program cannot read stdin itself. Each call is a fresh process starting in /workspace: variables and imports do not persist between calls, files do. For a runtime without an interpreter, use run_command.",
+        description = "Run a program's source code with the interpreter of the session's runtime (the `interpreter` list_runtimes shows, e.g. python3 for a Python runtime) and wait for it to end: the code-interpreter tool (default timeout {default_timeout} s, at most {max_timeout} s). The result has the same fields as run_command's, with output sized the same way (about {output_budget} bytes shown). The code reaches the interpreter on its standard input, so the program cannot read stdin itself. Each call is a fresh process starting in /workspace (or cwd): variables and imports do not persist between calls, files do. For a runtime without an interpreter, use run_command. Cancelling the call kills the program.",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
             open_world_hint = false
-        )
+        ),
+        output_schema = schema_for_output::<CommandResult>()
     )]
     async fn run_code(
         &self,
         Parameters(params): Parameters<RunCodeParams>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<ExecResult>, String> {
+    ) -> Result<Answer, Refusal> {
         let client = self.client(&context)?;
         let session = client
             .session(&params.session_id)
@@ -282,47 +223,54 @@ impl SandboxTools {
             .map(|entry| entry.runtime.interpreter)
             .unwrap_or_default();
         if interpreter.is_empty() {
-            return Err(format!(
+            return Err(Refusal::Tool(format!(
                 "no_interpreter: runtime \"{}\" of this session names no interpreter for source code; run a program with run_command instead (e.g. write it with write_file and run it)",
                 session.runtime
-            ));
+            )));
         }
         let request = ExecRequest {
             argv: Some(interpreter),
             stdin: Some(params.code),
+            cwd: params.cwd,
+            env: params.env,
             timeout_secs: params.timeout_secs,
             ..ExecRequest::default()
         };
-        client
-            .exec(&params.session_id, request)
-            .await
-            .map(Json)
-            .map_err(tool_error)
+        run(client.as_ref(), &context, &params.session_id, request).await
     }
 
     #[tool(
-        description = "Write a text file in a session, replacing it whole if it exists and creating missing parent directories. Writable places are /workspace (where relative paths point) and /tmp. Returns the path and the bytes written.",
+        description = "Write a text file in a session, replacing it whole if it exists and creating missing parent directories. Writable places are /workspace (where relative paths point) and /tmp. Files of up to {upload_cap} bytes: a larger request is refused whole. Returns the path and the bytes written.",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
             open_world_hint = false
-        )
+        ),
+        output_schema = schema_for_output::<FileWritten>()
     )]
     async fn write_file(
         &self,
         Parameters(params): Parameters<WriteFileParams>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<FileWritten>, String> {
+    ) -> Result<Answer, Refusal> {
         let client = self.client(&context)?;
-        client
-            .write_file(
-                &params.session_id,
-                &params.path,
-                params.content.into_bytes(),
-            )
-            .await
-            .map(Json)
-            .map_err(tool_error)
+        let policy = client.policy().await.map_err(tool_error)?;
+        let size = params.content.len() as u64;
+        if size > policy.max_upload_bytes {
+            return Err(Refusal::Request(too_large(size, policy.max_upload_bytes)));
+        }
+        let written = cancellable(&context, None, async {
+            client
+                .write_file(
+                    &params.session_id,
+                    &params.path,
+                    params.content.into_bytes(),
+                )
+                .await
+                .map_err(tool_error)
+        })
+        .await?;
+        Ok(Answer::json(&written))
     }
 
     #[tool(
@@ -333,7 +281,7 @@ impl SandboxTools {
         &self,
         Parameters(params): Parameters<ReadFileParams>,
         context: RequestContext<RoleServer>,
-    ) -> Result<String, String> {
+    ) -> Result<String, Refusal> {
         let client = self.client(&context)?;
         let contents = client
             .read_file(&params.session_id, &params.path, MAX_READ_BYTES)
@@ -347,51 +295,157 @@ impl SandboxTools {
                 )
             })?;
         String::from_utf8(contents).map_err(|_| {
-            format!(
+            Refusal::Tool(format!(
                 "not_text: {} is not UTF-8 text; inspect it with run_command (e.g. `file`, `xxd | head`, `base64`)",
                 params.path
-            )
+            ))
         })
     }
 
     #[tool(
         description = "List a directory in a session: each entry's name, type (file, dir, symlink or other), size in bytes, mode and modified time, sorted by name. `truncated` is true when the directory holds more entries than one listing returns.",
-        annotations(read_only_hint = true, open_world_hint = false)
+        annotations(read_only_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<FileList>()
     )]
     async fn list_directory(
         &self,
         Parameters(params): Parameters<ListDirectoryParams>,
         context: RequestContext<RoleServer>,
-    ) -> Result<Json<FileList>, String> {
+    ) -> Result<Answer, Refusal> {
         let client = self.client(&context)?;
-        client
+        let listing = client
             .list_files(&params.session_id, params.path)
             .await
-            .map(Json)
-            .map_err(tool_error)
+            .map_err(tool_error)?;
+        Ok(Answer::json(&listing))
     }
 }
 
-#[tool_handler(
-    router = self.tool_router,
-    name = "sandboxd",
-    instructions = "sandboxd runs code in isolated sandboxes on this host. Typical use: list_runtimes, open_session, then write_file / run_command / run_code / read_file / list_directory with the session's id, then close_session. A session keeps its files in /workspace and /tmp between calls, but every command is a new process. There is no network unless the runtime allows it. Close sessions you no longer need: the service allows a limited number."
-)]
-impl ServerHandler for SandboxTools {}
+/// Runs a command for run_command or run_code, until it ends or the call is cancelled, and
+/// sizes its output for a model.
+async fn run(
+    client: &dyn Sandboxes,
+    context: &RequestContext<RoleServer>,
+    session_id: &str,
+    request: ExecRequest,
+) -> Result<Answer, Refusal> {
+    let policy = client.policy().await.map_err(tool_error)?;
+    let limit = request.timeout_secs.unwrap_or(policy.default_timeout_secs);
+    let result = cancellable(context, Some(limit), async {
+        client.exec(session_id, request).await.map_err(tool_error)
+    })
+    .await?;
+    let sized = sized(client, session_id, &result, &policy).await;
+    Ok(Answer::with_text(sized.text(), &sized))
+}
 
-/// A failed API call as a tool error: the service's code and message, and a next step where
-/// the message alone does not give one.
-pub(crate) fn tool_error(error: Failure) -> String {
-    let next_step = match error.code.as_deref() {
-        Some("unknown_runtime") => Some("list_runtimes shows each allowed runtime"),
-        Some("service_full") => Some(
-            "close sessions you no longer need (list_sessions, close_session) or try again later",
-        ),
-        Some("session_ended") => Some("open a new session with open_session"),
-        _ => None,
-    };
-    match next_step {
-        Some(step) => format!("{error}; {step}"),
-        None => error.to_string(),
+/// The result with each stream cut to its share of the budget; a cut stream's whole output
+/// is written to a file in the session first, so the marker can say where it is.
+async fn sized(
+    client: &dyn Sandboxes,
+    session_id: &str,
+    result: &ExecResult,
+    policy: &Policy,
+) -> CommandResult {
+    let budget = usize::try_from(policy.mcp_output_bytes).unwrap_or(usize::MAX);
+    let (out_share, err_share) = split(budget, result.stdout.len(), result.stderr.len());
+    let mut shown = Vec::new();
+    let mut files = Vec::new();
+    for (name, text, share) in [
+        ("stdout", &result.stdout, out_share),
+        ("stderr", &result.stderr, err_share),
+    ] {
+        let mut file = None;
+        if text.len() > share {
+            let path = format!("{OUTPUT_DIR}/last.{name}");
+            let written = client
+                .write_file(session_id, &path, text.clone().into_bytes())
+                .await;
+            file = written.is_ok().then_some(path);
+        }
+        shown.push(cut(text, share, name, file.as_deref()));
+        files.push(file);
+    }
+    let stderr = shown.pop().expect("two streams");
+    let stdout = shown.pop().expect("two streams");
+    let stderr_file = files.pop().flatten();
+    let stdout_file = files.pop().flatten();
+    CommandResult::new(result, stdout, stderr, (stdout_file, stderr_file))
+}
+
+/// The JSON-RPC error for a request over the policy's upload cap, as `/mcp` also answers it
+/// for a request body over the cap.
+pub fn too_large(size: u64, limit: u64) -> ErrorData {
+    ErrorData::invalid_request(too_large_message(Some(size), limit), None)
+}
+
+/// What a request over the limit is told.
+pub fn too_large_message(size: Option<u64>, limit: u64) -> String {
+    let size = size.map(|s| format!(" of {s} bytes")).unwrap_or_default();
+    format!(
+        "payload_too_large: the request{size} is over this service's limit of {limit} bytes (policy.max_upload_bytes); write large files in parts, or have the operator raise the limit"
+    )
+}
+
+/// A tool's description with the limits in force filled in.
+fn describe(description: &str, policy: Option<&Policy>) -> String {
+    let figures = [
+        ("{default_timeout}", policy.map(|p| p.default_timeout_secs)),
+        ("{max_timeout}", policy.map(|p| p.max_timeout_secs)),
+        ("{output_budget}", policy.map(|p| p.mcp_output_bytes)),
+        ("{upload_cap}", policy.map(|p| p.max_upload_bytes)),
+    ];
+    let mut text = description.to_string();
+    for (placeholder, figure) in figures {
+        let figure = figure.map_or_else(|| "the policy's".to_string(), |f| f.to_string());
+        text = text.replace(placeholder, &figure);
+    }
+    text
+}
+
+const INSTRUCTIONS: &str = "sandboxd runs code in isolated sandboxes on this host. Typical use: list_runtimes, open_session, then write_file / run_command / run_code / read_file / list_directory with the session's id, then close_session. A session keeps its files in /workspace and /tmp between calls, but every command is a new process. There is no network unless the runtime allows it. Close sessions you no longer need: the service allows a limited number.";
+
+#[tool_handler(router = self.tool_router)]
+impl ServerHandler for SandboxTools {
+    #[allow(deprecated)] // logging: see SetLevelRequestParams
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(
+            ServerCapabilities::builder()
+                .enable_tools()
+                .enable_resources()
+                .enable_prompts()
+                .enable_logging()
+                .build(),
+        )
+        .with_server_info(Implementation::new("sandboxd", env!("CARGO_PKG_VERSION")))
+        .with_instructions(INSTRUCTIONS.to_string())
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let policy = match self.client(&context) {
+            Ok(client) => client.policy().await.ok(),
+            Err(_) => None,
+        };
+        let mut tools = self.tool_router.list_all();
+        for tool in &mut tools {
+            if let Some(description) = &tool.description {
+                tool.description = Some(describe(description, policy.as_ref()).into());
+            }
+        }
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    /// The tools log nothing to the client; any level is accepted.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        _request: SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        Ok(())
     }
 }

@@ -58,6 +58,8 @@ static ASSETS: &[Asset] = &[
     asset!("js/files.js", JS),
     asset!("js/activity.js", JS),
     asset!("js/settings.js", JS),
+    asset!("js/output.js", JS),
+    asset!("js/viewer.js", JS),
     asset!("favicon.svg", "image/svg+xml"),
     asset!("vendor/xterm/xterm.mjs", JS),
     asset!("vendor/xterm/xterm.css", CSS),

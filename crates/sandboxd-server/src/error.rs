@@ -1,10 +1,11 @@
 //! The one place that maps the core's errors to HTTP: a status per kind of failure, and the
-//! body `{"error": {"code", "message"}}`. Rejections of the extractors become the same shape.
+//! body `{"error": {"code", "message", "remedy"?}}`, where a remedy is worded with the route
+//! that helps. Rejections of the extractors become the same shape.
 
 use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use sandboxd_api::{ErrorBody, ErrorDetail};
+use sandboxd_api::{with_wording, ErrorBody, ErrorDetail, Remedy};
 use sandboxd_backend::BackendError;
 use sandboxd_core::Error;
 
@@ -27,6 +28,7 @@ impl ApiError {
 /// The status each kind of failure is answered with.
 pub fn status(error: &Error) -> StatusCode {
     match error {
+        Error::Remedied { error, .. } => status(error),
         Error::Unauthorized => StatusCode::UNAUTHORIZED,
         Error::BadRequest { .. } => StatusCode::BAD_REQUEST,
         Error::NotFound(_) => StatusCode::NOT_FOUND,
@@ -49,6 +51,17 @@ pub fn status(error: &Error) -> StatusCode {
     }
 }
 
+/// The error as the body says it: its code, its message with the remedy in the API's words
+/// (the route that helps), and the remedy's key.
+pub fn detail(error: &Error) -> ErrorDetail {
+    let remedy = error.remedy();
+    ErrorDetail {
+        code: error.code().to_string(),
+        message: with_wording(&error.to_string(), remedy.map(Remedy::rest_wording)),
+        remedy: remedy.map(|remedy| remedy.key().to_string()),
+    }
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let ApiError(error) = self;
@@ -58,10 +71,7 @@ impl IntoResponse for ApiError {
             tracing::warn!(code, error = %error, "request failed");
         }
         let body = Json(ErrorBody {
-            error: ErrorDetail {
-                code: code.to_string(),
-                message: error.to_string(),
-            },
+            error: detail(&error),
         });
         let mut response = (status, body).into_response();
         if status == StatusCode::UNAUTHORIZED {

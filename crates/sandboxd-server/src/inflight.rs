@@ -136,6 +136,7 @@ impl IntoResponse for BodyError {
             error: ErrorDetail {
                 code: code.to_string(),
                 message,
+                remedy: None,
             },
         };
         let mut response = (status, Json(body)).into_response();

@@ -10,12 +10,14 @@ mod dashboard;
 mod error;
 mod extract;
 mod inflight;
+mod mcp;
 mod metrics;
 mod openapi;
 mod origin;
 mod routes;
 
 pub use error::ApiError;
+pub use mcp::MCP_PATH;
 
 use axum::extract::DefaultBodyLimit;
 use axum::middleware;
@@ -23,7 +25,9 @@ use axum::routing::get;
 use axum::{Json, Router};
 use metrics::Metrics;
 use origin::Guard;
-use routes::{files, pause, processes, service, sessions, snapshots, stream, terminal, tickets};
+use routes::{
+    files, files_meta, pause, processes, service, sessions, snapshots, stream, terminal, tickets,
+};
 use sandboxd_core::{Core, Error};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -43,7 +47,8 @@ pub struct AppState {
 /// The router with every route, the token check and request metrics, for a service listening
 /// on `address` that also answers to the host names in `allowed_hosts`.
 pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router {
-    let guard = Guard::new(address, allowed_hosts.iter().map(String::as_str));
+    let guard = Guard::new(address, allowed_hosts.iter().map(String::as_str))
+        .with_mcp_origins(&core.config().extra_allowed_origins);
     let policy = &core.config().policy;
     let upload_limit = usize::try_from(policy.max_upload_bytes).unwrap_or(usize::MAX);
     let exec_body_limit = upload_limit.saturating_add(1 << 20);
@@ -96,13 +101,15 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(snapshots::list))
         .routes(routes!(snapshots::get_one, snapshots::delete))
         .routes(routes!(snapshots::fork).layer(DefaultBodyLimit::max(snapshots::BODY_LIMIT)))
+        .routes(routes!(stream::run).layer(DefaultBodyLimit::max(processes::START_BODY_LIMIT)))
+        .routes(routes!(routes::events::events))
+        .routes(routes!(files_meta::stat))
+        .routes(routes!(files_meta::watch))
+        .routes(routes!(files_meta::make_dir).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
+        .routes(routes!(files_meta::move_path).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))
-        .route_service(
-            "/mcp",
-            sandboxd_mcp::http_service(Arc::new(CoreConnector(core.clone()))),
-        )
         .route_layer(middleware::from_fn_with_state(
             state.core.clone(),
             auth::require_token,
@@ -113,6 +120,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             get(|| async { Json(serde_json::json!({"status": "ok"})) }),
         )
         .merge(api)
+        .merge(mcp::routes(&core))
         .merge(dashboard::routes())
         .fallback(|| async {
             ApiError(Error::NotFound(

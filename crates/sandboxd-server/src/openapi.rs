@@ -34,7 +34,8 @@ use utoipa::OpenApi;
         sandboxd_api::ErrorBody,
         sandboxd_api::OutputChunk,
         sandboxd_api::OutputDropped,
-        sandboxd_api::TerminalMessage
+        sandboxd_api::TerminalMessage,
+        sandboxd_api::SessionChange
     )),
     tags(
         (name = "service", description = "The runtimes, policy, configuration and figures in force"),
@@ -90,7 +91,7 @@ pub enum FileErrors {
     NotFound(ErrorBody),
     #[response(
         status = 409,
-        description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`"
+        description = "`session_ended`, or the path is of the wrong kind: `is_directory`, `not_a_directory`, `not_a_file`; `busy`; for a move `exists`"
     )]
     Conflict(ErrorBody),
     #[response(
@@ -144,28 +145,59 @@ fn describe_other_routes(document: &mut utoipa::openapi::OpenApi) {
                 "content": {"application/json": {"schema": {"type": "object"}}}
             }}
         }},
-        "/mcp": {"post": {
-            "tags": ["mcp"],
-            "summary": "The MCP endpoint (streamable HTTP transport, stateless)",
-            "description": "A JSON-RPC message of the Model Context Protocol. The tools open sessions, run commands and code, and read and write files; each call acts with this request's token and shows in the activity log with interface `mcp`. There are no MCP session ids: send `Accept: application/json, text/event-stream`. GET and DELETE are answered 405.",
-            "operationId": "mcp",
-            "requestBody": {
-                "required": true,
-                "content": {"application/json": {"schema": {
-                    "type": "object",
-                    "description": "A JSON-RPC 2.0 request or notification"
-                }}}
-            },
-            "responses": {
-                "200": {
-                    "description": "The JSON-RPC response",
-                    "content": {"application/json": {"schema": {"type": "object"}}}
+        "/mcp": {
+            "post": {
+                "tags": ["mcp"],
+                "summary": "The MCP endpoint (streamable HTTP transport)",
+                "description": "A JSON-RPC message of the Model Context Protocol. The tools open sessions, run commands and code, and read and write files; each call acts with this request's token and shows in the activity log with interface `mcp`. Send `Accept: application/json, text/event-stream`: answers are Server-Sent Events, so progress notifications arrive while a command runs. An `initialize` handshake opens an MCP session (`Mcp-Session-Id`, sent back on every later request), through which `notifications/cancelled` reaches the call it names; a call whose request is dropped is cancelled too (its command is killed). A body over policy.max_upload_bytes is refused with 413 and a JSON-RPC error naming the limit.",
+                "operationId": "mcp",
+                "requestBody": {
+                    "required": true,
+                    "content": {"application/json": {"schema": {
+                        "type": "object",
+                        "description": "A JSON-RPC 2.0 request or notification"
+                    }}}
                 },
-                "202": {"description": "A notification was accepted"},
-                "400": {"description": "Not a JSON-RPC message"},
-                "406": {"description": "The request does not accept application/json and text/event-stream"}
+                "responses": {
+                    "200": {
+                        "description": "The JSON-RPC response, after any progress notifications",
+                        "content": {"text/event-stream": {"schema": {"type": "string"}}}
+                    },
+                    "202": {"description": "A notification was accepted"},
+                    "400": {"description": "Not a JSON-RPC message"},
+                    "404": {"description": "No such MCP session (it ended or idled out): initialize again"},
+                    "406": {"description": "The request does not accept application/json and text/event-stream"},
+                    "413": {
+                        "description": "The body is over policy.max_upload_bytes",
+                        "content": {"application/json": {"schema": {
+                            "type": "object",
+                            "description": "A JSON-RPC 2.0 error with id null, naming the limit"
+                        }}}
+                    }
+                }
+            },
+            "get": {
+                "tags": ["mcp"],
+                "summary": "An MCP session's stream of messages the server starts (Server-Sent Events)",
+                "operationId": "mcp_stream",
+                "responses": {
+                    "200": {
+                        "description": "The stream",
+                        "content": {"text/event-stream": {"schema": {"type": "string"}}}
+                    },
+                    "404": {"description": "No such MCP session"}
+                }
+            },
+            "delete": {
+                "tags": ["mcp"],
+                "summary": "Ends an MCP session (`Mcp-Session-Id`)",
+                "operationId": "mcp_end_session",
+                "responses": {
+                    "202": {"description": "The session ended"},
+                    "404": {"description": "No such MCP session"}
+                }
             }
-        }},
+        },
         "/": {"get": {
             "tags": ["dashboard"],
             "summary": "The dashboard's page; needs no token (the figures it shows come from the API, which does)",

@@ -17,6 +17,10 @@
 //!   request carries `Origin`, it must be this service's own origin: the scheme and the very
 //!   `Host` the request was sent to.
 //!
+//! The operator may allow more origins for `/mcp` alone (`extra_allowed_origins`, e.g. the MCP
+//! Inspector's page at `http://localhost:6274`): a browser tool there may call the MCP endpoint
+//! with a token it was given, never the REST API or the dashboard. None are allowed by default.
+//!
 //! A request failing either check gets 403 with the usual JSON error. A request with neither
 //! header (HTTP/1.0, some tools) did not come from a browser and is let through; the token
 //! check still applies.
@@ -54,6 +58,8 @@ pub struct Guard {
     listen: IpAddr,
     /// Lower-case host names, without port.
     allowed_names: Vec<String>,
+    /// Lower-case origins allowed to call `/mcp` beside the service's own.
+    mcp_origins: Vec<String>,
 }
 
 impl Guard {
@@ -69,7 +75,18 @@ impl Guard {
         Guard {
             listen: listen.ip(),
             allowed_names,
+            mcp_origins: Vec::new(),
         }
+    }
+
+    /// The same guard, also letting pages on `origins` call `/mcp`.
+    pub fn with_mcp_origins(mut self, origins: &[String]) -> Guard {
+        self.mcp_origins = origins.iter().map(|o| o.to_ascii_lowercase()).collect();
+        self
+    }
+
+    fn extra_origin_allowed(&self, path: &str, origin: &str) -> bool {
+        path == crate::MCP_PATH && self.mcp_origins.contains(&origin.to_ascii_lowercase())
     }
 
     fn host_allowed(&self, host: &str) -> bool {
@@ -99,7 +116,10 @@ pub async fn guard(State(guard): State<Arc<Guard>>, mut request: Request, next: 
     }
     if let Some(origin) = request.headers().get(header::ORIGIN) {
         let same_origin = match (&host, origin.to_str()) {
-            (Some(host), Ok(origin)) => is_same_origin(origin, host),
+            (Some(host), Ok(origin)) => {
+                is_same_origin(origin, host)
+                    || guard.extra_origin_allowed(request.uri().path(), origin)
+            }
             _ => false,
         };
         if !same_origin {
@@ -163,6 +183,7 @@ fn forbidden(code: &str, message: String) -> Response {
             error: ErrorDetail {
                 code: code.to_string(),
                 message,
+                remedy: None,
             },
         }),
     )

@@ -178,7 +178,7 @@ async fn an_unknown_runtime_error_lists_only_the_callers_runtimes() {
     let answer = service.client(ALPHA_TOKEN).create(Some("nope")).await;
     assert_error(&answer, StatusCode::BAD_REQUEST, "unknown_runtime");
     let message = answer.1["error"]["message"].as_str().unwrap();
-    assert!(message.contains("allowed: sh "), "{message}");
+    assert!(message.contains("allowed: sh;"), "{message}");
     assert!(
         !message.contains("py") && !message.contains("ghost"),
         "{message}"

@@ -195,10 +195,10 @@ async fn background_output_resumes_from_an_offset_without_gaps() {
     .await;
     let pid = process["id"].as_str().unwrap();
     assert_eq!(process["state"], "running");
-    assert_eq!(process["program"], "for");
+    assert_eq!(process["program"], "echo", "named after the `for` head");
     assert_eq!(
-        process["timeout_secs"], 60,
-        "the timeout defaults to policy.max_timeout_secs"
+        process["timeout_secs"], 20,
+        "the timeout defaults to policy.default_timeout_secs, as for exec"
     );
 
     // Read the first two lines, then go away.
@@ -772,4 +772,130 @@ async fn a_slow_reader_of_a_flood_is_told_what_it_missed() {
     assert_eq!(exit["output_bytes"], 20_000_000);
     assert_eq!(accounted, 20_000_000);
     assert!(dropped > 10_000_000, "{dropped}");
+}
+
+/// Starts `body` with `POST .../processes/run` and returns its event stream.
+async fn run(service: &TestService, id: &str, body: Value) -> OutputStream {
+    let response = service
+        .post(&format!("/v1/sessions/{id}/processes/run"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    OutputStream {
+        response,
+        buffer: Vec::new(),
+    }
+}
+
+#[tokio::test]
+async fn run_is_one_operation_with_one_entry_and_the_policy_timeout() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    // The source on stdin, as the dashboard's Source pane gives it.
+    let mut stream = run(
+        &service,
+        &id,
+        json!({"argv": ["sh", "-"], "input": "cd /tmp && echo from-input $(pwd)\n"}),
+    )
+    .await;
+    let start = stream.next().await.unwrap();
+    assert_eq!(start.event, "start");
+    // One timeout rule: naming none gets policy.default_timeout_secs (20 here), not the cap.
+    assert_eq!(start.data["timeout_secs"], 20);
+    let (text, exit, _) = stream.read_to_exit().await;
+    assert_eq!(text, "from-input /tmp\n");
+    assert_eq!(exit["exit_code"], 0);
+
+    // Stopped with SIGINT, as Stop and Ctrl+C do: interrupted.
+    let mut stream = run(
+        &service,
+        &id,
+        json!({"command": "for i in 1 2 3; do sleep 30; done"}),
+    )
+    .await;
+    let start = stream.next().await.unwrap();
+    let process = start.data["id"].as_str().unwrap().to_string();
+    let (status, _) = post_json(
+        &service,
+        &format!("/v1/sessions/{id}/processes/{process}/signal"),
+        json!({"signal": "INT"}),
+    )
+    .await;
+    assert_eq!(status, 200);
+    let (_, exit, _) = stream.read_to_exit().await;
+    assert_eq!(exit["signal"], 2, "{exit}");
+
+    let entries = activity(&service, &id).await;
+    let commands: Vec<(String, String, String)> = entries
+        .iter()
+        .rev()
+        .filter(|e| e["action"].as_str().unwrap().starts_with("process"))
+        .map(|e| {
+            let field = |name: &str| e[name].as_str().unwrap().to_string();
+            (field("action"), field("target"), field("status"))
+        })
+        .collect();
+    let entry = |action: &str, target: &str, status: &str| {
+        (action.to_string(), target.to_string(), status.to_string())
+    };
+    assert_eq!(
+        commands,
+        [
+            entry("process_start", "sh", "ok"),
+            entry("process_signal", "sleep", "ok"),
+            entry("process_start", "sleep", "interrupted"),
+        ],
+        "one entry per command (no stream or stdin entries), named after `for`"
+    );
+
+    // A plain background start follows the same rule.
+    let process = start_process_without_timeout(&service, &id).await;
+    assert_eq!(process["timeout_secs"], 20);
+}
+
+async fn start_process_without_timeout(service: &TestService, id: &str) -> Value {
+    start(service, id, json!({"command": "true"})).await
+}
+
+#[tokio::test]
+async fn events_say_at_once_that_a_session_ended_outside() {
+    let service = TestService::start(&base_config(2, ""));
+    let response = service.get("/v1/events").send().await.unwrap();
+    assert_eq!(response.status(), 200);
+    let mut events = OutputStream {
+        response,
+        buffer: Vec::new(),
+    };
+    let id = service.open("sh").await;
+    let opened = events.next().await.unwrap();
+    assert_eq!(
+        (
+            opened.event.as_str(),
+            &opened.data["id"],
+            &opened.data["state"]
+        ),
+        ("session", &json!(id), &json!("running"))
+    );
+    let container = common::docker(&[
+        "ps",
+        "-q",
+        "--filter",
+        &format!("label=org.sandboxd.session={id}"),
+    ]);
+    let removed = Instant::now();
+    common::docker(&["rm", "-f", container.trim()]);
+    let ended = events.next().await.unwrap();
+    let took = removed.elapsed();
+    assert_eq!(ended.data["id"], json!(id));
+    assert_eq!(ended.data["state"], "ended");
+    assert!(
+        ended.data["end_reason"]
+            .as_str()
+            .unwrap()
+            .contains("its sandbox stopped"),
+        "{ended:?}"
+    );
+    assert!(took < Duration::from_secs(5), "noticed after {took:?}");
 }

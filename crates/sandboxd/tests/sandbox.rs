@@ -41,8 +41,11 @@ async fn a_command_whose_client_went_away_is_killed_and_logged() {
         .iter()
         .find(|e| e["action"] == "exec" && e["target"] == "sleep")
         .unwrap_or_else(|| panic!("no entry for the abandoned command: {log}"));
-    assert_eq!(abandoned["status"], "error", "{abandoned}");
-    assert_eq!(abandoned["error"], "interrupted: the client went away");
+    assert_eq!(abandoned["status"], "cancelled", "{abandoned}");
+    assert_eq!(
+        abandoned["error"],
+        "cancelled: the client went away or cancelled the call"
+    );
 }
 
 #[tokio::test]

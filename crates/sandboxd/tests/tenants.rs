@@ -195,7 +195,7 @@ async fn tenants_keep_to_their_runtimes_and_quota_and_cannot_read_the_config() {
         refused["error"]["message"]
             .as_str()
             .unwrap()
-            .ends_with("allowed: sh (GET /v1/runtimes shows their limits)"),
+            .ends_with("allowed: sh; GET /v1/runtimes shows each allowed runtime and its limits"),
         "{refused}"
     );
     let (_, runtimes) = t

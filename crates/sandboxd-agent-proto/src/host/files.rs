@@ -338,7 +338,7 @@ where
 
 /// The next event from the agent; a data frame here is a protocol error and an error event
 /// becomes [`ProtoError::Agent`].
-async fn read_event<R: AsyncRead + Unpin>(reader: &mut R) -> Result<Event, ProtoError> {
+pub(super) async fn read_event<R: AsyncRead + Unpin>(reader: &mut R) -> Result<Event, ProtoError> {
     match read_frame(reader).await?.parse_json()? {
         Event::Error { code, message } => Err(ProtoError::Agent { code, message }),
         event => Ok(event),

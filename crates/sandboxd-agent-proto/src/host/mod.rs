@@ -3,6 +3,7 @@
 mod archive;
 mod exec;
 mod files;
+mod files_meta;
 mod hub;
 mod process;
 
@@ -12,6 +13,7 @@ pub use files::{
     delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, ReadLimits,
     UploadError,
 };
+pub use files_meta::{make_dir, move_path, stat_path, watch_dir, DirWatch};
 pub use hub::{AgentHub, AgentLease, HELLO_TIMEOUT, MAX_IDLE};
 pub use process::{
     attach_process, kill_all_processes, list_processes, resize_process, signal_process,

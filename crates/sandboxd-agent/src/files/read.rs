@@ -58,7 +58,7 @@ pub fn list_dir(
     write_json(connection, &Event::DirEnd { truncated })
 }
 
-fn describe(name: String, meta: &Metadata) -> DirEntry {
+pub(super) fn describe(name: String, meta: &Metadata) -> DirEntry {
     let file_type = meta.file_type();
     let kind = if file_type.is_file() {
         EntryKind::File

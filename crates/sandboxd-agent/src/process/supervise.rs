@@ -73,8 +73,7 @@ impl Process {
             exit_code: status.code(),
             signal: status.signal(),
             timed_out,
-            oom_killed: status.signal().is_some()
-                && matches!((oom_kills_before, oom_kills_after), (Some(b), Some(a)) if a > b),
+            oom_killed: exec::oom_killed_between(oom_kills_before, oom_kills_after),
             stdout_bytes: state.output.stdout_bytes,
             stderr_bytes: state.output.stderr_bytes,
             duration_ms: duration.as_millis().try_into().unwrap_or(u64::MAX),

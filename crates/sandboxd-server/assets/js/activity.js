@@ -1,7 +1,7 @@
 // The session's activity log: every operation on the sandbox, newest first.
 
 import { api, sessionPath } from './api.js';
-import { h, setText, show } from './dom.js';
+import { h, scrollHint, setText, show } from './dom.js';
 import * as fmt from './format.js';
 import { errorText } from './sessions.js';
 
@@ -39,6 +39,7 @@ export class ActivityView {
     this.empty = h('div', { class: 'empty empty-small', hidden: true }, h('p', { class: 'empty-title' }, 'Nothing recorded yet.'));
     this.error = h('p', { class: 'alert alert-error', role: 'alert', hidden: true });
     this.updated = h('span', { class: 'card-sub' });
+    this.wrap = h('div', { class: 'table-wrap' }, this.table);
     pane.append(
       h(
         'section',
@@ -50,10 +51,11 @@ export class ActivityView {
           'Every operation on this sandbox, an agent\'s included. Payloads are never recorded — only what was addressed and how it went. The service keeps the most recent 200 entries per session.',
         ),
         this.error,
-        h('div', { class: 'table-wrap' }, this.table),
+        this.wrap,
         this.empty,
       ),
     );
+    scrollHint(this.wrap);
   }
 
   setActive(active) {
@@ -80,11 +82,16 @@ export class ActivityView {
   }
 
   render(entries) {
+    // Rebuilt only when the log changed, so a selection or a focused row holds still.
+    const key = `${entries.length} ${entries[0]?.at} ${entries[0]?.action} ${entries[0]?.status}`;
+    setText(this.updated, `${entries.length} of at most 200 · updated ${fmt.when(new Date().toISOString())}`);
+    if (key === this.shown) return;
+    this.shown = key;
     this.body.replaceChildren(
       ...entries.map((e) =>
         h(
           'tr',
-          { class: e.status === 'ok' ? null : 'row-error', dataset: { action: e.action, interface: e.interface } },
+          { class: e.status === 'error' ? 'row-error' : null, dataset: { action: e.action, interface: e.interface, status: e.status } },
           h('td', { class: 'nowrap', title: e.at }, fmt.when(e.at)),
           h('td', null, h('span', { class: 'who' }, e.principal), h('span', { class: `iface iface-${safeClass(e.interface)}` }, e.interface)),
           h('td', null, h('span', { class: 'action' }, e.action)),
@@ -92,7 +99,7 @@ export class ActivityView {
           h(
             'td',
             null,
-            h('span', { class: `outcome outcome-${e.status === 'ok' ? 'ok' : 'error'}` }, e.status),
+            h('span', { class: `outcome outcome-${['ok', 'interrupted'].includes(e.status) ? safeClass(e.status) : 'error'}` }, e.status),
             e.error ? h('span', { class: 'outcome-error' }, e.error) : null,
           ),
           h('td', { class: 'num' }, e.exit_code === undefined || e.exit_code === null ? '—' : String(e.exit_code)),
@@ -103,7 +110,6 @@ export class ActivityView {
     );
     show(this.table, entries.length > 0);
     show(this.empty, entries.length === 0);
-    setText(this.updated, `${entries.length} of at most 200 · updated ${fmt.when(new Date().toISOString())}`);
   }
 
   dispose() {

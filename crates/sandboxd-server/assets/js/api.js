@@ -60,10 +60,12 @@ export const auth = {
 };
 
 export class ApiError extends Error {
-  constructor(status, code, message) {
+  /** `remedy` is the service's stable key for what to do (e.g. "open_session"), if any. */
+  constructor(status, code, message, remedy = null) {
     super(message);
     this.status = status;
     this.code = code;
+    this.remedy = remedy;
   }
 }
 
@@ -108,18 +110,20 @@ export async function request(method, path, { json, body, headers: extra, signal
 export async function errorOf(response) {
   let code = `http_${response.status}`;
   let message = `${response.status} ${response.statusText}`.trim();
+  let remedy = null;
   try {
     const body = await response.json();
     if (body && body.error) {
       code = String(body.error.code || code);
       message = String(body.error.message || message);
+      if (typeof body.error.remedy === 'string') remedy = body.error.remedy;
     }
   } catch {
     // not JSON: keep the status line
   }
   if (response.status === 401) connection.set('unauthorized', message);
   else connection.set('connected');
-  return new ApiError(response.status, code, message);
+  return new ApiError(response.status, code, message, remedy);
 }
 
 export async function getJSON(path, options) {
@@ -169,40 +173,65 @@ export function upload(method, path, body, onProgress) {
   });
 }
 
+/** The longest event-stream line the page takes; the service's own lines are far shorter. */
+const MAX_EVENT_LINE = 16 << 20;
+/** Reading a fast stream gives the page back to input and drawing at least this often. */
+const YIELD_MS = 8;
+
 /**
  * Reads a text/event-stream answer (EventSource cannot send a token): calls onEvent({event,
- * data, id}) for each event, resolves when the stream ends.
+ * data, id}) for each event, resolves when the stream ends. However fast the stream comes, it
+ * yields to the page's other work every few milliseconds, so clicks stay answered; reading
+ * slower than the service writes is fine (the service drops what its buffer cannot hold, and
+ * says so).
  */
 export async function readEventStream(response, onEvent) {
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   let event = { event: 'message', data: [], id: null };
+  let worked = performance.now();
   const dispatch = () => {
     if (event.data.length) onEvent({ event: event.event, data: event.data.join('\n'), id: event.id });
     event = { event: 'message', data: [], id: null };
   };
-  for (;;) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    buffer += value;
-    let newline;
-    while ((newline = buffer.search(/\r\n|\r|\n/)) >= 0) {
-      const line = buffer.slice(0, newline);
-      buffer = buffer.slice(newline + (buffer.startsWith('\r\n', newline) ? 2 : 1));
-      if (line === '') {
-        dispatch();
-        continue;
-      }
-      if (line.startsWith(':')) continue;
-      const colon = line.indexOf(':');
-      const field = colon < 0 ? line : line.slice(0, colon);
-      let data = colon < 0 ? '' : line.slice(colon + 1);
-      if (data.startsWith(' ')) data = data.slice(1);
-      if (field === 'event') event.event = data;
-      else if (field === 'data') event.data.push(data);
-      else if (field === 'id') event.id = data;
+  const line = (text) => {
+    if (text === '') {
+      dispatch();
+      return;
     }
+    if (text.startsWith(':')) return;
+    const colon = text.indexOf(':');
+    const field = colon < 0 ? text : text.slice(0, colon);
+    let data = colon < 0 ? '' : text.slice(colon + 1);
+    if (data.startsWith(' ')) data = data.slice(1);
+    if (field === 'event') event.event = data;
+    else if (field === 'data') event.data.push(data);
+    else if (field === 'id') event.id = data;
+  };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let start = 0;
+      for (;;) {
+        const newline = buffer.indexOf('\n', start);
+        if (newline < 0) break;
+        const end = newline > start && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
+        line(buffer.slice(start, end));
+        start = newline + 1;
+      }
+      buffer = buffer.slice(start);
+      if (buffer.length > MAX_EVENT_LINE) throw new ApiError(502, 'stream_failed', 'the event stream sent a line too long to read');
+      if (performance.now() - worked > YIELD_MS) {
+        await new Promise((resolve) => setTimeout(resolve, 0));
+        worked = performance.now();
+      }
+    }
+  } finally {
+    reader.releaseLock();
   }
+  if (buffer) line(buffer);
   dispatch();
 }
 

@@ -135,3 +135,31 @@ const ICONS = {
   stop: ['M6 6h12v12H6z'],
   trash: ['M4 7h16M9 7V4h6v3M6 7l1 13h10l1-13'],
 };
+
+/**
+ * Says when a wide table scrolls sideways (on a phone): a hint above it while its content is
+ * wider than its box.
+ */
+export function scrollHint(wrap) {
+  const hint = h('p', { class: 'scroll-hint', hidden: true, 'aria-hidden': 'true' }, 'Scroll sideways for more columns →');
+  wrap.before(hint);
+  const check = () => {
+    const scrolls = wrap.scrollWidth > wrap.clientWidth + 1;
+    hint.hidden = !scrolls;
+    wrap.classList.toggle('scrolls', scrolls);
+  };
+  new ResizeObserver(check).observe(wrap);
+  if (wrap.firstElementChild) new ResizeObserver(check).observe(wrap.firstElementChild);
+  wrap.addEventListener('sandboxd:resized', check);
+  return check;
+}
+
+/** Hands a blob to the browser as a download named `name`. */
+export function saveBlob(blob, name) {
+  const url = URL.createObjectURL(blob);
+  const link = h('a', { href: url, download: name, class: 'visually-hidden' });
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 30_000);
+}

@@ -1,11 +1,14 @@
-// The session's files: browse directories, download, upload (within the policy's cap) and
-// delete. File names come from the sandbox and are shown as text, whatever they contain.
+// The session's files: browse directories, open a file (text with line numbers, images
+// shown, anything else described), edit a text file and save it (the service's atomic write),
+// make a file or a folder, rename, download, upload (within the policy's cap) and delete.
+// File names and contents come from the sandbox and are shown as text, whatever they contain.
 
-import { request, sessionPath, upload, ApiError } from './api.js';
-import { confirmButton, h, icon, setText, show } from './dom.js';
+import { request, sendJSON, sessionPath, upload } from './api.js';
+import { confirmButton, h, icon, saveBlob, scrollHint, setText, show } from './dom.js';
 import * as fmt from './format.js';
 import { store } from './store.js';
 import { errorText } from './sessions.js';
+import { FileViewer } from './viewer.js';
 
 const HOME = '/workspace';
 const places = new Map(); // session id -> last directory shown
@@ -35,6 +38,22 @@ export class FilesView {
       this.uploadAll(files);
     });
     this.uploadButton = h('button', { type: 'button', class: 'btn btn-small btn-primary', onclick: () => this.fileInput.click() }, icon('upload'), 'Upload');
+    this.newFileButton = h('button', { type: 'button', class: 'btn btn-small', onclick: () => this.ask('New file', '', (name) => this.createFile(name)) }, 'New file');
+    this.newFolderButton = h('button', { type: 'button', class: 'btn btn-small', onclick: () => this.ask('New folder', '', (name) => this.createFolder(name)) }, 'New folder');
+    this.nameInput = h('input', { class: 'path-input mono', type: 'text', spellcheck: 'false', autocomplete: 'off', 'aria-label': 'Name' });
+    this.nameLabel = h('span', { class: 'field-label' });
+    this.nameForm = h('form', { class: 'name-form', hidden: true }, this.nameLabel, this.nameInput, h('button', { type: 'submit', class: 'btn btn-small btn-primary' }, 'OK'), h('button', { type: 'button', class: 'btn btn-small btn-ghost', onclick: () => show(this.nameForm, false) }, 'Cancel'));
+    this.nameForm.addEventListener('submit', (event) => {
+      event.preventDefault();
+      const name = this.nameInput.value.trim();
+      show(this.nameForm, false);
+      if (name && this.nameAction) this.nameAction(name);
+    });
+    this.viewer = new FileViewer(this.id, {
+      error: (error) => this.showError(error),
+      saved: () => this.open(this.path),
+      download: (path, name, button) => this.download(path, name, button),
+    });
     this.cap = h('span', { class: 'files-cap muted' });
     this.status = h('p', { class: 'files-status', role: 'status', 'aria-live': 'polite' });
     this.error = h('p', { class: 'alert alert-error', role: 'alert', hidden: true });
@@ -67,13 +86,16 @@ export class FilesView {
       h(
         'section',
         { class: 'card files', 'aria-label': 'Files' },
-        h('header', { class: 'files-bar' }, this.upButton, go, refresh, this.uploadButton, this.fileInput),
+        h('header', { class: 'files-bar' }, this.upButton, go, refresh, h('span', { class: 'files-actions' }, this.newFileButton, this.newFolderButton, this.uploadButton), this.fileInput),
         h('div', { class: 'files-sub' }, this.cap, this.status),
+        this.nameForm,
         this.error,
         this.uploads,
+        this.viewer.element,
         this.drop,
       ),
     );
+    scrollHint(this.drop.firstElementChild);
     this.renderCap();
     store.on('policy', () => this.renderCap());
   }
@@ -91,10 +113,64 @@ export class FilesView {
 
   setEnded(ended) {
     this.ended = ended;
-    this.uploadButton.disabled = ended;
+    for (const button of [this.uploadButton, this.newFileButton, this.newFolderButton]) button.disabled = ended;
+    this.viewer.setEnded(ended);
     if (ended) {
+      show(this.error, false);
+      show(this.table, false);
+      show(this.empty, false);
       setText(this.status, 'The session has ended: its files are gone with its sandbox.');
     }
+  }
+
+  showError(error) {
+    if (this.ended) return;
+    setText(this.error, errorText(error));
+    show(this.error);
+  }
+
+  /** Asks for a name in a small form above the listing, then calls `action(name)`. */
+  ask(label, initial, action) {
+    setText(this.nameLabel, label);
+    this.nameInput.value = initial;
+    this.nameAction = action;
+    show(this.nameForm);
+    this.nameInput.focus();
+    this.nameInput.select();
+  }
+
+  async createFile(name) {
+    const path = join(this.path, name);
+    show(this.error, false);
+    try {
+      await request('PUT', sessionPath(this.id, `/files/content?path=${encodeURIComponent(path)}`), { body: '' });
+      await this.open(this.path);
+      this.viewer.open(path, name, 0, { edit: true });
+    } catch (error) {
+      this.showError(error);
+    }
+  }
+
+  async createFolder(name) {
+    show(this.error, false);
+    try {
+      await sendJSON('POST', sessionPath(this.id, '/files/mkdir'), { path: join(this.path, name) });
+    } catch (error) {
+      this.showError(error);
+    }
+    this.open(this.path);
+  }
+
+  async rename(path, name) {
+    show(this.error, false);
+    const to = join(parent(path), name);
+    try {
+      await sendJSON('POST', sessionPath(this.id, '/files/move'), { from: path, to });
+      if (this.viewer.path === path) this.viewer.close();
+    } catch (error) {
+      this.showError(error);
+    }
+    this.open(this.path);
   }
 
   async open(path) {
@@ -111,9 +187,8 @@ export class FilesView {
       this.render(listing);
     } catch (error) {
       if (generation !== this.generation) return;
-      setText(this.status, '');
-      setText(this.error, errorText(error));
-      show(this.error);
+      setText(this.status, this.ended ? 'The session has ended: its files are gone with its sandbox.' : '');
+      this.showError(error);
     }
     this.upButton.disabled = this.path === '/';
   }
@@ -130,16 +205,22 @@ export class FilesView {
   row(entry) {
     const path = join(this.path, entry.name);
     const isDir = entry.type === 'dir';
-    const name = isDir || entry.type === 'symlink'
-      ? h('a', { href: '#', class: 'file-name', title: path, onclick: (event) => { event.preventDefault(); this.open(path); } }, entry.name)
-      : h('span', { class: 'file-name', title: path }, entry.name);
+    const click = (event) => {
+      event.preventDefault();
+      if (entry.type === 'file') this.viewer.open(path, entry.name, entry.size);
+      else this.open(path);
+    };
+    const name = entry.type === 'other'
+      ? h('span', { class: 'file-name', title: path }, entry.name)
+      : h('a', { href: '#', class: 'file-name', title: entry.type === 'file' ? `Open ${path}` : path, onclick: click }, entry.name);
     const actions = h('td', { class: 'actions' });
     if (entry.type === 'file') {
       actions.append(h('button', { type: 'button', class: 'btn btn-small', 'aria-label': `Download ${entry.name}`, onclick: (event) => this.download(path, entry.name, event.currentTarget) }, icon('download'), 'Download'));
     }
     if (!this.ended) {
       actions.append(
-        confirmButton(isDir ? 'Delete' : 'Delete', isDir ? 'Delete it all?' : 'Really delete?', () => this.remove(path, isDir), { 'aria-label': `Delete ${entry.name}` }),
+        h('button', { type: 'button', class: 'btn btn-small btn-ghost', 'aria-label': `Rename ${entry.name}`, onclick: () => this.ask(`Rename ${entry.name} to`, entry.name, (to) => this.rename(path, to)) }, 'Rename'),
+        confirmButton('Delete', isDir ? 'Delete it all?' : 'Really delete?', () => this.remove(path, isDir), { 'aria-label': `Delete ${entry.name}` }),
       );
     }
     return h(
@@ -160,17 +241,11 @@ export class FilesView {
     try {
       const response = await request('GET', sessionPath(this.id, `/files/content?path=${encodeURIComponent(path)}`));
       const blob = await response.blob();
-      const url = URL.createObjectURL(blob);
-      const link = h('a', { href: url, download: name, class: 'visually-hidden' });
-      document.body.append(link);
-      link.click();
-      link.remove();
-      setTimeout(() => URL.revokeObjectURL(url), 30_000);
+      saveBlob(blob, name);
       setText(this.status, `Downloaded ${name} (${fmt.bytes(blob.size)}).`);
     } catch (error) {
       setText(this.status, '');
-      setText(this.error, errorText(error));
-      show(this.error);
+      this.showError(error);
     } finally {
       button.disabled = false;
       window.dispatchEvent(new CustomEvent('sandboxd:activity', { detail: { session: this.id } }));
@@ -182,9 +257,9 @@ export class FilesView {
     try {
       const query = `?path=${encodeURIComponent(path)}${recursive ? '&recursive=true' : ''}`;
       await request('DELETE', sessionPath(this.id, `/files${query}`));
+      if (this.viewer.path === path) this.viewer.close();
     } catch (error) {
-      setText(this.error, errorText(error));
-      show(this.error);
+      this.showError(error);
     }
     window.dispatchEvent(new CustomEvent('sandboxd:activity', { detail: { session: this.id } }));
     this.open(this.path);
@@ -217,7 +292,7 @@ export class FilesView {
       } catch (error) {
         progress.remove();
         item.classList.add('failed');
-        setText(label, error instanceof ApiError ? errorText(error) : String(error));
+        setText(label, errorText(error));
         setTimeout(() => item.remove(), 10000);
       }
       if (this.path === dir) this.open(dir);
@@ -227,6 +302,7 @@ export class FilesView {
 
   dispose() {
     this.generation += 1;
+    this.viewer.close();
   }
 }
 

@@ -1,7 +1,7 @@
 // The dashboard's entry point: sign-in, tabs, and the refresh loop of the live figures.
 
-import { api, auth, connection, ApiError } from './api.js';
-import { byId, show, setText } from './dom.js';
+import { api, auth, connection, request, readEventStream, ApiError } from './api.js';
+import { byId, scrollHint, show, setText } from './dom.js';
 import { store } from './store.js';
 import { SessionsView } from './sessions.js';
 import { SessionView } from './session.js';
@@ -176,8 +176,48 @@ async function refresh() {
   }
 }
 
+// --- session changes, as they happen ----------------------------------------------------------
+
+let events = null;
+
+/**
+ * Follows GET /v1/events, so a session that ends (closed elsewhere, expired, its sandbox
+ * removed outside) shows as ended at once rather than at the next refresh. Reconnects with a
+ * growing pause while signed in; the 2 s refresh stays as the fallback.
+ */
+function followEvents() {
+  const abort = new AbortController();
+  events = abort;
+  let pause = 1000;
+  (async () => {
+    while (!abort.signal.aborted) {
+      try {
+        const response = await request('GET', '/v1/events', { headers: { Accept: 'text/event-stream' }, signal: abort.signal });
+        pause = 1000;
+        await readEventStream(response, ({ event, data }) => {
+          if (event === 'session') {
+            const change = JSON.parse(data);
+            if (change.state === 'ended') {
+              store.endReasons.set(change.id, change.end_reason || '');
+              sessions.ended(change.id, change.end_reason);
+              session.endedOutside(change.id, change.end_reason);
+            }
+          }
+          refresh();
+        });
+      } catch {
+        // the connection state says why; try again below
+      }
+      if (abort.signal.aborted) break;
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      pause = Math.min(pause * 2, 10_000);
+    }
+  })();
+}
+
 function startRefresh() {
   stopRefresh();
+  followEvents();
   refresh();
   refreshTimer = setInterval(() => {
     if (!document.hidden) refresh();
@@ -187,6 +227,8 @@ function startRefresh() {
 function stopRefresh() {
   clearInterval(refreshTimer);
   refreshTimer = null;
+  events?.abort();
+  events = null;
 }
 
 document.addEventListener('visibilitychange', () => {
@@ -195,6 +237,8 @@ document.addEventListener('visibilitychange', () => {
 
 // Views dispatch this after they changed something, so the figures follow at once.
 window.addEventListener('sandboxd:changed', () => refresh());
+// A session was opened: its runtime's image may have been built meanwhile.
+window.addEventListener('sandboxd:runtimes', () => settings.refresh());
 
 // --- tabs ----------------------------------------------------------------------------------
 
@@ -237,6 +281,7 @@ window.addEventListener('hashchange', route);
 sessions.mount();
 settings.mount();
 session.mount();
+for (const wrap of document.querySelectorAll('.table-wrap')) scrollHint(wrap);
 
 if (auth.restore()) signIn();
 else showSignIn();

@@ -211,6 +211,11 @@ export class SessionView {
     for (const view of Object.values(this.views)) view.setRuntime?.(runtime);
   }
 
+  /** The events said a session ended: if it is this one, it shows at once, with why. */
+  endedOutside(id) {
+    if (id === this.id) this.load();
+  }
+
   setEnded(ended) {
     this.closeButton.hidden = ended;
     this.killButton.hidden = ended;

@@ -9,6 +9,7 @@ export class SessionsView {
   constructor({ open }) {
     this.open = open;
     this.visible = false;
+    this.rows = new Map(); // session id -> its row's elements
   }
 
   mount() {
@@ -28,6 +29,7 @@ export class SessionsView {
       submit: byId('create-submit'),
       limits: byId('create-limits'),
       error: byId('create-error'),
+      build: byId('create-build'),
     };
     store.on('stats', (stats) => this.renderStats(stats));
     store.on('sessions', (list) => this.renderSessions(list));
@@ -80,42 +82,104 @@ export class SessionsView {
     setText(this.ui.limits, text);
   }
 
+  /**
+   * Updates the table in place, one row per session id: a row that stays keeps its elements
+   * (an armed Close button, focus, selected text), only its figures change. A session that
+   * ended stays as ended, with why, until it is dismissed.
+   */
   renderSessions(list) {
     if (!list) return;
-    const rows = list
-      .slice()
-      .sort((a, b) => String(b.created_at).localeCompare(String(a.created_at)))
-      .map((session) => this.row(session));
-    fill(this.ui.body, rows);
-    show(this.ui.table, rows.length > 0);
-    show(this.ui.empty, rows.length === 0);
-    setText(this.ui.updated, `${rows.length} open · updated ${fmt.when(new Date().toISOString())}`);
+    const listed = new Set(list.map((s) => s.id));
+    for (const session of list) this.upsert(session);
+    for (const [id, row] of this.rows) {
+      if (!listed.has(id) && row.state !== 'ended') this.markEnded(id, store.endReasons.get(id));
+    }
+    this.order();
+    const open = list.length;
+    const ended = this.rows.size - open;
+    show(this.ui.table, this.rows.size > 0);
+    show(this.ui.empty, this.rows.size === 0);
+    setText(this.ui.updated, `${open} open${ended ? ` · ${ended} ended` : ''} · updated ${fmt.when(new Date().toISOString())}`);
+    this.ui.table.closest('.table-wrap')?.dispatchEvent(new Event('sandboxd:resized'));
+  }
+
+  /** A session known to have ended (from the events), shown at once. */
+  ended(id, reason) {
+    if (!this.rows.has(id)) return;
+    this.markEnded(id, reason);
+    show(this.ui.table, true);
+  }
+
+  upsert(session) {
+    let row = this.rows.get(session.id);
+    if (!row) {
+      row = this.row(session);
+      this.rows.set(session.id, row);
+    }
+    row.created = String(session.created_at);
+    const runtime = store.runtime(session.runtime);
+    setText(row.runtime, session.runtime);
+    setText(row.tenant, session.tenant || '—');
+    row.tenant.className = session.tenant ? 'tenant' : 'muted';
+    setState(row, session.state, session.end_reason);
+    setText(row.idle, session.state === 'running' ? fmt.seconds(session.idle_secs) : '—');
+    updateMeter(row.memory, session.memory_bytes, runtime ? runtime.mem_limit_bytes : null);
+    setText(row.pids, runtime ? `${fmt.count(session.process_count)} / ${fmt.count(runtime.pids_limit)}` : fmt.count(session.process_count));
+  }
+
+  markEnded(id, reason) {
+    const row = this.rows.get(id);
+    setState(row, 'ended', reason);
+    setText(row.idle, '—');
+    updateMeter(row.memory, null, null);
+    setText(row.pids, '—');
+  }
+
+  order() {
+    const rows = [...this.rows.values()].sort((a, b) => b.created.localeCompare(a.created));
+    rows.forEach((row, index) => {
+      if (this.ui.body.children[index] !== row.element) this.ui.body.insertBefore(row.element, this.ui.body.children[index] || null);
+    });
   }
 
   row(session) {
-    const runtime = store.runtime(session.runtime);
-    const openIt = () => this.open(session.id);
-    const memory = runtime
-      ? meter(session.memory_bytes, runtime.mem_limit_bytes, `${fmt.bytes(session.memory_bytes)} of ${fmt.bytes(runtime.mem_limit_bytes)}`)
-      : fmt.bytes(session.memory_bytes);
-    const pids = runtime ? `${fmt.count(session.process_count)} / ${fmt.count(runtime.pids_limit)}` : fmt.count(session.process_count);
-    return h(
+    const id = session.id;
+    const openIt = () => this.open(id);
+    const row = {
+      state: null,
+      runtime: h('span', { class: 'pill' }),
+      tenant: h('td'),
+      badge: h('span'),
+      reason: h('span', { class: 'end-reason', hidden: true }),
+      idle: h('td', { class: 'num' }),
+      memory: h('td', { class: 'num' }),
+      pids: h('td', { class: 'num' }),
+      openButton: h('button', { type: 'button', class: 'btn btn-small', onclick: openIt }, 'Open'),
+      closeButton: confirmButton('Close', 'Really close?', () => this.close(id), { 'aria-label': `Close session ${id}` }),
+      dismissButton: h('button', { type: 'button', class: 'btn btn-small btn-ghost', hidden: true, 'aria-label': `Dismiss session ${id}`, onclick: () => this.dismiss(id) }, 'Dismiss'),
+    };
+    row.element = h(
       'tr',
-      { dataset: { session: session.id }, class: 'clickable', ondblclick: openIt },
-      h('td', null, h('a', { class: 'mono id-link', href: `#session/${encodeURIComponent(session.id)}`, title: session.id }, fmt.shortId(session.id))),
-      h('td', null, h('span', { class: 'pill' }, session.runtime)),
-      h('td', { class: session.tenant ? 'tenant' : 'muted' }, session.tenant || '—'),
-      h('td', null, stateBadge(session.state)),
-      h('td', { class: 'num' }, fmt.seconds(session.idle_secs)),
-      h('td', { class: 'num' }, memory),
-      h('td', { class: 'num' }, pids),
-      h(
-        'td',
-        { class: 'actions' },
-        h('button', { type: 'button', class: 'btn btn-small', onclick: openIt }, 'Open'),
-        confirmButton('Close', 'Really close?', () => this.close(session.id), { 'aria-label': `Close session ${session.id}` }),
-      ),
+      { dataset: { session: id }, class: 'clickable', ondblclick: openIt },
+      h('td', null, h('a', { class: 'mono id-link', href: `#session/${encodeURIComponent(id)}`, title: id }, fmt.shortId(id))),
+      h('td', null, row.runtime),
+      row.tenant,
+      h('td', null, h('div', { class: 'state-cell' }, row.badge, row.reason)),
+      row.idle,
+      row.memory,
+      row.pids,
+      h('td', { class: 'actions' }, row.openButton, row.closeButton, row.dismissButton),
     );
+    return row;
+  }
+
+  dismiss(id) {
+    const row = this.rows.get(id);
+    if (!row) return;
+    row.element.remove();
+    this.rows.delete(id);
+    store.endReasons.delete(id);
+    this.renderSessions(store.sessions || []);
   }
 
   async create() {
@@ -126,6 +190,7 @@ export class SessionsView {
     this.ui.submit.disabled = true;
     show(this.ui.error, false);
     setText(this.ui.submit, 'Opening…');
+    const progress = this.followBuild(runtime);
     try {
       const session = await api.post('/v1/sessions', body);
       this.ui.tenant.value = '';
@@ -135,20 +200,99 @@ export class SessionsView {
       setText(this.ui.error, errorText(error));
       show(this.ui.error);
     } finally {
+      progress.stop();
       this.ui.submit.disabled = false;
       setText(this.ui.submit, 'Open session');
+      // The runtime's image may have been built meanwhile.
+      window.dispatchEvent(new Event('sandboxd:runtimes'));
     }
+  }
+
+  /**
+   * While a session waits for its runtime's image, shows where the build is (step n of m,
+   * its last line), read from the runtimes list twice a second.
+   */
+  followBuild(name) {
+    let stopped = false;
+    let timer = null;
+    const poll = async () => {
+      try {
+        const list = await api.get('/v1/runtimes');
+        if (stopped) return;
+        const runtime = list.runtimes.find((r) => r.name === name);
+        if (runtime && runtime.state === 'building') {
+          setText(this.ui.build, buildText(runtime.progress));
+          show(this.ui.build);
+          store.set('runtimes', list);
+        }
+      } catch {
+        // the create's own answer says what went wrong
+      }
+      if (!stopped) timer = setTimeout(poll, 500);
+    };
+    timer = setTimeout(poll, 300);
+    return {
+      stop: () => {
+        stopped = true;
+        clearTimeout(timer);
+        show(this.ui.build, false);
+      },
+    };
   }
 
   async close(id) {
     try {
       await api.delete(sessionPath(id));
+      store.endReasons.set(id, 'closed by the client');
     } catch (error) {
       setText(this.ui.error, errorText(error));
       show(this.ui.error);
     }
     window.dispatchEvent(new Event('sandboxd:changed'));
   }
+}
+
+/** An image build's progress in words: "Building its image: step 3 of 7 · RUN pip install …". */
+export function buildText(progress) {
+  const p = progress || {};
+  const step = p.step && p.steps ? `step ${p.step} of ${p.steps}` : 'starting';
+  return `Building the runtime's image (a session waits for it): ${step}${p.line ? ` · ${p.line}` : ''}`;
+}
+
+function setState(row, state, reason) {
+  if (row.state !== state) {
+    row.state = state;
+    row.badge.replaceChildren(stateBadge(state));
+    const ended = state === 'ended';
+    row.closeButton.hidden = ended;
+    row.openButton.hidden = false;
+    row.dismissButton.hidden = !ended;
+    row.element.classList.toggle('row-ended', ended);
+  }
+  setText(row.reason, state === 'ended' && reason ? reason : '');
+  row.reason.hidden = !(state === 'ended' && reason);
+}
+
+function updateMeter(cell, value, max) {
+  if (value === null || value === undefined) {
+    cell.replaceChildren('—');
+    return;
+  }
+  let bar = cell.querySelector('.meter');
+  if (!max) {
+    setText(cell, fmt.bytes(value));
+    return;
+  }
+  if (!bar) {
+    bar = meter(value, max, '');
+    cell.replaceChildren(bar);
+  }
+  const ratio = Math.min(1, Number(value) / Number(max));
+  const filled = bar.querySelector('.meter-fill');
+  filled.style.width = `${(ratio * 100).toFixed(1)}%`;
+  filled.classList.toggle('high', ratio > 0.85);
+  setText(bar.querySelector('.meter-text'), fmt.bytes(value));
+  bar.title = `${fmt.bytes(value)} of ${fmt.bytes(max)}`;
 }
 
 export function stateBadge(state) {
@@ -164,10 +308,45 @@ export function meter(value, max, title) {
   return h('span', { class: 'meter', title }, h('span', { class: 'meter-text' }, fmt.bytes(value)), h('span', { class: 'meter-bar' }, bar));
 }
 
+/** What the page says to do, by the service's remedy key, in the page's own words. */
+const REMEDIES = {
+  open_session: 'Open a new session on the Sessions tab.',
+  list_sessions: 'The Sessions tab lists the open ones.',
+  close_session: 'Close one you no longer need on the Sessions tab, or try again later.',
+  list_runtimes: 'The form offers the runtimes you may use; the Runtimes tab shows their limits.',
+  list_processes: 'The terminal shows what runs.',
+  kill_all: 'Kill processes (in the session header) ends them all; the session and its files stay.',
+  list_directory: 'Open it as a folder in the Files tab.',
+  read_file: 'Open it as a file in the Files tab.',
+  read_part: 'Read a part of it in the terminal (e.g. head -c, tail).',
+  delete_recursively: 'Delete it from the Files tab, which asks before it deletes a folder and all in it.',
+};
+
+/**
+ * An error as the page shows it: the service's message without what only a REST client can
+ * use (its remedy worded as a route to call) or what means nothing here (an OS error
+ * number), and what to do in the page's own words.
+ */
 export function errorText(error) {
   if (error instanceof ApiError) {
-    return error.status ? `${error.message} (${error.code})` : error.message;
+    let message = error.message;
+    const remedy = REMEDIES[error.remedy];
+    // The service appends a remedy's REST wording after "; ".
+    if (error.remedy && message.includes('; ')) message = message.slice(0, message.lastIndexOf('; '));
+    message = plainMessage(message);
+    const text = remedy ? `${message.replace(/[.;:,\s]+$/, '')}. ${remedy}` : message;
+    return error.status ? `${text} (${error.code})` : text;
   }
-  return String(error && error.message ? error.message : error);
+  return plainMessage(String(error && error.message ? error.message : error));
 }
 
+const ROUTE = /\b(GET|POST|PUT|DELETE|PATCH) \/v1\//;
+
+export function plainMessage(text) {
+  return String(text)
+    .replace(/\s*\(os error \d+\)/g, '')
+    .replace(/\s*\([^()]*\b(GET|POST|PUT|DELETE|PATCH) \/v1\/[^()]*\)/g, '')
+    .split(/;\s+/)
+    .filter((part) => !ROUTE.test(part))
+    .join('; ');
+}

@@ -162,8 +162,8 @@ export function imageState(runtime) {
       return h('span', { class: 'state state-pending', title: 'the first session (or a build request) pulls or builds it' }, runtime.recipe ? 'built on first use' : 'not on the engine yet');
     case 'building': {
       const p = runtime.progress || {};
-      const step = p.step && p.steps ? ` step ${p.step}/${p.steps}` : '';
-      return h('span', { class: 'state state-building', title: p.line || '' }, `building${step}`);
+      const step = p.step && p.steps ? ` step ${p.step} of ${p.steps}` : '';
+      return h('span', { class: 'build' }, h('span', { class: 'state state-building' }, `building${step}`), p.line ? h('span', { class: 'build-line mono' }, p.line) : null);
     }
     case 'failed':
       return h('span', { class: 'state state-failed', title: runtime.reason || '' }, 'last build failed');

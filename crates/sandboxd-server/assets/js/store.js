@@ -10,6 +10,7 @@ export const store = {
   stats: null,
   sessions: null, // [...], running ones
   sessionsAt: null, // Date of the last successful listing
+  endReasons: new Map(), // session id -> why it ended, as the events said
 
   set(key, value) {
     this[key] = value;

@@ -2,38 +2,67 @@
 // told apart, exit code and duration, a history on the arrow keys; and beside it the Source
 // pane, which runs a program with the runtime's interpreter.
 //
-// How source runs: `[...interpreter, "-"]` with the source as its stdin. `python3 -` (like
+// How source runs: `[...interpreter, "-"]` with the source as its input. `python3 -` (like
 // `sh -`, `node -`, `ruby -`) reads the program from stdin, so any size up to the body limit
 // works and the source never appears in an argument list (the activity log names only the
 // program). The program's own stdin is therefore the source: `input()` reads end-of-file.
+//
+// Output is drawn by OutputView (bounded, batched per frame). The transcript, the history and
+// the Source text are kept in session storage, so a reload of the tab finds them again.
 
 import { h, icon, setText } from './dom.js';
 import * as fmt from './format.js';
 import { errorText } from './sessions.js';
 import { runCommand } from './runner.js';
+import { OutputView } from './output.js';
+import { store } from './store.js';
 
-const MAX_ENTRIES = 200;
+const MAX_ENTRIES = 100;
 const MAX_HISTORY = 500;
-const histories = new Map(); // session id -> commands, oldest first (memory only)
-const sources = new Map(); // session id -> the Source pane's text
-const transcripts = new Map(); // session id -> the output element, kept while the page lives
+/** What one session's transcript may take in session storage, as JSON characters. */
+const MAX_STORED_CHARS = 1_000_000;
+const STORAGE_PREFIX = 'sandboxd.terminal.';
+const SAVE_DELAY_MS = 500;
+const kept = new Map(); // session id -> {history, source, entries}, while the page lives
+
+/** The session's terminal state: from this page, else from session storage, else empty. */
+function stateOf(id) {
+  if (kept.has(id)) return kept.get(id);
+  let state = null;
+  try {
+    state = JSON.parse(sessionStorage.getItem(STORAGE_PREFIX + id) || 'null');
+  } catch {
+    state = null;
+  }
+  state = {
+    history: Array.isArray(state?.history) ? state.history.map(String) : [],
+    source: typeof state?.source === 'string' ? state.source : '',
+    saved: Array.isArray(state?.entries) ? state.entries : [],
+    entries: [],
+  };
+  kept.set(id, state);
+  return state;
+}
 
 export class TerminalView {
   constructor(id) {
     this.id = id;
-    this.history = histories.get(id) || [];
-    histories.set(id, this.history);
+    this.state = stateOf(id);
+    this.history = this.state.history;
     this.cursor = this.history.length;
     this.draft = '';
     this.running = null;
     this.ended = false;
     this.runtime = null;
+    this.saveTimer = null;
+    this.onPageHide = () => this.save();
+    window.addEventListener('pagehide', this.onPageHide);
   }
 
   mount(pane) {
-    const kept = transcripts.get(this.id);
-    this.output = kept || h('div', { class: 'term-output', role: 'log', 'aria-live': 'polite', 'aria-label': 'Command output', tabindex: '0' });
-    transcripts.set(this.id, this.output);
+    const reused = this.state.element;
+    this.output = reused || h('div', { class: 'term-output', role: 'log', 'aria-live': 'off', 'aria-label': 'Command output', tabindex: '0' });
+    this.state.element = this.output;
     this.input = h('input', {
       class: 'term-input',
       type: 'text',
@@ -44,7 +73,9 @@ export class TerminalView {
       placeholder: 'echo hello && ls -la',
     });
     this.runButton = h('button', { type: 'submit', class: 'btn btn-primary btn-small' }, 'Run');
-    this.stopButton = h('button', { type: 'button', class: 'btn btn-small btn-danger-ghost', hidden: true, onclick: () => this.stop() }, icon('stop'), 'Stop');
+    // Outside the output and never disabled while a command runs: it must take a click
+    // whatever the output does.
+    this.stopButton = h('button', { type: 'button', class: 'btn btn-small btn-danger-ghost term-stop', hidden: true, onclick: () => this.stop() }, icon('stop'), 'Stop');
     const form = h(
       'form',
       { class: 'term-prompt', autocomplete: 'off' },
@@ -59,19 +90,13 @@ export class TerminalView {
     });
     this.input.addEventListener('keydown', (event) => this.onKey(event));
     const clear = h('button', { type: 'button', class: 'btn btn-ghost btn-small', onclick: () => this.clear() }, 'Clear');
+    this.timeoutNote = h('span', { class: 'term-timeout' });
 
     const terminal = h(
       'section',
       { class: 'term', 'aria-label': 'Terminal' },
-      h(
-        'header',
-        { class: 'term-head' },
-        h('h3', null, 'Terminal'),
-        h('span', { class: 'term-mode' }),
-        h('span', { class: 'spacer' }),
-        clear,
-      ),
-      h('p', { class: 'term-note' }, 'Each command is its own process — a ', h('code', null, 'cd'), ' does not carry to the next one. Chain with ', h('code', null, '&&'), ' instead.'),
+      h('header', { class: 'term-head' }, h('h3', null, 'Terminal'), h('span', { class: 'term-mode' }), h('span', { class: 'spacer' }), clear),
+      h('p', { class: 'term-note' }, 'Each command is its own process — a ', h('code', null, 'cd'), ' does not carry to the next one. Chain with ', h('code', null, '&&'), ' instead. ', this.timeoutNote),
       this.output,
       form,
     );
@@ -85,8 +110,8 @@ export class TerminalView {
       'aria-label': 'Source code',
       placeholder: 'print("hello from the sandbox")',
     });
-    this.source.value = sources.get(this.id) || '';
-    this.source.addEventListener('input', () => sources.set(this.id, this.source.value));
+    this.source.value = this.state.source;
+    this.source.addEventListener('input', () => this.sourceChanged());
     this.source.addEventListener('keydown', (event) => {
       if (event.key === 'Enter' && (event.ctrlKey || event.metaKey)) {
         event.preventDefault();
@@ -94,7 +119,7 @@ export class TerminalView {
       } else if (event.key === 'Tab' && !event.shiftKey && !event.ctrlKey && !event.altKey) {
         event.preventDefault();
         this.source.setRangeText('    ', this.source.selectionStart, this.source.selectionEnd, 'end');
-        sources.set(this.id, this.source.value);
+        this.sourceChanged();
       }
     });
     this.interpreterLabel = h('span', { class: 'source-interp mono' });
@@ -109,12 +134,26 @@ export class TerminalView {
     );
     pane.append(h('div', { class: 'term-grid' }, terminal, sourcePane));
     this.setRuntime(null);
-    if (!kept) this.welcome();
-    else requestAnimationFrame(() => this.scroll(true));
+    this.renderTimeout();
+    this.unsubscribePolicy = store.on('policy', () => this.renderTimeout());
+    if (!reused) {
+      if (this.state.saved.length) this.restoreSaved();
+      else this.welcome();
+    }
+    requestAnimationFrame(() => this.scroll(true));
   }
 
   welcome() {
     this.output.append(h('div', { class: 'term-hint' }, `Connected to session ${this.id}. Type a command and press Enter; ↑ and ↓ walk the history.`));
+  }
+
+  /** The one timeout rule, said where commands are typed. */
+  renderTimeout() {
+    const policy = store.policy;
+    setText(
+      this.timeoutNote,
+      policy ? `A command runs for at most ${fmt.seconds(policy.default_timeout_secs)} (policy.default_timeout_secs), then it is killed.` : '',
+    );
   }
 
   setActive(active) {
@@ -179,7 +218,7 @@ export class TerminalView {
     this.cursor = this.history.length;
     this.draft = '';
     this.input.value = '';
-    this.execute({ command }, h('span', { class: 'cmd-text' }, command), '$');
+    this.execute({ command }, { prompt: '$', cmd: command, note: null });
   }
 
   runSource() {
@@ -187,35 +226,70 @@ export class TerminalView {
     if (!source.trim() || this.running || this.ended) return;
     const interpreter = this.interpreter();
     const lines = source.replace(/\n+$/, '').split('\n').length;
-    const label = h('span', { class: 'cmd-text' }, `${interpreter.join(' ')} - `, h('span', { class: 'cmd-meta' }, `# the Source pane, ${lines} line${lines === 1 ? '' : 's'}`));
-    this.execute({ argv: [...interpreter, '-'], stdin: source }, label, '▶');
+    this.execute({ argv: [...interpreter, '-'], input: source }, { prompt: '▶', cmd: `${interpreter.join(' ')} - `, note: `# the Source pane, ${lines} line${lines === 1 ? '' : 's'}` });
+  }
+
+  sourceChanged() {
+    this.state.source = this.source.value;
+    this.scheduleSave();
   }
 
   clear() {
     this.output.replaceChildren();
+    this.state.entries = [];
+    this.state.saved = [];
+    this.scheduleSave();
   }
 
-  async execute(request, label, promptChar) {
-    const out = h('pre', { class: 'entry-out' });
-    const status = h('div', { class: 'entry-status running' }, h('span', { class: 'spinner', 'aria-hidden': 'true' }), 'running…');
-    const entry = h('div', { class: 'entry' }, h('div', { class: 'entry-cmd' }, h('span', { class: 'prompt' }, promptChar), ' ', label), out, status);
-    this.output.append(entry);
-    while (this.output.childElementCount > MAX_ENTRIES) this.output.firstElementChild.remove();
+  /** Adds an entry's elements: the command line, its output and its status line. */
+  addEntry(label, view) {
+    const status = h('div', { class: 'entry-status' });
+    const element = h(
+      'div',
+      { class: 'entry' },
+      h('div', { class: 'entry-cmd' }, h('span', { class: 'prompt' }, label.prompt), ' ', h('span', { class: 'cmd-text' }, label.cmd, label.note ? h('span', { class: 'cmd-meta' }, label.note) : null)),
+      view.element,
+      status,
+    );
+    this.output.append(element);
+    const entry = { label, view, status, element, statusText: '', statusClass: '' };
+    this.state.entries.push(entry);
+    while (this.state.entries.length > MAX_ENTRIES) this.state.entries.shift().element.remove();
+    return entry;
+  }
+
+  restoreSaved() {
+    for (const saved of this.state.saved) {
+      if (!saved || !saved.label) continue;
+      const entry = this.addEntry(saved.label, OutputView.restore(saved.output || {}));
+      setStatus(entry, saved.statusText || 'shown again after a reload', saved.statusClass || 'ok');
+      if (entry.view.empty) entry.view.element.hidden = true;
+    }
+    this.state.saved = [];
+  }
+
+  async execute(request, label) {
+    const view = new OutputView();
+    const entry = this.addEntry(label, view);
+    const status = entry.status;
+    status.classList.add('running');
+    status.replaceChildren(h('span', { class: 'spinner', 'aria-hidden': 'true' }), h('span', null, 'running…'));
     this.scroll(true);
     const started = performance.now();
     const ticker = setInterval(() => {
       status.lastChild.textContent = `running… ${fmt.millis(performance.now() - started)}`;
     }, 250);
     const atBottom = () => this.output.scrollHeight - this.output.scrollTop - this.output.clientHeight < 40;
-    const write = (stream, text) => {
-      if (!text) return;
-      const stick = atBottom();
-      // Consecutive text of one stream goes into one span; a change of stream starts another.
-      const last = out.lastElementChild;
-      if (last && last.dataset.stream === stream) last.append(text);
-      else out.append(h('span', { class: `out-${stream}`, dataset: { stream } }, text));
-      this.scroll(stick);
+    // Sticks to the bottom as output is drawn, unless the user scrolled up to read.
+    let stick = true;
+    const onScroll = () => {
+      stick = atBottom();
     };
+    this.output.addEventListener('scroll', onScroll, { passive: true });
+    const follow = new MutationObserver(() => {
+      if (stick) this.output.scrollTop = this.output.scrollHeight;
+    });
+    follow.observe(view.element, { childList: true, subtree: true });
     this.running = { stop: null };
     let commandStarted = false;
     this.setEnded(this.ended);
@@ -223,13 +297,13 @@ export class TerminalView {
     let result;
     try {
       result = await runCommand(this.id, request, {
-        write,
+        write: (stream, text) => view.write(stream, text),
+        dropped: (bytes) => view.dropped(bytes),
         onStart: (controls) => {
           commandStarted = true;
           this.running.stop = controls.stop;
           this.stopButton.replaceChildren(icon('stop'), 'Stop');
           this.stopButton.hidden = !controls.stop;
-          status.dataset.streaming = controls.streaming ? 'true' : 'false';
         },
       });
     } catch (error) {
@@ -240,48 +314,52 @@ export class TerminalView {
       this.stopButton.hidden = true;
       this.setEnded(this.ended);
     }
-    fill(status, result);
-    if (!out.childElementCount) out.remove();
-    this.scroll(atBottom());
-    if (result.error && result.error.status === 409) {
-      window.dispatchEvent(new Event('sandboxd:changed'));
-    }
+    view.draw();
+    follow.disconnect();
+    this.output.removeEventListener('scroll', onScroll);
+    if (view.empty) view.element.hidden = true;
+    status.classList.remove('running');
+    const [text, ok] = this.describe(result, commandStarted, view);
+    setStatus(entry, text, ok ? 'ok' : 'fail');
+    if (stick) this.scroll(true);
+    if (result.error && result.error.status === 409) window.dispatchEvent(new Event('sandboxd:changed'));
     if (!this.ended) this.input.focus({ preventScroll: true });
+    this.scheduleSave();
     window.dispatchEvent(new CustomEvent('sandboxd:activity', { detail: { session: this.id } }));
+  }
 
-    function fill(element, r) {
-      element.classList.remove('running');
-      element.replaceChildren();
-      if (r.error) {
-        element.classList.add('fail');
-        // Once it runs, a failure is of the connection, not of the command.
-        element.append(`${commandStarted ? 'lost the output' : 'not run'}: ${errorText(r.error)}`);
-        return;
-      }
-      const parts = [];
-      let ok = true;
-      if (r.timed_out) {
-        ok = false;
-        parts.push('timed out, killed');
-      }
-      if (r.oom_killed) {
-        ok = false;
-        parts.push('killed: out of memory');
-      }
-      if (r.exit_code !== null && r.exit_code !== undefined) {
-        parts.unshift(`exit ${r.exit_code}`);
-        if (r.exit_code !== 0) ok = false;
-      } else if (r.signal) {
-        ok = false;
-        parts.unshift(`killed by signal ${r.signal}`);
-      }
-      if (r.stdout_truncated) parts.push('stdout cut at the policy limit');
-      if (r.stderr_truncated) parts.push('stderr cut at the policy limit');
-      if (r.gap) parts.push('some output was dropped while away');
-      parts.push(fmt.millis(r.duration_ms));
-      element.classList.add(ok ? 'ok' : 'fail');
-      element.append(h('span', { class: 'status-mark', 'aria-hidden': 'true' }, ok ? '✓' : '✗'), parts.join(' · '));
+  /** How a command ended, in words, and whether that is success. */
+  describe(r, commandStarted, view) {
+    // Once it runs, a failure is of the connection, not of the command.
+    if (r.error) return [`${commandStarted ? 'lost the output' : 'not run'}: ${errorText(r.error)}`, false];
+    const parts = [];
+    let ok = true;
+    const interrupted = r.signal === 2 || r.exit_code === 130;
+    if (r.exit_code !== null && r.exit_code !== undefined) {
+      parts.push(`exit ${r.exit_code}`);
+      if (r.exit_code !== 0) ok = false;
+    } else if (r.signal) {
+      ok = false;
+      parts.push(`killed by signal ${r.signal}${r.signal === 9 ? ' (SIGKILL)' : r.signal === 2 ? ' (SIGINT)' : ''}`);
     }
+    if (r.oom_killed) {
+      ok = false;
+      const limit = this.runtime ? ` (the sandbox's memory limit is ${fmt.bytes(this.runtime.mem_limit_bytes)})` : '';
+      parts.push(`out of memory: the kernel killed it${limit}`);
+    } else if (r.timed_out) {
+      ok = false;
+      parts.push(`timed out after ${fmt.seconds(r.timeout_secs)}, killed`);
+    } else if (interrupted) {
+      parts.push('interrupted');
+    }
+    const policy = store.policy;
+    const cut = view.droppedBytes || r.stdout_truncated || r.stderr_truncated;
+    if (cut) {
+      const limit = policy ? fmt.bytes(policy.max_output_bytes) : 'the limit';
+      parts.push(`output cut: more came than the service keeps (${limit} per stream, policy.max_output_bytes); the start and the end are shown`);
+    }
+    parts.push(fmt.millis(r.duration_ms));
+    return [parts.join(' · '), ok];
   }
 
   stop() {
@@ -295,9 +373,48 @@ export class TerminalView {
     if (stick) this.output.scrollTop = this.output.scrollHeight;
   }
 
+  scheduleSave() {
+    clearTimeout(this.saveTimer);
+    this.saveTimer = setTimeout(() => this.save(), SAVE_DELAY_MS);
+  }
+
+  /** Writes history, Source text and transcript to session storage, within its bound. */
+  save() {
+    clearTimeout(this.saveTimer);
+    // A command still running is kept as such: it goes on in the sandbox without this page.
+    const entries = this.state.entries.map((e) => ({
+      label: e.label,
+      statusText: e.statusText || 'still running when the page was left; it goes on in the sandbox',
+      statusClass: e.statusClass || 'fail',
+      output: e.view.snapshot(),
+    }));
+    let json = '';
+    for (;;) {
+      json = JSON.stringify({ history: this.history.slice(-100), source: this.state.source, entries });
+      if (json.length <= MAX_STORED_CHARS || entries.length === 0) break;
+      entries.shift();
+    }
+    try {
+      sessionStorage.setItem(STORAGE_PREFIX + this.id, json);
+    } catch {
+      // storage full or refused: the page keeps them while it lives
+    }
+  }
+
   dispose() {
     // A running command goes on (the service keeps it); only this view of it goes away.
+    this.save();
     this.disposed = true;
+    this.unsubscribePolicy?.();
+    window.removeEventListener('pagehide', this.onPageHide);
   }
 }
 
+function setStatus(entry, text, cls) {
+  entry.statusText = text;
+  entry.statusClass = cls;
+  const status = entry.status;
+  status.classList.remove('ok', 'fail');
+  status.classList.add(cls);
+  status.replaceChildren(h('span', { class: 'status-mark', 'aria-hidden': 'true' }, cls === 'ok' ? '✓' : '✗'), text);
+}

@@ -3,7 +3,9 @@
 
 pub mod archive;
 pub mod audit;
+pub mod events;
 pub mod files;
+pub mod files_meta;
 pub mod pause;
 pub mod processes;
 pub mod service;

@@ -21,7 +21,7 @@ pub const CONTROL_BODY_LIMIT: usize = 4 << 10;
     path = "/v1/sessions/{id}/processes",
     tag = "processes",
     summary = "Start a background process",
-    description = "It runs in its own process group until it exits or its timeout (default and at most `policy.max_timeout_secs`) kills the group; its output is kept for streaming and its exit status after it ends. With `pty`, it runs on a terminal.",
+    description = "It runs in its own process group until it exits or its timeout (by default `policy.default_timeout_secs`, as for exec; at most `policy.max_timeout_secs`) kills the group; `input` is given to its stdin, which is then closed; its output is kept for streaming and its exit status after it ends. With `pty`, it runs on a terminal.",
     params(("id" = String, Path, description = "The session's id")),
     request_body(content = StartProcess, description = "Exactly one of `command` (run by /bin/sh -c) or `argv`"),
     responses(

@@ -3,14 +3,14 @@
 //! characters; a reconnect with `Last-Event-ID` resumes where it broke off.
 
 use crate::error::ApiError;
-use crate::extract::{ApiQuery, Authenticated, QueryRequest};
+use crate::extract::{ApiJson, ApiQuery, Authenticated, QueryRequest};
 use crate::AppState;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use base64::Engine;
 use futures_util::Stream;
-use sandboxd_api::{ErrorDetail, OutputChunk, OutputDropped};
+use sandboxd_api::{ErrorDetail, OutputChunk, OutputDropped, StartProcess};
 use sandboxd_core::processes::StreamEvent;
 use sandboxd_core::Attachment;
 use serde::Deserialize;
@@ -73,21 +73,61 @@ pub async fn stream(
         .and_then(|value| value.to_str().ok()?.trim().parse().ok());
     let since = query.since.or(last_event_id).unwrap_or(0);
     let attachment = state.core.attach(&caller, &id, &process_id, since).await?;
+    Ok(output_stream(
+        attachment,
+        query.encoding.unwrap_or_default(),
+        None,
+    ))
+}
+
+/// Starts a process and streams its output from its start, as one operation.
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/processes/run",
+    tag = "processes",
+    summary = "Start a process and follow its output as Server-Sent Events",
+    description = "The start of `POST /v1/sessions/{id}/processes` and the stream of `GET .../processes/{process_id}/stream` in one request, and one activity entry, recorded when the process exits (`interrupted` when SIGINT ended it). The first event is `start` (data: the ProcessInfo), then the stream's events. The process goes on if the client leaves; follow it again with the stream route.",
+    params(("id" = String, Path, description = "The session's id")),
+    request_body(content = StartProcess, description = "Exactly one of `command` (run by /bin/sh -c) or `argv`"),
+    responses(
+        (status = 200, description = "The event stream", content_type = "text/event-stream", body = String),
+        (status = 400, description = "`invalid_request`, `invalid_json`, `invalid_timeout`, `timeout_too_large` or `spawn_failed`", body = sandboxd_api::ErrorBody),
+        (status = 413, description = "`payload_too_large`: the body is over 1 MiB", body = sandboxd_api::ErrorBody),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn run(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+    ApiJson(request): ApiJson<StartProcess>,
+) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let (info, attachment) = state.core.run_process(&caller, &id, request).await?;
+    let start = sse("start", Some(0), &info);
+    Ok(output_stream(attachment, Encoding::Text, Some(start)))
+}
+
+/// An attachment's events as an SSE answer, after `first` if given.
+fn output_stream(
+    attachment: Attachment,
+    encoding: Encoding,
+    first: Option<SseEvent>,
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
     let events = OutputEvents {
         attachment,
-        encoding: query.encoding.unwrap_or_default(),
+        encoding,
         held: None,
-        queue: VecDeque::new(),
+        queue: first.into_iter().collect(),
     };
     let events = futures_util::stream::unfold(events, |mut events| async move {
         let event = events.next().await?;
         Some((Ok(event), events))
     });
-    Ok(Sse::new(events).keep_alive(
+    Sse::new(events).keep_alive(
         KeepAlive::new()
             .interval(KEEPALIVE_INTERVAL)
             .text("keepalive"),
-    ))
+    )
 }
 
 /// Turns an attachment's output into SSE events, one agent frame at a time.
@@ -128,7 +168,7 @@ impl OutputEvents {
                     self.release_held();
                     let detail = ErrorDetail {
                         code: "agent_error".into(),
-                        message: error.to_string(),
+                        ..crate::error::detail(&error)
                     };
                     self.queue.push_back(sse("error", None, &detail));
                 }

@@ -272,6 +272,19 @@ impl Client {
         }
     }
 
+    /// A GET whose answer's head is returned and whose body (an endless stream) is dropped.
+    pub async fn get_head(&self, path: &str) -> (StatusCode, HeaderMap) {
+        let mut request = Request::builder()
+            .uri(path)
+            .header(header::HOST, "localhost");
+        if let Some(token) = &self.token {
+            request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
+        }
+        let request = request.body(Body::empty()).unwrap();
+        let response = self.router.clone().oneshot(request).await.unwrap();
+        (response.status(), response.headers().clone())
+    }
+
     pub async fn get(&self, path: &str) -> (StatusCode, Value) {
         let answer = self.send(Method::GET, path, None, Vec::new()).await;
         (answer.status, answer.json())

@@ -1,0 +1,60 @@
+//! What a tool call answers: its content once as readable text (for hosts that show only text)
+//! and once as structured content matching the tool's output schema; or a refusal.
+
+use rmcp::handler::server::tool::IntoCallToolResult;
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
+use serde::Serialize;
+use serde_json::Value;
+
+/// A successful answer.
+pub struct Answer {
+    text: String,
+    structured: Value,
+}
+
+impl Answer {
+    /// `value` as structured content, and as indented JSON text.
+    pub fn json(value: &impl Serialize) -> Answer {
+        let structured = serde_json::to_value(value).unwrap_or(Value::Null);
+        let text = serde_json::to_string_pretty(&structured).unwrap_or_default();
+        Answer { text, structured }
+    }
+
+    /// `value` as structured content, with `text` for those who read.
+    pub fn with_text(text: String, value: &impl Serialize) -> Answer {
+        Answer {
+            text,
+            structured: serde_json::to_value(value).unwrap_or(Value::Null),
+        }
+    }
+}
+
+impl IntoCallToolResult for Answer {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        let mut result = CallToolResult::success(vec![ContentBlock::text(self.text)]);
+        result.structured_content = Some(self.structured);
+        Ok(result.into())
+    }
+}
+
+/// A call that did not succeed: a tool error the agent reads and acts on (a failed operation),
+/// or a JSON-RPC error (a request the service will not take at all, e.g. over a size limit).
+pub enum Refusal {
+    Tool(String),
+    Request(rmcp::ErrorData),
+}
+
+impl From<String> for Refusal {
+    fn from(text: String) -> Refusal {
+        Refusal::Tool(text)
+    }
+}
+
+impl IntoCallToolResult for Refusal {
+    fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
+        match self {
+            Refusal::Tool(text) => Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into()),
+            Refusal::Request(error) => Err(error),
+        }
+    }
+}

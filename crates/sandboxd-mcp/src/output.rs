@@ -1,0 +1,233 @@
+//! A command's result sized for a model: each stream's head and tail within the policy's
+//! budget (`policy.mcp_output_bytes`, both streams together), with a marker where output was
+//! left out saying how much and where the whole of it can be read; as readable text for hosts
+//! that show only text, and as structured content for those that read it.
+
+use sandboxd_api::ExecResult;
+use schemars::JsonSchema;
+use serde::Serialize;
+
+/// Where the whole output of a command whose output was cut is written in its session, per
+/// stream; the next cut command's output replaces it.
+pub const OUTPUT_DIR: &str = "/tmp/sandboxd-output";
+
+/// The budget below which no stream is cut: a marker must fit beside a head and a tail.
+const MIN_BUDGET: usize = 1024;
+
+/// What run_command and run_code return.
+#[derive(Debug, Clone, PartialEq, Serialize, JsonSchema)]
+pub struct CommandResult {
+    /// The exit code; null when a signal ended the command (`signal` says which).
+    pub exit_code: Option<i32>,
+    /// The signal that ended the command, when one did (9 after a timeout).
+    pub signal: Option<i32>,
+    /// The standard output: all of it, or its head and tail around a marker line saying what
+    /// was left out and where the whole of it is.
+    pub stdout: String,
+    /// The standard error, cut the same way.
+    pub stderr: String,
+    /// Bytes of standard output the service kept (all of it unless `stdout_truncated`).
+    pub stdout_bytes: u64,
+    pub stderr_bytes: u64,
+    /// The middle of `stdout` was left out here to keep the answer small.
+    pub stdout_cut: bool,
+    pub stderr_cut: bool,
+    /// The file in the session holding the whole standard output the service kept, when
+    /// `stdout` was cut: read parts of it with run_command (`sed -n`, `tail`, `grep`).
+    pub stdout_file: Option<String>,
+    pub stderr_file: Option<String>,
+    /// The command wrote more than the service keeps per stream (policy.max_output_bytes):
+    /// only the first part was kept, and the rest is lost. Redirect such output to a file.
+    pub stdout_truncated: bool,
+    pub stderr_truncated: bool,
+    /// It ran past its timeout and was killed.
+    pub timed_out: bool,
+    /// The kernel killed a process of the command for lack of memory.
+    pub oom_killed: bool,
+    pub duration_ms: u64,
+}
+
+/// One stream as the result shows it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shown {
+    pub text: String,
+    pub cut: bool,
+}
+
+/// How many bytes of each stream (stdout, stderr) to show within `budget`: all of both when
+/// they fit; otherwise a stream that fits in half keeps all and the other gets the rest.
+pub fn split(budget: usize, stdout: usize, stderr: usize) -> (usize, usize) {
+    if stdout + stderr <= budget {
+        return (stdout, stderr);
+    }
+    let half = budget / 2;
+    if stdout <= half {
+        (stdout, budget - stdout)
+    } else if stderr <= half {
+        (budget - stderr, stderr)
+    } else {
+        (half, budget - half)
+    }
+}
+
+/// `text` within `allowance` bytes: itself when it fits, else its head (a third) and its tail
+/// (the rest, where errors usually are), cut at line ends where one is near, around a marker
+/// naming what was left out and `file`, where the whole of it is.
+pub fn cut(text: &str, allowance: usize, stream: &str, file: Option<&str>) -> Shown {
+    if text.len() <= allowance {
+        return Shown {
+            text: text.to_string(),
+            cut: false,
+        };
+    }
+    let allowance = allowance.max(MIN_BUDGET / 2);
+    let head_len = floor_boundary(text, allowance / 3);
+    let head = match text[..head_len].rfind('\n') {
+        Some(end) if end >= head_len / 2 => &text[..=end],
+        _ => &text[..head_len],
+    };
+    let tail_start = ceil_boundary(text, text.len() - (allowance - head_len));
+    let tail = match text[tail_start..].find('\n') {
+        Some(start) if start < (text.len() - tail_start) / 2 => &text[tail_start + start + 1..],
+        _ => &text[tail_start..],
+    };
+    let left_out = &text[head.len()..text.len() - tail.len()];
+    let lines = left_out.matches('\n').count();
+    let whole = match file {
+        Some(file) => format!(
+            "the whole {stream} is in {file}: read parts of it with run_command, e.g. `sed -n '100,200p' {file}`, `grep -n error {file}`"
+        ),
+        None => format!("the whole {stream} could not be kept in a file"),
+    };
+    let newline = if head.ends_with('\n') { "" } else { "\n" };
+    Shown {
+        text: format!(
+            "{head}{newline}[... {} bytes ({lines} lines) of {stream} left out here; {whole} ...]\n{tail}",
+            left_out.len()
+        ),
+        cut: true,
+    }
+}
+
+fn floor_boundary(text: &str, mut index: usize) -> usize {
+    while !text.is_char_boundary(index) {
+        index -= 1;
+    }
+    index
+}
+
+fn ceil_boundary(text: &str, mut index: usize) -> usize {
+    while !text.is_char_boundary(index) {
+        index += 1;
+    }
+    index
+}
+
+impl CommandResult {
+    /// The result with its streams as shown, the files they were written to when cut.
+    pub fn new(
+        result: &ExecResult,
+        stdout: Shown,
+        stderr: Shown,
+        files: (Option<String>, Option<String>),
+    ) -> CommandResult {
+        CommandResult {
+            exit_code: result.exit_code,
+            signal: result.signal,
+            stdout_bytes: result.stdout.len() as u64,
+            stderr_bytes: result.stderr.len() as u64,
+            stdout: stdout.text,
+            stderr: stderr.text,
+            stdout_cut: stdout.cut,
+            stderr_cut: stderr.cut,
+            stdout_file: files.0,
+            stderr_file: files.1,
+            stdout_truncated: result.stdout_truncated,
+            stderr_truncated: result.stderr_truncated,
+            timed_out: result.timed_out,
+            oom_killed: result.oom_killed,
+            duration_ms: result.duration_ms,
+        }
+    }
+
+    /// The result as text a person or a model reads: how it ended, then each stream.
+    pub fn text(&self) -> String {
+        let ending = match (self.exit_code, self.signal) {
+            (Some(code), _) => format!("exit code {code}"),
+            (None, Some(signal)) => format!("killed by signal {signal}"),
+            (None, None) => "ended".to_string(),
+        };
+        let mut text = format!("{ending} after {} ms", self.duration_ms);
+        if self.timed_out {
+            text.push_str("; it ran past its timeout and was killed");
+        }
+        if self.oom_killed {
+            text.push_str("; the kernel killed a process of it for lack of memory");
+        }
+        text.push('\n');
+        for (name, output, truncated) in [
+            ("stdout", &self.stdout, self.stdout_truncated),
+            ("stderr", &self.stderr, self.stderr_truncated),
+        ] {
+            if output.is_empty() {
+                continue;
+            }
+            text.push_str(&format!("--- {name} ---\n{output}"));
+            if !output.ends_with('\n') {
+                text.push('\n');
+            }
+            if truncated {
+                text.push_str(&format!(
+                    "[{name} went past the service's per-stream limit: only its first part was kept]\n"
+                ));
+            }
+        }
+        text
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lines(n: usize) -> String {
+        (1..=n).map(|i| format!("line {i}\n")).collect()
+    }
+
+    #[test]
+    fn what_fits_is_kept_whole() {
+        let text = lines(10);
+        assert_eq!(cut(&text, 1000, "stdout", None).text, text);
+        assert_eq!(split(100, 30, 40), (30, 40));
+    }
+
+    #[test]
+    fn a_long_stream_keeps_its_head_and_tail_at_line_ends() {
+        let text = lines(100_000);
+        let shown = cut(&text, 8192, "stdout", Some("/tmp/x"));
+        assert!(shown.cut);
+        assert!(shown.text.len() <= 8192 + 400, "{}", shown.text.len());
+        assert!(shown.text.starts_with("line 1\nline 2\n"));
+        assert!(shown.text.ends_with("line 100000\n"));
+        let marker = shown.text.lines().find(|l| l.starts_with("[...")).unwrap();
+        assert!(marker.contains("lines) of stdout left out") && marker.contains("/tmp/x"));
+        // Every line shown is whole.
+        for line in shown.text.lines().filter(|l| !l.starts_with("[...")) {
+            assert!(line.starts_with("line "), "{line:?}");
+        }
+    }
+
+    #[test]
+    fn the_budget_goes_where_the_output_is() {
+        assert_eq!(split(100, 1000, 10), (90, 10));
+        assert_eq!(split(100, 10, 1000), (10, 90));
+        assert_eq!(split(100, 1000, 1000), (50, 50));
+    }
+
+    #[test]
+    fn multibyte_text_is_cut_on_character_boundaries() {
+        let text = "é".repeat(10_000);
+        let shown = cut(&text, 1001, "stderr", None);
+        assert!(shown.cut && shown.text.contains("could not be kept"));
+    }
+}

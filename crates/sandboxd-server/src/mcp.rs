@@ -1,0 +1,146 @@
+//! `/mcp` in the service: the MCP tools over streamable HTTP, behind the token check, with the
+//! request body bounded by the policy's upload cap (the same cap `write_file` has over stdio),
+//! a cancellation for each call whose client goes away, and, for the browser origins the
+//! operator allows, the CORS answers a browser tool (the MCP Inspector) needs.
+
+use crate::inflight::{read_body, BodyError};
+use crate::{auth, CoreConnector};
+use axum::body::{Body, HttpBody};
+use axum::extract::{Request, State};
+use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::Router;
+use futures_util::StreamExt;
+use sandboxd_core::Core;
+use sandboxd_mcp::{too_large_message, RequestGone};
+use std::sync::Arc;
+use std::time::Duration;
+use tower_http::cors::{AllowOrigin, CorsLayer};
+
+/// Where the MCP endpoint is.
+pub const MCP_PATH: &str = "/mcp";
+
+/// How much of an oversized body is read and dropped before the refusal is sent, so a client
+/// still sending it reads the answer instead of a reset connection.
+const DRAIN_LIMIT: u64 = 64 << 20;
+const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The `/mcp` routes: the token check, then the body bound, then the MCP service.
+pub fn routes<S: Clone + Send + Sync + 'static>(core: &Core) -> Router<S> {
+    let limit = core.config().policy.max_upload_bytes;
+    let origins = &core.config().extra_allowed_origins;
+    let service = sandboxd_mcp::http_service(Arc::new(CoreConnector(core.clone())));
+    let router = Router::new()
+        .route_service(MCP_PATH, service)
+        .layer(middleware::from_fn_with_state(limit, bound))
+        .layer(axum::extract::DefaultBodyLimit::max(
+            usize::try_from(limit).unwrap_or(usize::MAX),
+        ))
+        .route_layer(middleware::from_fn_with_state(
+            core.clone(),
+            auth::require_token,
+        ));
+    if origins.is_empty() {
+        return router;
+    }
+    // Preflights carry no token: the CORS layer answers them before the token check.
+    let origins: Vec<HeaderValue> = origins
+        .iter()
+        .filter_map(|origin| HeaderValue::from_str(origin).ok())
+        .collect();
+    let mcp_header = |name| HeaderName::from_static(name);
+    router.layer(
+        CorsLayer::new()
+            .allow_origin(AllowOrigin::list(origins))
+            .allow_methods([Method::GET, Method::POST, Method::DELETE])
+            .allow_headers([
+                header::AUTHORIZATION,
+                header::CONTENT_TYPE,
+                header::ACCEPT,
+                mcp_header("mcp-session-id"),
+                mcp_header("mcp-protocol-version"),
+                mcp_header("last-event-id"),
+            ])
+            .expose_headers([mcp_header("mcp-session-id")]),
+    )
+}
+
+/// Reads the body within the upload cap and the service's body budget, refusing a larger one
+/// with a JSON-RPC error naming the limit; gives the call a [`RequestGone`] that is cancelled
+/// when the answer is dropped before its end (the client went away).
+async fn bound(State(limit): State<u64>, request: Request, next: Next) -> Response {
+    if request.method() != Method::POST {
+        return with_request_gone(request, next).await;
+    }
+    let declared = request.body().size_hint().exact();
+    if declared.is_some_and(|size| size > limit) {
+        drain(request.into_body()).await;
+        return refuse(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            too_large_message(declared, limit),
+        );
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = match read_body(Request::from_parts(parts.clone(), body)).await {
+        Ok(bytes) => bytes,
+        Err(BodyError::Api(error)) if error.0.code() == "payload_too_large" => {
+            return refuse(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                too_large_message(None, limit),
+            )
+        }
+        Err(error) => {
+            let response = error.into_response();
+            let status = response.status();
+            return refuse(
+                status,
+                format!("the request could not be read (HTTP {status})"),
+            );
+        }
+    };
+    with_request_gone(Request::from_parts(parts, Body::from(bytes)), next).await
+}
+
+async fn with_request_gone(mut request: Request, next: Next) -> Response {
+    let (gone, guard) = RequestGone::new();
+    request.extensions_mut().insert(gone);
+    let (parts, body) = next.run(request).await.into_parts();
+    // The guard goes with the body: dropped when the answer is sent or abandoned.
+    let body = body.into_data_stream().map(move |chunk| {
+        let _ = &guard;
+        chunk
+    });
+    Response::from_parts(parts, Body::from_stream(body))
+}
+
+/// Reads and drops what is left of a refused body, within bounds.
+async fn drain(body: Body) {
+    let mut stream = body.into_data_stream();
+    let mut read = 0u64;
+    let _ = tokio::time::timeout(DRAIN_TIMEOUT, async {
+        while let Some(Ok(chunk)) = stream.next().await {
+            read += chunk.len() as u64;
+            if read > DRAIN_LIMIT {
+                break;
+            }
+        }
+    })
+    .await;
+}
+
+/// A JSON-RPC error for a request the endpoint does not take; its id is unknown (the body was
+/// not read), and clients match it to the request they sent on this POST.
+fn refuse(status: StatusCode, message: String) -> Response {
+    let body = serde_json::json!({
+        "jsonrpc": "2.0",
+        "id": null,
+        "error": {"code": -32600, "message": message},
+    });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}

@@ -1,0 +1,317 @@
+"""What an agent relies on from sandboxd's MCP server, driven by the official MCP Python SDK
+against a real service with real sandboxes: output sized for a model, cancellation that kills
+the command, progress, strict and accurate schemas, OOM reports, body limits, and the
+origins a browser tool may call from."""
+
+import json
+import time
+
+import anyio
+import httpx2
+import jsonschema
+import pytest
+from mcp.shared.exceptions import MCPError as McpError
+
+from conftest import INSPECTOR_ORIGIN, UPLOAD_CAP
+from test_mcp import INITIALIZE, MCP_HEADERS, activity, call, connect, error_text, sse_messages, structured
+
+pytestmark = pytest.mark.anyio
+
+BUDGET = 24 << 10  # policy.mcp_output_bytes' default
+
+
+async def open_session(session, runtime="sh"):
+    return structured(await call(session, "open_session", runtime=runtime, tenant="mcp-tests"))["id"]
+
+
+async def sh(session, session_id, command, **arguments):
+    return structured(await call(session, "run_command", session_id=session_id, command=command, **arguments))
+
+
+async def sleeps_left(session, session_id):
+    """How many `sleep 30` processes run in the session (killed ones not yet reaped are zombies)."""
+    ran = await sh(session, session_id, "cat /proc/[0-9]*/stat 2>/dev/null | grep -c '(sleep) [^Z]' || true")
+    return int(ran["stdout"])
+
+
+async def gone_within_a_second(session, session_id):
+    deadline = time.monotonic() + 1.0
+    while True:
+        left = await sleeps_left(session, session_id)
+        if left == 0 or time.monotonic() > deadline:
+            return left == 0
+        await anyio.sleep(0.1)
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_long_output_keeps_its_head_and_tail_within_the_budget(service, transport):
+    async with connect(service, transport) as (session, _):
+        session_id = await open_session(session)
+        try:
+            # About 2 MB on stdout, a little on stderr.
+            result = await call(
+                session,
+                "run_command",
+                session_id=session_id,
+                command="seq 1 300000; echo the-error >&2",
+            )
+            ran = structured(result)
+            total = sum(len(str(n)) + 1 for n in range(1, 300001))
+            assert ran["stdout_bytes"] == total and ran["stdout_cut"] is True, ran["stdout_bytes"]
+            stdout = ran["stdout"]
+            assert len(stdout) + len(ran["stderr"]) <= BUDGET + 1024, len(stdout)
+            assert stdout.startswith("1\n2\n3\n") and stdout.endswith("299999\n300000\n")
+            marker = next(line for line in stdout.splitlines() if line.startswith("[..."))
+            assert "left out" in marker and ran["stdout_file"] in marker, marker
+            assert ran["stderr"] == "the-error\n" and ran["stderr_cut"] is False
+            # The whole answer is small: the text once, the structured content once.
+            assert len(result.content) == 1
+            answer = len(result.content[0].text) + len(json.dumps(result.structured_content))
+            assert answer < 3 * BUDGET, answer
+            # The text content reads as text, with real line breaks.
+            assert result.content[0].text.startswith("exit code 0")
+            assert "\n299999\n300000\n" in result.content[0].text
+            # The whole output is in the file the marker names.
+            whole = await sh(session, session_id, f"wc -c < {ran['stdout_file']}; tail -n 1 {ran['stdout_file']}")
+            assert whole["stdout"].split() == [str(total), "300000"], whole
+        finally:
+            structured(await call(session, "close_session", session_id=session_id))
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_a_cancelled_or_timed_out_call_kills_its_command(service, transport):
+    async with connect(service, transport) as (session, _):
+        session_id = await open_session(session)
+        try:
+            # The caller cancels: the SDK sends notifications/cancelled.
+            with anyio.move_on_after(1.5):
+                await call(session, "run_command", session_id=session_id, command="sleep 30")
+            assert await gone_within_a_second(session, session_id), "sleep 30 still runs after the cancel"
+
+            # The client's own timeout: the SDK gives up and cancels the request.
+            with pytest.raises(McpError):
+                await session.call_tool(
+                    "run_command", {"session_id": session_id, "command": "sleep 30"}, read_timeout_seconds=1.5
+                )
+            assert await gone_within_a_second(session, session_id), "sleep 30 still runs after the timeout"
+        finally:
+            structured(await call(session, "close_session", session_id=session_id))
+    cancels = [e for e in activity(service, session_id) if e["action"] == "exec" and e["target"] == "sleep"]
+    assert len(cancels) == 2 and all(e["status"] == "cancelled" for e in cancels), cancels
+    assert all("agent" not in (e["error"] or "") for e in cancels), cancels
+
+
+async def test_a_dropped_http_connection_kills_its_command(service):
+    auth = {"Authorization": f"Bearer {service.token}"}
+    async with connect(service, "http") as (session, _):
+        session_id = await open_session(session)
+        try:
+            async with httpx2.AsyncClient(headers=MCP_HEADERS | auth, timeout=30) as http:
+                opened = await http.post(f"{service.url}/mcp", json=INITIALIZE)
+                mcp_session = opened.headers["mcp-session-id"]
+                headers = {"mcp-session-id": mcp_session, "mcp-protocol-version": "2025-06-18"}
+                await http.post(
+                    f"{service.url}/mcp",
+                    json={"jsonrpc": "2.0", "method": "notifications/initialized"},
+                    headers=headers,
+                )
+                run = {
+                    "jsonrpc": "2.0",
+                    "id": 2,
+                    "method": "tools/call",
+                    "params": {"name": "run_command", "arguments": {"session_id": session_id, "command": "sleep 30"}},
+                }
+                async with http.stream("POST", f"{service.url}/mcp", json=run, headers=headers) as response:
+                    assert response.status_code == 200
+                    await anyio.sleep(1)
+                    assert await sleeps_left(session, session_id) == 1
+                # Leaving the block closes the connection while the command runs.
+            assert await gone_within_a_second(session, session_id), "sleep 30 still runs after the disconnect"
+        finally:
+            structured(await call(session, "close_session", session_id=session_id))
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_a_long_command_reports_progress(service, transport):
+    updates = []
+
+    async def progress(done, total, message):
+        updates.append((done, total, message))
+
+    async with connect(service, transport) as (session, _):
+        session_id = await open_session(session)
+        try:
+            result = await session.call_tool(
+                "run_command",
+                {"session_id": session_id, "command": "sleep 5; echo done", "timeout_secs": 10},
+                progress_callback=progress,
+            )
+            assert structured(result)["stdout"] == "done\n"
+        finally:
+            structured(await call(session, "close_session", session_id=session_id))
+    assert len(updates) >= 3, updates
+    assert [u[0] for u in updates] == sorted(u[0] for u in updates), updates
+    assert all(u[1] == 10 and "running for" in u[2] for u in updates), updates
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_unknown_arguments_are_refused_naming_the_accepted_ones(service, transport):
+    async def refusal(tool, **arguments):
+        try:
+            result = await call(session, tool, **arguments)
+        except McpError as error:
+            return str(error)
+        return error_text(result)
+
+    async with connect(service, transport) as (session, _):
+        started = time.monotonic()
+        message = await refusal("run_command", session_id="x", command="sleep 4", timeout=1)
+        assert time.monotonic() - started < 2, "the command ran"
+        assert "unknown field `timeout`" in message and "timeout_secs" in message and "session_id" in message, message
+        assert "unknown field `verbose`" in await refusal("list_runtimes", verbose=True)
+
+
+async def test_every_schema_matches_what_the_tool_takes_and_returns(service):
+    async with connect(service, "http") as (session, _):
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert "{" not in "".join(t.description for t in tools.values()), "a limit was left unfilled"
+        run_command = tools["run_command"].description
+        assert "20 s" in run_command and "60 s" in run_command and str(BUDGET) in run_command
+        assert str(UPLOAD_CAP) in tools["write_file"].description
+        assert tools["run_command"].input_schema["properties"]["timeout_secs"]["minimum"] == 1
+
+        checked = set()
+
+        async def check(tool, arguments):
+            schema = tools[tool]
+            jsonschema.validate(arguments, schema.input_schema)
+            result = await call(session, tool, **arguments)
+            assert not result.is_error, result.content[0].text
+            if schema.output_schema is not None:
+                jsonschema.validate(result.structured_content, schema.output_schema)
+            checked.add(tool)
+            return result.structured_content
+
+        await check("list_runtimes", {})
+        opened = await check(
+            "open_session", {"runtime": "python", "tenant": "mcp-tests", "labels": {"purpose": "schemas"}}
+        )
+        session_id = opened["id"]
+        assert opened["labels"] == {"purpose": "schemas"}
+        try:
+            await check("list_sessions", {"include_ended": True})
+            await check("write_file", {"session_id": session_id, "path": "d/a.txt", "content": "hi\n"})
+            await check("read_file", {"session_id": session_id, "path": "d/a.txt"})
+            await check("list_directory", {"session_id": session_id, "path": "d"})
+            ran = await check(
+                "run_command",
+                {
+                    "session_id": session_id,
+                    "command": "echo $GREETING; pwd; cat",
+                    "cwd": "d",
+                    "env": {"GREETING": "hello"},
+                    "stdin": "in\n",
+                    "timeout_secs": 5,
+                },
+            )
+            assert ran["stdout"] == "hello\n/workspace/d\nin\n", ran
+            code = await check(
+                "run_code",
+                {"session_id": session_id, "code": "import os\nprint(os.environ['X'], os.getcwd())", "env": {"X": "1"}, "cwd": "d"},
+            )
+            assert code["stdout"] == "1 /workspace/d\n", code
+            await check("kill_all_processes", {"session_id": session_id})
+        finally:
+            await check("close_session", {"session_id": session_id})
+        assert checked == set(tools), set(tools) - checked
+
+        # The other lists answer, empty, rather than "method not found".
+        assert (await session.list_resources()).resources == []
+        assert (await session.list_resource_templates()).resource_templates == []
+        assert (await session.list_prompts()).prompts == []
+        await session.set_logging_level("info")
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_an_oom_kill_under_sh_is_reported(service, transport):
+    async with connect(service, transport) as (session, _):
+        session_id = await open_session(session, runtime="python")
+        try:
+            # python3 dies (256m runtime); the shell around it goes on and exits 0.
+            bomb = "python3 -c 'b = bytearray(600 << 20)'; echo after"
+            ran = await sh(session, session_id, bomb)
+            assert ran["oom_killed"] is True and ran["stdout"] == "after\n", ran
+            assert ran["exit_code"] == 0
+            calm = await sh(session, session_id, "echo calm")
+            assert calm["oom_killed"] is False
+            # The REST API reports it the same way.
+            rest = httpx2.post(
+                f"{service.url}/v1/sessions/{session_id}/exec",
+                json={"command": bomb},
+                headers={"Authorization": f"Bearer {service.token}"},
+                timeout=60,
+            )
+            assert rest.status_code == 200 and rest.json()["oom_killed"] is True, rest.text
+            # And so does a background process's record.
+            if transport == "http":
+                auth = {"Authorization": f"Bearer {service.token}"}
+                started = httpx2.post(
+                    f"{service.url}/v1/sessions/{session_id}/processes", json={"command": bomb}, headers=auth
+                )
+                assert started.status_code == 201, started.text
+                process = f"{service.url}/v1/sessions/{session_id}/processes/{started.json()['id']}"
+                deadline = time.monotonic() + 30
+                while (info := httpx2.get(process, headers=auth).json())["state"] == "running":
+                    assert time.monotonic() < deadline, info
+                    time.sleep(0.2)
+                assert info["oom_killed"] is True and info["exit_code"] == 0, info
+        finally:
+            structured(await call(session, "close_session", session_id=session_id))
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_a_request_over_the_upload_cap_is_a_json_rpc_error_naming_it(service, transport):
+    async with connect(service, transport) as (session, _):
+        session_id = await open_session(session)
+        try:
+            with pytest.raises(McpError) as refused:
+                await call(session, "write_file", session_id=session_id, path="big.txt", content="x" * (6 << 20))
+            message = str(refused.value)
+            assert str(UPLOAD_CAP) in message and "max_upload_bytes" in message, message
+            # The connection serves on, and nothing was written.
+            listing = structured(await call(session, "list_directory", session_id=session_id))
+            assert "big.txt" not in [e["name"] for e in listing["entries"]]
+        finally:
+            structured(await call(session, "close_session", session_id=session_id))
+
+
+async def test_the_inspectors_origin_may_call_mcp_and_nothing_else(service):
+    auth = {"Authorization": f"Bearer {service.token}"}
+    async with httpx2.AsyncClient(timeout=30) as http:
+        preflight = await http.options(
+            f"{service.url}/mcp",
+            headers={
+                "Origin": INSPECTOR_ORIGIN,
+                "Access-Control-Request-Method": "POST",
+                "Access-Control-Request-Headers": "authorization, content-type, mcp-protocol-version",
+            },
+        )
+        assert preflight.status_code == 200, preflight.text
+        assert preflight.headers["access-control-allow-origin"] == INSPECTOR_ORIGIN
+        assert "authorization" in preflight.headers["access-control-allow-headers"].lower()
+
+        allowed = await http.post(
+            f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | auth | {"Origin": INSPECTOR_ORIGIN}
+        )
+        assert allowed.status_code == 200, allowed.text
+        assert allowed.headers["access-control-allow-origin"] == INSPECTOR_ORIGIN
+        assert sse_messages(allowed.text)[0]["result"]["serverInfo"]["name"] == "sandboxd"
+        assert "mcp-session-id" in allowed.headers["access-control-expose-headers"].lower()
+
+        other = await http.post(
+            f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | auth | {"Origin": "http://localhost:9999"}
+        )
+        assert other.status_code == 403 and other.json()["error"]["code"] == "forbidden_origin"
+        # The REST API stays closed to that origin.
+        rest = await http.get(f"{service.url}/v1/sessions", headers=auth | {"Origin": INSPECTOR_ORIGIN})
+        assert rest.status_code == 403, rest.text
