@@ -72,11 +72,7 @@ impl Session {
             runtime: self.runtime.clone(),
             tenant: self.tenant.clone(),
             labels: self.labels.clone(),
-            state: match (&self.ended, self.paused_at) {
-                (Some(_), _) => SessionState::Ended,
-                (None, Some(_)) => SessionState::Paused,
-                (None, None) => SessionState::Running,
-            },
+            state: self.state(),
             created_at: rfc3339(self.created_at),
             last_activity_at: rfc3339(self.last_activity_at),
             idle_secs: self.idle(idle_until).whole_seconds().max(0) as u64,
@@ -85,6 +81,14 @@ impl Session {
             ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
             paused_at: self.paused_at.map(rfc3339),
+        }
+    }
+
+    pub fn state(&self) -> SessionState {
+        match (&self.ended, self.paused_at) {
+            (Some(_), _) => SessionState::Ended,
+            (None, Some(_)) => SessionState::Paused,
+            (None, None) => SessionState::Running,
         }
     }
 
@@ -221,11 +225,7 @@ impl Sessions {
     fn announce(&self, session: &Session) {
         let change = SessionChange {
             id: session.id.clone(),
-            state: if session.is_running() {
-                SessionState::Running
-            } else {
-                SessionState::Ended
-            },
+            state: session.state(),
             tenant: session.tenant.clone(),
             end_reason: session.ended.as_ref().map(|(_, reason)| reason.clone()),
         };
@@ -382,10 +382,17 @@ impl Sessions {
 
     /// Records that an open session was paused at `at`, or (`None`) that it runs again.
     pub fn set_paused(&self, id: &str, at: Option<OffsetDateTime>) {
-        if let Some(session) = self.lock().running.get_mut(id) {
+        let changed = {
+            let mut table = self.lock();
+            let Some(session) = table.running.get_mut(id) else {
+                return;
+            };
+            let changed = session.paused_at.is_some() != at.is_some();
             session.paused_at = at;
-        } else {
-            return;
+            changed.then(|| session.clone())
+        };
+        if let Some(session) = changed {
+            self.announce(&session);
         }
         if let Err(e) = self.store.set_paused(id, at.map(rfc3339).as_deref()) {
             tracing::error!(session = id, error = %e, "cannot record a pause or resume");
