@@ -79,12 +79,10 @@ impl SnapshotFiles {
 
     /// Removes what a crash left: unfinished snapshots, and finished ones whose record was
     /// never written. Returns how many were removed.
+    /// The directory is made private again at the same time (as at every start).
     pub fn remove_unrecorded(&self, recorded: &HashSet<String>) -> io::Result<usize> {
-        let entries = match std::fs::read_dir(&self.root) {
-            Ok(entries) => entries,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(0),
-            Err(e) => return Err(e),
-        };
+        self.ensure_root()?;
+        let entries = std::fs::read_dir(&self.root)?;
         let mut removed = 0;
         for entry in entries {
             let entry = entry?;
