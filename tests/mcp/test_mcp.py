@@ -26,6 +26,13 @@ TOOLS = {
     "write_file",
     "read_file",
     "list_directory",
+    "pause_session",
+    "resume_session",
+    "snapshot_session",
+    "list_snapshots",
+    "delete_snapshot",
+    "open_from_snapshot",
+    "fork_session",
 }
 
 INITIALIZE = {
@@ -276,3 +283,40 @@ async def test_http_answers_the_hosts_the_service_answers(service):
             f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | auth | {"Host": f"evil.example:{port}"}
         )
         assert response.status_code == 403
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_pause_snapshot_open_and_fork(service, transport):
+    async with connect(service, transport) as (session, _):
+        opened = structured(await call(session, "open_session"))
+        sid = opened["id"]
+        opened_ids = [sid]
+        try:
+            structured(await call(session, "write_file", session_id=sid, path="kept.txt", content="kept"))
+            paused = structured(await call(session, "pause_session", session_id=sid))
+            assert paused["state"] == "paused"
+            # Any tool resumes it first.
+            ran = structured(await call(session, "run_command", session_id=sid, command="cat kept.txt"))
+            assert ran["stdout"] == "kept"
+            assert structured(await call(session, "resume_session", session_id=sid))["state"] == "running"
+
+            snapshot = structured(await call(session, "snapshot_session", session_id=sid, name="mcp"))
+            listed = structured(await call(session, "list_snapshots"))
+            assert snapshot["id"] in [s["id"] for s in listed["snapshots"]]
+            copy = structured(
+                await call(session, "open_from_snapshot", snapshot_id=snapshot["id"], labels={"via": "mcp"})
+            )
+            opened_ids.append(copy["id"])
+            assert copy["labels"]["via"] == "mcp"
+            read = await call(session, "read_file", session_id=copy["id"], path="kept.txt")
+            assert read.content[0].text == "kept", read
+            structured(await call(session, "delete_snapshot", snapshot_id=snapshot["id"]))
+
+            forked = structured(await call(session, "fork_session", session_id=sid, count=2))
+            opened_ids += [s["id"] for s in forked["sessions"]]
+            assert len(forked["sessions"]) == 2
+            # The service holds 4 sessions: a fork of one more is refused whole.
+            assert "service_full" in error_text(await call(session, "fork_session", session_id=sid, count=1))
+        finally:
+            for opened_id in opened_ids:
+                await call(session, "close_session", session_id=opened_id)

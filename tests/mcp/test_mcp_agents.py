@@ -221,6 +221,16 @@ async def test_every_schema_matches_what_the_tool_takes_and_returns(service):
             )
             assert code["stdout"] == "1 /workspace/d\n", code
             await check("kill_all_processes", {"session_id": session_id})
+            await check("pause_session", {"session_id": session_id})
+            await check("resume_session", {"session_id": session_id})
+            snapshot = await check("snapshot_session", {"session_id": session_id, "name": "schemas"})
+            await check("list_snapshots", {})
+            copy = await check("open_from_snapshot", {"snapshot_id": snapshot["id"], "labels": {"copy": "yes"}})
+            await check("close_session", {"session_id": copy["id"]})
+            await check("delete_snapshot", {"snapshot_id": snapshot["id"]})
+            forked = await check("fork_session", {"session_id": session_id, "count": 1})
+            for fork in forked["sessions"]:
+                await call(session, "close_session", session_id=fork["id"])
         finally:
             await check("close_session", {"session_id": session_id})
         assert checked == set(tools), set(tools) - checked

@@ -8,12 +8,14 @@ mod files_meta;
 mod ports;
 mod remedy;
 mod sandboxes;
+mod snapshots;
 
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
 pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest};
 pub use remedy::{with_wording, without_rest_wording, Remedy};
 pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
+pub use snapshots::{ForkRequest, ForkResult, SnapshotInfo, SnapshotList, SnapshotRequest};
 use std::collections::BTreeMap;
 
 /// The header a first-party client sets to say which interface it is: `cli`, `dashboard` or
@@ -166,6 +168,15 @@ pub struct Policy {
     pub max_port_connections: u32,
     /// Bytes per second a session's port connections carry, all of them and both ways.
     pub port_bytes_per_sec: u64,
+    /// What happens to a session idle for `idle_timeout_secs`: closed, or paused.
+    pub idle_action: IdleAction,
+    /// How long a session may stay paused before it is closed.
+    pub paused_timeout_secs: u64,
+    /// Bytes of snapshots one tenant may keep, all together (the untenanted ones count as
+    /// one tenant).
+    pub snapshot_quota_bytes: u64,
+    /// Snapshots one tenant may keep.
+    pub snapshot_quota_count: u32,
 }
 
 /// The default of [`Policy::mcp_output_bytes`]: a few thousand tokens of a model's context.
@@ -173,6 +184,18 @@ pub const DEFAULT_MCP_OUTPUT_BYTES: u64 = 24 << 10;
 
 fn default_mcp_output_bytes() -> u64 {
     DEFAULT_MCP_OUTPUT_BYTES
+}
+
+/// What the service does with a session that was idle for `policy.idle_timeout_secs`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum IdleAction {
+    /// Closes it.
+    #[default]
+    Close,
+    /// Pauses it; it is closed after `policy.paused_timeout_secs` paused.
+    Pause,
 }
 
 /// A tenant: an agent or team with its own token, runtimes and session quota.
@@ -228,11 +251,15 @@ pub struct CreateSession {
     pub tenant: Option<String>,
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub labels: BTreeMap<String, String>,
+    /// A snapshot's id: the session starts with its files, runtime and labels (the
+    /// request's own labels are added over them); processes are not in a snapshot.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snapshot: Option<String>,
 }
 
 impl CreateSession {
     /// The fields a create request may carry; anything else is refused.
-    pub const FIELDS: &'static [&'static str] = &["runtime", "tenant", "labels"];
+    pub const FIELDS: &'static [&'static str] = &["runtime", "tenant", "labels", "snapshot"];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -242,6 +269,8 @@ impl CreateSession {
 pub enum SessionState {
     Running,
     Ended,
+    /// Frozen: no CPU, memory, processes and files kept; any operation resumes it.
+    Paused,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -270,6 +299,9 @@ pub struct SessionInfo {
     /// than the policy's `idle_timeout_secs`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub idle_timeout_secs: Option<u64>,
+    /// When it was paused, while it is (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<String>,
 }
 
 /// `GET /v1/events`, event `session`: a session opened or ended.

@@ -2,8 +2,8 @@
 //! [`sandboxd-client`] over HTTP, so a face (the MCP tools, the next ones) is written once.
 
 use crate::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, Policy, Remedy,
-    RuntimeList, SessionInfo, SessionList,
+    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult, KilledProcesses,
+    Policy, Remedy, RuntimeList, SessionInfo, SessionList, SnapshotInfo, SnapshotList,
 };
 use std::fmt;
 
@@ -51,4 +51,10 @@ pub trait Sandboxes: Send + Sync {
         path: &str,
         contents: Vec<u8>,
     ) -> Result<FileWritten, Failure>;
+    async fn pause_session(&self, id: &str) -> Result<SessionInfo, Failure>;
+    async fn resume_session(&self, id: &str) -> Result<SessionInfo, Failure>;
+    async fn create_snapshot(&self, id: &str, name: &str) -> Result<SnapshotInfo, Failure>;
+    async fn list_snapshots(&self) -> Result<SnapshotList, Failure>;
+    async fn delete_snapshot(&self, id: &str) -> Result<SnapshotInfo, Failure>;
+    async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure>;
 }

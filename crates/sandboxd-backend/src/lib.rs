@@ -32,7 +32,10 @@ pub struct Sandbox {
 pub struct ExistingSandbox {
     pub sandbox: Sandbox,
     pub runtime: String,
+    /// Started and not stopped; a paused sandbox is running too.
     pub running: bool,
+    /// Frozen by [`Backend::pause`]: its agent cannot answer until it is resumed.
+    pub paused: bool,
 }
 
 /// Live resource use of one sandbox, read from the platform (not from the sandbox).
@@ -114,6 +117,22 @@ pub trait Backend: Send + Sync + 'static {
     /// Takes back a sandbox that was started before this service process (after a restart),
     /// returning once its agent is reachable again.
     async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
+
+    /// Takes back a sandbox that was paused when this service process started: its frozen
+    /// agent cannot dial back, so this returns at once and [`Backend::resume`] waits for it.
+    async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
+
+    /// Freezes every process of the sandbox (the engine's pause): it uses no CPU and keeps
+    /// its memory, processes and files. Pausing a paused sandbox is no error.
+    async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
+
+    /// Thaws a paused sandbox and returns once its agent takes requests again. Resuming a
+    /// running sandbox is no error.
+    async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
+
+    /// The directories of a sandbox its processes can write, all of them: what a snapshot
+    /// keeps.
+    fn writable_places(&self) -> Vec<String>;
 
     /// Removes a sandbox at once (no grace period); removing one that is gone is not an error.
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError>;

@@ -11,6 +11,7 @@ mod measure;
 mod raw;
 mod report;
 mod sandboxd;
+mod snapshots;
 
 use anyhow::Result;
 use bollard::Docker;

@@ -94,6 +94,7 @@ pub(crate) async fn run(
     print_row("exec, 1 MB of output", &Sample(ours), Some(&Sample(theirs)));
 
     run_files(n, api, raw, session, container).await?;
+    crate::snapshots::run(n, api, raw, session, container).await?;
 
     let (mut ours, mut theirs) = (Vec::new(), Vec::new());
     for (id, container) in cold_sessions.iter().zip(&raw_containers) {

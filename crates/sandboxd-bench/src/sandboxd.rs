@@ -74,14 +74,17 @@ max_upload_bytes = "16m"
             .spawn()
             .with_context(|| format!("cannot start {}", sandboxd.display()))?;
         let stdout = child.stdout.take().context("no stdout")?;
-        let url = BufReader::new(stdout)
-            .lines()
-            .map_while(Result::ok)
-            .find_map(|line| {
-                line.strip_prefix("sandboxd listening on ")
-                    .map(str::to_string)
-            });
-        let Some(url) = url else {
+        // Read to the end, not just to the address: a service whose stdout is closed under it
+        // dies at its next line.
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+                if let Some(url) = line.strip_prefix("sandboxd listening on ") {
+                    let _ = tx.send(url.to_string());
+                }
+            }
+        });
+        let Ok(url) = rx.recv() else {
             let _ = child.kill();
             bail!("sandboxd exited before listening; run it by hand to see why");
         };
@@ -119,7 +122,7 @@ pub(crate) struct Api {
 }
 
 impl Api {
-    async fn call(
+    pub(crate) async fn call(
         &self,
         method: reqwest::Method,
         path: &str,

@@ -10,6 +10,7 @@ mod files_meta;
 mod ports;
 mod processes;
 mod sandboxes;
+mod snapshots;
 mod terminal;
 
 pub use archive::ArchiveDownload;

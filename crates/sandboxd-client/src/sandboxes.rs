@@ -2,8 +2,9 @@
 
 use crate::{Client, ClientError};
 use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, KilledProcesses,
-    Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
+    CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
+    KilledProcesses, Policy, RuntimeList, Sandboxes, SessionInfo, SessionList, SnapshotInfo,
+    SnapshotList,
 };
 
 impl From<ClientError> for Failure {
@@ -81,5 +82,29 @@ impl Sandboxes for Client {
         contents: Vec<u8>,
     ) -> Result<FileWritten, Failure> {
         Ok(Client::write_file(self, id, path, contents).await?)
+    }
+
+    async fn pause_session(&self, id: &str) -> Result<SessionInfo, Failure> {
+        Ok(Client::pause_session(self, id).await?)
+    }
+
+    async fn resume_session(&self, id: &str) -> Result<SessionInfo, Failure> {
+        Ok(Client::resume_session(self, id).await?)
+    }
+
+    async fn create_snapshot(&self, id: &str, name: &str) -> Result<SnapshotInfo, Failure> {
+        Ok(Client::create_snapshot(self, id, name).await?)
+    }
+
+    async fn list_snapshots(&self) -> Result<SnapshotList, Failure> {
+        Ok(Client::list_snapshots(self).await?)
+    }
+
+    async fn delete_snapshot(&self, id: &str) -> Result<SnapshotInfo, Failure> {
+        Ok(Client::delete_snapshot(self, id).await?)
+    }
+
+    async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {
+        Ok(Client::fork_session(self, id, count).await?)
     }
 }

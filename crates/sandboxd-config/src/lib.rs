@@ -9,7 +9,7 @@ mod recipes;
 mod size;
 mod tenants;
 
-use sandboxd_api::{ConfigView, Limits, NetworkMode, Policy, RuntimeInfo};
+use sandboxd_api::{ConfigView, IdleAction, Limits, NetworkMode, Policy, RuntimeInfo};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -137,6 +137,10 @@ struct PolicyFile {
     idle_timeout_secs: Option<u64>,
     max_lifetime_secs: Option<u64>,
     auth_failures_per_minute: Option<u32>,
+    idle_action: Option<IdleAction>,
+    paused_timeout_secs: Option<u64>,
+    snapshot_quota_bytes: Option<SizeValue>,
+    snapshot_quota_count: Option<u32>,
     mcp_output_bytes: Option<SizeValue>,
     max_port_connections: Option<u32>,
     port_bytes_per_sec: Option<SizeValue>,
@@ -582,6 +586,10 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
         max_lifetime_secs: file.max_lifetime_secs.unwrap_or(86_400),
         max_sessions,
         auth_failures_per_minute: file.auth_failures_per_minute.unwrap_or(20),
+        idle_action: file.idle_action.unwrap_or_default(),
+        paused_timeout_secs: file.paused_timeout_secs.unwrap_or(86_400),
+        snapshot_quota_bytes: size(&file.snapshot_quota_bytes, "snapshot_quota_bytes", 1 << 30)?,
+        snapshot_quota_count: file.snapshot_quota_count.unwrap_or(20),
         mcp_output_bytes: size(
             &file.mcp_output_bytes,
             "mcp_output_bytes",
@@ -598,6 +606,7 @@ fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, Config
         ("max_body_bytes_in_flight", policy.max_body_bytes_in_flight),
         ("idle_timeout_secs", policy.idle_timeout_secs),
         ("max_lifetime_secs", policy.max_lifetime_secs),
+        ("paused_timeout_secs", policy.paused_timeout_secs),
         ("mcp_output_bytes", policy.mcp_output_bytes),
         (
             "auth_failures_per_minute",

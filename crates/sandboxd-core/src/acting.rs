@@ -5,8 +5,9 @@ use crate::activity::Caller;
 use crate::core::Core;
 use crate::error::Error;
 use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, KilledProcesses,
-    Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
+    CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
+    ForkResult, KilledProcesses, Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
+    SnapshotInfo, SnapshotList, SnapshotRequest,
 };
 
 /// The core, with every call made as `caller`.
@@ -113,5 +114,31 @@ impl Sandboxes for Acting {
             )
             .await?;
         Ok(written)
+    }
+
+    async fn pause_session(&self, id: &str) -> Result<SessionInfo, Failure> {
+        Ok(self.core.pause_session(&self.caller, id).await?)
+    }
+
+    async fn resume_session(&self, id: &str) -> Result<SessionInfo, Failure> {
+        Ok(self.core.resume_session(&self.caller, id).await?)
+    }
+
+    async fn create_snapshot(&self, id: &str, name: &str) -> Result<SnapshotInfo, Failure> {
+        let request = SnapshotRequest { name: name.into() };
+        Ok(self.core.create_snapshot(&self.caller, id, request).await?)
+    }
+
+    async fn list_snapshots(&self) -> Result<SnapshotList, Failure> {
+        Ok(self.core.list_snapshots(&self.caller)?)
+    }
+
+    async fn delete_snapshot(&self, id: &str) -> Result<SnapshotInfo, Failure> {
+        Ok(self.core.delete_snapshot(&self.caller, id).await?)
+    }
+
+    async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {
+        let request = ForkRequest { count };
+        Ok(self.core.fork_session(&self.caller, id, request).await?)
     }
 }

@@ -39,8 +39,10 @@ impl Core {
         PendingEntry::new(self.sessions(), &session.id, caller.actor(), action, target)
     }
 
-    /// A connection to the session's agent, ready for a request.
+    /// A connection to the session's agent, ready for a request; a paused session is
+    /// resumed first.
     pub(crate) async fn connect(&self, session: &Session) -> Result<AgentStream, Error> {
+        self.resume_if_paused(session).await?;
         Ok(self.backend().agent(&session.sandbox).await?)
     }
 }

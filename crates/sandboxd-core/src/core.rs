@@ -5,6 +5,8 @@
 use crate::activity::Caller;
 use crate::error::Error;
 use crate::sessions::{self, Session, Sessions};
+use crate::snapshot_files::SnapshotFiles;
+use crate::snapshots::Snapshots;
 use crate::{auth, images, pool, ports, shares, tickets};
 use sandboxd_api::Remedy;
 use sandboxd_backend::Backend;
@@ -28,6 +30,7 @@ struct Inner {
     tickets: tickets::Tickets,
     port_connections: ports::PortConnections,
     shares: shares::Shares,
+    snapshots: Snapshots,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
 }
@@ -40,11 +43,13 @@ impl Core {
         backend: Arc<dyn Backend>,
         store: Arc<Store>,
     ) -> Core {
+        let snapshot_files = SnapshotFiles::new(store.directory().join("snapshots"));
         let sessions = Sessions::new(store, config.max_sessions);
         Core {
             inner: Arc::new(Inner {
                 auth: auth::Tokens::new(token),
                 tickets: tickets::Tickets::new(tickets::TICKET_LIFETIME, tickets::MAX_OUTSTANDING),
+                snapshots: Snapshots::new(snapshot_files),
                 config,
                 backend,
                 sessions,
@@ -107,6 +112,10 @@ impl Core {
 
     pub(crate) fn shares(&self) -> &shares::Shares {
         &self.inner.shares
+    }
+
+    pub(crate) fn snapshots(&self) -> &Snapshots {
+        &self.inner.snapshots
     }
 
     pub(crate) fn pools(&self) -> &pool::Pools {

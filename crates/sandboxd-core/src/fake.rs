@@ -14,8 +14,8 @@
 use async_trait::async_trait;
 use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
 use sandboxd_agent_proto::{
-    DirEntry, EntryKind, Event, ExecRequest, ExitReport, FileStat, FrameKind, Request,
-    ERROR_CANCELLED,
+    ArchiveSummary, DirEntry, EntryKind, Event, ExecRequest, ExitReport, FileStat, FrameKind,
+    Request, ERROR_CANCELLED, ERROR_TOO_LARGE,
 };
 use sandboxd_backend::{
     AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
@@ -29,6 +29,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
 
+/// The fake sandbox's working directory.
+const WORKDIR: &str = "/workspace";
+
 /// Files of one fake sandbox: path to contents.
 type Files = Arc<Mutex<BTreeMap<String, Vec<u8>>>>;
 
@@ -40,6 +43,8 @@ struct State {
     images: HashSet<String>,
     /// Sandboxes that stopped (as if their container exited), still listed.
     stopped: HashSet<String>,
+    /// Sandboxes that are paused: their agent does not answer.
+    paused: HashSet<String>,
     /// The OOM kills in each sandbox, as its memory cgroup would count them.
     oom_kills: BTreeMap<String, Arc<AtomicU64>>,
 }
@@ -78,6 +83,11 @@ impl FakeBackend {
     /// Stops a sandbox as if its container exited on its own.
     pub fn stop(&self, session_id: &str) {
         self.state().stopped.insert(session_id.to_string());
+    }
+
+    /// Whether the sandbox is paused now.
+    pub fn is_paused(&self, session_id: &str) -> bool {
+        self.state().paused.contains(session_id)
     }
 
     /// Removes a sandbox behind the service's back.
@@ -127,10 +137,27 @@ impl Backend for FakeBackend {
         }
     }
 
+    async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.adopt(sandbox).await
+    }
+
+    async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.set_paused(sandbox, true)
+    }
+
+    async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.set_paused(sandbox, false)
+    }
+
+    fn writable_places(&self) -> Vec<String> {
+        vec![WORKDIR.into(), "/tmp".into()]
+    }
+
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         let mut state = self.state();
         state.sandboxes.remove(&sandbox.session_id);
         state.stopped.remove(&sandbox.session_id);
+        state.paused.remove(&sandbox.session_id);
         Ok(())
     }
 
@@ -138,6 +165,11 @@ impl Backend for FakeBackend {
         let state = self.state();
         if state.stopped.contains(&sandbox.session_id) {
             return Err(BackendError::AgentUnavailable("the sandbox stopped".into()));
+        }
+        if state.paused.contains(&sandbox.session_id) {
+            return Err(BackendError::AgentUnavailable(
+                "the sandbox is paused".into(),
+            ));
         }
         let Some((_, _, files)) = state.sandboxes.get(&sandbox.session_id) else {
             return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
@@ -179,6 +211,7 @@ impl Backend for FakeBackend {
                 sandbox: sandbox.clone(),
                 runtime: runtime.clone(),
                 running: !state.stopped.contains(id),
+                paused: state.paused.contains(id),
             })
             .collect())
     }
@@ -207,6 +240,21 @@ impl Backend for FakeBackend {
         });
         self.state().images.insert(request.image.clone());
         Ok(request.image.clone())
+    }
+}
+
+impl FakeBackend {
+    fn set_paused(&self, sandbox: &Sandbox, paused: bool) -> Result<(), BackendError> {
+        let mut state = self.state();
+        if !state.sandboxes.contains_key(&sandbox.session_id) {
+            return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
+        }
+        if paused {
+            state.paused.insert(sandbox.session_id.clone());
+        } else {
+            state.paused.remove(&sandbox.session_id);
+        }
+        Ok(())
     }
 }
 
@@ -327,6 +375,47 @@ async fn serve_agent(
                 None => refuse(&mut stream, "not_found", "no such file").await,
             }
         }
+        Request::ReadArchive { path, max_bytes } => {
+            let tree = archive_of(&files, &path);
+            let bytes: u64 = tree.values().map(|c| c.len() as u64).sum();
+            if bytes > max_bytes {
+                return refuse(&mut stream, ERROR_TOO_LARGE, "over the limit").await;
+            }
+            let entries = tree.len() as u64;
+            let opened = Event::ArchiveOpened { entries, bytes };
+            write_json(&mut stream, &opened).await.ok()?;
+            let encoded = serde_json::to_vec(&tree).ok()?;
+            write_frame(&mut stream, FrameKind::Stdout, &encoded)
+                .await
+                .ok()?;
+            let summary = ArchiveSummary {
+                files: entries,
+                bytes,
+                ..ArchiveSummary::default()
+            };
+            write_json(&mut stream, &Event::ArchiveEnd(summary))
+                .await
+                .ok()
+        }
+        Request::WriteArchive { path, .. } => {
+            write_json(&mut stream, &Event::WriteReady).await.ok()?;
+            let Input::Complete(encoded) = read_input(&mut stream).await? else {
+                return refuse(&mut stream, ERROR_CANCELLED, "upload cancelled").await;
+            };
+            let tree: BTreeMap<String, Vec<u8>> = serde_json::from_slice(&encoded).ok()?;
+            let summary = ArchiveSummary {
+                files: tree.len() as u64,
+                bytes: tree.values().map(|c| c.len() as u64).sum(),
+                ..ArchiveSummary::default()
+            };
+            files.lock().ok()?.extend(
+                tree.into_iter()
+                    .map(|(name, contents)| (in_sandbox(&path, &name), contents)),
+            );
+            write_json(&mut stream, &Event::ArchiveWritten(summary))
+                .await
+                .ok()
+        }
         Request::ProcessList => {
             let processes = Vec::new();
             write_json(&mut stream, &Event::ProcessList { processes })
@@ -399,6 +488,32 @@ async fn serve_agent(
             )
             .await
         }
+    }
+}
+
+/// The fake's "archive" of a directory: its files by name below it, as JSON (the service
+/// keeps archives as opaque bytes, so any encoding does). A relative name is in the working
+/// directory, as the agent resolves it.
+fn archive_of(files: &Files, dir: &str) -> BTreeMap<String, Vec<u8>> {
+    let prefix = format!("{}/", dir.trim_end_matches('/'));
+    let files = files.lock().map(|f| f.clone()).unwrap_or_default();
+    files
+        .into_iter()
+        .filter_map(|(name, contents)| {
+            let absolute = match name.starts_with('/') {
+                true => name,
+                false => format!("{WORKDIR}/{name}"),
+            };
+            Some((absolute.strip_prefix(&prefix)?.to_string(), contents))
+        })
+        .collect()
+}
+
+/// The key a file extracted under `dir` is kept by: relative in the working directory.
+fn in_sandbox(dir: &str, name: &str) -> String {
+    match dir.trim_end_matches('/') {
+        WORKDIR => name.to_string(),
+        dir => format!("{dir}/{name}"),
     }
 }
 

@@ -33,9 +33,12 @@ impl Core {
     pub async fn open_session(
         &self,
         caller: &Caller,
-        request: CreateSession,
+        mut request: CreateSession,
     ) -> Result<SessionInfo, Error> {
         check_create(&request)?;
+        if let Some(snapshot) = request.snapshot.take() {
+            return Box::pin(self.open_from_snapshot(caller, request, &snapshot)).await;
+        }
         let config = self.config();
         let alias = request
             .runtime

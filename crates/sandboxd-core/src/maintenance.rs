@@ -3,12 +3,14 @@
 //! restart, a container removed by hand) and those whose agent stopped answering (killed or
 //! frozen from inside). Every ending says why, in the session's record and in its activity log.
 
+use crate::activity::Actor;
 use crate::core::Core;
 use crate::error::Error;
 use crate::sessions::Session;
 use futures_util::future::join_all;
 use futures_util::{stream, StreamExt};
 use sandboxd_agent_proto as proto;
+use sandboxd_api::IdleAction;
 use sandboxd_backend::ExistingSandbox;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -56,7 +58,12 @@ impl Core {
         for session in stored {
             match existing.remove(&session.id) {
                 Some(found) if found.running && found.sandbox == session.sandbox => {
-                    to_adopt.push(session)
+                    // The engine knows best whether it is paused (a crash may have come
+                    // between the pause and its record).
+                    let paused_at = found
+                        .paused
+                        .then(|| session.paused_at.unwrap_or_else(OffsetDateTime::now_utc));
+                    to_adopt.push((session, paused_at))
                 }
                 Some(found) => {
                     self.end(
@@ -74,15 +81,21 @@ impl Core {
                 }
             }
         }
-        let adopted = join_all(to_adopt.into_iter().map(|session| async move {
-            let result = self.backend().adopt(&session.sandbox).await;
-            (session, result)
+        let adopted = join_all(to_adopt.into_iter().map(|(session, paused_at)| async move {
+            // A frozen agent cannot dial back: a paused sandbox is taken back as it is.
+            let result = match paused_at {
+                Some(_) => self.backend().adopt_paused(&session.sandbox).await,
+                None => self.backend().adopt(&session.sandbox).await,
+            };
+            (session, paused_at, result)
         }))
         .await;
-        for (session, result) in adopted {
+        for (session, paused_at, result) in adopted {
             match result {
                 Ok(()) => {
+                    let id = session.id.clone();
                     self.sessions().restore(session);
+                    self.sessions().set_paused(&id, paused_at);
                     report.resumed += 1;
                 }
                 Err(e) => {
@@ -100,6 +113,17 @@ impl Core {
         for orphan in existing.into_values() {
             self.backend().destroy(&orphan.sandbox).await?;
             report.orphans_removed += 1;
+        }
+        // Leftovers only take room: a failure to clean them must not keep the service down.
+        match self.remove_unrecorded_snapshots() {
+            Ok(0) => {}
+            Ok(leftovers) => {
+                tracing::info!(
+                    leftovers,
+                    "removed snapshot files a crash left without a record"
+                )
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot remove leftover snapshot files"),
         }
         Ok(report)
     }
@@ -131,31 +155,56 @@ impl Core {
         }
     }
 
+    /// Ends sessions past their lifetime, paused ones past the paused limit, and closes or
+    /// pauses (`policy.idle_action`) idle ones; see [`crate::pause`] for the clocks.
     async fn expire(&self) {
         let policy = &self.config().policy;
-        let idle_limit = time::Duration::seconds(policy.idle_timeout_secs as i64);
-        let lifetime = time::Duration::seconds(policy.max_lifetime_secs as i64);
+        let seconds = |secs: u64| time::Duration::seconds(secs as i64);
         let now = OffsetDateTime::now_utc();
         for session in self.sessions().running() {
-            let reason = if session.age(now) >= lifetime {
+            let reason = if session.age(now) >= seconds(policy.max_lifetime_secs) {
                 format!(
                     "expired: it reached the maximum lifetime of {} s (policy.max_lifetime_secs)",
                     policy.max_lifetime_secs
                 )
+            } else if let Some(paused_at) = session.paused_at {
+                if now - paused_at < seconds(policy.paused_timeout_secs) {
+                    continue;
+                }
+                format!(
+                    "expired: paused for more than {} s (policy.paused_timeout_secs)",
+                    policy.paused_timeout_secs
+                )
             } else if let Some(secs) = session
                 .idle_timeout_secs
-                .filter(|secs| session.idle(now) >= time::Duration::seconds(*secs as i64))
+                .filter(|secs| session.idle(now) >= seconds(*secs))
             {
                 format!("expired: idle for more than its own timeout of {secs} s")
-            } else if session.idle(now) >= idle_limit {
+            } else if session.idle(now) < seconds(policy.idle_timeout_secs) {
+                continue;
+            } else if policy.idle_action == IdleAction::Pause {
+                self.pause_when_idle(&session).await;
+                continue;
+            } else {
                 format!(
                     "expired: idle for more than {} s (policy.idle_timeout_secs)",
                     policy.idle_timeout_secs
                 )
-            } else {
-                continue;
             };
             self.end_for(&session, "expire", &reason).await;
+        }
+    }
+
+    /// Pauses an idle session (`idle_action = "pause"`); one that cannot be paused is closed,
+    /// as it would have been otherwise.
+    async fn pause_when_idle(&self, session: &Session) {
+        let idle_secs = self.config().policy.idle_timeout_secs;
+        let target = format!("idle for more than {idle_secs} s (policy.idle_action = \"pause\")");
+        if let Err(e) = self.pause_as(session, Actor::service(), &target).await {
+            let reason = format!(
+                "expired: idle for more than {idle_secs} s (policy.idle_timeout_secs), and pausing it failed: {e}"
+            );
+            self.end_for(session, "expire", &reason).await;
         }
     }
 
@@ -201,8 +250,14 @@ impl Core {
         let mut failures: HashMap<String, u32> = HashMap::new();
         loop {
             ticks.tick().await;
+            // A paused session's agent is frozen on purpose; it is pinged again once resumed.
+            let unpaused = self
+                .sessions()
+                .running()
+                .into_iter()
+                .filter(|s| s.paused_at.is_none());
             let silent: Vec<Session> =
-                stream::iter(self.sessions().running())
+                stream::iter(unpaused)
                     .map(|session| async move {
                         (!self.agent_answers(&session).await).then_some(session)
                     })
@@ -218,7 +273,7 @@ impl Core {
                 } else if self
                     .sessions()
                     .get(&session.id)
-                    .is_ok_and(|s| s.is_running())
+                    .is_ok_and(|s| s.is_running() && s.paused_at.is_none())
                 {
                     let reason = format!(
                         "its agent stopped answering: {count} pings in a row, {} s apart, got no answer within {} s (the agent was killed or frozen from inside the sandbox, or the sandbox is too overloaded to serve requests)",
@@ -236,7 +291,8 @@ impl Core {
     /// given back after a pong, so a healthy agent costs one round trip and no new dial.
     async fn agent_answers(&self, session: &Session) -> bool {
         let ping = async {
-            let mut agent = self.connect(session).await?;
+            // Straight to the backend: a ping must never resume a paused session.
+            let mut agent = self.backend().agent(&session.sandbox).await?;
             proto::ping(&mut agent, PING_TIMEOUT)
                 .await
                 .map_err(|e| Error::Agent(e.to_string()))?;

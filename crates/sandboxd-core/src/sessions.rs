@@ -37,6 +37,11 @@ pub struct Session {
     /// Environment every command of the session starts with, under the command's own (the
     /// E2B face's `envVars`); in memory only, like `idle_timeout_secs`.
     pub env: BTreeMap<String, String>,
+    /// When it was paused, while it is.
+    pub paused_at: Option<OffsetDateTime>,
+    /// Held while the session is paused or resumed, so the two never cross; shared by every
+    /// copy of the session.
+    pub(crate) transition: Arc<tokio::sync::Mutex<()>>,
 }
 
 impl Session {
@@ -60,6 +65,8 @@ impl Session {
             ended: None,
             idle_timeout_secs: None,
             env: BTreeMap::new(),
+            paused_at: None,
+            transition: Arc::default(),
         }
     }
 
@@ -73,11 +80,7 @@ impl Session {
             runtime: self.runtime.clone(),
             tenant: self.tenant.clone(),
             labels: self.labels.clone(),
-            state: if self.ended.is_some() {
-                SessionState::Ended
-            } else {
-                SessionState::Running
-            },
+            state: self.state(),
             created_at: rfc3339(self.created_at),
             last_activity_at: rfc3339(self.last_activity_at),
             idle_secs: self.idle(idle_until).whole_seconds().max(0) as u64,
@@ -86,9 +89,19 @@ impl Session {
             ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
             idle_timeout_secs: self.idle_timeout_secs,
+            paused_at: self.paused_at.map(rfc3339),
         }
     }
 
+    pub fn state(&self) -> SessionState {
+        match (&self.ended, self.paused_at) {
+            (Some(_), _) => SessionState::Ended,
+            (None, Some(_)) => SessionState::Paused,
+            (None, None) => SessionState::Running,
+        }
+    }
+
+    /// Open (not ended), paused or not.
     pub fn is_running(&self) -> bool {
         self.ended.is_none()
     }
@@ -112,6 +125,7 @@ impl Session {
             last_activity_at: rfc3339(self.last_activity_at),
             ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
+            paused_at: self.paused_at.map(rfc3339),
         }
     }
 
@@ -137,6 +151,8 @@ impl Session {
                 .map(|at| (parse(&at), record.end_reason.unwrap_or_default())),
             idle_timeout_secs: None,
             env: BTreeMap::new(),
+            paused_at: record.paused_at.as_deref().map(parse),
+            transition: Arc::default(),
         }
     }
 }
@@ -220,11 +236,7 @@ impl Sessions {
     fn announce(&self, session: &Session) {
         let change = SessionChange {
             id: session.id.clone(),
-            state: if session.is_running() {
-                SessionState::Running
-            } else {
-                SessionState::Ended
-            },
+            state: session.state(),
             tenant: session.tenant.clone(),
             end_reason: session.ended.as_ref().map(|(_, reason)| reason.clone()),
         };
@@ -254,6 +266,21 @@ impl Sessions {
         Ok(Reservation {
             table: self.table.clone(),
         })
+    }
+
+    /// Fails unless `count` more sessions fit under `max_sessions` now (a check ahead of
+    /// opening several; each still takes its own slot).
+    pub fn check_room(&self, count: u32) -> Result<(), Error> {
+        let table = self.lock();
+        let taken = table.running.len() as u32 + table.starting;
+        if taken + count > self.max_sessions {
+            return Err(Error::ServiceFull(format!(
+                "the service has room for {} more sessions ({taken} of {} are open), not {count}",
+                self.max_sessions.saturating_sub(taken),
+                self.max_sessions
+            )));
+        }
+        Ok(())
     }
 
     /// A place under the tenant's quota of `max_sessions`, counting its open sessions and
@@ -380,6 +407,33 @@ impl Sessions {
     pub fn set_env(&self, id: &str, env: BTreeMap<String, String>) -> Option<()> {
         self.lock().running.get_mut(id)?.env = env;
         Some(())
+    }
+
+    /// Records that an open session was paused at `at`, or (`None`) that it runs again.
+    pub fn set_paused(&self, id: &str, at: Option<OffsetDateTime>) {
+        let changed = {
+            let mut table = self.lock();
+            let Some(session) = table.running.get_mut(id) else {
+                return;
+            };
+            let changed = session.paused_at.is_some() != at.is_some();
+            session.paused_at = at;
+            changed.then(|| session.clone())
+        };
+        if let Some(session) = changed {
+            self.announce(&session);
+        }
+        if let Err(e) = self.store.set_paused(id, at.map(rfc3339).as_deref()) {
+            tracing::error!(session = id, error = %e, "cannot record a pause or resume");
+        }
+    }
+
+    /// Whether an open session is paused now.
+    pub fn is_paused(&self, id: &str) -> bool {
+        self.lock()
+            .running
+            .get(id)
+            .is_some_and(|s| s.paused_at.is_some())
     }
 
     /// Marks a session ended, keeping its record; returns it if this call ended it.

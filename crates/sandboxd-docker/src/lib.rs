@@ -12,6 +12,7 @@ mod build;
 mod cgroup;
 pub mod engine;
 mod network;
+mod pause;
 
 use access::SandboxAccess;
 use async_trait::async_trait;
@@ -435,6 +436,34 @@ impl Backend for DockerBackend {
         Ok(())
     }
 
+    async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.open_hub(&sandbox.session_id, false).map(drop)
+    }
+
+    async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        pause::set_frozen(&self.docker, &sandbox.backend_id, true).await
+    }
+
+    async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        pause::set_frozen(&self.docker, &sandbox.backend_id, false).await?;
+        // An agent frozen across a restart of the service dials the new socket only now.
+        let hub = self
+            .hub(&sandbox.session_id)
+            .ok_or_else(|| BackendError::SandboxGone(sandbox.session_id.clone()))?;
+        hub.wait_ready(AGENT_START_TIMEOUT).await.map_err(|_| {
+            BackendError::AgentUnavailable(format!(
+                "the agent of sandbox {} did not answer within {}s of being resumed",
+                sandbox.session_id,
+                AGENT_START_TIMEOUT.as_secs()
+            ))
+        })
+    }
+
+    fn writable_places(&self) -> Vec<String> {
+        // The profile's tmpfs mounts and the engine's /dev/shm; the root is read-only.
+        [WORKDIR, "/tmp", "/dev/shm"].map(str::to_string).to_vec()
+    }
+
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         let result = self.remove_container(&sandbox.backend_id).await;
         self.close_hub(&sandbox.session_id);
@@ -479,13 +508,15 @@ impl Backend for DockerBackend {
             .into_iter()
             .filter_map(|c| {
                 let labels = c.labels.unwrap_or_default();
+                let state = c.state.map(|s| s.to_string()).unwrap_or_default();
                 Some(ExistingSandbox {
                     sandbox: Sandbox {
                         session_id: labels.get(LABEL_SESSION)?.clone(),
                         backend_id: c.id?,
                     },
                     runtime: labels.get(LABEL_RUNTIME).cloned().unwrap_or_default(),
-                    running: c.state.map(|s| s.to_string() == "running").unwrap_or(false),
+                    running: matches!(state.as_str(), "running" | "paused"),
+                    paused: state == "paused",
                 })
             })
             .collect())

@@ -157,6 +157,7 @@ pub async fn create(
                     runtime,
                     tenant: None,
                     labels: request.metadata,
+                    snapshot: None,
                 },
             )
             .await?;

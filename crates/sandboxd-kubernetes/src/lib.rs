@@ -276,6 +276,32 @@ impl Backend for KubernetesBackend {
         Ok(())
     }
 
+    /// A pod is never paused (see [`Backend::pause`] here), so this is [`Backend::adopt`].
+    async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.adopt(sandbox).await
+    }
+
+    /// Kubernetes has no way to freeze a pod's processes.
+    async fn pause(&self, _sandbox: &Sandbox) -> Result<(), BackendError> {
+        Err(BackendError::Engine(
+            "the Kubernetes backend cannot pause a sandbox (Kubernetes has no freezer for a pod); snapshot it and close it instead".into(),
+        ))
+    }
+
+    /// Nothing is paused (see [`Backend::pause`] here): resuming is no error.
+    async fn resume(&self, _sandbox: &Sandbox) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    /// The memory-backed volumes, and the container runtime's `/dev/shm`.
+    fn writable_places(&self) -> Vec<String> {
+        vec![
+            WORKDIR.to_string(),
+            "/tmp".to_string(),
+            "/dev/shm".to_string(),
+        ]
+    }
+
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         self.connections.forget(&sandbox.backend_id);
         match self
@@ -346,6 +372,7 @@ impl Backend for KubernetesBackend {
                     },
                     runtime: labels.get(LABEL_RUNTIME).cloned().unwrap_or_default(),
                     running,
+                    paused: false,
                 })
             })
             .collect())

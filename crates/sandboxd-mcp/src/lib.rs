@@ -17,6 +17,7 @@ mod output;
 mod params;
 mod running;
 mod sessions;
+mod snapshot_tools;
 mod tools;
 
 pub use output::{CommandResult, OUTPUT_DIR};

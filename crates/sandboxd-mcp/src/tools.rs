@@ -51,12 +51,15 @@ impl SandboxTools {
     pub fn new(connector: Arc<dyn Connector>) -> SandboxTools {
         SandboxTools {
             connector,
-            tool_router: Self::tool_router(),
+            tool_router: Self::tool_router() + Self::snapshot_tool_router(),
         }
     }
 
     /// The sandboxes to act on for this call.
-    fn client(&self, context: &RequestContext<RoleServer>) -> Result<Box<dyn Sandboxes>, String> {
+    pub(crate) fn client(
+        &self,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Box<dyn Sandboxes>, String> {
         let request = context.extensions.get::<http::request::Parts>();
         self.connector.connect(request)
     }
@@ -95,6 +98,7 @@ impl SandboxTools {
             runtime: params.runtime,
             tenant: params.tenant,
             labels: params.labels,
+            snapshot: None,
         };
         let opened = cancellable(&context, None, async {
             client.open_session(request).await.map_err(tool_error)

@@ -26,7 +26,10 @@ use axum::routing::{get, on};
 use axum::{Json, Router};
 use metrics::Metrics;
 use origin::Guard;
-use routes::{files, files_meta, ports, processes, service, sessions, stream, terminal, tickets};
+use routes::{
+    files, files_meta, pause, ports, processes, service, sessions, snapshots, stream, terminal,
+    tickets,
+};
 use sandboxd_core::{Core, Error};
 use std::future::Future;
 use std::net::SocketAddr;
@@ -93,6 +96,14 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(tickets::issue))
         .routes(routes!(service::prometheus))
         .routes(routes!(routes::audit::audit_log))
+        .routes(routes!(pause::pause))
+        .routes(routes!(pause::resume))
+        // Streamed both ways, as file contents are: the agent counts the bytes.
+        .routes(routes!(routes::archive::download, routes::archive::upload))
+        .routes(routes!(snapshots::create).layer(DefaultBodyLimit::max(snapshots::BODY_LIMIT)))
+        .routes(routes!(snapshots::list))
+        .routes(routes!(snapshots::get_one, snapshots::delete))
+        .routes(routes!(snapshots::fork).layer(DefaultBodyLimit::max(snapshots::BODY_LIMIT)))
         .routes(routes!(stream::run).layer(DefaultBodyLimit::max(processes::START_BODY_LIMIT)))
         .routes(routes!(routes::events::events))
         .routes(routes!(files_meta::stat))
@@ -103,8 +114,6 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(ports::share).layer(DefaultBodyLimit::max(ports::SHARE_BODY_LIMIT)))
         .routes(routes!(ports::list_shares))
         .routes(routes!(ports::revoke_share))
-        // Streamed both ways, as file contents are: the agent counts the bytes.
-        .routes(routes!(routes::archive::download, routes::archive::upload))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -43,6 +43,7 @@ use utoipa::OpenApi;
         (name = "files", description = "A session's files, read and written through the sandbox's agent"),
         (name = "processes", description = "A session's background processes and its terminal"),
         (name = "ports", description = "A session's ports: listed, reached through the sandbox's agent, shared by link"),
+        (name = "snapshots", description = "Snapshots of sessions' files, sessions opened from them, and forks"),
         (name = "mcp", description = "The Model Context Protocol endpoint for agents"),
         (name = "dashboard", description = "The web dashboard")
     )

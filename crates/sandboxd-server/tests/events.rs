@@ -91,3 +91,23 @@ async fn a_tenants_follower_sees_only_its_own_sessions() {
     );
     assert_eq!(beta.next(Duration::from_millis(300)).await, None);
 }
+
+#[tokio::test]
+async fn a_follower_learns_of_a_pause_and_a_resume() {
+    let service = TestService::start(&config(4, 0, ""));
+    let id = service.open(None).await;
+    let mut follower = Follower::open(&service, TOKEN).await;
+    service
+        .post(&format!("/v1/sessions/{id}/pause"), serde_json::json!({}))
+        .await;
+    assert_eq!(
+        follower.next(WAIT).await,
+        Some((id.clone(), "paused".into(), None))
+    );
+    let (status, _) = service.admin().exec(&id, "echo back").await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(
+        follower.next(WAIT).await,
+        Some((id, "running".into(), None))
+    );
+}

@@ -5,8 +5,10 @@
 //! connection is shared behind a mutex.
 
 mod audit;
+mod snapshots;
 
 pub use audit::AUDIT_KEPT;
+pub use snapshots::SnapshotRecord;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use rusqlite_migration::{Migrations, M};
@@ -48,6 +50,8 @@ pub struct SessionRecord {
     pub last_activity_at: String,
     pub ended_at: Option<String>,
     pub end_reason: Option<String>,
+    /// When it was paused, while it is.
+    pub paused_at: Option<String>,
 }
 
 fn migrations() -> Migrations<'static> {
@@ -82,11 +86,15 @@ fn migrations() -> Migrations<'static> {
         CREATE INDEX activity_by_session ON activity (session_id, seq);",
         ),
         M::up(audit::MIGRATION),
+        M::up("ALTER TABLE sessions ADD COLUMN paused_at TEXT;"),
+        M::up(snapshots::MIGRATION),
     ])
 }
 
 pub struct Store {
     connection: Mutex<Connection>,
+    /// The directory the database is in: the service's state directory.
+    directory: PathBuf,
 }
 
 /// Runs a statement through the connection's statement cache: the same few statements run on
@@ -100,7 +108,7 @@ fn execute_cached(
 }
 
 const SESSION_COLUMNS: &str =
-    "id, runtime, tenant, labels, backend_id, created_at, last_activity_at, ended_at, end_reason";
+    "id, runtime, tenant, labels, backend_id, created_at, last_activity_at, ended_at, end_reason, paused_at";
 
 fn session_from_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let labels: String = row.get(3)?;
@@ -114,6 +122,7 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         last_activity_at: row.get(6)?,
         ended_at: row.get(7)?,
         end_reason: row.get(8)?,
+        paused_at: row.get(9)?,
     })
 }
 
@@ -156,7 +165,13 @@ impl Store {
         migrations().to_latest(&mut connection)?;
         Ok(Store {
             connection: Mutex::new(connection),
+            directory: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
         })
+    }
+
+    /// The directory the database is in, where the state that is not in it is kept too.
+    pub fn directory(&self) -> &Path {
+        &self.directory
     }
 
     fn with<T>(&self, f: impl FnOnce(&Connection) -> rusqlite::Result<T>) -> Result<T, StoreError> {
@@ -168,7 +183,7 @@ impl Store {
         let labels = serde_json::to_string(&session.labels).unwrap_or_else(|_| "{}".into());
         self.with(|c| {
             execute_cached(c,
-                &format!("INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"),
+                &format!("INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
                 params![
                     session.id,
                     session.runtime,
@@ -178,7 +193,8 @@ impl Store {
                     session.created_at,
                     session.last_activity_at,
                     session.ended_at,
-                    session.end_reason
+                    session.end_reason,
+                    session.paused_at
                 ],
             )
             .map(drop)
@@ -190,6 +206,18 @@ impl Store {
             execute_cached(
                 c,
                 "UPDATE sessions SET last_activity_at = ?2 WHERE id = ?1",
+                params![id, at],
+            )
+            .map(drop)
+        })
+    }
+
+    /// Records that a session was paused at `at`, or (`None`) that it runs again.
+    pub fn set_paused(&self, id: &str, at: Option<&str>) -> Result<(), StoreError> {
+        self.with(|c| {
+            execute_cached(
+                c,
+                "UPDATE sessions SET paused_at = ?2 WHERE id = ?1",
                 params![id, at],
             )
             .map(drop)
@@ -208,8 +236,8 @@ impl Store {
         self.with(|c| {
             execute_cached(
                 c,
-                "UPDATE sessions SET last_activity_at = ?2, ended_at = ?3, end_reason = ?4
-                 WHERE id = ?1 AND ended_at IS NULL",
+                "UPDATE sessions SET last_activity_at = ?2, ended_at = ?3, end_reason = ?4,
+                 paused_at = NULL WHERE id = ?1 AND ended_at IS NULL",
                 params![id, last_activity_at, at, reason],
             )?;
             execute_cached(
@@ -341,6 +369,7 @@ mod tests {
             last_activity_at: "2026-11-29T10:00:00Z".into(),
             ended_at: None,
             end_reason: None,
+            paused_at: None,
         }
     }
 
@@ -394,6 +423,8 @@ mod tests {
             store.insert_session(&record("a")).unwrap();
             store.insert_session(&record("b")).unwrap();
             store.touch_session("a", "2026-11-29T11:00:00Z").unwrap();
+            store.set_paused("a", Some("2026-11-29T11:10:00Z")).unwrap();
+            store.set_paused("b", Some("2026-11-29T11:20:00Z")).unwrap();
             store
                 .end_session(
                     "b",
@@ -411,12 +442,14 @@ mod tests {
         assert_eq!(open.len(), 1);
         assert_eq!(open[0].last_activity_at, "2026-11-29T11:00:00Z");
         assert_eq!(open[0].labels["k"], "v");
+        assert_eq!(open[0].paused_at.as_deref(), Some("2026-11-29T11:10:00Z"));
         let ended = store.session("b").unwrap().unwrap();
         assert_eq!(
             ended.end_reason.as_deref(),
             Some("closed by the client"),
             "the first reason stays"
         );
+        assert_eq!(ended.paused_at, None, "an ended session is not paused");
         assert_eq!(ended.last_activity_at, "2026-11-29T11:30:00Z");
         assert_eq!(store.ended_sessions(10).unwrap().len(), 1);
         assert!(store.session("zzz").unwrap().is_none());

@@ -83,6 +83,14 @@ enum Command {
     /// The E2B SDKs pointed at this service: `eval "$(sandboxd e2b env)"`.
     #[command(subcommand)]
     E2b(commands::e2b::E2bCommand),
+    /// Freeze every process of a session: no CPU, memory, processes and files kept.
+    Pause(commands::pause::PauseArgs),
+    /// Thaw a paused session.
+    Resume(commands::pause::PauseArgs),
+    /// Snapshots of sessions: create, list, get, delete (open one with `open --snapshot`).
+    Snapshot(commands::snapshot::SnapshotArgs),
+    /// Open independent sessions with a session's files.
+    Fork(commands::fork::ForkArgs),
 }
 
 fn main() -> ExitCode {
@@ -115,6 +123,10 @@ fn main() -> ExitCode {
             Ok(0)
         }
         Command::E2b(command) => commands::e2b::run(command).map(|()| 0),
+        Command::Pause(args) => commands::pause::run(args, false).map(|()| 0),
+        Command::Resume(args) => commands::pause::run(args, true).map(|()| 0),
+        Command::Snapshot(args) => commands::snapshot::run(args).map(|()| 0),
+        Command::Fork(args) => commands::fork::run(args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -496,3 +496,56 @@ async fn the_client_library_reads_policy_config_stats_and_deletes_files() {
         Err(ClientError::Unauthorized { .. })
     ));
 }
+
+#[test]
+fn pause_resume_snapshot_and_fork_from_the_command_line() {
+    let service = TestService::start(&base_config(4, ""));
+    let id = sandboxd(&service, &["open", "--label", "from=cli"])
+        .ok()
+        .stdout;
+    let id = id.trim();
+    sandboxd(
+        &service,
+        &["exec", id, "--", "sh", "-c", "echo kept > /workspace/f"],
+    )
+    .ok();
+
+    let paused = sandboxd(&service, &["pause", id, "--json"]).ok().json();
+    assert_eq!(paused["state"], "paused");
+    let listed = sandboxd(&service, &["sessions"]).ok().stdout;
+    assert!(listed.contains("paused"), "{listed}");
+    let resumed = sandboxd(&service, &["resume", id]).ok().stdout;
+    assert_eq!(resumed.trim(), format!("resumed {id}"));
+
+    let taken = sandboxd(&service, &["snapshot", "create", id, "cli snap", "--json"])
+        .ok()
+        .json();
+    let snapshot = taken["id"].as_str().unwrap();
+    assert_eq!(taken["labels"]["from"], "cli");
+    let table = sandboxd(&service, &["snapshot", "list"]).ok().stdout;
+    assert!(
+        table.contains(snapshot) && table.contains("cli snap"),
+        "{table}"
+    );
+    let opened = sandboxd(&service, &["open", "--snapshot", snapshot])
+        .ok()
+        .stdout;
+    let read = sandboxd(
+        &service,
+        &["exec", opened.trim(), "--", "cat", "/workspace/f"],
+    )
+    .ok();
+    assert_eq!(read.stdout, "kept\n");
+
+    let forked = sandboxd(&service, &["fork", id, "--count", "2"])
+        .ok()
+        .stdout;
+    assert_eq!(forked.lines().count(), 2, "{forked}");
+    let deleted = sandboxd(&service, &["snapshot", "delete", snapshot])
+        .ok()
+        .stdout;
+    assert_eq!(deleted.trim(), format!("deleted {snapshot}"));
+    let gone = sandboxd(&service, &["snapshot", "get", snapshot]);
+    assert_eq!(gone.code, 5, "{}", gone.stderr);
+    assert!(gone.stderr.contains("not_found"), "{}", gone.stderr);
+}

@@ -83,6 +83,7 @@ export class SessionView {
       pids: h('span'),
       ended: h('p', { class: 'alert alert-info', role: 'status', hidden: true }),
       killed: h('p', { class: 'alert alert-info killed', role: 'status', hidden: true }),
+      notice: h('p', { class: 'alert alert-info notice', role: 'status', hidden: true }),
       error: h('p', { class: 'alert alert-error', role: 'alert', hidden: true }),
     };
     const copy = h('button', { type: 'button', class: 'btn btn-icon btn-ghost', title: 'Copy the session id', 'aria-label': 'Copy the session id' }, icon('copy'));
@@ -101,6 +102,10 @@ export class SessionView {
       class: 'btn btn-danger-ghost',
       title: 'Kill every process in this session; it stays open with its files',
     });
+    // Pause or resume, by the state shown; a snapshot and a fork of one session.
+    this.pauseButton = h('button', { type: 'button', class: 'btn btn-ghost', onclick: () => this.togglePause() }, 'Pause');
+    this.snapshotButton = h('button', { type: 'button', class: 'btn btn-ghost', title: 'Save its files, runtime and labels (not its processes)', onclick: () => this.snapshot() }, 'Snapshot');
+    this.forkButton = h('button', { type: 'button', class: 'btn btn-ghost', title: 'Open a new session with its files', onclick: () => this.fork() }, 'Fork');
     const fact = (label, value) => h('div', { class: 'fact' }, h('span', { class: 'fact-label' }, label), h('span', { class: 'fact-value' }, value));
 
     const head = h(
@@ -118,8 +123,9 @@ export class SessionView {
         fact('PIDs', this.header.pids),
       ),
       h('span', { class: 'spacer' }),
-      h('div', { class: 'session-actions' }, this.killButton, this.closeButton),
+      h('div', { class: 'session-actions' }, this.pauseButton, this.snapshotButton, this.forkButton, this.killButton, this.closeButton),
       this.header.killed,
+      this.header.notice,
       this.header.ended,
       this.header.error,
     );
@@ -194,7 +200,8 @@ export class SessionView {
     setText(this.header.idle, info.state === 'running' ? fmt.seconds(info.idle_secs) : '—');
     setText(this.header.memory, runtime ? `${fmt.bytes(info.memory_bytes)} of ${fmt.bytes(runtime.mem_limit_bytes)}` : fmt.bytes(info.memory_bytes));
     setText(this.header.pids, runtime ? `${fmt.count(info.process_count)} of ${fmt.count(runtime.pids_limit)}` : fmt.count(info.process_count));
-    const ended = info.state !== 'running';
+    setText(this.pauseButton, info.state === 'paused' ? 'Resume' : 'Pause');
+    const ended = info.state === 'ended';
     if (ended) {
       const reason = info.end_reason ? `: ${info.end_reason}` : '';
       setText(this.header.ended, `This session ended ${fmt.when(info.ended_at)}${reason}. Its record and activity stay; nothing more can run in it.`);
@@ -212,7 +219,9 @@ export class SessionView {
   setEnded(ended) {
     this.closeButton.hidden = ended;
     this.killButton.hidden = ended;
+    for (const button of [this.pauseButton, this.snapshotButton, this.forkButton]) button.hidden = ended;
     if (ended) show(this.header.killed, false);
+    if (ended) show(this.header.notice, false);
     for (const view of Object.values(this.views || {})) view.setEnded?.(ended);
   }
 
@@ -233,6 +242,44 @@ export class SessionView {
       setText(this.header.error, errorText(error));
       show(this.header.error);
     }
+  }
+
+  /** Runs one action on the session, shows `said(answer)` in the notice line, reloads. */
+  async act(action, said) {
+    try {
+      const answer = await action();
+      setText(this.header.notice, said(answer));
+      show(this.header.notice);
+      window.dispatchEvent(new Event('sandboxd:changed'));
+      await this.load();
+      this.views.activity.refresh();
+    } catch (error) {
+      setText(this.header.error, errorText(error));
+      show(this.header.error);
+    }
+  }
+
+  togglePause() {
+    const resume = this.info?.state === 'paused';
+    return this.act(
+      () => api.post(sessionPath(this.id, resume ? '/resume' : '/pause'), {}),
+      () => (resume ? 'Resumed: its processes go on where they stopped.' : 'Paused: no CPU; memory, processes and files kept. Any command resumes it.'),
+    );
+  }
+
+  snapshot() {
+    const name = `dashboard ${new Date().toISOString()}`;
+    return this.act(
+      () => api.post(sessionPath(this.id, '/snapshots'), { name }),
+      (snapshot) => `Snapshot ${snapshot.id} saved (${fmt.bytes(snapshot.bytes)}); open a session from it with {"snapshot": "${snapshot.id}"}.`,
+    );
+  }
+
+  fork() {
+    return this.act(
+      () => api.post(sessionPath(this.id, '/fork'), { count: 1 }),
+      (forked) => `Forked into ${forked.sessions.map((s) => s.id).join(', ')} (on the Sessions tab).`,
+    );
   }
 
   async closeSession() {

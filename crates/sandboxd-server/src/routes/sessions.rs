@@ -36,7 +36,7 @@ fn parse_create(body: &[u8]) -> Result<CreateSession, ApiError> {
         return Err(ApiError::bad_request(
             "forbidden_field",
             format!(
-                "a request may name a runtime alias, a tenant and labels, nothing else about the container; refused: {}. The image, limits and network are set by the operator per runtime",
+                "a request may name a runtime alias, a tenant, labels and a snapshot, nothing else about the container; refused: {}. The image, limits and network are set by the operator per runtime",
                 forbidden.join(", ")
             ),
         ));
@@ -52,7 +52,7 @@ fn parse_create(body: &[u8]) -> Result<CreateSession, ApiError> {
     path = "/v1/sessions",
     tag = "sessions",
     summary = "Open a session: a new sandbox of an allowed runtime",
-    description = "The body may name a runtime alias, a tenant and labels, nothing else about the container; an empty body opens the default runtime. The first session of a runtime whose image is not on the engine waits for it to be pulled or built.",
+    description = "The body may name a runtime alias, a tenant, labels and a snapshot to start from (its files, runtime and labels; processes are not in a snapshot), nothing else about the container; an empty body opens the default runtime. The first session of a runtime whose image is not on the engine waits for it to be pulled or built.",
     request_body(content = Option<CreateSession>, description = "What to open; no body opens the default runtime"),
     responses(
         (status = 201, description = "The session, running", body = SessionInfo),

@@ -19,6 +19,9 @@ pub struct OpenArgs {
     /// A label for the session, as KEY=VALUE; repeat for more.
     #[arg(long = "label", value_name = "KEY=VALUE")]
     labels: Vec<String>,
+    /// Start from a snapshot: its files, runtime and labels (`sandboxd snapshot list`).
+    #[arg(long)]
+    snapshot: Option<String>,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -29,6 +32,7 @@ pub fn run(args: OpenArgs) -> Result<()> {
     let mut request = CreateSession {
         runtime: args.runtime,
         tenant: args.tenant,
+        snapshot: args.snapshot,
         ..CreateSession::default()
     };
     for label in &args.labels {

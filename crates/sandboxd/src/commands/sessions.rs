@@ -44,7 +44,12 @@ pub fn run(args: SessionsArgs) -> Result<()> {
         table.row(vec![
             session.id,
             session.runtime,
-            if running { "running" } else { "ended" }.to_string(),
+            match session.state {
+                SessionState::Running => "running",
+                SessionState::Paused => "paused",
+                SessionState::Ended => "ended",
+            }
+            .to_string(),
             or_dash(session.tenant),
             session.created_at,
             if running {

@@ -1,0 +1,155 @@
+//! Opening sessions from a snapshot, and forks: a snapshot opened as N sessions at once.
+//!
+//! A session opened from a snapshot is a new sandbox of the snapshot's runtime with its
+//! labels (the request's added over them) and its files put back by the agent, modes and
+//! symlinks kept; processes do not survive a snapshot. It opens whole or not at all.
+//!
+//! A fork takes a snapshot of the session (counted against the quota while it exists), opens
+//! the sessions from it and deletes it again; it is bounded by `max_sessions`, the tenant's
+//! quota and the snapshot quota, and opens all or none.
+
+use crate::activity::{error_text, Caller, PendingEntry};
+use crate::agent::{agent_error, Operation};
+use crate::core::Core;
+use crate::error::Error;
+use crate::snapshots::{host_error, STEP_TIMEOUT};
+use futures_util::future::join_all;
+use sandboxd_agent_proto::{self as proto, UploadError};
+use sandboxd_api::{CreateSession, ForkRequest, ForkResult, SessionInfo};
+use sandboxd_store::SnapshotRecord;
+
+/// Sessions one fork opens at most.
+pub const MAX_FORK: u32 = 16;
+
+impl Core {
+    /// Opens a session from the snapshot `request.snapshot` names.
+    pub(crate) async fn open_from_snapshot(
+        &self,
+        caller: &Caller,
+        mut request: CreateSession,
+        snapshot_id: &str,
+    ) -> Result<SessionInfo, Error> {
+        let snapshot = self.snapshot_for(caller, snapshot_id, "open_from_snapshot")?;
+        if request
+            .runtime
+            .as_ref()
+            .is_some_and(|r| *r != snapshot.runtime)
+        {
+            return Err(Error::bad_request(
+                "snapshot_runtime",
+                format!(
+                    "snapshot {snapshot_id} is of runtime \"{}\"; name that runtime or none",
+                    snapshot.runtime
+                ),
+            ));
+        }
+        request.runtime = Some(snapshot.runtime.clone());
+        request.tenant = request.tenant.or_else(|| snapshot.tenant.clone());
+        let mut labels = snapshot.labels.clone();
+        labels.append(&mut request.labels);
+        request.labels = labels;
+        let info = self.open_session(caller, request).await?;
+        if let Err(e) = self.restore_files(caller, &info.id, &snapshot).await {
+            let reason = format!("opening it from snapshot {snapshot_id} failed");
+            let _ = self.end_session(&info.id, &reason).await;
+            return Err(e);
+        }
+        self.get_session(caller, &info.id).await
+    }
+
+    /// Puts the snapshot's archives back into the new session, recording the entry.
+    async fn restore_files(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        snapshot: &SnapshotRecord,
+    ) -> Result<(), Error> {
+        let session = self.running_session(caller, session_id, "snapshot_restore")?;
+        let mut entry = PendingEntry::new(
+            self.sessions(),
+            session_id,
+            caller.actor(),
+            "snapshot_restore",
+            &snapshot.id,
+        );
+        entry.bytes = Some(snapshot.bytes);
+        let result = async {
+            for (index, path) in snapshot.paths.iter().enumerate() {
+                let file = self
+                    .snapshots()
+                    .files
+                    .open(&snapshot.id, index)
+                    .await
+                    .map_err(|e| host_error("cannot read the snapshot's files", e))?;
+                let agent = self.connect(&session).await?;
+                // Its contents were within the quota when it was taken: no more than its size.
+                proto::upload_archive(agent, path, snapshot.bytes, file, STEP_TIMEOUT)
+                    .await
+                    .map_err(|e| match e {
+                        UploadError::Proto(e) => agent_error(Operation::WriteFile, e),
+                        other => Error::Agent(format!("putting back {path} failed: {other}")),
+                    })?;
+            }
+            Ok(())
+        }
+        .await;
+        entry.end(result.as_ref().err().map(error_text));
+        result
+    }
+
+    /// Snapshots the session and opens `count` independent sessions from it.
+    pub async fn fork_session(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        request: ForkRequest,
+    ) -> Result<ForkResult, Error> {
+        if request.count == 0 || request.count > MAX_FORK {
+            return Err(Error::bad_request(
+                "invalid_request",
+                format!("`count` must be 1 to {MAX_FORK}"),
+            ));
+        }
+        let session = self.running_session(caller, session_id, "fork")?;
+        self.sessions().check_room(request.count)?;
+        let mut entry = PendingEntry::new(
+            self.sessions(),
+            session_id,
+            caller.actor(),
+            "fork",
+            &format!("{} sessions", request.count),
+        );
+        let result = async {
+            let name = format!("fork of {session_id}");
+            let snapshot = self.take_snapshot(caller, &session, name).await?;
+            let opened = join_all((0..request.count).map(|_| {
+                let request = CreateSession {
+                    snapshot: Some(snapshot.id.clone()),
+                    ..CreateSession::default()
+                };
+                self.open_session(caller, request)
+            }))
+            .await;
+            let removed = self.remove_snapshot(&snapshot).await;
+            let mut sessions = Vec::new();
+            let mut failure = removed.err();
+            for result in opened {
+                match result {
+                    Ok(info) => sessions.push(info),
+                    Err(e) => failure = failure.or(Some(e)),
+                }
+            }
+            if let Some(e) = failure {
+                let reason = format!("the fork of {session_id} it belonged to failed");
+                for info in &sessions {
+                    let _ = self.end_session(&info.id, &reason).await;
+                }
+                return Err(e);
+            }
+            Ok(ForkResult { sessions })
+        }
+        .await;
+        entry.end(result.as_ref().err().map(error_text));
+        result
+    }
+}

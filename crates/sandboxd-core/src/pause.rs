@@ -1,0 +1,83 @@
+//! Pausing and resuming sessions. A paused session's sandbox is frozen by the backend: it uses
+//! no CPU and keeps its memory, processes and files. Any operation that reaches its agent
+//! resumes it first (the service's own `resume` entry in the activity log says so); reading
+//! its record, its activity or closing it does not.
+//!
+//! The clocks while paused: the lifetime clock runs on (`policy.max_lifetime_secs` bounds how
+//! long a sandbox holds its memory, paused or not); the idle limit does not apply, and
+//! `policy.paused_timeout_secs`, counted from the pause, closes a session left paused. A
+//! resume is activity, so the idle clock starts again from it.
+
+use crate::activity::{error_text, Actor, Caller, PendingEntry};
+use crate::core::Core;
+use crate::error::Error;
+use crate::sessions::Session;
+use sandboxd_api::SessionInfo;
+use time::OffsetDateTime;
+
+/// The target of the entry a resume on the way to another operation records.
+const AUTOMATIC: &str = "automatic: an operation arrived while it was paused";
+
+impl Core {
+    /// Freezes every process of the session; pausing a paused session is no error.
+    pub async fn pause_session(&self, caller: &Caller, id: &str) -> Result<SessionInfo, Error> {
+        let session = self.running_session(caller, id, "pause")?;
+        self.pause_as(&session, caller.actor(), &session.runtime)
+            .await?;
+        self.get_session(caller, id).await
+    }
+
+    /// Thaws a paused session; resuming a running session is no error.
+    pub async fn resume_session(&self, caller: &Caller, id: &str) -> Result<SessionInfo, Error> {
+        let session = self.running_session(caller, id, "resume")?;
+        self.resume_as(&session, caller.actor(), &session.runtime)
+            .await?;
+        self.get_session(caller, id).await
+    }
+
+    /// Pauses the session on behalf of `actor`, recording the entry.
+    pub(crate) async fn pause_as(
+        &self,
+        session: &Session,
+        actor: Actor,
+        target: &str,
+    ) -> Result<(), Error> {
+        let _transition = session.transition.lock().await;
+        let mut entry = PendingEntry::new(self.sessions(), &session.id, actor, "pause", target);
+        let result = self.backend().pause(&session.sandbox).await;
+        if result.is_ok() {
+            self.sessions()
+                .set_paused(&session.id, Some(OffsetDateTime::now_utc()));
+            tracing::info!(session = %session.id, "session paused");
+        }
+        let result = result.map_err(Error::from);
+        entry.end(result.as_ref().err().map(error_text));
+        result
+    }
+
+    /// Resumes the session on behalf of `actor`, recording the entry; a session that is not
+    /// paused records nothing.
+    async fn resume_as(&self, session: &Session, actor: Actor, target: &str) -> Result<(), Error> {
+        let _transition = session.transition.lock().await;
+        if !self.sessions().is_paused(&session.id) {
+            return Ok(());
+        }
+        let mut entry = PendingEntry::new(self.sessions(), &session.id, actor, "resume", target);
+        let result = self.backend().resume(&session.sandbox).await;
+        if result.is_ok() {
+            self.sessions().set_paused(&session.id, None);
+            tracing::info!(session = %session.id, "session resumed");
+        }
+        let result = result.map_err(Error::from);
+        entry.end(result.as_ref().err().map(error_text));
+        result
+    }
+
+    /// Resumes a paused session before an operation reaches its agent.
+    pub(crate) async fn resume_if_paused(&self, session: &Session) -> Result<(), Error> {
+        if !self.sessions().is_paused(&session.id) {
+            return Ok(());
+        }
+        self.resume_as(session, Actor::service(), AUTOMATIC).await
+    }
+}

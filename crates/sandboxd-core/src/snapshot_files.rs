@@ -1,0 +1,205 @@
+//! Where snapshots' archives are kept: one directory per snapshot under `snapshots/` in the
+//! state directory (0700), holding one tar per sandbox directory (0600), as opaque bytes the
+//! host never unpacks. A snapshot is written into a hidden directory, each file synced, then
+//! renamed into place and the parent synced, so a crash leaves either nothing or the whole
+//! set; its record goes into the store after that, and files with no record are removed at
+//! start.
+
+use std::collections::HashSet;
+use std::fs::{DirBuilder, Permissions};
+use std::io;
+use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+
+const HIDDEN_PREFIX: &str = ".partial-";
+
+/// The snapshots' directory.
+#[derive(Debug, Clone)]
+pub struct SnapshotFiles {
+    root: PathBuf,
+}
+
+/// Snapshot ids are made by the service: lowercase hex. Nothing else names a path.
+fn checked(id: &str) -> io::Result<&str> {
+    if !id.is_empty() && id.len() <= 64 && id.bytes().all(|b| b.is_ascii_hexdigit()) {
+        Ok(id)
+    } else {
+        Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            "not a snapshot id",
+        ))
+    }
+}
+
+fn part_name(index: usize) -> String {
+    format!("{index}.tar")
+}
+
+impl SnapshotFiles {
+    pub fn new(root: PathBuf) -> SnapshotFiles {
+        SnapshotFiles { root }
+    }
+
+    /// Makes the directory, private to the service's user whatever was there.
+    fn ensure_root(&self) -> io::Result<()> {
+        DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&self.root)?;
+        std::fs::set_permissions(&self.root, Permissions::from_mode(0o700))
+    }
+
+    /// Starts writing a snapshot's files; dropped unfinished, it leaves nothing.
+    pub fn begin(&self, id: &str) -> io::Result<PartialSnapshot> {
+        self.ensure_root()?;
+        let id = checked(id)?;
+        let dir = self.root.join(format!("{HIDDEN_PREFIX}{id}"));
+        DirBuilder::new().mode(0o700).create(&dir)?;
+        Ok(PartialSnapshot {
+            dir,
+            done: self.root.join(id),
+            root: self.root.clone(),
+            committed: false,
+        })
+    }
+
+    /// One archive of a snapshot, to read.
+    pub async fn open(&self, id: &str, index: usize) -> io::Result<tokio::fs::File> {
+        let path = self.root.join(checked(id)?).join(part_name(index));
+        tokio::fs::OpenOptions::new().read(true).open(path).await
+    }
+
+    /// Removes a snapshot's files; removing what is gone is no error.
+    pub async fn remove(&self, id: &str) -> io::Result<()> {
+        match tokio::fs::remove_dir_all(self.root.join(checked(id)?)).await {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => Err(e),
+            _ => Ok(()),
+        }
+    }
+
+    /// Removes what a crash left: unfinished snapshots, and finished ones whose record was
+    /// never written. Returns how many were removed.
+    /// The directory is made private again at the same time (as at every start).
+    pub fn remove_unrecorded(&self, recorded: &HashSet<String>) -> io::Result<usize> {
+        self.ensure_root()?;
+        let entries = std::fs::read_dir(&self.root)?;
+        let mut removed = 0;
+        for entry in entries {
+            let entry = entry?;
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if recorded.contains(&name) {
+                continue;
+            }
+            let path = entry.path();
+            if entry.file_type()?.is_dir() {
+                std::fs::remove_dir_all(&path)?;
+            } else {
+                std::fs::remove_file(&path)?;
+            }
+            removed += 1;
+        }
+        Ok(removed)
+    }
+}
+
+/// A snapshot being written.
+pub struct PartialSnapshot {
+    dir: PathBuf,
+    done: PathBuf,
+    root: PathBuf,
+    committed: bool,
+}
+
+impl PartialSnapshot {
+    /// A new archive file, to write.
+    pub async fn create(&self, index: usize) -> io::Result<tokio::fs::File> {
+        tokio::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(self.dir.join(part_name(index)))
+            .await
+    }
+
+    /// Puts the snapshot in place, durably: its files were synced as they were closed.
+    pub async fn commit(mut self) -> io::Result<()> {
+        let (dir, done, root) = (self.dir.clone(), self.done.clone(), self.root.clone());
+        tokio::task::spawn_blocking(move || {
+            sync_dir(&dir)?;
+            std::fs::rename(&dir, &done)?;
+            sync_dir(&root)
+        })
+        .await
+        .map_err(io::Error::other)??;
+        self.committed = true;
+        Ok(())
+    }
+}
+
+impl Drop for PartialSnapshot {
+    fn drop(&mut self) {
+        if !self.committed {
+            if let Err(e) = std::fs::remove_dir_all(&self.dir) {
+                tracing::warn!(dir = %self.dir.display(), error = %e, "cannot remove an unfinished snapshot");
+            }
+        }
+    }
+}
+
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    std::fs::File::open(dir)?.sync_all()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::MetadataExt;
+    use tokio::io::AsyncWriteExt;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().mode() & 0o777
+    }
+
+    #[tokio::test]
+    async fn a_snapshot_appears_whole_and_private_or_not_at_all() {
+        let state = tempfile::tempdir().unwrap();
+        let files = SnapshotFiles::new(state.path().join("snapshots"));
+        let partial = files.begin("ab12").unwrap();
+        let mut part = partial.create(0).await.unwrap();
+        part.write_all(b"tar bytes").await.unwrap();
+        part.sync_all().await.unwrap();
+        assert!(
+            files.open("ab12", 0).await.is_err(),
+            "not there before the commit"
+        );
+        partial.commit().await.unwrap();
+        let mut read = String::new();
+        tokio::io::AsyncReadExt::read_to_string(
+            &mut files.open("ab12", 0).await.unwrap(),
+            &mut read,
+        )
+        .await
+        .unwrap();
+        assert_eq!(read, "tar bytes");
+        let root = state.path().join("snapshots");
+        assert_eq!(mode(&root), 0o700);
+        assert_eq!(mode(&root.join("ab12")), 0o700);
+        assert_eq!(mode(&root.join("ab12/0.tar")), 0o600);
+
+        // Dropped unfinished: nothing is left.
+        let partial = files.begin("cd34").unwrap();
+        partial.create(0).await.unwrap();
+        drop(partial);
+        assert_eq!(std::fs::read_dir(&root).unwrap().count(), 1);
+
+        // A crash's leftovers go at start; recorded snapshots stay.
+        std::mem::forget(files.begin("ef56").unwrap());
+        std::fs::create_dir(root.join("0099")).unwrap();
+        let recorded = HashSet::from(["ab12".to_string()]);
+        assert_eq!(files.remove_unrecorded(&recorded).unwrap(), 2);
+        assert!(files.open("ab12", 0).await.is_ok());
+        files.remove("ab12").await.unwrap();
+        files.remove("ab12").await.unwrap();
+        assert!(files.begin("../x").is_err(), "only ids name paths");
+    }
+}

@@ -1,0 +1,287 @@
+//! Snapshots of sessions: the files of the sandbox's writable places (the backend names them:
+//! for Docker `/workspace`, `/tmp` and `/dev/shm`) as tar archives the agent makes inside the
+//! sandbox, with the session's runtime and labels. Processes are not kept (a paused session
+//! keeps them). A snapshot belongs to its session's tenant: another tenant's is "not found".
+//! It counts against the tenant's quota (`policy.snapshot_quota_count` snapshots and
+//! `policy.snapshot_quota_bytes` bytes of archives); one that would not fit is refused and
+//! leaves nothing. The host keeps the archives as opaque files (see [`crate::snapshot_files`])
+//! and never unpacks them: they go back into a sandbox through its agent.
+
+use crate::activity::{agent_text, error_text, Caller, PendingEntry};
+use crate::agent::{agent_error, Operation};
+use crate::core::Core;
+use crate::error::Error;
+use crate::sessions::{new_session_id, rfc3339, Session};
+use crate::snapshot_files::SnapshotFiles;
+use sandboxd_agent_proto::{self as proto, ProtoError};
+use sandboxd_api::{SnapshotInfo, SnapshotList, SnapshotRequest};
+use sandboxd_backend::BackendError;
+use sandboxd_config::format_bytes;
+use sandboxd_store::SnapshotRecord;
+use std::collections::HashSet;
+use std::time::Duration;
+use time::OffsetDateTime;
+use tokio::io::AsyncWriteExt;
+
+/// The longest wait for one step of an archive's transfer, as for files.
+pub(crate) const STEP_TIMEOUT: Duration = Duration::from_secs(60);
+const MAX_NAME_CHARS: usize = 128;
+
+/// The snapshots' files, and the lock that makes one quota check and the snapshot it admits
+/// a single step.
+pub(crate) struct Snapshots {
+    pub files: SnapshotFiles,
+    taking: tokio::sync::Mutex<()>,
+}
+
+impl Snapshots {
+    pub fn new(files: SnapshotFiles) -> Snapshots {
+        Snapshots {
+            files,
+            taking: tokio::sync::Mutex::new(()),
+        }
+    }
+}
+
+pub(crate) fn not_found(id: &str) -> Error {
+    Error::NotFound(format!(
+        "no snapshot with id \"{id}\"; list the snapshots to see yours"
+    ))
+}
+
+pub(crate) fn info(record: &SnapshotRecord) -> SnapshotInfo {
+    SnapshotInfo {
+        id: record.id.clone(),
+        name: record.name.clone(),
+        tenant: record.tenant.clone(),
+        runtime: record.runtime.clone(),
+        labels: record.labels.clone(),
+        session_id: record.session_id.clone(),
+        created_at: record.created_at.clone(),
+        bytes: record.bytes,
+        paths: record.paths.clone(),
+    }
+}
+
+/// A failure of the host's own files: the service's fault, not the caller's or the sandbox's.
+pub(crate) fn host_error(what: &str, e: std::io::Error) -> Error {
+    Error::Backend(BackendError::Setup(format!("{what}: {e}")))
+}
+
+fn tenant_name(tenant: Option<&str>) -> String {
+    tenant.map_or_else(
+        || "the untenanted sessions".into(),
+        |t| format!("tenant \"{t}\""),
+    )
+}
+
+impl Core {
+    /// Saves the session's files, runtime and labels as a new snapshot.
+    pub async fn create_snapshot(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        request: SnapshotRequest,
+    ) -> Result<SnapshotInfo, Error> {
+        let name = request.name;
+        if name.is_empty()
+            || name.chars().count() > MAX_NAME_CHARS
+            || name.chars().any(char::is_control)
+        {
+            return Err(Error::bad_request(
+                "invalid_request",
+                format!(
+                    "`name` must be 1 to {MAX_NAME_CHARS} characters without control characters"
+                ),
+            ));
+        }
+        let session = self.running_session(caller, session_id, "snapshot")?;
+        let record = self.take_snapshot(caller, &session, name).await?;
+        Ok(info(&record))
+    }
+
+    /// The snapshots the caller may see: all of them, or its tenant's.
+    pub fn list_snapshots(&self, caller: &Caller) -> Result<SnapshotList, Error> {
+        let tenant = caller.principal.tenant().map(Some);
+        let records = self.sessions().store().snapshots(tenant)?;
+        Ok(SnapshotList {
+            snapshots: records.iter().map(info).collect(),
+        })
+    }
+
+    pub fn get_snapshot(&self, caller: &Caller, id: &str) -> Result<SnapshotInfo, Error> {
+        Ok(info(&self.snapshot_for(caller, id, "get_snapshot")?))
+    }
+
+    /// Deletes a snapshot: its record, then its files (a crash between leaves files that
+    /// are removed at the next start).
+    pub async fn delete_snapshot(&self, caller: &Caller, id: &str) -> Result<SnapshotInfo, Error> {
+        let record = self.snapshot_for(caller, id, "delete_snapshot")?;
+        let mut entry = PendingEntry::new(
+            self.sessions(),
+            &record.session_id,
+            caller.actor(),
+            "snapshot_delete",
+            &record.id,
+        );
+        let result = self.remove_snapshot(&record).await;
+        entry.end(result.as_ref().err().map(error_text));
+        result?;
+        Ok(info(&record))
+    }
+
+    /// The snapshot, if the caller may reach it: a tenant only its own; another tenant's is
+    /// "not found", like an id that does not exist, and the attempt goes to the audit log.
+    pub(crate) fn snapshot_for(
+        &self,
+        caller: &Caller,
+        id: &str,
+        action: &'static str,
+    ) -> Result<SnapshotRecord, Error> {
+        let record = self
+            .sessions()
+            .store()
+            .snapshot(id)?
+            .ok_or_else(|| not_found(id))?;
+        match caller.principal.tenant() {
+            Some(tenant) if record.tenant.as_deref() != Some(tenant) => {
+                self.record_denied(caller, action, id);
+                Err(not_found(id))
+            }
+            _ => Ok(record),
+        }
+    }
+
+    pub(crate) async fn remove_snapshot(&self, record: &SnapshotRecord) -> Result<(), Error> {
+        self.sessions().store().delete_snapshot(&record.id)?;
+        self.snapshots()
+            .files
+            .remove(&record.id)
+            .await
+            .map_err(|e| host_error("cannot remove the snapshot's files", e))?;
+        tracing::info!(snapshot = %record.id, "snapshot deleted");
+        Ok(())
+    }
+
+    /// Takes a snapshot of an open session under the quota of its tenant, recording the
+    /// entry in its activity log.
+    pub(crate) async fn take_snapshot(
+        &self,
+        caller: &Caller,
+        session: &Session,
+        name: String,
+    ) -> Result<SnapshotRecord, Error> {
+        let _taking = self.snapshots().taking.lock().await;
+        let id = new_session_id();
+        let mut entry = PendingEntry::new(
+            self.sessions(),
+            &session.id,
+            caller.actor(),
+            "snapshot",
+            &id,
+        );
+        let result = self.write_snapshot(session, &id, name).await;
+        entry.bytes = result.as_ref().ok().map(|r| r.bytes);
+        entry.end(result.as_ref().err().map(error_text));
+        if result.is_ok() {
+            tracing::info!(session = %session.id, snapshot = %id, "snapshot taken");
+        }
+        result
+    }
+
+    async fn write_snapshot(
+        &self,
+        session: &Session,
+        id: &str,
+        name: String,
+    ) -> Result<SnapshotRecord, Error> {
+        let policy = &self.config().policy;
+        let tenant = session.tenant.as_deref();
+        let store = self.sessions().store();
+        let (count, used) = store.snapshot_usage(tenant)?;
+        if count >= policy.snapshot_quota_count {
+            return Err(Error::LimitReached {
+                code: "snapshot_quota",
+                message: format!(
+                    "{} keeps {count} snapshots, as many as its quota allows (policy.snapshot_quota_count = {}); delete one first",
+                    tenant_name(tenant),
+                    policy.snapshot_quota_count
+                ),
+            });
+        }
+        let left = policy.snapshot_quota_bytes.saturating_sub(used);
+        let over_quota = || {
+            Error::LimitReached {
+            code: "snapshot_quota",
+            message: format!(
+                "the snapshot would take more than the {} left of the snapshot quota of {} ({} of {} in use, policy.snapshot_quota_bytes); nothing was kept. Delete snapshots or files in the session first",
+                format_bytes(left),
+                tenant_name(tenant),
+                format_bytes(used),
+                format_bytes(policy.snapshot_quota_bytes)
+            ),
+        }
+        };
+        let io_error = |e: std::io::Error| host_error("cannot write the snapshot's files", e);
+        let partial = self.snapshots().files.begin(id).map_err(io_error)?;
+        let paths = self.backend().writable_places();
+        let mut bytes = 0u64;
+        for (index, path) in paths.iter().enumerate() {
+            let agent = self.connect(session).await?;
+            let mut archive = proto::open_archive(agent, path, left - bytes, STEP_TIMEOUT)
+                .await
+                .map_err(|e| match e {
+                    ProtoError::Agent { code, .. } if code == proto::ERROR_TOO_LARGE => {
+                        over_quota()
+                    }
+                    e => agent_error(Operation::ListFiles, e),
+                })?;
+            let mut file = partial.create(index).await.map_err(io_error)?;
+            loop {
+                let chunk = archive.next_chunk().await.map_err(|e| {
+                    Error::Agent(agent_text(&format!("the archive of {path} broke off: {e}")))
+                })?;
+                let Some(chunk) = chunk else { break };
+                bytes += chunk.len() as u64;
+                if bytes > left {
+                    return Err(over_quota());
+                }
+                file.write_all(&chunk).await.map_err(io_error)?;
+            }
+            file.sync_all().await.map_err(io_error)?;
+        }
+        partial.commit().await.map_err(io_error)?;
+        let record = SnapshotRecord {
+            id: id.to_string(),
+            name,
+            tenant: session.tenant.clone(),
+            runtime: session.runtime.clone(),
+            labels: session.labels.clone(),
+            session_id: session.id.clone(),
+            created_at: rfc3339(OffsetDateTime::now_utc()),
+            bytes,
+            paths,
+        };
+        // Recorded last: a record always has its files.
+        if let Err(e) = store.insert_snapshot(&record) {
+            let _ = self.snapshots().files.remove(id).await;
+            return Err(e.into());
+        }
+        Ok(record)
+    }
+
+    /// Removes snapshot files a crash left without a record (at start).
+    pub(crate) fn remove_unrecorded_snapshots(&self) -> Result<usize, Error> {
+        let recorded: HashSet<String> = self
+            .sessions()
+            .store()
+            .snapshots(None)?
+            .into_iter()
+            .map(|r| r.id)
+            .collect();
+        self.snapshots()
+            .files
+            .remove_unrecorded(&recorded)
+            .map_err(|e| host_error("cannot clean up the snapshots' directory", e))
+    }
+}

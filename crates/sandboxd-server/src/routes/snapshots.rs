@@ -1,0 +1,126 @@
+//! Snapshots of sessions, and forks.
+
+use crate::error::ApiError;
+use crate::extract::{ApiJson, Authenticated, JsonRequest};
+use crate::AppState;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::Json;
+use sandboxd_api::{ForkRequest, ForkResult, SnapshotInfo, SnapshotList, SnapshotRequest};
+
+/// Small JSON bodies: a name, a count.
+pub const BODY_LIMIT: usize = 4 << 10;
+
+impl JsonRequest for SnapshotRequest {
+    const WHAT: &'static str = "snapshot request";
+    const HINT: &'static str = "; send {\"name\": \"...\"}";
+}
+
+impl JsonRequest for ForkRequest {
+    const WHAT: &'static str = "fork request";
+    const HINT: &'static str = "; send {\"count\": N}";
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/snapshots",
+    tag = "snapshots",
+    summary = "Save a session's files, runtime and labels as a snapshot",
+    description = "Keeps every file of the sandbox's writable places (/workspace, /tmp, /dev/shm) with its mode, and symlinks as symlinks, as archives the sandbox's agent makes; processes are not kept (a paused session keeps them). The snapshot belongs to the session's tenant and counts against its quota (`policy.snapshot_quota_count`, `policy.snapshot_quota_bytes`); one that does not fit is refused and leaves nothing. Open a session from it with `POST /v1/sessions` `{\"snapshot\": ID}`. A paused session is resumed first.",
+    params(("id" = String, Path, description = "The session's id")),
+    request_body(content = SnapshotRequest, description = "Its name"),
+    responses(
+        (status = 201, description = "The snapshot", body = SnapshotInfo),
+        (status = 400, description = "`invalid_request`: no name, or one that is too long", body = sandboxd_api::ErrorBody),
+        (status = 429, description = "`snapshot_quota`: the tenant keeps as many snapshots as it may, or this one would pass its bytes", body = sandboxd_api::ErrorBody),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn create(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+    ApiJson(request): ApiJson<SnapshotRequest>,
+) -> Result<(StatusCode, Json<SnapshotInfo>), ApiError> {
+    let snapshot = state.core.create_snapshot(&caller, &id, request).await?;
+    Ok((StatusCode::CREATED, Json(snapshot)))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/snapshots",
+    tag = "snapshots",
+    summary = "The snapshots the caller may see: a tenant's own, or all for the administrator",
+    responses((status = 200, description = "Oldest first", body = SnapshotList))
+)]
+pub async fn list(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+) -> Result<Json<SnapshotList>, ApiError> {
+    Ok(Json(state.core.list_snapshots(&caller)?))
+}
+
+#[utoipa::path(
+    get,
+    path = "/v1/snapshots/{snapshot_id}",
+    tag = "snapshots",
+    summary = "One snapshot",
+    params(("snapshot_id" = String, Path, description = "The snapshot's id")),
+    responses(
+        (status = 200, description = "The snapshot", body = SnapshotInfo),
+        (status = 404, description = "`not_found`: no such snapshot (or not the caller's)", body = sandboxd_api::ErrorBody)
+    )
+)]
+pub async fn get_one(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(snapshot_id): Path<String>,
+) -> Result<Json<SnapshotInfo>, ApiError> {
+    Ok(Json(state.core.get_snapshot(&caller, &snapshot_id)?))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/snapshots/{snapshot_id}",
+    tag = "snapshots",
+    summary = "Delete a snapshot and its files",
+    params(("snapshot_id" = String, Path, description = "The snapshot's id")),
+    responses(
+        (status = 200, description = "The snapshot that was deleted", body = SnapshotInfo),
+        (status = 404, description = "`not_found`: no such snapshot (or not the caller's)", body = sandboxd_api::ErrorBody)
+    )
+)]
+pub async fn delete(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(snapshot_id): Path<String>,
+) -> Result<Json<SnapshotInfo>, ApiError> {
+    Ok(Json(
+        state.core.delete_snapshot(&caller, &snapshot_id).await?,
+    ))
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/fork",
+    tag = "snapshots",
+    summary = "Fork a session: open `count` independent sessions with its files",
+    description = "Takes a snapshot of the session (it must fit the snapshot quota), opens `count` sessions from it (1 to 16) and deletes the snapshot. All open, or none: it is bounded by `max_sessions` and the tenant's quota. Processes do not carry over; the session forked stays as it is.",
+    params(("id" = String, Path, description = "The session's id")),
+    request_body(content = ForkRequest, description = "How many sessions to open"),
+    responses(
+        (status = 201, description = "The sessions opened", body = ForkResult),
+        (status = 400, description = "`invalid_request`: a count out of range", body = sandboxd_api::ErrorBody),
+        (status = 429, description = "`service_full`, `tenant_quota` or `snapshot_quota`", body = sandboxd_api::ErrorBody),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn fork(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+    ApiJson(request): ApiJson<ForkRequest>,
+) -> Result<(StatusCode, Json<ForkResult>), ApiError> {
+    let forked = state.core.fork_session(&caller, &id, request).await?;
+    Ok((StatusCode::CREATED, Json(forked)))
+}

@@ -1,0 +1,34 @@
+//! `sandboxd pause ID` and `sandboxd resume ID`: freeze every process of a session, and thaw
+//! it. Any command on a paused session resumes it too.
+
+use super::connection::{block_on, ServiceArgs};
+use super::output::{print_json, OutputArgs};
+use anyhow::Result;
+use clap::Args;
+use sandboxd_client::Interface;
+
+#[derive(Args)]
+pub struct PauseArgs {
+    /// The session's id.
+    id: String,
+    #[command(flatten)]
+    output: OutputArgs,
+    #[command(flatten)]
+    service: ServiceArgs,
+}
+
+/// Pauses the session, or with `resume` thaws it.
+pub fn run(args: PauseArgs, resume: bool) -> Result<()> {
+    let client = args.service.client(Interface::Cli)?;
+    let session = if resume {
+        block_on(client.resume_session(&args.id))??
+    } else {
+        block_on(client.pause_session(&args.id))??
+    };
+    if args.output.json {
+        return print_json(&session);
+    }
+    let done = if resume { "resumed" } else { "paused" };
+    println!("{done} {}", session.id);
+    Ok(())
+}

@@ -1,0 +1,70 @@
+// Pause, resume, snapshot and fork from the session's header in the dashboard: Debian's
+// Chromium against a real sandboxd and Docker. Each step asserts what the page shows and what
+// the API then says.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startService, launchBrowser, apiCall, screenshot, TOKEN } from './harness.js';
+
+let service;
+let browserHandle;
+let page;
+let sessionId;
+const pageErrors = [];
+
+before(async () => {
+  service = await startService();
+  browserHandle = await launchBrowser();
+  const context = await browserHandle.browser.newContext({ viewport: { width: 1280, height: 800 } });
+  context.setDefaultTimeout(30_000);
+  page = await context.newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  const opened = await apiCall(service, 'POST', '/v1/sessions', { runtime: 'sh' });
+  assert.equal(opened.status, 201, JSON.stringify(opened.json));
+  sessionId = opened.json.id;
+  await apiCall(service, 'PUT', `/v1/sessions/${sessionId}/files/content?path=kept.txt`, 'kept');
+  await page.goto(`${service.url}/`);
+  await page.fill('#signin-token', TOKEN);
+  await page.click('#signin-submit');
+  await page.locator('#app:not([hidden])').waitFor();
+  await page.goto(`${service.url}/#session/${sessionId}`);
+  await page.locator('.session-head .badge-running').waitFor();
+});
+
+after(async () => {
+  await browserHandle?.close();
+  await service?.stop();
+});
+
+const button = (name) => page.locator('.session-actions button', { hasText: name });
+
+test('pause shows the state paused and resume thaws it', async () => {
+  await button('Pause').click();
+  await page.locator('.session-head .badge-paused').waitFor();
+  assert.match(await page.locator('.session-head .notice').innerText(), /Paused: no CPU/);
+  assert.equal((await apiCall(service, 'GET', `/v1/sessions/${sessionId}`)).json.state, 'paused');
+  assert.equal(await page.locator('.session-head .alert-info:not(.notice):not(.killed):not([hidden])').count(), 0, 'a paused session is not shown as ended');
+  await screenshot(page, 'pause-01-paused');
+  await button('Resume').click();
+  await page.locator('.session-head .badge-running').waitFor();
+  assert.equal((await apiCall(service, 'GET', `/v1/sessions/${sessionId}`)).json.state, 'running');
+});
+
+test('snapshot saves one and fork opens a session with the files', async () => {
+  await button('Snapshot').click();
+  await page.locator('.session-head .notice', { hasText: 'Snapshot' }).waitFor();
+  const snapshots = (await apiCall(service, 'GET', '/v1/snapshots')).json.snapshots;
+  assert.equal(snapshots.length, 1);
+  assert.match(await page.locator('.session-head .notice').innerText(), new RegExp(snapshots[0].id));
+
+  await button('Fork').click();
+  await page.locator('.session-head .notice', { hasText: 'Forked into' }).waitFor();
+  const sessions = (await apiCall(service, 'GET', '/v1/sessions')).json.sessions;
+  const fork = sessions.find((s) => s.id !== sessionId);
+  assert.ok(fork, JSON.stringify(sessions));
+  const read = await fetch(`${service.url}/v1/sessions/${fork.id}/files/content?path=kept.txt`, {
+    headers: { Authorization: `Bearer ${TOKEN}` },
+  });
+  assert.equal(await read.text(), 'kept');
+  assert.deepEqual(pageErrors, []);
+});
