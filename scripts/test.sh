@@ -267,6 +267,24 @@ log "SANDBOXD_TEST_BUSYBOX_IMAGE=$SANDBOXD_TEST_BUSYBOX_IMAGE SANDBOXD_TEST_PYTH
 LOG_DIR="$(cargo_target_dir)/test-logs"
 mkdir -p "$LOG_DIR"
 
+# The Kubernetes backend on a single-node cluster of this host (scripts/k8s-up.sh: built from
+# Go modules once per machine, then started in seconds): its own suite, and the suites shared
+# with Docker that matter for a backend, with every service's sandboxes as pods.
+KUBERNETES_SUITES="kubernetes files processes pool"
+kubernetes_tests() {
+    local up kubeconfig kubectl suites=() suite
+    up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
+    kubeconfig="$(sed -n 's/^KUBECONFIG=//p' <<<"$up")"
+    kubectl="$(sed -n 's/^KUBECTL=//p' <<<"$up")"
+    if [[ -z "$kubeconfig" || -z "$kubectl" ]]; then
+        warn "scripts/k8s-up.sh printed no KUBECONFIG"
+        return 1
+    fi
+    for suite in $KUBERNETES_SUITES; do suites+=(--test "$suite"); done
+    logged kubernetes cargo env SANDBOXD_TEST_KUBECONFIG="$kubeconfig" SANDBOXD_TEST_KUBECTL="$kubectl" \
+        cargo test -p sandboxd "${suites[@]}" --no-fail-fast
+}
+
 # Checks: run them all, collect the verdicts.
 # Compiling the tests builds the agent crate for the host too, which replaces
 # target/debug/sandboxd-agent (next to sandboxd) with a dynamic binary; put
@@ -283,21 +301,6 @@ if step test-build logged test-build cargo cargo test --workspace --no-run; then
 fi
 remove_labelled "$TEST_LABEL"
 remove_test_sandboxes
-
-# The Kubernetes backend on a single-node cluster of this host (scripts/k8s-up.sh: built from
-# Go modules once per machine, then started in seconds): its own suite, and the suites shared
-# with Docker that matter for a backend, with every service's sandboxes as pods.
-KUBERNETES_SUITES="kubernetes files processes pool"
-kubernetes_tests() {
-    local up kubeconfig kubectl suites=() suite
-    up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
-    kubeconfig="$(sed -n 's/^KUBECONFIG=//p' <<<"$up")"
-    kubectl="$(sed -n 's/^KUBECTL=//p' <<<"$up")"
-    [[ -n "$kubeconfig" && -n "$kubectl" ]] || die "scripts/k8s-up.sh printed no KUBECONFIG"
-    for suite in $KUBERNETES_SUITES; do suites+=(--test "$suite"); done
-    logged kubernetes cargo env SANDBOXD_TEST_KUBECONFIG="$kubeconfig" SANDBOXD_TEST_KUBECTL="$kubectl" \
-        cargo test -p sandboxd "${suites[@]}" --no-fail-fast
-}
 
 # The dashboard in a real browser: Debian's Chromium driven by playwright-core (pinned in
 # tests/browser/package-lock.json) against a real service on loopback and the real engine.

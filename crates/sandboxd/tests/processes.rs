@@ -828,23 +828,25 @@ async fn run_is_one_operation_with_one_entry_and_the_policy_timeout() {
     assert_eq!(exit["signal"], 2, "{exit}");
 
     let entries = activity(&service, &id).await;
-    let commands: Vec<(String, String, String)> = entries
+    // Sorted: the interrupted run's entry is recorded when it exits, which the signal causes,
+    // so it may land just before the signal's own entry.
+    let mut commands: Vec<(String, String, String)> = entries
         .iter()
-        .rev()
         .filter(|e| e["action"].as_str().unwrap().starts_with("process"))
         .map(|e| {
             let field = |name: &str| e[name].as_str().unwrap().to_string();
             (field("action"), field("target"), field("status"))
         })
         .collect();
+    commands.sort();
     let entry = |action: &str, target: &str, status: &str| {
         (action.to_string(), target.to_string(), status.to_string())
     };
     assert_eq!(
         commands,
         [
-            entry("process_start", "sh", "ok"),
             entry("process_signal", "sleep", "ok"),
+            entry("process_start", "sh", "ok"),
             entry("process_start", "sleep", "interrupted"),
         ],
         "one entry per command (no stream or stdin entries), named after `for`"
