@@ -186,7 +186,9 @@ fn describe_other_routes(document: &mut utoipa::openapi::OpenApi) {
                         "description": "The stream",
                         "content": {"text/event-stream": {"schema": {"type": "string"}}}
                     },
-                    "404": {"description": "No such MCP session"}
+                    "400": {"description": "No `Mcp-Session-Id` was sent"},
+                    "404": {"description": "No such MCP session"},
+                    "406": {"description": "The request does not accept `text/event-stream`"}
                 }
             },
             "delete": {
@@ -195,6 +197,7 @@ fn describe_other_routes(document: &mut utoipa::openapi::OpenApi) {
                 "operationId": "mcp_end_session",
                 "responses": {
                     "202": {"description": "The session ended"},
+                    "400": {"description": "No `Mcp-Session-Id` was sent"},
                     "404": {"description": "No such MCP session"}
                 }
             }

@@ -880,14 +880,8 @@ async fn events_say_at_once_that_a_session_ended_outside() {
         ),
         ("session", &json!(id), &json!("running"))
     );
-    let container = common::docker(&[
-        "ps",
-        "-q",
-        "--filter",
-        &format!("label=org.sandboxd.session={id}"),
-    ]);
     let removed = Instant::now();
-    common::docker(&["rm", "-f", container.trim()]);
+    common::remove_sandbox_outside(&id);
     let ended = events.next().await.unwrap();
     let took = removed.elapsed();
     assert_eq!(ended.data["id"], json!(id));

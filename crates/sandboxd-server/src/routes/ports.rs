@@ -57,20 +57,30 @@ pub async fn proxy(
 /// `/v1/sessions/{id}/ports/{port}`: pages resolve relative links against a directory, so
 /// the port's root is `.../{port}/`.
 pub async fn to_root(Path((id, port)): Path<(String, String)>) -> Response {
-    Redirect::permanent(&format!("/v1/sessions/{id}/ports/{port}/")).into_response()
+    // Only an id of a session's form goes into the Location header (which may not hold control
+    // characters); no session has another.
+    if id.is_empty() || id.len() > 64 || !id.bytes().all(|b| b.is_ascii_alphanumeric()) {
+        return ApiError(Error::NotFound("no such session".into())).into_response();
+    }
+    match parse_port(&port) {
+        Ok(port) => {
+            Redirect::permanent(&format!("/v1/sessions/{id}/ports/{port}/")).into_response()
+        }
+        Err(e) => e.into_response(),
+    }
 }
 
 pub fn port_param(params: &HashMap<String, String>) -> Result<u16, ApiError> {
-    params
-        .get("port")
-        .and_then(|p| p.parse::<u16>().ok())
-        .filter(|&p| p != 0)
-        .ok_or_else(|| {
-            ApiError(Error::bad_request(
-                "invalid_port",
-                "the port is a number from 1 to 65535",
-            ))
-        })
+    parse_port(params.get("port").map_or("", String::as_str))
+}
+
+fn parse_port(port: &str) -> Result<u16, ApiError> {
+    port.parse::<u16>().ok().filter(|&p| p != 0).ok_or_else(|| {
+        ApiError(Error::bad_request(
+            "invalid_port",
+            "the port is a number from 1 to 65535",
+        ))
+    })
 }
 
 /// The methods the proxy forwards (any other is 405).
@@ -141,7 +151,12 @@ pub fn documented_paths(
         "operationId": format!("{}_root_redirect", if shared { "shared_port" } else { "port" }),
         "security": security,
         "parameters": root_parameters.clone(),
-        "responses": {"308": {"description": "To the same path with a trailing slash"}, "200": {"description": "Never: the answer is the redirect"}}
+        "responses": {
+            "308": {"description": "To the same path with a trailing slash"},
+            "200": {"description": "Never: the answer is the redirect"},
+            "400": {"description": "`invalid_port`", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/ErrorBody"}}}},
+            "404": {"$ref": "#/components/responses/NotFound"}
+        }
     }});
     serde_json::from_value(json!({
         prefix: root_redirect,
@@ -255,5 +270,14 @@ pub async fn shared(
 
 /// `/p/{capability}`: to the link's root, with the slash relative links need.
 pub async fn shared_root(Path(capability): Path<String>) -> Response {
+    // As in `to_root`: only what a capability looks like goes into the Location header.
+    if capability.is_empty()
+        || capability.len() > 128
+        || !capability
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return ApiError(Error::NotFound("no such link".into())).into_response();
+    }
     Redirect::permanent(&format!("/p/{capability}/")).into_response()
 }

@@ -57,6 +57,7 @@ fn parse_create(body: &[u8]) -> Result<CreateSession, ApiError> {
     responses(
         (status = 201, description = "The session, running", body = SessionInfo),
         (status = 400, description = "`forbidden_field` (the body names something else about the container), `unknown_runtime` (the message lists the allowed ones), `invalid_json` or `invalid_request`", body = sandboxd_api::ErrorBody),
+        (status = 404, description = "`not_found`: no snapshot the caller may open has the id in `snapshot`", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`: the body is over 64 KiB", body = sandboxd_api::ErrorBody),
         (status = 429, description = "`service_full`: `max_sessions` are open", body = sandboxd_api::ErrorBody),
         (status = 502, description = "`agent_unavailable` or `engine_error`: the sandbox could not be started", body = sandboxd_api::ErrorBody),

@@ -378,6 +378,31 @@ fn spawn_service(state_dir: &std::path::Path) -> (Child, String) {
     }
 }
 
+/// Removes a session's sandbox behind the service's back: its container, or its pod.
+pub fn remove_sandbox_outside(session_id: &str) {
+    if let Some(kubernetes) = kubernetes() {
+        let pod = format!("sandboxd-{session_id}");
+        kubernetes.kubectl(&[
+            "delete",
+            "pod",
+            "-n",
+            TEST_NAMESPACE,
+            &pod,
+            "--grace-period=0",
+            "--force",
+            "--wait=false",
+        ]);
+        return;
+    }
+    let container = docker(&[
+        "ps",
+        "-q",
+        "--filter",
+        &format!("label=org.sandboxd.session={session_id}"),
+    ]);
+    docker(&["rm", "-f", container.trim()]);
+}
+
 pub fn docker(args: &[&str]) -> String {
     let output = Command::new("docker")
         .args(args)
