@@ -771,7 +771,10 @@ async fn a_slow_reader_of_a_flood_is_told_what_it_missed() {
     };
     assert_eq!(exit["output_bytes"], 20_000_000);
     assert_eq!(accounted, 20_000_000);
-    assert!(dropped > 10_000_000, "{dropped}");
+    // How much is dropped depends on how fast the sandbox writes against how fast the stream
+    // reads (a pod's port-forward reads slower than Docker's socket): that some was, and that
+    // every byte is accounted for, is what holds.
+    assert!(dropped > 0, "{dropped}");
 }
 
 /// Starts `body` with `POST .../processes/run` and returns its event stream.
