@@ -15,6 +15,7 @@ mod metrics;
 mod openapi;
 mod origin;
 mod proxy;
+mod proxy_doc;
 mod routes;
 
 pub use error::ApiError;

@@ -236,7 +236,7 @@ fn describe_other_routes(document: &mut utoipa::openapi::OpenApi) {
         {"name": "id", "in": "path", "required": true, "description": "The session's id", "schema": {"type": "string"}},
         {"name": "port", "in": "path", "required": true, "description": "The TCP port in the sandbox", "schema": {"type": "integer", "minimum": 1, "maximum": 65535}}
     ]);
-    let proxy = crate::routes::ports::documented_paths(
+    let proxy = crate::proxy_doc::documented_paths(
         "/v1/sessions/{id}/ports/{port}",
         port_parameters,
         false,
@@ -245,7 +245,7 @@ fn describe_other_routes(document: &mut utoipa::openapi::OpenApi) {
     let capability = json!([
         {"name": "capability", "in": "path", "required": true, "description": "The link's capability, from POST /v1/sessions/{id}/ports/{port}/share", "schema": {"type": "string"}}
     ]);
-    let shared = crate::routes::ports::documented_paths("/p/{capability}", capability, true);
+    let shared = crate::proxy_doc::documented_paths("/p/{capability}", capability, true);
     document.paths.paths.extend(shared);
 
     let responses: BTreeMap<String, RefOr<Response>> = serde_json::from_value(json!({
