@@ -6,7 +6,7 @@
 //! to `true` the login shell's. Each SDK call is timed inside the Python process
 //! (`time.perf_counter` around `commands.run`), after three warm-up calls, in one sandbox.
 
-use crate::measure::time;
+use crate::report::time;
 use crate::report::{print_row, Sample};
 use crate::sandboxd::{Api, TOKEN};
 use anyhow::{bail, Context, Result};
@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::Duration;
 
 /// The runtime the row runs in: an image with bash.
-pub(crate) const RUNTIME: &str = "bash";
+use crate::sandboxd::E2B_RUNTIME as RUNTIME;
 
 const SCRIPT: &str = r#"
 import json, sys, time

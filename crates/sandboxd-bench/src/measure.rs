@@ -1,7 +1,7 @@
 //! The measurements: each operation through sandboxd and the raw API, and the host floor.
 
 use crate::raw::Raw;
-use crate::report::{print_row, Figures, Sample, MIB};
+use crate::report::{print_row, time, Figures, Sample, MIB};
 use crate::sandboxd::{Api, Service, TOKEN};
 use anyhow::{bail, Result};
 use std::os::unix::process::CommandExt;
@@ -12,16 +12,6 @@ use std::time::{Duration, Instant};
 /// The concurrent figure: this many sessions, each running this many commands in a row.
 const SESSIONS: usize = 20;
 const COMMANDS: usize = 50;
-
-pub(crate) async fn time<T>(
-    samples: &mut Vec<Duration>,
-    op: impl std::future::Future<Output = Result<T>>,
-) -> Result<T> {
-    let started = Instant::now();
-    let value = op.await?;
-    samples.push(started.elapsed());
-    Ok(value)
-}
 
 pub(crate) async fn run(
     n: usize,

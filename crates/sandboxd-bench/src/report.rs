@@ -1,8 +1,20 @@
 //! The report: latency samples, the table rows and the targets they are checked against.
 
-use std::time::Duration;
+use anyhow::Result;
+use std::time::{Duration, Instant};
 
 pub(crate) const MIB: usize = 1 << 20;
+
+/// Runs `op`, adding how long it took to `samples`.
+pub(crate) async fn time<T>(
+    samples: &mut Vec<Duration>,
+    op: impl std::future::Future<Output = Result<T>>,
+) -> Result<T> {
+    let started = Instant::now();
+    let value = op.await?;
+    samples.push(started.elapsed());
+    Ok(value)
+}
 
 /// Latencies of one operation.
 pub(crate) struct Sample(pub(crate) Vec<Duration>);

@@ -6,6 +6,9 @@ use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
+/// The runtime of the E2B row: one with bash, which the E2B SDK runs commands with.
+pub(crate) const E2B_RUNTIME: &str = "bash";
+
 pub(crate) const TOKEN: &str = "bench-token-0123456789abcdef";
 
 /// A running `sandboxd serve` with its own state directory.
@@ -55,7 +58,7 @@ max_upload_bytes = "16m"
         let config = match e2b_image {
             Some(e2b_image) => format!(
                 "{config}\n[runtimes.{}]\nimage = \"{e2b_image}\"\n",
-                crate::e2b::RUNTIME
+                E2B_RUNTIME
             ),
             None => config,
         };

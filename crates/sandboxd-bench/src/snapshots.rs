@@ -1,8 +1,8 @@
 //! Pause, resume, snapshots and forks: through sandboxd, and pause and resume also through the
 //! raw API (the engine's own pause and unpause), the floor of what the service adds.
 
-use crate::measure::time;
 use crate::raw::Raw;
+use crate::report::time;
 use crate::report::{print_row, Sample};
 use crate::sandboxd::Api;
 use anyhow::{Context, Result};
