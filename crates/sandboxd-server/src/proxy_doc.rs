@@ -1,6 +1,9 @@
 //! The reverse proxy's routes in the OpenAPI document, apart from the routes themselves so the
 //! document and the routes (which name its shared response sets) do not import each other.
 
+/// The methods the proxy forwards (any other is 405).
+pub const PROXIED_METHODS: [&str; 6] = ["get", "put", "post", "delete", "patch", "options"];
+
 /// The proxy's routes for the OpenAPI document, which no annotation can describe (any of
 /// several methods, any path below the port). `prefix` is where a port's root is, with its
 /// parameters; `shared` when a share link reaches it without the token.
@@ -31,7 +34,7 @@ pub fn documented_paths(
     let mut path_parameters = parameters.as_array().cloned().unwrap_or_default();
     path_parameters.push(json!({"name": "path", "in": "path", "required": true, "description": "The path below the port's root, with the query passed on", "schema": {"type": "string"}}));
     let item = |parameters: Vec<serde_json::Value>, suffix: &str| {
-        let operations: serde_json::Map<String, serde_json::Value> = crate::routes::ports::PROXIED_METHODS
+        let operations: serde_json::Map<String, serde_json::Value> = PROXIED_METHODS
             .iter()
             .map(|method| {
                 let id = format!("{}_{method}{suffix}", if shared { "shared_port" } else { "port" });

@@ -83,10 +83,7 @@ fn parse_port(port: &str) -> Result<u16, ApiError> {
     })
 }
 
-/// The methods the proxy forwards (any other is 405).
-pub const PROXIED_METHODS: [&str; 6] = ["get", "put", "post", "delete", "patch", "options"];
-
-/// The method filter of [`PROXIED_METHODS`].
+/// The method filter of [`PROXIED_METHODS`](crate::proxy_doc::PROXIED_METHODS).
 pub fn proxied_methods() -> axum::routing::MethodFilter {
     use axum::routing::MethodFilter;
     MethodFilter::GET
