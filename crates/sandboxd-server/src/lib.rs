@@ -10,6 +10,7 @@ mod dashboard;
 mod error;
 mod extract;
 mod inflight;
+mod linger;
 mod mcp;
 mod metrics;
 mod openapi;
@@ -169,6 +170,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             Arc::new(guard),
             origin::guard,
         ))
+        .layer(middleware::from_fn(linger::drain_unread))
         .with_state(state)
 }
 

@@ -213,3 +213,73 @@ async fn a_command_too_large_for_the_agent_is_refused_before_it_reaches_it() {
         .await;
     assert_eq!(status, StatusCode::OK, "{result}");
 }
+
+/// Sends `request` on `stream` and reads one answer whole (its head and a `Content-Length` body).
+async fn exchange(stream: &mut tokio::net::TcpStream, request: &[u8]) -> String {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    stream.write_all(request).await.unwrap();
+    let mut answer = Vec::new();
+    let mut chunk = [0u8; 4096];
+    loop {
+        let read = tokio::time::timeout(Duration::from_secs(10), stream.read(&mut chunk))
+            .await
+            .expect("an answer within 10 s")
+            .unwrap();
+        assert!(
+            read > 0,
+            "the connection closed: {:?}",
+            String::from_utf8_lossy(&answer)
+        );
+        answer.extend_from_slice(&chunk[..read]);
+        let text = String::from_utf8_lossy(&answer).to_string();
+        if let Some((head, body)) = text.split_once("\r\n\r\n") {
+            let length: usize = head
+                .lines()
+                .find_map(|line| {
+                    line.to_ascii_lowercase()
+                        .strip_prefix("content-length: ")
+                        .map(str::to_string)
+                })
+                .and_then(|value| value.trim().parse().ok())
+                .unwrap_or(0);
+            if body.len() >= length {
+                return text;
+            }
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_body_refused_unread_is_drained_so_the_connection_lives_on() {
+    let service = TestService::default_service();
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let address = listener.local_addr().unwrap();
+    let router = service.router.clone();
+    tokio::spawn(async move {
+        let app = router.into_make_service_with_connect_info::<std::net::SocketAddr>();
+        axum::serve(listener, app).await
+    });
+    let mut stream = tokio::net::TcpStream::connect(address).await.unwrap();
+    let oversized = 70_000;
+    // Refused on its Content-Length alone (413), then without a token (401): neither handler
+    // reads the body, and the next request on the same connection must still be answered.
+    for (token, status) in [(Some(TOKEN), "413"), (None, "401")] {
+        let mut request = format!(
+            "POST /v1/sessions HTTP/1.1\r\nhost: localhost\r\ncontent-type: application/json\r\ncontent-length: {oversized}\r\n{}\r\n",
+            token.map_or(String::new(), |token| format!("authorization: Bearer {token}\r\n"))
+        )
+        .into_bytes();
+        request.extend(std::iter::repeat_n(b' ', oversized));
+        let answer = exchange(&mut stream, &request).await;
+        assert!(
+            answer.starts_with(&format!("HTTP/1.1 {status}")),
+            "{answer}"
+        );
+    }
+    let health = exchange(
+        &mut stream,
+        b"GET /healthz HTTP/1.1\r\nhost: localhost\r\n\r\n",
+    )
+    .await;
+    assert!(health.starts_with("HTTP/1.1 200"), "{health}");
+}
