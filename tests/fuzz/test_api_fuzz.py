@@ -23,14 +23,9 @@ SEED = 20261129
 # server answers (and 502 `port_closed` when nothing listens), which no document can describe:
 # they are tested against real servers in crates/sandboxd/tests/ports.rs and the browser suite.
 PROXIED = r"^/v1/sessions/\{id\}/ports/\{port\}/|^/p/\{capability\}"
-# The archive upload's body is a tar, which schemathesis cannot make. The two output streams'
-# events do not match their documented event schemas yet (schemathesis's SSE check): left out
-# until the document says what they send; all three are tested in crates/sandboxd/tests.
-UNFUZZABLE = [
-    "PUT /v1/sessions/{id}/archive",
-    "GET /v1/sessions/{id}/processes/{process_id}/stream",
-    "POST /v1/sessions/{id}/processes/run",
-]
+# The archive upload's body is a tar, which schemathesis cannot make: it is tested in
+# crates/sandboxd/tests/archive.rs.
+UNFUZZABLE = ["PUT /v1/sessions/{id}/archive"]
 
 
 def test_the_api_holds_up_under_fuzzing(service, tmp_path):

@@ -113,6 +113,7 @@ const SHARED_RESPONSES: [(&str, &str); 3] = [
 pub fn serve(mut document: utoipa::openapi::OpenApi) -> MethodRouter<AppState> {
     describe_other_routes(&mut document);
     add_shared_responses(&mut document);
+    describe_event_streams(&mut document);
     let body = document
         .to_json()
         .expect("an OpenAPI document always serializes");
@@ -304,6 +305,43 @@ fn add_shared_responses(document: &mut utoipa::openapi::OpenApi) {
     }
 }
 
+/// Describes each answer of `text/event-stream` event by event, as OpenAPI 3.2 does with
+/// `itemSchema` (and tools read `schema` as on 3.1): an object of the event's name, id and data,
+/// the data being JSON text of the schema the handler named, if it named one.
+fn describe_event_streams(document: &mut utoipa::openapi::OpenApi) {
+    let responses = document
+        .paths
+        .paths
+        .values_mut()
+        .flat_map(operations_mut)
+        .flat_map(|operation| operation.responses.responses.values_mut());
+    for response in responses {
+        let RefOr::T(response) = response else {
+            continue;
+        };
+        let Some(RefOr::T(stream)) = response.content.get_mut("text/event-stream") else {
+            continue;
+        };
+        let mut data = json!({"type": "string", "contentMediaType": "application/json"});
+        if let Some(RefOr::Ref(named)) = &stream.schema {
+            data["contentSchema"] = json!({"$ref": named.ref_location});
+        }
+        let event = json!({
+            "type": "object",
+            "description": "One event; comment lines are keepalives",
+            "required": ["data"],
+            "properties": {
+                "event": {"type": "string", "description": "The event's name (see the operation)"},
+                "id": {"type": "string"},
+                "retry": {"type": "integer"},
+                "data": data
+            }
+        });
+        stream.schema =
+            Some(serde_json::from_value(event).expect("the event schema is valid OpenAPI"));
+    }
+}
+
 fn operations_mut(item: &mut PathItem) -> impl Iterator<Item = &mut Operation> {
     [
         &mut item.get,
@@ -328,6 +366,7 @@ mod tests {
         let mut document = ApiDoc::openapi();
         describe_other_routes(&mut document);
         add_shared_responses(&mut document);
+        describe_event_streams(&mut document);
         let json: serde_json::Value = serde_json::from_str(&document.to_json().unwrap()).unwrap();
         assert_eq!(json["openapi"], "3.1.0");
         let health = &json["paths"]["/healthz"]["get"];
@@ -343,5 +382,7 @@ mod tests {
             json["components"]["securitySchemes"]["bearer"]["scheme"],
             "bearer"
         );
+        let stream = &mcp["responses"]["200"]["content"]["text/event-stream"]["schema"];
+        assert_eq!(stream["properties"]["data"]["type"], "string", "{stream}");
     }
 }
