@@ -22,6 +22,7 @@ mod tools;
 
 pub use output::{CommandResult, OUTPUT_DIR};
 pub use running::RequestGone;
+pub use sessions::MAX_SESSIONS;
 pub use tools::{too_large_message, Connector, SandboxTools};
 
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};

@@ -12,6 +12,7 @@ mod extract;
 mod inflight;
 mod linger;
 mod mcp;
+mod mcp_owners;
 mod metrics;
 mod openapi;
 mod origin;

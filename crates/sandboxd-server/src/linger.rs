@@ -35,11 +35,16 @@ pub async fn drain_unread(request: Request, next: Next) -> Response {
     let response = next.run(request).await;
     let unread = slot.lock().unwrap_or_else(PoisonError::into_inner).take();
     if let Some(body) = unread {
-        let limited = http_body_util::Limited::new(body, DRAIN_BYTES);
-        // Whether it ended, hit the bound or the clock, the answer is sent as it is.
-        let _ = tokio::time::timeout(DRAIN_TIME, limited.collect()).await;
+        drain(body, DRAIN_BYTES, DRAIN_TIME).await;
     }
     response
+}
+
+/// Reads and drops `body` until its end, `bytes` or `time`, whichever comes first: whichever
+/// it was, the answer is sent as it is.
+pub async fn drain(body: Body, bytes: usize, time: Duration) {
+    let limited = http_body_util::Limited::new(body, bytes);
+    let _ = tokio::time::timeout(time, limited.collect()).await;
 }
 
 /// A body that gives itself back to `slot` when dropped before its end.

@@ -1,6 +1,7 @@
 //! `/mcp` in the service: the MCP tools over streamable HTTP, behind the token check, with the
 //! request body bounded by the policy's upload cap (the same cap `write_file` has over stdio),
-//! a cancellation for each call whose client goes away, and, for the browser origins the
+//! a cancellation for each call whose client goes away, each MCP session bound to the token's
+//! principal that opened it, and, for the browser origins the
 //! operator allows, the CORS answers a browser tool (the MCP Inspector) needs.
 
 use crate::inflight::{read_body, BodyError};
@@ -23,7 +24,7 @@ pub const MCP_PATH: &str = "/mcp";
 
 /// How much of an oversized body is read and dropped before the refusal is sent, so a client
 /// still sending it reads the answer instead of a reset connection.
-const DRAIN_LIMIT: u64 = 64 << 20;
+const DRAIN_LIMIT: usize = 64 << 20;
 const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The `/mcp` routes: the token check, then the body bound, then the MCP service.
@@ -33,6 +34,10 @@ pub fn routes<S: Clone + Send + Sync + 'static>(core: &Core) -> Router<S> {
     let service = sandboxd_mcp::http_service(Arc::new(CoreConnector(core.clone())));
     let router = Router::new()
         .route_service(MCP_PATH, service)
+        .layer(middleware::from_fn_with_state(
+            crate::mcp_owners::Owners::default(),
+            crate::mcp_owners::bind,
+        ))
         .layer(middleware::from_fn_with_state(limit, bound))
         .layer(axum::extract::DefaultBodyLimit::max(
             usize::try_from(limit).unwrap_or(usize::MAX),
@@ -75,7 +80,7 @@ async fn bound(State(limit): State<u64>, request: Request, next: Next) -> Respon
     }
     let declared = request.body().size_hint().exact();
     if declared.is_some_and(|size| size > limit) {
-        drain(request.into_body()).await;
+        crate::linger::drain(request.into_body(), DRAIN_LIMIT, DRAIN_TIMEOUT).await;
         return refuse(
             StatusCode::PAYLOAD_TOO_LARGE,
             too_large_message(declared, limit),
@@ -112,21 +117,6 @@ async fn with_request_gone(mut request: Request, next: Next) -> Response {
         chunk
     });
     Response::from_parts(parts, Body::from_stream(body))
-}
-
-/// Reads and drops what is left of a refused body, within bounds.
-async fn drain(body: Body) {
-    let mut stream = body.into_data_stream();
-    let mut read = 0u64;
-    let _ = tokio::time::timeout(DRAIN_TIMEOUT, async {
-        while let Some(Ok(chunk)) = stream.next().await {
-            read += chunk.len() as u64;
-            if read > DRAIN_LIMIT {
-                break;
-            }
-        }
-    })
-    .await;
 }
 
 /// A JSON-RPC error for a request the endpoint does not take; its id is unknown (the body was

@@ -15,14 +15,20 @@ use tower::ServiceExt;
 /// An MCP client of the in-process service: one MCP session, opened with the handshake.
 struct Mcp<'a> {
     service: &'a TestService,
+    token: &'static str,
     session: String,
     next_id: u64,
 }
 
 impl<'a> Mcp<'a> {
     async fn connect(service: &'a TestService) -> Mcp<'a> {
+        Mcp::connect_as(service, TOKEN).await
+    }
+
+    async fn connect_as(service: &'a TestService, token: &'static str) -> Mcp<'a> {
         let mut mcp = Mcp {
             service,
+            token,
             session: String::new(),
             next_id: 1,
         };
@@ -45,7 +51,7 @@ impl<'a> Mcp<'a> {
             .method(Method::POST)
             .uri("/mcp")
             .header(header::HOST, "localhost")
-            .header(header::AUTHORIZATION, format!("Bearer {TOKEN}"))
+            .header(header::AUTHORIZATION, format!("Bearer {}", self.token))
             .header(header::CONTENT_TYPE, "application/json")
             .header(header::ACCEPT, "application/json, text/event-stream")
             .header("mcp-protocol-version", "2025-06-18");
@@ -267,4 +273,24 @@ async fn an_extra_origin_reaches_mcp_and_nothing_else() {
         .await
         .unwrap();
     assert_eq!(response.status(), StatusCode::FORBIDDEN);
+}
+
+#[tokio::test]
+async fn an_mcp_session_answers_only_the_token_that_opened_it() {
+    let service = TestService::start(&config(4, 0, &two_tenants()));
+    let mut alpha = Mcp::connect_as(&service, ALPHA_TOKEN).await;
+    let listed = alpha.call("list_sessions", json!({})).await;
+    assert_ne!(listed["isError"], true, "{listed}");
+    // Another tenant's token naming alpha's session is told there is no such session.
+    let intruder = Mcp {
+        service: &service,
+        token: BETA_TOKEN,
+        session: alpha.session.clone(),
+        next_id: 1,
+    };
+    let ping = json!({"jsonrpc": "2.0", "id": 9, "method": "ping"});
+    let (status, _, _) = intruder.post(ping.clone()).await;
+    assert_eq!(status, StatusCode::NOT_FOUND);
+    let (status, _, _) = alpha.post(ping).await;
+    assert_eq!(status, StatusCode::OK, "the owner is still served");
 }
