@@ -150,15 +150,24 @@ async def test_a_long_command_reports_progress(service, transport):
         try:
             result = await session.call_tool(
                 "run_command",
-                {"session_id": session_id, "command": "sleep 5; echo done", "timeout_secs": 10},
+                {
+                    "session_id": session_id,
+                    "command": "for i in 1 2 3 4 5; do echo step-$i; sleep 1; done; echo done",
+                    "timeout_secs": 10,
+                },
                 progress_callback=progress,
             )
-            assert structured(result)["stdout"] == "done\n"
+            assert structured(result)["stdout"].endswith("step-5\ndone\n")
         finally:
             structured(await call(session, "close_session", session_id=session_id))
     assert len(updates) >= 3, updates
     assert [u[0] for u in updates] == sorted(u[0] for u in updates), updates
     assert all(u[1] == 10 and "running for" in u[2] for u in updates), updates
+    if transport == "http":
+        # In the service, a report carries the newest output: the steps printed so far, while
+        # the command still runs (before its last step).
+        shown = [u[2].rsplit("\n", 1)[-1] for u in updates if "output so far ends with:" in u[2]]
+        assert any(line in ("step-1", "step-2", "step-3", "step-4") for line in shown), updates
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])

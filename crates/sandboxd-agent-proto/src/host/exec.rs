@@ -6,6 +6,15 @@ use crate::{Event, ExecRequest, ExitReport, FrameKind, ProtoError, Request, STDI
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+/// What sees an exec's output as it arrives, for progress reports.
+pub type OutputSink = std::sync::Arc<dyn Fn(&[u8]) + Send + Sync>;
+
+tokio::task_local! {
+    /// Set by whoever awaits [`run_exec`] and wants its output as it comes (the service's
+    /// progress reports), without every layer between passing it on; unset, nothing sees it.
+    pub static OUTPUT_SINK: OutputSink;
+}
+
 /// The outcome of [`run_exec`].
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ExecResult {
@@ -101,6 +110,9 @@ async fn collect_output<R: AsyncRead + Unpin>(
     let mut stderr = Capture::new(output_limit);
     loop {
         let frame = read_frame(reader).await?;
+        if matches!(frame.kind, FrameKind::Stdout | FrameKind::Stderr) {
+            let _ = OUTPUT_SINK.try_with(|sink| sink(&frame.payload));
+        }
         match frame.kind {
             FrameKind::Stdout => stdout.push(&frame.payload),
             FrameKind::Stderr => stderr.push(&frame.payload),
