@@ -231,36 +231,37 @@ pub async fn list(
                     .all(|(k, v)| s.labels.get(k).is_some_and(|have| have == v))
         });
         sessions.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
-        let start: usize = query
-            .next_token
-            .as_deref()
-            .map(|t| {
-                t.parse()
-                    .map_err(|_| E2bError::invalid("nextToken is not one this service gave"))
-            })
-            .transpose()?
-            .unwrap_or(0);
-        let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
-        let page: Vec<Value> = sessions
-            .iter()
-            .skip(start)
-            .take(limit)
-            .map(|s| listed(&face, s))
-            .collect();
-        let next = (start + limit < sessions.len()).then(|| (start + limit).to_string());
-        Ok::<_, E2bError>((page, next))
+        Ok::<_, E2bError>(sessions)
     }
     .await;
     match result {
-        Ok((page, next)) => {
-            let mut response = Json(page).into_response();
-            if let Some(next) = next.and_then(|n| n.parse().ok()) {
-                response.headers_mut().insert(NEXT_TOKEN_HEADER, next);
-            }
-            response
-        }
+        Ok(sessions) => paged(&sessions, query.next_token.as_deref(), query.limit, |s| {
+            listed(&face, s)
+        }),
         Err(e) => e.into_http(),
     }
+}
+
+/// One page of a listing as E2B answers it: `limit` items from where `next_token` says, and
+/// the token of the next page in a header when there is one.
+pub(crate) fn paged<T>(
+    items: &[T],
+    next_token: Option<&str>,
+    limit: Option<usize>,
+    describe: impl Fn(&T) -> Value,
+) -> Response {
+    let Ok(start) = next_token.map_or(Ok(0), str::parse::<usize>) else {
+        return E2bError::invalid("nextToken is not one this service gave").into_http();
+    };
+    let limit = limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let page: Vec<Value> = items.iter().skip(start).take(limit).map(describe).collect();
+    let mut response = Json(page).into_response();
+    if start.saturating_add(limit) < items.len() {
+        if let Ok(next) = (start + limit).to_string().parse() {
+            response.headers_mut().insert(NEXT_TOKEN_HEADER, next);
+        }
+    }
+    response
 }
 
 pub async fn kill(

@@ -4,7 +4,7 @@
 //! of the sandbox's writable places and its environment, not its memory: a sandbox opened
 //! from it starts no process of the one snapshotted (a paused sandbox keeps them).
 
-use crate::control::{answer, existing, ApiCaller};
+use crate::control::{answer, existing, paged, ApiCaller};
 use crate::errors::E2bError;
 use crate::Face;
 use axum::extract::{Path, Query, State};
@@ -15,10 +15,6 @@ use sandboxd_api::{SnapshotInfo, SnapshotRequest};
 use sandboxd_core::Caller;
 use serde::Deserialize;
 use serde_json::{json, Value};
-
-const NEXT_TOKEN_HEADER: &str = "x-next-token";
-const DEFAULT_PAGE: usize = 100;
-const MAX_PAGE: usize = 1000;
 
 /// `POST /sandboxes/{id}/snapshots`.
 #[derive(Deserialize, Default)]
@@ -83,47 +79,26 @@ pub async fn list(
     ApiCaller(caller): ApiCaller,
     Query(query): Query<SnapshotQuery>,
 ) -> Response {
-    let result = (|| {
-        let mut snapshots = face.core.list_snapshots(&caller)?.snapshots;
-        snapshots.retain(|s| {
-            query
-                .sandbox_id
+    let mut snapshots = match face.core.list_snapshots(&caller) {
+        Ok(list) => list.snapshots,
+        Err(e) => return E2bError::from(e).into_http(),
+    };
+    snapshots.retain(|s| {
+        query
+            .sandbox_id
+            .as_ref()
+            .is_none_or(|id| *id == s.session_id)
+            && query
+                .name
                 .as_ref()
-                .is_none_or(|id| *id == s.session_id)
-                && query
-                    .name
-                    .as_ref()
-                    .is_none_or(|name| *name == s.name || *name == s.id)
-        });
-        let start: usize = query
-            .next_token
-            .as_deref()
-            .map(|t| {
-                t.parse()
-                    .map_err(|_| E2bError::invalid("nextToken is not one this service gave"))
-            })
-            .transpose()?
-            .unwrap_or(0);
-        let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
-        let page: Vec<Value> = snapshots
-            .iter()
-            .skip(start)
-            .take(limit)
-            .map(described)
-            .collect();
-        let next = (start + limit < snapshots.len()).then(|| (start + limit).to_string());
-        Ok::<_, E2bError>((page, next))
-    })();
-    match result {
-        Ok((page, next)) => {
-            let mut response = Json(page).into_response();
-            if let Some(next) = next.and_then(|n| n.parse().ok()) {
-                response.headers_mut().insert(NEXT_TOKEN_HEADER, next);
-            }
-            response
-        }
-        Err(e) => e.into_http(),
-    }
+                .is_none_or(|name| *name == s.name || *name == s.id)
+    });
+    paged(
+        &snapshots,
+        query.next_token.as_deref(),
+        query.limit,
+        described,
+    )
 }
 
 /// `DELETE /templates/{id}`: templates are runtimes of the allowlist, which no client deletes;
