@@ -1,7 +1,7 @@
 """Pausing, resuming and snapshots through the official E2B Python SDK: a paused sandbox keeps
 its files and its running processes and is listed as paused; connect resumes it; a sandbox
 created with auto-pause pauses at its timeout instead of ending; a snapshot opens as a new
-sandbox with the files and the environment of the one snapshotted."""
+sandbox with the files and the environment of the one snapshotted, and a fork is independent."""
 
 import time
 
@@ -119,3 +119,21 @@ def test_a_tenant_cannot_see_or_open_another_tenants_snapshot(e2b):
         assert Sandbox.delete_snapshot(snapshot.snapshot_id, api_key=e2b.tenant_b) is False
     finally:
         assert Sandbox.delete_snapshot(snapshot.snapshot_id, api_key=e2b.tenant_a) is True
+
+
+def test_a_fork_has_the_files_and_environment_and_is_independent(e2b):
+    box = Sandbox.create(envs={"FROM_CREATE": "forked"})
+    try:
+        box.files.write("state.txt", "before the fork")
+        (fork,) = box.fork(count=1, timeout=300)
+        try:
+            assert fork.sandbox_id != box.sandbox_id
+            assert fork.files.read("state.txt") == "before the fork"
+            assert fork.commands.run("echo $FROM_CREATE").stdout == "forked\n"
+            fork.files.write("state.txt", "the fork's own")
+            assert box.files.read("state.txt") == "before the fork"
+        finally:
+            fork.kill()
+        assert Sandbox.list_snapshots(sandbox_id=box.sandbox_id).next_items() == [], "the fork's snapshot is gone"
+    finally:
+        box.kill()

@@ -300,8 +300,6 @@ pub async fn unsupported(uri: axum::http::Uri) -> Response {
     let path = uri.path();
     let what = if path.contains("snapshot") {
         "snapshots"
-    } else if path.contains("/fork") {
-        "forking sandboxes"
     } else if path.contains("template") {
         "templates (building, listing, deleting); a template ID names a runtime of the service's allowlist"
     } else if path.contains("volume") {

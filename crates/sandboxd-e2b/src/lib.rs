@@ -76,6 +76,7 @@ pub fn router(core: Core, others: Router) -> Router {
         .route("/sandboxes/{id}/pause", post(pause::pause))
         .route("/sandboxes/{id}/resume", post(pause::resume))
         .route("/sandboxes/{id}/snapshots", post(snapshots::create))
+        .route("/sandboxes/{id}/fork", post(snapshots::fork))
         .route("/sandboxes/{id}/{*rest}", any(control::unsupported))
         .route("/v2/sandboxes/{id}/{*rest}", any(control::unsupported))
         .route("/v3/{*rest}", any(control::unsupported))

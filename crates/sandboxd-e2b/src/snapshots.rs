@@ -2,16 +2,19 @@
 //! /snapshots` lists them, `DELETE /templates/{id}` deletes one, and a snapshot's ID given as
 //! the template of a new sandbox opens it from the snapshot. A snapshot here keeps the files
 //! of the sandbox's writable places and its environment, not its memory: a sandbox opened
-//! from it starts no process of the one snapshotted (a paused sandbox keeps them).
+//! from it starts no process of the one snapshotted (a paused sandbox keeps them). A fork
+//! (`POST /sandboxes/{id}/fork`) is the core's: sandboxes opened from a snapshot taken for it,
+//! all or none, each with the files and environment of the one forked and none of its
+//! processes.
 
-use crate::control::{answer, existing, paged, ApiCaller};
+use crate::control::{answer, existing, paged, sandbox, ApiCaller};
 use crate::errors::E2bError;
 use crate::Face;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use sandboxd_api::{SnapshotInfo, SnapshotRequest};
+use sandboxd_api::{ForkRequest, SnapshotInfo, SnapshotRequest};
 use sandboxd_core::Caller;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -22,6 +25,13 @@ pub struct NewSnapshot {
     name: Option<String>,
     /// A snapshot of the sandbox's memory; only a filesystem snapshot is offered.
     memory: Option<bool>,
+}
+
+/// `POST /sandboxes/{id}/fork`.
+#[derive(Deserialize, Default)]
+pub struct NewForks {
+    timeout: Option<u64>,
+    count: Option<u32>,
 }
 
 #[derive(Deserialize)]
@@ -99,6 +109,44 @@ pub async fn list(
         query.limit,
         described,
     )
+}
+
+pub async fn fork(
+    State(face): State<Face>,
+    ApiCaller(caller): ApiCaller,
+    Path(id): Path<String>,
+    body: Option<Json<NewForks>>,
+) -> Response {
+    let request = body.map(|Json(r)| r).unwrap_or_default();
+    let result = async {
+        existing(&face, &caller, &id).await?;
+        let count = request.count.unwrap_or(1);
+        let forked = face
+            .core
+            .fork_session(&caller, &id, ForkRequest { count })
+            .await?;
+        let described = async {
+            let mut answers = Vec::new();
+            for info in &forked.sessions {
+                let info = match request.timeout {
+                    Some(secs) => face.core.set_idle_timeout(&caller, &info.id, secs).await?,
+                    None => info.clone(),
+                };
+                answers.push(json!({"sandbox": sandbox(&face, &caller, &info)?}));
+            }
+            Ok::<_, E2bError>(Value::Array(answers))
+        }
+        .await;
+        // All or none, as the fork itself: a timeout refused closes the forks again.
+        if described.is_err() {
+            for info in &forked.sessions {
+                let _ = face.core.close_session(&caller, &info.id).await;
+            }
+        }
+        described
+    }
+    .await;
+    answer(StatusCode::CREATED, result)
 }
 
 /// `DELETE /templates/{id}`: templates are runtimes of the allowlist, which no client deletes;
