@@ -62,8 +62,6 @@ interpreter = ["python3"]
 default_timeout_secs = 20
 max_timeout_secs = 60
 max_upload_bytes = {UPLOAD_CAP}
-# Room for a 2 MB output, which MCP answers cut to its budget (mcp_output_bytes, default 24k).
-max_output_bytes = "4m"
 # The fuzzer sends many requests without a token on purpose: they must not lock it out.
 auth_failures_per_minute = 1000000
 """

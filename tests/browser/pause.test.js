@@ -1,6 +1,6 @@
-// Pause, resume, snapshot and fork from the session's header in the dashboard: Debian's
-// Chromium against a real sandboxd and Docker. Each step asserts what the page shows and what
-// the API then says.
+// Pause, resume, snapshot and fork from the session's header in the dashboard, and the Sessions
+// tab's snapshot picker: Debian's Chromium against a real sandboxd and Docker. Each step asserts
+// what the page shows and what the API then says.
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -66,5 +66,30 @@ test('snapshot saves one and fork opens a session with the files', async () => {
     headers: { Authorization: `Bearer ${TOKEN}` },
   });
   assert.equal(await read.text(), 'kept');
+  assert.deepEqual(pageErrors, []);
+});
+
+test('the snapshot picker opens a session from a snapshot, then deletes it', async () => {
+  const [snapshot] = (await apiCall(service, 'GET', '/v1/snapshots')).json.snapshots;
+  await page.goto(`${service.url}/#sessions`);
+  await page.locator(`#snapshot-pick option[value="${snapshot.id}"]`).waitFor({ state: 'attached' });
+  await page.selectOption('#snapshot-pick', snapshot.id);
+  assert.match(await page.locator('#snapshot-detail').innerText(), new RegExp(`${snapshot.id}.*not its processes`));
+  await screenshot(page, 'pause-02-snapshot-picker');
+  const before = new Set((await apiCall(service, 'GET', '/v1/sessions')).json.sessions.map((s) => s.id));
+  await page.click('#snapshot-open');
+  await page.waitForURL((url) => url.hash.startsWith('#session/') && !before.has(decodeURIComponent(url.hash.slice(9))));
+  const opened = decodeURIComponent(new URL(page.url()).hash.slice(9));
+  await page.locator('.session-head .badge-running').waitFor();
+  const read = await fetch(`${service.url}/v1/sessions/${opened}/files/content?path=kept.txt`, {
+    headers: { Authorization: `Bearer ${TOKEN}` },
+  });
+  assert.equal(await read.text(), 'kept', 'the session opened from the snapshot has its files');
+
+  await page.goto(`${service.url}/#sessions`);
+  await page.click('#snapshot-delete');
+  await page.click('#snapshot-delete');
+  await page.locator('#snapshots-empty:not([hidden])').waitFor();
+  assert.deepEqual((await apiCall(service, 'GET', '/v1/snapshots')).json.snapshots, []);
   assert.deepEqual(pageErrors, []);
 });

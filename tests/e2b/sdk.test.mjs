@@ -107,3 +107,20 @@ test("a tenant cannot see another tenant's sandbox", async () => {
     await mine.kill();
   }
 });
+
+test('pause, then connect: files and a background process are still there', async () => {
+  const box = await Sandbox.create({ metadata: { suite: 'node-pause' } });
+  try {
+    await box.files.write('kept.txt', 'before the pause');
+    const counter = await box.commands.run('while true; do date +%s%N > /tmp/tick; sleep 0.2; done', { background: true });
+    assert.equal(await box.pause(), true);
+    const listed = await Sandbox.list({ query: { metadata: { suite: 'node-pause' }, state: ['paused'] } }).nextItems();
+    assert.deepEqual(listed.map((s) => [s.sandboxId, s.state]), [[box.sandboxId, 'paused']]);
+    const again = await Sandbox.connect(box.sandboxId);
+    assert.equal((await again.getInfo()).state, 'running');
+    assert.equal(await again.files.read('kept.txt'), 'before the pause');
+    assert.ok((await again.commands.list()).some((p) => p.pid === counter.pid), 'the background process survived');
+  } finally {
+    await box.kill();
+  }
+});

@@ -1,5 +1,6 @@
 """The official E2B Python SDK, unchanged, against sandboxd: sandboxes (sessions), their
-metadata, env vars, timeout, reconnection, tenants, and what sandboxd does not offer."""
+metadata, env vars, timeout, reconnection, tenants, and what sandboxd does not offer
+(pausing and snapshots: test_pause.py)."""
 
 import datetime
 import time
@@ -140,9 +141,9 @@ def test_the_activity_log_names_interface_e2b(e2b, sandbox):
 
 def test_what_sandboxd_does_not_offer_is_a_clear_error(e2b, sandbox):
     with pytest.raises(SandboxException, match="not offered"):
-        sandbox.pause()
+        Sandbox.create(lifecycle={"on_timeout": "pause", "auto_resume": False})
     with pytest.raises(SandboxException, match="not offered"):
-        Sandbox.create(lifecycle={"on_timeout": "pause"})
+        sandbox.create_snapshot(mode="full")
     # The envd version reported makes the SDK itself refuse file metadata.
     with pytest.raises(SandboxException, match="metadata requires envd"):
         sandbox.files.write("meta.txt", "x", metadata={"k": "v"})

@@ -18,6 +18,7 @@ from test_mcp import INITIALIZE, MCP_HEADERS, activity, call, connect, error_tex
 pytestmark = pytest.mark.anyio
 
 BUDGET = 24 << 10  # policy.mcp_output_bytes' default
+OUTPUT_CAP = 1 << 20  # policy.max_output_bytes' default
 
 
 async def open_session(session, runtime="sh"):
@@ -56,8 +57,10 @@ async def test_long_output_keeps_its_head_and_tail_within_the_budget(service, tr
                 command="seq 1 300000; echo the-error >&2",
             )
             ran = structured(result)
-            total = sum(len(str(n)) + 1 for n in range(1, 300001))
-            assert ran["stdout_bytes"] == total and ran["stdout_cut"] is True, ran["stdout_bytes"]
+            # The service keeps the head and the real tail of each stream within its cap
+            # (policy.max_output_bytes, 1 MiB), a line saying how much it left out between.
+            assert ran["stdout_bytes"] == OUTPUT_CAP and ran["stdout_truncated"] is True, ran["stdout_bytes"]
+            assert ran["stdout_cut"] is True
             stdout = ran["stdout"]
             assert len(stdout) + len(ran["stderr"]) <= BUDGET + 1024, len(stdout)
             assert stdout.startswith("1\n2\n3\n") and stdout.endswith("299999\n300000\n")
@@ -71,9 +74,13 @@ async def test_long_output_keeps_its_head_and_tail_within_the_budget(service, tr
             # The text content reads as text, with real line breaks.
             assert result.content[0].text.startswith("exit code 0")
             assert "\n299999\n300000\n" in result.content[0].text
-            # The whole output is in the file the marker names.
-            whole = await sh(session, session_id, f"wc -c < {ran['stdout_file']}; tail -n 1 {ran['stdout_file']}")
-            assert whole["stdout"].split() == [str(total), "300000"], whole
+            assert "first and last parts were kept" in result.content[0].text
+            # What the service kept is in the file the marker names: the head, the line saying
+            # how much of the middle it left out, and the real last bytes.
+            kept = await sh(session, session_id, f"wc -c < {ran['stdout_file']}; tail -c 14 {ran['stdout_file']}")
+            assert kept["stdout"].split() == [str(OUTPUT_CAP), "299999", "300000"], kept
+            left_out = await sh(session, session_id, f"grep -c 'bytes left out here' {ran['stdout_file']}; head -n 1 {ran['stdout_file']}")
+            assert left_out["stdout"].split() == ["1", "1"], left_out
         finally:
             structured(await call(session, "close_session", session_id=session_id))
 
@@ -143,15 +150,24 @@ async def test_a_long_command_reports_progress(service, transport):
         try:
             result = await session.call_tool(
                 "run_command",
-                {"session_id": session_id, "command": "sleep 5; echo done", "timeout_secs": 10},
+                {
+                    "session_id": session_id,
+                    "command": "for i in 1 2 3 4 5; do echo step-$i; sleep 1; done; echo done",
+                    "timeout_secs": 10,
+                },
                 progress_callback=progress,
             )
-            assert structured(result)["stdout"] == "done\n"
+            assert structured(result)["stdout"].endswith("step-5\ndone\n")
         finally:
             structured(await call(session, "close_session", session_id=session_id))
     assert len(updates) >= 3, updates
     assert [u[0] for u in updates] == sorted(u[0] for u in updates), updates
     assert all(u[1] == 10 and "running for" in u[2] for u in updates), updates
+    if transport == "http":
+        # In the service, a report carries the newest output: the steps printed so far, while
+        # the command still runs (before its last step).
+        shown = [u[2].rsplit("\n", 1)[-1] for u in updates if "output so far ends with:" in u[2]]
+        assert any(line in ("step-1", "step-2", "step-3", "step-4") for line in shown), updates
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])

@@ -33,7 +33,10 @@ pub use host::{
 #[cfg(feature = "tokio")]
 pub use host::{make_dir, move_path, stat_path, watch_dir, DirWatch};
 #[cfg(feature = "tokio")]
-pub use host::{ping, run_exec, AgentHub, AgentLease, ExecResult, HELLO_TIMEOUT, MAX_IDLE};
+pub use host::{
+    ping, run_exec, AgentHub, AgentLease, ExecResult, OutputSink, HELLO_TIMEOUT, MAX_IDLE,
+    OUTPUT_SINK,
+};
 pub use message::{
     AgentSecret, Event, ExecRequest, ExitReport, Request, AGENT_SECRET_FILE, AGENT_SECRET_LEN,
     AGENT_SPARES, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN, PROTOCOL_VERSION,

@@ -387,6 +387,13 @@ pub enum Event {
     Ports {
         ports: Vec<ListeningPort>,
     },
+    /// Sent once per stream of an exec, after its exit and before its tail: the stream's
+    /// output frames that follow come after `bytes` bytes left out past the head (the output
+    /// went past the exec's `output_limit`; its head and tail are kept).
+    OutputOmitted {
+        stderr: bool,
+        bytes: u64,
+    },
 }
 
 /// The per-sandbox secret an agent proves itself with: [`AGENT_SECRET_LEN`] bytes as lowercase

@@ -2,6 +2,7 @@
 //! feeds its input and enforces the timeout, all on the connection's thread with poll(2), so
 //! an exec costs no extra threads while the process runs.
 
+use crate::head_tail::HeadTail;
 use crate::sys;
 use sandboxd_agent_proto::{
     read_frame, write_frame, write_json, Event, ExecRequest, ExitReport, Frame, FrameKind,
@@ -69,6 +70,8 @@ pub fn run(connection: &mut UnixStream, request: &ExecRequest) -> Result<(), Pro
         stderr_bytes: exec.stderr.total,
         duration_ms: exec.duration.as_millis().try_into().unwrap_or(u64::MAX),
     };
+    exec.stdout.send_tail(connection)?;
+    exec.stderr.send_tail(connection)?;
     exec.stdout.drain_in_background();
     exec.stderr.drain_in_background();
     write_json(connection, &Event::Exited(report))
@@ -387,11 +390,10 @@ impl Input {
 struct Output {
     kind: FrameKind,
     pipe: Option<File>,
-    limit: u64,
+    /// What is sent of it: its head at once, its tail after the exit; `limit` bytes at most.
+    kept: HeadTail,
     /// Bytes the process wrote.
     total: u64,
-    /// Bytes sent to the service, at most `limit`.
-    forwarded: u64,
 }
 
 impl Output {
@@ -399,9 +401,8 @@ impl Output {
         Self {
             kind,
             pipe,
-            limit,
+            kept: HeadTail::new(limit),
             total: 0,
-            forwarded: 0,
         }
     }
 
@@ -409,9 +410,9 @@ impl Output {
         self.pipe.is_none()
     }
 
-    /// Reads what the pipe holds (poll said it would not block) and forwards what fits
-    /// under the limit. Past the limit the pipe is still emptied, so the process never
-    /// blocks on a full pipe.
+    /// Reads what the pipe holds (poll said it would not block) and forwards what fits in
+    /// the head; the rest is kept as the tail. Past the limit the pipe is still emptied, so
+    /// the process never blocks on a full pipe.
     fn pump(&mut self, connection: &mut UnixStream, buffer: &mut [u8]) -> Result<(), ProtoError> {
         let Some(pipe) = &mut self.pipe else {
             return Ok(());
@@ -420,15 +421,32 @@ impl Output {
             Ok(0) => self.pipe = None,
             Ok(read) => {
                 self.total += read as u64;
-                let room = self.limit - self.forwarded;
-                let forward = read.min(usize::try_from(room).unwrap_or(usize::MAX));
-                if forward > 0 {
-                    write_frame(connection, self.kind, &buffer[..forward])?;
-                    self.forwarded += forward as u64;
+                let forward = self.kept.take(&buffer[..read]);
+                if !forward.is_empty() {
+                    write_frame(connection, self.kind, forward)?;
                 }
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(_) => self.pipe = None,
+        }
+        Ok(())
+    }
+
+    /// Sends the tail, after saying how much was left out before it, if anything was.
+    fn send_tail(&mut self, connection: &mut UnixStream) -> Result<(), ProtoError> {
+        let (omitted, tail) = self.kept.finish();
+        if omitted > 0 {
+            let stderr = self.kind == FrameKind::Stderr;
+            write_json(
+                connection,
+                &Event::OutputOmitted {
+                    stderr,
+                    bytes: omitted,
+                },
+            )?;
+        }
+        for chunk in tail.chunks(OUTPUT_CHUNK_LEN) {
+            write_frame(connection, self.kind, chunk)?;
         }
         Ok(())
     }

@@ -8,6 +8,7 @@
 mod dialer;
 mod exec;
 mod files;
+mod head_tail;
 mod init;
 mod kill_all;
 mod listener;

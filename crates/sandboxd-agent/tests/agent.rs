@@ -296,14 +296,39 @@ async fn process_that_ignores_stdin_still_finishes() {
 }
 
 #[tokio::test]
-async fn output_over_the_limit_is_truncated_with_true_totals() {
+async fn output_over_the_limit_keeps_head_and_tail_with_true_totals() {
     let fixture = Fixture::start().await;
-    let mut big = sh("head -c 3000000 /dev/zero; echo small >&2");
+    let mut big = sh("echo first; head -c 3000000 /dev/zero; echo the-end; echo small >&2");
     big.output_limit = 1000;
     let result = fixture.exec(&big, None).await.unwrap();
-    assert_eq!(result.stdout.len(), 1000);
+    assert_eq!(
+        result.stdout.len(),
+        1000,
+        "the line saying what was left out fits the limit"
+    );
     assert!(result.stdout_truncated);
-    assert_eq!(result.report.stdout_bytes, 3_000_000);
+    let stdout = String::from_utf8_lossy(&result.stdout);
+    assert!(stdout.starts_with("first\n"), "{stdout}");
+    assert!(
+        stdout.ends_with("\0\0the-end\n"),
+        "the real end is kept: {stdout:?}"
+    );
+    let left_out: u64 = stdout
+        .split("[... ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .and_then(|n| n.parse().ok())
+        .expect("a line says how much was left out");
+    // What is shown and what was left out add up to what the command wrote.
+    let shown = 1000
+        - stdout
+            .lines()
+            .find(|l| l.starts_with("[... "))
+            .unwrap()
+            .len()
+        - 2;
+    assert_eq!(left_out + shown as u64, 3_000_014);
+    assert_eq!(result.report.stdout_bytes, 3_000_014);
     assert_eq!(text(&result.stderr), "small\n");
     assert!(!result.stderr_truncated);
     assert_eq!(result.report.exit_code, Some(0));

@@ -5,6 +5,7 @@
 //! is in force.
 
 mod files_meta;
+mod output_watch;
 mod policy;
 mod ports;
 mod remedy;
@@ -12,6 +13,7 @@ mod sandboxes;
 mod snapshots;
 
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
+pub use output_watch::OutputWatch;
 pub use policy::{IdleAction, Policy, DEFAULT_MCP_OUTPUT_BYTES};
 pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest};
 pub use remedy::{with_wording, without_rest_wording, Remedy};

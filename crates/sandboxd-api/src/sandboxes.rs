@@ -3,7 +3,7 @@
 
 use crate::{
     CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult, KilledProcesses,
-    Policy, Remedy, RuntimeList, SessionInfo, SessionList, SnapshotInfo, SnapshotList,
+    OutputWatch, Policy, Remedy, RuntimeList, SessionInfo, SessionList, SnapshotInfo, SnapshotList,
 };
 use std::fmt;
 
@@ -57,4 +57,15 @@ pub trait Sandboxes: Send + Sync {
     async fn list_snapshots(&self) -> Result<SnapshotList, Failure>;
     async fn delete_snapshot(&self, id: &str) -> Result<SnapshotInfo, Failure>;
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure>;
+    /// [`Sandboxes::exec`], sharing its output into `watch` as it comes where the
+    /// implementation can see it before the end (in process); otherwise just `exec`.
+    async fn exec_watched(
+        &self,
+        id: &str,
+        request: ExecRequest,
+        watch: &OutputWatch,
+    ) -> Result<ExecResult, Failure> {
+        let _ = watch;
+        self.exec(id, request).await
+    }
 }

@@ -15,7 +15,8 @@ pub struct SnapshotRequest {
 }
 
 /// A saved state of a session: the files of its writable places with their modes and
-/// symlinks, its runtime and the labels it was opened with. Processes are not kept.
+/// symlinks, its runtime, and the labels and environment it was opened with (the environment
+/// is not shown: it may hold secrets). Processes are not kept.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]

@@ -4,11 +4,13 @@
 use crate::activity::Caller;
 use crate::core::Core;
 use crate::error::Error;
+use sandboxd_agent_proto::{OutputSink, OUTPUT_SINK};
 use sandboxd_api::{
     CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
-    ForkResult, KilledProcesses, Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
-    SnapshotInfo, SnapshotList, SnapshotRequest,
+    ForkResult, KilledProcesses, OutputWatch, Policy, RuntimeList, Sandboxes, SessionInfo,
+    SessionList, SnapshotInfo, SnapshotList, SnapshotRequest,
 };
+use std::sync::Arc;
 
 /// The core, with every call made as `caller`.
 pub struct Acting {
@@ -67,6 +69,19 @@ impl Sandboxes for Acting {
 
     async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecResult, Failure> {
         Ok(self.core.exec(&self.caller, id, request).await?)
+    }
+
+    async fn exec_watched(
+        &self,
+        id: &str,
+        request: ExecRequest,
+        watch: &OutputWatch,
+    ) -> Result<ExecResult, Failure> {
+        let watch = watch.clone();
+        let sink: OutputSink = Arc::new(move |data| watch.push(data));
+        Ok(OUTPUT_SINK
+            .scope(sink, self.core.exec(&self.caller, id, request))
+            .await?)
     }
 
     async fn list_files(&self, id: &str, path: Option<String>) -> Result<FileList, Failure> {

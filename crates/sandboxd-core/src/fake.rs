@@ -586,8 +586,23 @@ async fn run(stream: &mut DuplexStream, exec: ExecRequest, oom_kills: &AtomicU64
         format!("{word}\n").into_bytes()
     };
     report.stdout_bytes = output.len() as u64;
-    let kept = &output[..output.len().min(exec.output_limit as usize)];
-    for chunk in kept.chunks(1 << 16) {
+    // As the agent: the head (half the limit), then past the limit what it left out and the
+    // tail (the other half).
+    let limit = output.len().min(exec.output_limit as usize);
+    let head = &output[..limit - limit / 2];
+    let tail = &output[output.len() - limit / 2..];
+    for chunk in head.chunks(1 << 16) {
+        write_frame(stream, FrameKind::Stdout, chunk).await.ok()?;
+    }
+    let omitted = (output.len() - head.len() - tail.len()) as u64;
+    if omitted > 0 {
+        let event = Event::OutputOmitted {
+            stderr: false,
+            bytes: omitted,
+        };
+        write_json(stream, &event).await.ok()?;
+    }
+    for chunk in tail.chunks(1 << 16) {
         write_frame(stream, FrameKind::Stdout, chunk).await.ok()?;
     }
     write_json(stream, &Event::Exited(report)).await.ok()

@@ -1,7 +1,7 @@
 //! Opening sessions from a snapshot, and forks: a snapshot opened as N sessions at once.
 //!
 //! A session opened from a snapshot is a new sandbox of the snapshot's runtime with its
-//! labels (the request's added over them) and its files put back by the agent, modes and
+//! labels (the request's added over them), its environment and its files put back by the agent, modes and
 //! symlinks kept; processes do not survive a snapshot. It opens whole or not at all.
 //!
 //! A fork takes a snapshot of the session (counted against the quota while it exists), opens
@@ -49,6 +49,8 @@ impl Core {
         labels.append(&mut request.labels);
         request.labels = labels;
         let info = self.open_session(caller, request).await?;
+        // Checked against the policy when it was set on the session snapshotted.
+        self.sessions().set_env(&info.id, snapshot.env.clone());
         if let Err(e) = self.restore_files(caller, &info.id, &snapshot).await {
             let reason = format!("opening it from snapshot {snapshot_id} failed");
             let _ = self.end_session(&info.id, &reason).await;

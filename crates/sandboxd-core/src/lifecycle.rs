@@ -210,15 +210,16 @@ impl Core {
         Ok(self.info(&session).await)
     }
 
-    /// Sets the environment every later command of a running session starts with (each
-    /// command's own variables win); checked against the policy like a command's.
+    /// Adds to the environment every later command of a running session starts with (a
+    /// name set again takes the new value; each command's own variables win); checked
+    /// against the policy like a command's.
     pub fn set_session_env(
         &self,
         caller: &Caller,
         id: &str,
         env: BTreeMap<String, String>,
     ) -> Result<(), Error> {
-        self.running_session(caller, id, "set_env")?;
+        let session = self.running_session(caller, id, "set_env")?;
         let started = Instant::now();
         crate::exec::plan(
             crate::exec::Command {
@@ -230,8 +231,10 @@ impl Core {
             &self.config().policy,
         )?;
         let names = env.len();
+        let mut merged = session.env;
+        merged.extend(env);
         self.sessions()
-            .set_env(id, env)
+            .set_env(id, merged)
             .ok_or_else(|| sessions::not_found(id))?;
         activity::append(
             self.sessions(),

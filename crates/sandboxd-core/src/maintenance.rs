@@ -179,11 +179,25 @@ impl Core {
                 .idle_timeout_secs
                 .filter(|secs| session.idle(now) >= seconds(*secs))
             {
+                if session.pause_at_own_timeout {
+                    let why = format!("idle for more than its own timeout of {secs} s");
+                    self.pause_when_idle(&session, &format!("{why} (auto-pause)"), &why)
+                        .await;
+                    continue;
+                }
                 format!("expired: idle for more than its own timeout of {secs} s")
             } else if session.idle(now) < seconds(policy.idle_timeout_secs) {
                 continue;
             } else if policy.idle_action == IdleAction::Pause {
-                self.pause_when_idle(&session).await;
+                let why = format!(
+                    "idle for more than {} s (policy.idle_timeout_secs)",
+                    policy.idle_timeout_secs
+                );
+                let target = format!(
+                    "idle for more than {} s (policy.idle_action = \"pause\")",
+                    policy.idle_timeout_secs
+                );
+                self.pause_when_idle(&session, &target, &why).await;
                 continue;
             } else {
                 format!(
@@ -195,15 +209,11 @@ impl Core {
         }
     }
 
-    /// Pauses an idle session (`idle_action = "pause"`); one that cannot be paused is closed,
-    /// as it would have been otherwise.
-    async fn pause_when_idle(&self, session: &Session) {
-        let idle_secs = self.config().policy.idle_timeout_secs;
-        let target = format!("idle for more than {idle_secs} s (policy.idle_action = \"pause\")");
-        if let Err(e) = self.pause_as(session, Actor::service(), &target).await {
-            let reason = format!(
-                "expired: idle for more than {idle_secs} s (policy.idle_timeout_secs), and pausing it failed: {e}"
-            );
+    /// Pauses an idle session (`idle_action = "pause"`, or its own auto-pause), the entry
+    /// naming `target`; one that cannot be paused is closed, as it would have been otherwise.
+    async fn pause_when_idle(&self, session: &Session, target: &str, why: &str) {
+        if let Err(e) = self.pause_as(session, Actor::service(), target).await {
+            let reason = format!("expired: {why}, and pausing it failed: {e}");
             self.end_for(session, "expire", &reason).await;
         }
     }

@@ -8,11 +8,12 @@
 //! `policy.paused_timeout_secs`, counted from the pause, closes a session left paused. A
 //! resume is activity, so the idle clock starts again from it.
 
-use crate::activity::{error_text, Actor, Caller, PendingEntry};
+use crate::activity::{self, error_text, Actor, Caller, Outcome, PendingEntry};
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::Session;
+use crate::sessions::{self, Session};
 use sandboxd_api::SessionInfo;
+use std::time::Instant;
 use time::OffsetDateTime;
 
 /// The target of the entry a resume on the way to another operation records.
@@ -33,6 +34,30 @@ impl Core {
         self.resume_as(&session, caller.actor(), &session.runtime)
             .await?;
         self.get_session(caller, id).await
+    }
+
+    /// Whether the session's own idle timeout (see [`Core::set_idle_timeout`]) pauses it
+    /// rather than closing it; the paused limit then applies as to any paused session.
+    pub fn set_pause_at_own_timeout(
+        &self,
+        caller: &Caller,
+        id: &str,
+        pause: bool,
+    ) -> Result<(), Error> {
+        self.running_session(caller, id, "set_timeout_action")?;
+        let started = Instant::now();
+        self.sessions()
+            .set_pause_at_own_timeout(id, pause)
+            .ok_or_else(|| sessions::not_found(id))?;
+        activity::append(
+            self.sessions(),
+            id,
+            &caller.actor(),
+            "set_timeout_action",
+            if pause { "pause" } else { "close" },
+            Outcome::ok(started.elapsed().as_millis() as u64),
+        );
+        Ok(())
     }
 
     /// Pauses the session on behalf of `actor`, recording the entry.

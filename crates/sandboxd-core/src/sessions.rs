@@ -37,6 +37,9 @@ pub struct Session {
     /// Environment every command of the session starts with, under the command's own (the
     /// E2B face's `envVars`); in memory only, like `idle_timeout_secs`.
     pub env: BTreeMap<String, String>,
+    /// Its own idle expiry pauses it instead of closing it (the E2B face's `autoPause`); in
+    /// memory only, like `idle_timeout_secs`.
+    pub pause_at_own_timeout: bool,
     /// When it was paused, while it is.
     pub paused_at: Option<OffsetDateTime>,
     /// Held while the session is paused or resumed, so the two never cross; shared by every
@@ -65,6 +68,7 @@ impl Session {
             ended: None,
             idle_timeout_secs: None,
             env: BTreeMap::new(),
+            pause_at_own_timeout: false,
             paused_at: None,
             transition: Arc::default(),
         }
@@ -151,6 +155,7 @@ impl Session {
                 .map(|at| (parse(&at), record.end_reason.unwrap_or_default())),
             idle_timeout_secs: None,
             env: BTreeMap::new(),
+            pause_at_own_timeout: false,
             paused_at: record.paused_at.as_deref().map(parse),
             transition: Arc::default(),
         }
@@ -406,6 +411,12 @@ impl Sessions {
     /// Sets the environment a running session's commands start with.
     pub fn set_env(&self, id: &str, env: BTreeMap<String, String>) -> Option<()> {
         self.lock().running.get_mut(id)?.env = env;
+        Some(())
+    }
+
+    /// Whether a running session's own idle expiry pauses it rather than closing it.
+    pub fn set_pause_at_own_timeout(&self, id: &str, pause: bool) -> Option<()> {
+        self.lock().running.get_mut(id)?.pause_at_own_timeout = pause;
         Some(())
     }
 

@@ -1,6 +1,6 @@
 //! Snapshots of sessions: the files of the sandbox's writable places (the backend names them:
 //! for Docker `/workspace`, `/tmp` and `/dev/shm`) as tar archives the agent makes inside the
-//! sandbox, with the session's runtime and labels. Processes are not kept (a paused session
+//! sandbox, with the session's runtime, labels and environment. Processes are not kept (a paused session
 //! keeps them). A snapshot belongs to its session's tenant: another tenant's is "not found".
 //! It counts against the tenant's quota (`policy.snapshot_quota_count` snapshots and
 //! `policy.snapshot_quota_bytes` bytes of archives); one that would not fit is refused and
@@ -261,6 +261,7 @@ impl Core {
             created_at: rfc3339(OffsetDateTime::now_utc()),
             bytes,
             paths,
+            env: session.env.clone(),
         };
         // Recorded last: a record always has its files.
         if let Err(e) = store.insert_snapshot(&record) {

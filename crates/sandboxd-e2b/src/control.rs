@@ -1,16 +1,17 @@
 //! E2B's control plane (`spec/openapi.yml` of the E2B SDKs): sandboxes are sessions. A
-//! template ID names a runtime alias of the allowlist (`base`: the default one), metadata
-//! become the session's labels, envVars the environment of its every command, and the
-//! timeout its own idle expiry. Authenticated by `X-API-Key`: the service token or a tenant's.
+//! template ID names a runtime alias of the allowlist (`base`: the default one) or a
+//! snapshot, metadata become the session's labels, envVars the environment of its every
+//! command, and the timeout its own idle expiry (which pauses it with `autoPause`). Authenticated by `X-API-Key`: the service token or a tenant's.
 
 use crate::errors::E2bError;
+use crate::snapshots;
 use crate::{Face, ENVD_VERSION};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use sandboxd_api::{CreateSession, SessionInfo};
+use sandboxd_api::{CreateSession, SessionInfo, SessionState};
 use sandboxd_core::{Caller, Interface};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -53,11 +54,6 @@ pub struct TimeoutRequest {
     timeout: u64,
 }
 
-#[derive(Deserialize, Default)]
-pub struct ConnectRequest {
-    timeout: Option<u64>,
-}
-
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ListQuery {
@@ -68,7 +64,7 @@ pub struct ListQuery {
 }
 
 /// The caller an `X-API-Key` stands for; a handler taking it answers 401 without one.
-pub struct ApiCaller(Caller);
+pub struct ApiCaller(pub(crate) Caller);
 
 impl FromRequestParts<Face> for ApiCaller {
     type Rejection = Response;
@@ -109,15 +105,19 @@ impl NewSandbox {
             ("MCP servers (mcp)", &self.mcp),
             ("workload identity (iam)", &self.iam),
             ("volumes (volumeMounts)", &self.volume_mounts),
-            ("auto-resume (lifecycle)", &self.auto_resume),
         ] {
             if given(value) {
                 return Err(E2bError::unsupported(what));
             }
         }
-        if self.auto_pause == Some(true) {
+        // A paused sandbox here resumes on any use; opting out of that is not offered.
+        if self
+            .auto_resume
+            .as_ref()
+            .is_some_and(|v| v.get("enabled") == Some(&Value::Bool(false)))
+        {
             return Err(E2bError::unsupported(
-                "pausing (lifecycle on_timeout \"pause\")",
+                "a paused sandbox that stays paused when used (lifecycle auto_resume false)",
             ));
         }
         if let (Some(wanted), Some(runtime_info)) = (
@@ -142,22 +142,24 @@ pub async fn create(
     Json(request): Json<NewSandbox>,
 ) -> Response {
     let result = async {
-        let runtime = (request.template_id != BASE_TEMPLATE).then(|| request.template_id.clone());
-        request.refuse_unsupported(
-            &face,
-            runtime
-                .as_deref()
-                .unwrap_or(&face.core.config().default_runtime),
-        )?;
+        let snapshot = snapshots::named_by_template(&face, &caller, &request.template_id);
+        let runtime = match &snapshot {
+            Some(snapshot) => snapshot.runtime.clone(),
+            None if request.template_id == BASE_TEMPLATE => {
+                face.core.config().default_runtime.clone()
+            }
+            None => request.template_id.clone(),
+        };
+        request.refuse_unsupported(&face, &runtime)?;
         let info = face
             .core
             .open_session(
                 &caller,
                 CreateSession {
-                    runtime,
+                    runtime: (request.template_id != BASE_TEMPLATE).then_some(runtime),
                     tenant: None,
                     labels: request.metadata,
-                    snapshot: None,
+                    snapshot: snapshot.map(|s| s.id),
                 },
             )
             .await?;
@@ -165,6 +167,10 @@ pub async fn create(
             if !request.env_vars.is_empty() {
                 face.core
                     .set_session_env(&caller, &info.id, request.env_vars)?;
+            }
+            if request.auto_pause == Some(true) {
+                face.core
+                    .set_pause_at_own_timeout(&caller, &info.id, true)?;
             }
             match request.timeout {
                 Some(secs) => face.core.set_idle_timeout(&caller, &info.id, secs).await,
@@ -190,7 +196,7 @@ pub async fn get_one(
     Path(id): Path<String>,
 ) -> Response {
     let result = async {
-        let info = running(&face, &caller, &id).await?;
+        let info = existing(&face, &caller, &id).await?;
         let mut detail = listed(&face, &info);
         detail["envdAccessToken"] = face.core.session_access_token(&caller, &id)?.into();
         Ok(detail)
@@ -210,49 +216,52 @@ pub async fn list(
             .as_deref()
             .map(|m| serde_urlencoded::from_str(m).unwrap_or_default())
             .unwrap_or_default();
-        // Sandboxes here are never paused: asking for paused ones only finds none.
-        let running_wanted = query
-            .state
-            .as_deref()
-            .is_none_or(|states| states.split(',').any(|s| s.trim() == "running"));
+        let state_wanted = |state: &SessionState| {
+            let name = state_name(state);
+            query
+                .state
+                .as_deref()
+                .is_none_or(|states| states.split(',').any(|s| s.trim() == name))
+        };
         let mut sessions = face.core.list_sessions(&caller, false).await?.sessions;
         sessions.retain(|s| {
-            running_wanted
+            state_wanted(&s.state)
                 && wanted
                     .iter()
                     .all(|(k, v)| s.labels.get(k).is_some_and(|have| have == v))
         });
         sessions.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
-        let start: usize = query
-            .next_token
-            .as_deref()
-            .map(|t| {
-                t.parse()
-                    .map_err(|_| E2bError::invalid("nextToken is not one this service gave"))
-            })
-            .transpose()?
-            .unwrap_or(0);
-        let limit = query.limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
-        let page: Vec<Value> = sessions
-            .iter()
-            .skip(start)
-            .take(limit)
-            .map(|s| listed(&face, s))
-            .collect();
-        let next = (start + limit < sessions.len()).then(|| (start + limit).to_string());
-        Ok::<_, E2bError>((page, next))
+        Ok::<_, E2bError>(sessions)
     }
     .await;
     match result {
-        Ok((page, next)) => {
-            let mut response = Json(page).into_response();
-            if let Some(next) = next.and_then(|n| n.parse().ok()) {
-                response.headers_mut().insert(NEXT_TOKEN_HEADER, next);
-            }
-            response
-        }
+        Ok(sessions) => paged(&sessions, query.next_token.as_deref(), query.limit, |s| {
+            listed(&face, s)
+        }),
         Err(e) => e.into_http(),
     }
+}
+
+/// One page of a listing as E2B answers it: `limit` items from where `next_token` says, and
+/// the token of the next page in a header when there is one.
+pub(crate) fn paged<T>(
+    items: &[T],
+    next_token: Option<&str>,
+    limit: Option<usize>,
+    describe: impl Fn(&T) -> Value,
+) -> Response {
+    let Ok(start) = next_token.map_or(Ok(0), str::parse::<usize>) else {
+        return E2bError::invalid("nextToken is not one this service gave").into_http();
+    };
+    let limit = limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
+    let page: Vec<Value> = items.iter().skip(start).take(limit).map(describe).collect();
+    let mut response = Json(page).into_response();
+    if start.saturating_add(limit) < items.len() {
+        if let Ok(next) = (start + limit).to_string().parse() {
+            response.headers_mut().insert(NEXT_TOKEN_HEADER, next);
+        }
+    }
+    response
 }
 
 pub async fn kill(
@@ -261,7 +270,7 @@ pub async fn kill(
     Path(id): Path<String>,
 ) -> Response {
     let result = async {
-        running(&face, &caller, &id).await?;
+        existing(&face, &caller, &id).await?;
         face.core.close_session(&caller, &id).await?;
         Ok::<_, E2bError>(())
     }
@@ -276,7 +285,7 @@ pub async fn set_timeout(
     Json(request): Json<TimeoutRequest>,
 ) -> Response {
     let result = async {
-        running(&face, &caller, &id).await?;
+        existing(&face, &caller, &id).await?;
         face.core
             .set_idle_timeout(&caller, &id, request.timeout)
             .await?;
@@ -286,35 +295,11 @@ pub async fn set_timeout(
     done(result)
 }
 
-/// `POST /sandboxes/{id}/connect` (and `/v2/...`): a running sandbox's connection details,
-/// with its timeout reset when one is given.
-pub async fn connect(
-    State(face): State<Face>,
-    ApiCaller(caller): ApiCaller,
-    Path(id): Path<String>,
-    body: Option<Json<ConnectRequest>>,
-) -> Response {
-    let request = body.map(|Json(r)| r).unwrap_or_default();
-    let result = async {
-        let mut info = running(&face, &caller, &id).await?;
-        if let Some(secs) = request.timeout {
-            info = face.core.set_idle_timeout(&caller, &id, secs).await?;
-        }
-        sandbox(&face, &caller, &info)
-    }
-    .await;
-    answer(StatusCode::OK, result)
-}
-
 /// Anything of E2B's API that sandboxd does not offer, named by its path.
 pub async fn unsupported(uri: axum::http::Uri) -> Response {
     let path = uri.path();
-    let what = if path.contains("/pause") || path.contains("/resume") {
-        "pausing and resuming sandboxes"
-    } else if path.contains("snapshot") {
+    let what = if path.contains("snapshot") {
         "snapshots"
-    } else if path.contains("/fork") {
-        "forking sandboxes"
     } else if path.contains("template") {
         "templates (building, listing, deleting); a template ID names a runtime of the service's allowlist"
     } else if path.contains("volume") {
@@ -333,18 +318,22 @@ pub async fn unsupported(uri: axum::http::Uri) -> Response {
     E2bError::unsupported(what).into_http()
 }
 
-/// The session, if the caller may reach it and it still runs; an ended one is "not found",
-/// as a killed sandbox is to E2B.
-async fn running(face: &Face, caller: &Caller, id: &str) -> Result<SessionInfo, E2bError> {
+/// The session, if the caller may reach it and it is open (running or paused); an ended one
+/// is "not found", as a killed sandbox is to E2B.
+pub(crate) async fn existing(
+    face: &Face,
+    caller: &Caller,
+    id: &str,
+) -> Result<SessionInfo, E2bError> {
     let info = face.core.get_session(caller, id).await?;
     match info.state {
-        sandboxd_api::SessionState::Running => Ok(info),
-        _ => Err(E2bError::sandbox_not_found(id)),
+        SessionState::Running | SessionState::Paused => Ok(info),
+        SessionState::Ended => Err(E2bError::sandbox_not_found(id)),
     }
 }
 
 /// What create and connect answer: how to reach the sandbox's envd.
-fn sandbox(face: &Face, caller: &Caller, info: &SessionInfo) -> Result<Value, E2bError> {
+pub(crate) fn sandbox(face: &Face, caller: &Caller, info: &SessionInfo) -> Result<Value, E2bError> {
     Ok(json!({
         "templateID": info.runtime,
         "alias": info.runtime,
@@ -381,19 +370,27 @@ fn listed(face: &Face, info: &SessionInfo) -> Value {
         "memoryMB": limits.as_ref().map_or(0, |l| l.mem_limit_bytes / MIB),
         "diskSizeMB": limits.as_ref().map_or(0, |l| l.tmpfs_size_bytes / MIB),
         "metadata": info.labels,
-        "state": "running",
+        "state": state_name(&info.state),
         "domain": config.e2b.domain,
     })
 }
 
-fn done(result: Result<(), E2bError>) -> Response {
+/// E2B's name of an open sandbox's state.
+fn state_name(state: &SessionState) -> &'static str {
+    match state {
+        SessionState::Paused => "paused",
+        _ => "running",
+    }
+}
+
+pub(crate) fn done(result: Result<(), E2bError>) -> Response {
     match result {
         Ok(()) => StatusCode::NO_CONTENT.into_response(),
         Err(e) => e.into_http(),
     }
 }
 
-fn answer(status: StatusCode, result: Result<Value, E2bError>) -> Response {
+pub(crate) fn answer(status: StatusCode, result: Result<Value, E2bError>) -> Response {
     match result {
         Ok(body) => (status, Json(body)).into_response(),
         Err(e) => e.into_http(),

@@ -15,13 +15,15 @@ mod envd;
 mod errors;
 mod files;
 mod filesystem;
+mod pause;
 mod process;
 mod routing;
+mod snapshots;
 mod watchers;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequestParts};
 use axum::http::request::Parts;
-use axum::routing::{any, get, post};
+use axum::routing::{any, delete, get, post};
 use axum::Router;
 use sandboxd_core::Core;
 use std::convert::Infallible;
@@ -69,19 +71,27 @@ pub fn router(core: Core, others: Router) -> Router {
             get(control::get_one).delete(control::kill),
         )
         .route("/sandboxes/{id}/timeout", post(control::set_timeout))
-        .route("/sandboxes/{id}/connect", post(control::connect))
-        .route("/v2/sandboxes/{id}/connect", post(control::connect))
+        .route("/sandboxes/{id}/connect", post(pause::connect))
+        .route("/v2/sandboxes/{id}/connect", post(pause::connect))
+        .route("/sandboxes/{id}/pause", post(pause::pause))
+        .route("/sandboxes/{id}/resume", post(pause::resume))
+        .route("/sandboxes/{id}/snapshots", post(snapshots::create))
+        .route("/sandboxes/{id}/fork", post(snapshots::fork))
         .route("/sandboxes/{id}/{*rest}", any(control::unsupported))
         .route("/v2/sandboxes/{id}/{*rest}", any(control::unsupported))
         .route("/v3/{*rest}", any(control::unsupported))
-        .route("/snapshots", any(control::unsupported))
+        .route("/snapshots", get(snapshots::list))
         .route("/snapshots/{*rest}", any(control::unsupported))
         .route("/volumes", any(control::unsupported))
         .route("/volumes/{*rest}", any(control::unsupported))
         .route("/secrets", any(control::unsupported))
         .route("/secrets/{*rest}", any(control::unsupported))
         .route("/templates", any(control::unsupported))
-        .route("/templates/{*rest}", any(control::unsupported))
+        .route(
+            "/templates/{id}",
+            delete(snapshots::delete).fallback(control::unsupported),
+        )
+        .route("/templates/{id}/{*rest}", any(control::unsupported))
         .route("/v2/templates", any(control::unsupported))
         .route("/v2/templates/{*rest}", any(control::unsupported))
         .with_state(face.clone())

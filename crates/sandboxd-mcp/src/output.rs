@@ -37,7 +37,8 @@ pub struct CommandResult {
     pub stdout_file: Option<String>,
     pub stderr_file: Option<String>,
     /// The command wrote more than the service keeps per stream (policy.max_output_bytes):
-    /// only the first part was kept, and the rest is lost. Redirect such output to a file.
+    /// only its first and last parts were kept, around a line saying how much of the middle
+    /// is lost. Redirect such output to a file to keep all of it.
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     /// It ran past its timeout and was killed.
@@ -178,7 +179,7 @@ impl CommandResult {
             }
             if truncated {
                 text.push_str(&format!(
-                    "[{name} went past the service's per-stream limit: only its first part was kept]\n"
+                    "[{name} went past the service's per-stream limit: only its first and last parts were kept]\n"
                 ));
             }
         }

@@ -8,12 +8,16 @@
 use rmcp::model::ProgressNotificationParam;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
+use sandboxd_api::OutputWatch;
 use std::future::Future;
 use std::time::{Duration, Instant};
 use tokio_util::sync::CancellationToken;
 
 /// How often a running command reports progress.
 const PROGRESS_INTERVAL: Duration = Duration::from_secs(1);
+/// How much of the newest output a progress report shows: its last lines, bounded.
+const PROGRESS_LINES: usize = 3;
+const PROGRESS_CHARS: usize = 400;
 
 /// Cancelled when the HTTP request that carried a call is gone: the service puts it in the
 /// request's extensions, and cancels it when the answer's body is dropped unfinished (the
@@ -31,10 +35,21 @@ impl RequestGone {
 
 /// Runs `operation` to its end, or until the call is cancelled or its request is gone (then
 /// the answer is a tool error saying so, which no client will read). With a progress token,
-/// the client gets a notification each second: the time it has run of `limit_secs`.
+/// the client gets a notification each second: the time it has run of `limit_secs`, and the
+/// last lines of its output so far when `output` sees them.
 pub async fn cancellable<T>(
     context: &RequestContext<RoleServer>,
     limit_secs: Option<u64>,
+    operation: impl Future<Output = Result<T, String>>,
+) -> Result<T, String> {
+    watched(context, limit_secs, None, operation).await
+}
+
+/// [`cancellable`], its progress reports showing the newest output `output` holds.
+pub async fn watched<T>(
+    context: &RequestContext<RoleServer>,
+    limit_secs: Option<u64>,
+    output: Option<&OutputWatch>,
     operation: impl Future<Output = Result<T, String>>,
 ) -> Result<T, String> {
     let gone = context
@@ -43,7 +58,7 @@ pub async fn cancellable<T>(
         .and_then(|parts| parts.extensions.get::<RequestGone>())
         .map(|gone| gone.0.clone())
         .unwrap_or_default();
-    let progress = report_progress(context, limit_secs);
+    let progress = report_progress(context, limit_secs, output);
     tokio::select! {
         result = operation => result,
         () = context.ct.cancelled() => Err("cancelled: the client cancelled the call".into()),
@@ -53,8 +68,13 @@ pub async fn cancellable<T>(
 }
 
 /// Sends a progress notification every second while the call runs, when the client sent a
-/// progress token; otherwise waits for ever.
-async fn report_progress(context: &RequestContext<RoleServer>, limit_secs: Option<u64>) {
+/// progress token (its message: the time, and the newest output `output` holds); otherwise
+/// waits for ever.
+async fn report_progress(
+    context: &RequestContext<RoleServer>,
+    limit_secs: Option<u64>,
+    output: Option<&OutputWatch>,
+) {
     let Some(token) = context.meta.get_progress_token() else {
         return std::future::pending().await;
     };
@@ -71,6 +91,12 @@ async fn report_progress(context: &RequestContext<RoleServer>, limit_secs: Optio
         if let Some(limit) = limit_secs {
             message.push_str(&format!(" of at most {limit} s"));
             param = param.with_total(limit as f64);
+        }
+        let newest = output.map_or_else(String::new, |o| {
+            o.last_lines(PROGRESS_LINES, PROGRESS_CHARS)
+        });
+        if !newest.is_empty() {
+            message.push_str(&format!("; output so far ends with:\n{newest}"));
         }
         // A client that stopped listening is no reason to stop the command.
         let _ = context

@@ -10,7 +10,7 @@ use crate::answer::{Answer, Refusal};
 use crate::errors::tool_error;
 use crate::output::{cut, split, CommandResult, OUTPUT_DIR};
 use crate::params::*;
-use crate::running::cancellable;
+use crate::running::{cancellable, watched};
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -23,8 +23,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
 use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, Policy,
-    RuntimeList, Sandboxes, SessionInfo, SessionList,
+    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, OutputWatch,
+    Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
 };
 use std::sync::Arc;
 
@@ -331,8 +331,12 @@ async fn run(
 ) -> Result<Answer, Refusal> {
     let policy = client.policy().await.map_err(tool_error)?;
     let limit = request.timeout_secs.unwrap_or(policy.default_timeout_secs);
-    let result = cancellable(context, Some(limit), async {
-        client.exec(session_id, request).await.map_err(tool_error)
+    let output = OutputWatch::default();
+    let result = watched(context, Some(limit), Some(&output), async {
+        client
+            .exec_watched(session_id, request, &output)
+            .await
+            .map_err(tool_error)
     })
     .await?;
     let sized = sized(client, session_id, &result, &policy).await;

@@ -370,14 +370,14 @@ async fn what_is_not_offered_says_so() {
         (
             Method::POST,
             "/v2/sandboxes",
-            json!({"templateID": "base", "autoPause": true}),
+            json!({"templateID": "base", "autoPause": true, "autoResume": {"enabled": false}}),
         ),
         (
             Method::POST,
             "/v2/sandboxes",
             json!({"templateID": "base", "network": {"denyOut": ["0.0.0.0/0"]}}),
         ),
-        (Method::POST, "/sandboxes/x/pause", json!({})),
+        (Method::GET, "/sandboxes/x/metrics", json!({})),
         (Method::GET, "/templates", json!({})),
     ] {
         let answer = send(
@@ -410,4 +410,49 @@ async fn what_is_not_offered_says_so() {
         .unwrap()
         .sessions
         .is_empty());
+}
+
+#[tokio::test]
+async fn pause_connect_and_the_paused_state() {
+    let service = TestService::default_service();
+    let (id, _) = create(&service, TOKEN, "localhost").await;
+    let key = [("x-api-key", TOKEN), ("content-type", "application/json")];
+    let call = |method: Method, path: String| {
+        let service = &service;
+        async move { send(service, method, &path, &key, b"{}".to_vec()).await }
+    };
+    let state = |answer: Answer| answer.json()["state"].as_str().unwrap_or("").to_string();
+
+    let paused = call(Method::POST, format!("/sandboxes/{id}/pause")).await;
+    assert_eq!(paused.status, StatusCode::NO_CONTENT);
+    let again = call(Method::POST, format!("/sandboxes/{id}/pause")).await;
+    assert_eq!(again.status, StatusCode::CONFLICT, "already paused");
+    assert_eq!(
+        state(call(Method::GET, format!("/sandboxes/{id}")).await),
+        "paused"
+    );
+    let listed = call(Method::GET, "/v2/sandboxes?state=paused".into()).await;
+    assert_eq!(listed.json()[0]["sandboxID"], id.as_str());
+    let running = call(Method::GET, "/v2/sandboxes?state=running".into()).await;
+    assert_eq!(running.json(), json!([]));
+
+    let resumed = call(Method::POST, format!("/v2/sandboxes/{id}/connect")).await;
+    assert_eq!(
+        resumed.status,
+        StatusCode::CREATED,
+        "a paused sandbox is resumed"
+    );
+    assert_eq!(resumed.json()["sandboxID"], id.as_str());
+    let connected = call(Method::POST, format!("/v2/sandboxes/{id}/connect")).await;
+    assert_eq!(
+        connected.status,
+        StatusCode::OK,
+        "a running one is only connected"
+    );
+    let resume = call(Method::POST, format!("/sandboxes/{id}/resume")).await;
+    assert_eq!(resume.status, StatusCode::CONFLICT, "already running");
+    assert_eq!(
+        state(call(Method::GET, format!("/sandboxes/{id}")).await),
+        "running"
+    );
 }

@@ -88,6 +88,7 @@ fn migrations() -> Migrations<'static> {
         M::up(audit::MIGRATION),
         M::up("ALTER TABLE sessions ADD COLUMN paused_at TEXT;"),
         M::up(snapshots::MIGRATION),
+        M::up(snapshots::ENV_MIGRATION),
     ])
 }
 

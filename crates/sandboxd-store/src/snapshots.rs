@@ -19,6 +19,10 @@ pub(crate) const MIGRATION: &str = "CREATE TABLE snapshots (
     );
     CREATE INDEX snapshots_by_tenant ON snapshots (tenant);";
 
+/// The environment the session's commands started with, kept since the second version.
+pub(crate) const ENV_MIGRATION: &str =
+    "ALTER TABLE snapshots ADD COLUMN env TEXT NOT NULL DEFAULT '{}';";
+
 /// A snapshot as the store keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SnapshotRecord {
@@ -34,13 +38,17 @@ pub struct SnapshotRecord {
     pub bytes: u64,
     /// The sandbox directories its archives hold, in the order of its archive files.
     pub paths: Vec<String>,
+    /// The environment the session's commands started with (its own, under each command's).
+    pub env: BTreeMap<String, String>,
 }
 
-const COLUMNS: &str = "id, name, tenant, runtime, labels, session_id, created_at, bytes, paths";
+const COLUMNS: &str =
+    "id, name, tenant, runtime, labels, session_id, created_at, bytes, paths, env";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<SnapshotRecord> {
     let labels: String = row.get(4)?;
     let paths: String = row.get(8)?;
+    let env: String = row.get(9)?;
     Ok(SnapshotRecord {
         id: row.get(0)?,
         name: row.get(1)?,
@@ -51,6 +59,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<SnapshotRecord> {
         created_at: row.get(6)?,
         bytes: row.get::<_, i64>(7)?.max(0) as u64,
         paths: serde_json::from_str(&paths).unwrap_or_default(),
+        env: serde_json::from_str(&env).unwrap_or_default(),
     })
 }
 
@@ -58,11 +67,12 @@ impl Store {
     pub fn insert_snapshot(&self, snapshot: &SnapshotRecord) -> Result<(), StoreError> {
         let labels = serde_json::to_string(&snapshot.labels).unwrap_or_else(|_| "{}".into());
         let paths = serde_json::to_string(&snapshot.paths).unwrap_or_else(|_| "[]".into());
+        let env = serde_json::to_string(&snapshot.env).unwrap_or_else(|_| "{}".into());
         self.with(|c| {
             execute_cached(
                 c,
                 &format!(
-                    "INSERT INTO snapshots ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)"
+                    "INSERT INTO snapshots ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
                 ),
                 params![
                     snapshot.id,
@@ -73,7 +83,8 @@ impl Store {
                     snapshot.session_id,
                     snapshot.created_at,
                     snapshot.bytes.min(i64::MAX as u64) as i64,
-                    paths
+                    paths,
+                    env
                 ],
             )
             .map(drop)
@@ -150,6 +161,7 @@ mod tests {
             created_at: format!("2026-12-01T10:00:0{id}Z"),
             bytes,
             paths: vec!["/workspace".into(), "/tmp".into()],
+            env: BTreeMap::from([("TOKEN".into(), format!("t{id}"))]),
         }
     }
 

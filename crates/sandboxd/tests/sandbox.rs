@@ -225,15 +225,32 @@ async fn a_timeout_kills_the_command_and_its_children() {
 }
 
 #[tokio::test]
-async fn output_over_the_cap_is_truncated_and_flagged() {
+async fn output_over_the_cap_keeps_its_head_and_tail_and_is_flagged() {
     let service = TestService::start(&base_config(2, ""));
     let id = service.open("sh").await;
     // 200 KiB on stdout against a 64 KiB cap; stderr small.
     let result = service
-        .sh(&id, "head -c 204800 /dev/zero | tr '\\0' x; echo small >&2")
+        .sh(
+            &id,
+            "echo first; head -c 204800 /dev/zero | tr '\\0' x; echo; echo the-end; echo small >&2",
+        )
         .await;
     assert_eq!(result["exit_code"], 0);
-    assert_eq!(result["stdout"].as_str().unwrap().len(), 64 << 10);
+    let stdout = result["stdout"].as_str().unwrap();
+    assert_eq!(stdout.len(), 64 << 10);
+    assert!(stdout.starts_with("first\nxxx"), "{}", &stdout[..100]);
+    assert!(
+        stdout.ends_with("xxx\nthe-end\n"),
+        "the real end: {}",
+        &stdout[stdout.len() - 100..]
+    );
+    let marker = stdout.lines().find(|l| l.starts_with("[... ")).unwrap();
+    let shown = (64 << 10) - marker.len() - 2;
+    let written = 6 + 204800 + 1 + 8;
+    assert!(
+        marker.starts_with(&format!("[... {} bytes left out here", written - shown)),
+        "{marker}"
+    );
     assert_eq!(result["stdout_truncated"], true);
     assert_eq!(result["stderr"], "small\n");
     assert_eq!(result["stderr_truncated"], false);

@@ -10,7 +10,7 @@ mod process;
 mod secret;
 
 pub use archive::{archive_stream_limit, open_archive, upload_archive, ArchiveDownload};
-pub use exec::{ping, run_exec, ExecResult};
+pub use exec::{ping, run_exec, ExecResult, OutputSink, OUTPUT_SINK};
 pub use files::{
     delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, ReadLimits,
     UploadError,

@@ -6,6 +6,7 @@ import { store } from './store.js';
 import { SessionsView } from './sessions.js';
 import { SessionView } from './session.js';
 import { SettingsView } from './settings.js';
+import { SnapshotsView } from './snapshots.js';
 
 const REFRESH_MS = 2000;
 
@@ -27,6 +28,7 @@ const ui = {
 const sessions = new SessionsView({ open: (id) => navigate(`#session/${encodeURIComponent(id)}`) });
 const session = new SessionView({ back: () => navigate('#sessions') });
 const settings = new SettingsView();
+const snapshots = new SnapshotsView({ open: (id) => navigate(`#session/${encodeURIComponent(id)}`) });
 
 let signedIn = false;
 let refreshTimer = null;
@@ -279,6 +281,7 @@ window.addEventListener('hashchange', route);
 // --- start ---------------------------------------------------------------------------------
 
 sessions.mount();
+snapshots.mount();
 settings.mount();
 session.mount();
 for (const wrap of document.querySelectorAll('.table-wrap')) scrollHint(wrap);

@@ -271,7 +271,7 @@ export class SessionView {
     const name = `dashboard ${new Date().toISOString()}`;
     return this.act(
       () => api.post(sessionPath(this.id, '/snapshots'), { name }),
-      (snapshot) => `Snapshot ${snapshot.id} saved (${fmt.bytes(snapshot.bytes)}); open a session from it with {"snapshot": "${snapshot.id}"}.`,
+      (snapshot) => `Snapshot ${snapshot.id} saved (${fmt.bytes(snapshot.bytes)}); open a session from it under Snapshots on the Sessions tab.`,
     );
   }
 

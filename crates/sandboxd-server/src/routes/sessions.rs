@@ -154,7 +154,7 @@ pub async fn close_session(
     path = "/v1/sessions/{id}/exec",
     tag = "sessions",
     summary = "Run one command to completion",
-    description = "Each command is its own process: a `cd` does not carry to the next one; chain with `&&`. A command past its timeout is killed with its children (`timed_out`); output past `policy.max_output_bytes` per stream is cut (`stdout_truncated`, `stderr_truncated`).",
+    description = "Each command is its own process: a `cd` does not carry to the next one; chain with `&&`. A command past its timeout is killed with its children (`timed_out`); output past `policy.max_output_bytes` per stream keeps its head and its tail around a line saying how many bytes were left out between them (`stdout_truncated`, `stderr_truncated`).",
     params(("id" = String, Path, description = "The session's id")),
     request_body(content = ExecRequest, description = "Exactly one of `command` (run by /bin/sh -c) or `argv`"),
     responses(

@@ -1,0 +1,113 @@
+//! E2B's pause and resume over the core's: `POST /sandboxes/{id}/pause` freezes the sandbox
+//! (its memory, processes and files stay), `POST /sandboxes/{id}/resume` and `connect` thaw
+//! it. Any envd call on a paused sandbox resumes it too (the core resumes a paused session
+//! before an operation reaches it), which is E2B's auto-resume. A pause keeps memory whatever
+//! `memory` says (a filesystem-only pause would keep less); a resume that asks to cold-boot
+//! from disk (`memory: false`) is refused, as E2B refuses it where it is not offered.
+
+use crate::control::{answer, done, existing, sandbox, ApiCaller};
+use crate::errors::{Code, E2bError};
+use crate::Face;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+use axum::Json;
+use sandboxd_api::{SessionInfo, SessionState};
+use sandboxd_core::Caller;
+use serde::Deserialize;
+use serde_json::Value;
+
+/// `POST /sandboxes/{id}/connect` and `/v2/...`; `POST /sandboxes/{id}/resume`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct ResumeRequest {
+    timeout: Option<u64>,
+    /// False: cold-boot from the files only.
+    memory: Option<bool>,
+    /// The resume's own `autoPause` (`/resume` only).
+    auto_pause: Option<bool>,
+}
+
+pub async fn pause(
+    State(face): State<Face>,
+    ApiCaller(caller): ApiCaller,
+    Path(id): Path<String>,
+) -> Response {
+    let result = async {
+        if existing(&face, &caller, &id).await?.state == SessionState::Paused {
+            return Err(conflict(format!("sandbox {id} is already paused")));
+        }
+        face.core.pause_session(&caller, &id).await?;
+        Ok(())
+    }
+    .await;
+    done(result)
+}
+
+/// `POST /sandboxes/{id}/resume` (E2B's older call): a paused sandbox only.
+pub async fn resume(
+    State(face): State<Face>,
+    ApiCaller(caller): ApiCaller,
+    Path(id): Path<String>,
+    body: Option<Json<ResumeRequest>>,
+) -> Response {
+    let request = body.map(|Json(r)| r).unwrap_or_default();
+    let result = async {
+        if existing(&face, &caller, &id).await?.state != SessionState::Paused {
+            return Err(conflict(format!("sandbox {id} is already running")));
+        }
+        resumed(&face, &caller, &id, &request).await
+    }
+    .await;
+    answer(StatusCode::CREATED, result)
+}
+
+/// `POST /sandboxes/{id}/connect` (and `/v2/...`): a sandbox's connection details, resumed
+/// first when paused (answered 201 then, 200 when it was running), with its timeout reset
+/// when one is given.
+pub async fn connect(
+    State(face): State<Face>,
+    ApiCaller(caller): ApiCaller,
+    Path(id): Path<String>,
+    body: Option<Json<ResumeRequest>>,
+) -> Response {
+    let request = body.map(|Json(r)| r).unwrap_or_default();
+    let result = async {
+        let was_paused = existing(&face, &caller, &id).await?.state == SessionState::Paused;
+        let details = resumed(&face, &caller, &id, &request).await?;
+        Ok::<_, E2bError>((was_paused, details))
+    }
+    .await;
+    match result {
+        Ok((true, details)) => answer(StatusCode::CREATED, Ok(details)),
+        Ok((false, details)) => answer(StatusCode::OK, Ok(details)),
+        Err(e) => e.into_http(),
+    }
+}
+
+/// Resumes the sandbox (a running one stays as it is) with the request's settings, and
+/// answers how to reach it.
+async fn resumed(
+    face: &Face,
+    caller: &Caller,
+    id: &str,
+    request: &ResumeRequest,
+) -> Result<Value, E2bError> {
+    if request.memory == Some(false) {
+        return Err(E2bError::unsupported(
+            "resuming a sandbox from its files only (memory false); a paused sandbox resumes with its memory",
+        ));
+    }
+    let mut info: SessionInfo = face.core.resume_session(caller, id).await?;
+    if let Some(auto_pause) = request.auto_pause {
+        face.core.set_pause_at_own_timeout(caller, id, auto_pause)?;
+    }
+    if let Some(secs) = request.timeout {
+        info = face.core.set_idle_timeout(caller, id, secs).await?;
+    }
+    sandbox(face, caller, &info)
+}
+
+fn conflict(message: String) -> E2bError {
+    E2bError::new(Code::FailedPrecondition, StatusCode::CONFLICT, message)
+}

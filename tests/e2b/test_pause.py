@@ -1,0 +1,139 @@
+"""Pausing, resuming and snapshots through the official E2B Python SDK: a paused sandbox keeps
+its files and its running processes and is listed as paused; connect resumes it; a sandbox
+created with auto-pause pauses at its timeout instead of ending; a snapshot opens as a new
+sandbox with the files and the environment of the one snapshotted, and a fork is independent."""
+
+import time
+
+import pytest
+from e2b import NotFoundException, Sandbox, SandboxQuery, SandboxState
+
+COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.2; done"
+
+
+def states(case):
+    listed = Sandbox.list(query=SandboxQuery(metadata={"case": case})).next_items()
+    return {s.sandbox_id: s.state for s in listed}
+
+
+def test_pause_then_connect_keeps_files_and_a_background_process(e2b):
+    box = Sandbox.create(metadata={"case": "pause"})
+    try:
+        box.files.write("kept.txt", "written before the pause")
+        counter = box.commands.run(COUNTER, background=True)
+        time.sleep(1)
+        assert box.pause() is True
+        assert box.pause() is False, "pausing a paused sandbox says it already was"
+        assert Sandbox.get_info(box.sandbox_id).state == SandboxState.PAUSED
+        assert states("pause") == {box.sandbox_id: SandboxState.PAUSED}
+        paused = Sandbox.list(query=SandboxQuery(metadata={"case": "pause"}, state=[SandboxState.PAUSED]))
+        assert [s.sandbox_id for s in paused.next_items()] == [box.sandbox_id]
+        running = Sandbox.list(query=SandboxQuery(metadata={"case": "pause"}, state=[SandboxState.RUNNING]))
+        assert running.next_items() == []
+
+        again = Sandbox.connect(box.sandbox_id)
+        assert again.get_info().state == SandboxState.RUNNING
+        assert again.files.read("kept.txt") == "written before the pause"
+        assert counter.pid in [p.pid for p in again.commands.list()]
+        before = int(again.files.read("/tmp/count"))
+        time.sleep(1)
+        assert int(again.files.read("/tmp/count")) > before, "the process runs again after the resume"
+        actions = [e["action"] for e in e2b.activity(box.sandbox_id) if e["interface"] == "e2b"]
+        assert "pause" in actions and "resume" in actions, actions
+    finally:
+        box.kill()
+
+
+def test_a_paused_sandbox_resumes_when_used(e2b):
+    box = Sandbox.create(metadata={"case": "auto-resume"})
+    try:
+        box.files.write("kept.txt", "x")
+        Sandbox.pause(box.sandbox_id)
+        assert states("auto-resume") == {box.sandbox_id: SandboxState.PAUSED}
+        # Any call to the sandbox's envd resumes it first.
+        assert box.commands.run("cat kept.txt").stdout == "x"
+        assert states("auto-resume") == {box.sandbox_id: SandboxState.RUNNING}
+    finally:
+        box.kill()
+
+
+def test_auto_pause_pauses_at_the_timeout_instead_of_ending(e2b):
+    box = Sandbox.create(metadata={"case": "auto-pause"}, timeout=2, lifecycle={"on_timeout": "pause"})
+    try:
+        box.files.write("kept.txt", "still here")
+        deadline = time.monotonic() + 20
+        while states("auto-pause").get(box.sandbox_id) != SandboxState.PAUSED:
+            assert time.monotonic() < deadline, states("auto-pause")
+            time.sleep(0.5)
+        again = Sandbox.connect(box.sandbox_id, timeout=300)
+        assert again.files.read("kept.txt") == "still here"
+    finally:
+        box.kill()
+    # Without auto-pause the timeout ends the sandbox, as before.
+    plain = Sandbox.create(timeout=2)
+    deadline = time.monotonic() + 20
+    while plain.is_running():
+        assert time.monotonic() < deadline
+        time.sleep(0.5)
+    with pytest.raises(NotFoundException):
+        Sandbox.connect(plain.sandbox_id)
+
+
+def test_a_snapshot_opens_with_its_files_and_environment(e2b):
+    box = Sandbox.create(envs={"FROM_CREATE": "kept"})
+    try:
+        box.files.write("notes/a.txt", "snapshotted")
+        box.commands.run("printf '#!/bin/sh\\necho run\\n' > tool.sh && chmod 755 tool.sh && ln -s notes/a.txt link")
+        snapshot = box.create_snapshot(name="prepared")
+        assert snapshot.names == ["prepared"]
+        listed = Sandbox.list_snapshots(sandbox_id=box.sandbox_id).next_items()
+        assert [s.snapshot_id for s in listed] == [snapshot.snapshot_id]
+        assert [s.snapshot_id for s in Sandbox.list_snapshots(name="prepared").next_items()] == [snapshot.snapshot_id]
+        box.files.write("notes/a.txt", "changed after the snapshot")
+    finally:
+        box.kill()
+
+    opened = Sandbox.create(snapshot.snapshot_id, envs={"OWN": "also"})
+    try:
+        assert opened.get_info().template_id == "python"
+        assert opened.files.read("notes/a.txt") == "snapshotted"
+        ran = opened.commands.run("./tool.sh; readlink link; echo $FROM_CREATE $OWN")
+        assert ran.stdout == "run\nnotes/a.txt\nkept also\n"
+    finally:
+        opened.kill()
+    assert Sandbox.delete_snapshot(snapshot.snapshot_id) is True
+    assert Sandbox.delete_snapshot(snapshot.snapshot_id) is False
+    assert Sandbox.list_snapshots(name="prepared").next_items() == []
+
+
+def test_a_tenant_cannot_see_or_open_another_tenants_snapshot(e2b):
+    box = Sandbox.create(api_key=e2b.tenant_a)
+    try:
+        snapshot = box.create_snapshot()
+    finally:
+        box.kill()
+    try:
+        assert Sandbox.list_snapshots(api_key=e2b.tenant_b).next_items() == []
+        with pytest.raises(Exception, match="template|runtime|not found|unknown"):
+            Sandbox.create(snapshot.snapshot_id, api_key=e2b.tenant_b)
+        assert Sandbox.delete_snapshot(snapshot.snapshot_id, api_key=e2b.tenant_b) is False
+    finally:
+        assert Sandbox.delete_snapshot(snapshot.snapshot_id, api_key=e2b.tenant_a) is True
+
+
+def test_a_fork_has_the_files_and_environment_and_is_independent(e2b):
+    box = Sandbox.create(envs={"FROM_CREATE": "forked"})
+    try:
+        box.files.write("state.txt", "before the fork")
+        (fork,) = box.fork(count=1, timeout=300)
+        try:
+            assert fork.sandbox_id != box.sandbox_id
+            assert fork.files.read("state.txt") == "before the fork"
+            assert fork.commands.run("echo $FROM_CREATE").stdout == "forked\n"
+            fork.files.write("state.txt", "the fork's own")
+            assert box.files.read("state.txt") == "before the fork"
+        finally:
+            fork.kill()
+        assert Sandbox.list_snapshots(sandbox_id=box.sandbox_id).next_items() == [], "the fork's snapshot is gone"
+    finally:
+        box.kill()
