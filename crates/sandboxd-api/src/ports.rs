@@ -49,6 +49,11 @@ pub struct ShareInfo {
     /// made the link; the service keeps only its hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The whole link, where it is known: `https://{capability}.{share_domain}/` when the
+    /// operator configured `[ports] share_domain`, else the service's URL and `path` as the
+    /// client reached it. Present only in the answer that made the link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// RFC 3339.
     pub created_at: String,
     pub expires_at: String,

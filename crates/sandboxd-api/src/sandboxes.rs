@@ -3,7 +3,8 @@
 
 use crate::{
     CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult, KilledProcesses,
-    Policy, Remedy, RuntimeList, SessionInfo, SessionList, SnapshotInfo, SnapshotList,
+    Policy, PortList, Remedy, RuntimeList, SessionInfo, SessionList, ShareInfo, ShareList,
+    SnapshotInfo, SnapshotList,
 };
 use std::fmt;
 
@@ -57,4 +58,15 @@ pub trait Sandboxes: Send + Sync {
     async fn list_snapshots(&self) -> Result<SnapshotList, Failure>;
     async fn delete_snapshot(&self, id: &str) -> Result<SnapshotInfo, Failure>;
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure>;
+    async fn list_ports(&self, id: &str) -> Result<PortList, Failure>;
+    /// A link to `port` working without the token for `ttl_secs` (the service's default when
+    /// `None`).
+    async fn share_port(
+        &self,
+        id: &str,
+        port: u16,
+        ttl_secs: Option<u64>,
+    ) -> Result<ShareInfo, Failure>;
+    async fn list_shares(&self, id: &str) -> Result<ShareList, Failure>;
+    async fn revoke_share(&self, id: &str, share_id: &str) -> Result<ShareInfo, Failure>;
 }

@@ -13,8 +13,8 @@ impl Client {
     }
 
     /// `POST /v1/sessions/{id}/ports/{port}/share`: a link to the port, working without the
-    /// token for `ttl_secs` (the service's default and cap when `None`). Its `path` is
-    /// relative to the service's URL ([`Client::base_url`]).
+    /// token for `ttl_secs` (the service's default and cap when `None`). Its `url` is the
+    /// service's, or the service's URL ([`Client::base_url`]) and the link's `path`.
     pub async fn share_port(
         &self,
         id: &str,
@@ -25,7 +25,14 @@ impl Client {
         let request = self
             .request(Method::POST, &["sessions", id, "ports", &port, "share"])
             .json(&ShareRequest { ttl_secs });
-        self.send(request).await
+        let mut info: ShareInfo = self.send(request).await?;
+        if info.url.is_none() {
+            info.url = info
+                .path
+                .as_ref()
+                .map(|path| format!("{}{path}", self.base_url()));
+        }
+        Ok(info)
     }
 
     /// `GET /v1/sessions/{id}/shares`: the session's links that still work.
