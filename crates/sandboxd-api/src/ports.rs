@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The protocol a raw TCP tunnel to a port upgrades to (`GET /v1/sessions/{id}/tunnels/{port}`).
+pub const TUNNEL_PROTOCOL: &str = "sandboxd-tunnel";
+
 /// `GET /v1/sessions/{id}/ports`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

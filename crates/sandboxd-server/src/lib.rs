@@ -115,6 +115,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(ports::share).layer(DefaultBodyLimit::max(ports::SHARE_BODY_LIMIT)))
         .routes(routes!(ports::list_shares))
         .routes(routes!(ports::revoke_share))
+        .routes(routes!(routes::tunnel::tunnel))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))
