@@ -160,6 +160,9 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
                     "no such route; the API is under /v1".into(),
                 ))
             }),
+            Router::new()
+                .fallback(ports::e2b_port)
+                .with_state(state.clone()),
         ))
         .route_layer(middleware::from_fn_with_state(
             state.metrics.clone(),
