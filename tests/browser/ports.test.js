@@ -60,7 +60,7 @@ test('the ports pane lists the server and one click opens its page in a new tab'
   await page.setViewportSize({ width: 1280, height: 800 });
 
   const [preview] = await Promise.all([context.waitForEvent('page'), row.locator('button.open-preview').click()]);
-  await preview.waitForURL(/\/p\/[0-9a-f]{64}\/$/);
+  await preview.waitForURL(/\/p\/[0-9a-f]{62}\/$/);
   await preview.locator('#marker').waitFor();
   assert.equal(await preview.locator('#marker').innerText(), MARKER);
   assert.ok(!preview.url().includes(TOKEN), 'the token is not in the preview URL');

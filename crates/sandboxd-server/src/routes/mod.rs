@@ -11,6 +11,7 @@ pub mod ports;
 pub mod processes;
 pub mod service;
 pub mod sessions;
+pub mod share_host;
 pub mod snapshots;
 pub mod stream;
 pub mod terminal;

@@ -193,9 +193,10 @@ pub async fn shared(
 ) -> Result<Response, ApiError> {
     let capability = params.get("capability").map_or("", String::as_str);
     let path = params.get("path").map_or("", String::as_str);
-    let (port, stream) = state.core.connect_shared(capability).await?;
-    let mut response = crate::proxy::forward(stream, port, path, request).await?;
+    let mut response = forward_shared(&state, capability, path, request).await?;
     let headers = response.headers_mut();
+    // A path link shares the service's origin: its page gets an opaque one instead, and
+    // no cookie.
     headers.remove(header::SET_COOKIE);
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -203,7 +204,20 @@ pub async fn shared(
             "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads",
         ),
     );
-    headers.insert(
+    Ok(response)
+}
+
+/// The request, forwarded to the port the link `capability` reaches, with no token; the
+/// answer sends no referrer (the capability would leak to other sites).
+pub async fn forward_shared(
+    state: &AppState,
+    capability: &str,
+    path: &str,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (port, stream) = state.core.connect_shared(capability).await?;
+    let mut response = crate::proxy::forward(stream, port, path, request).await?;
+    response.headers_mut().insert(
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
