@@ -247,6 +247,10 @@ async def test_every_schema_matches_what_the_tool_takes_and_returns(service):
             forked = await check("fork_session", {"session_id": session_id, "count": 1})
             for fork in forked["sessions"]:
                 await call(session, "close_session", session_id=fork["id"])
+            await check("list_ports", {"session_id": session_id})
+            share = await check("share_port", {"session_id": session_id, "port": 8000, "ttl_secs": 60})
+            await check("list_shares", {"session_id": session_id})
+            await check("revoke_share", {"session_id": session_id, "share_id": share["id"]})
         finally:
             await check("close_session", {"session_id": session_id})
         assert checked == set(tools), set(tools) - checked

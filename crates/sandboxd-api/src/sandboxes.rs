@@ -3,7 +3,8 @@
 
 use crate::{
     CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult, KilledProcesses,
-    OutputWatch, Policy, Remedy, RuntimeList, SessionInfo, SessionList, SnapshotInfo, SnapshotList,
+    OutputWatch, Policy, PortList, Remedy, RuntimeList, SessionInfo, SessionList, ShareInfo,
+    ShareList, SnapshotInfo, SnapshotList,
 };
 use std::fmt;
 
@@ -68,4 +69,15 @@ pub trait Sandboxes: Send + Sync {
         let _ = watch;
         self.exec(id, request).await
     }
+    async fn list_ports(&self, id: &str) -> Result<PortList, Failure>;
+    /// A link to `port` working without the token for `ttl_secs` (the service's default when
+    /// `None`).
+    async fn share_port(
+        &self,
+        id: &str,
+        port: u16,
+        ttl_secs: Option<u64>,
+    ) -> Result<ShareInfo, Failure>;
+    async fn list_shares(&self, id: &str) -> Result<ShareList, Failure>;
+    async fn revoke_share(&self, id: &str, share_id: &str) -> Result<ShareInfo, Failure>;
 }

@@ -8,6 +8,7 @@
 mod e2b;
 mod kubernetes;
 mod measure;
+mod ports;
 mod raw;
 mod report;
 mod sandboxd;
@@ -61,12 +62,23 @@ async fn main() -> Result<()> {
         image: args.image.clone(),
     };
     let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
-    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, "")?;
+    let service = Service::start(
+        &args.sandboxd,
+        &args.agent,
+        &args.image,
+        e2b_image,
+        &ports::runtime_config(&args.image),
+    )?;
     let api = Api {
         http: reqwest::Client::new(),
         url: service.url.clone(),
     };
     let mut result = measure::run(args.iterations, &args.image, &api, &raw, &service).await;
+    if result.is_ok() {
+        if let Err(e) = ports::run(args.iterations, &api).await {
+            result = Err(e);
+        }
+    }
     if let (Ok(_), Some(python)) = (&result, &args.e2b_python) {
         if let Err(e) = e2b::run(python, args.iterations, &api).await {
             result = Err(e);

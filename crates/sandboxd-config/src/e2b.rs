@@ -26,29 +26,32 @@ impl E2bSettings {
         let Some(domain) = &file.domain else {
             return Ok(E2bSettings::default());
         };
-        let domain = domain.trim().trim_end_matches('.').to_ascii_lowercase();
-        let label_ok = |label: &str| {
-            !label.is_empty()
-                && label.len() <= 63
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_alphanumeric() || b == b'-')
-        };
-        if domain.len() > MAX_DOMAIN_LEN
-            || !domain.contains('.')
-            || !domain.split('.').all(label_ok)
-        {
-            return Err(invalid(
-                "e2b.domain",
-                format!("\"{domain}\" is not a DNS name with at least two labels, e.g. \"sandboxd.example.com\" (no scheme, port or path)"),
-            ));
-        }
+        let domain = dns_name("e2b.domain", domain)?;
         Ok(E2bSettings {
             domain: Some(domain),
         })
     }
+}
+
+/// `raw` as a DNS name of at least two labels, lower case, without a trailing dot; or why not.
+pub(crate) fn dns_name(field: &str, raw: &str) -> Result<String, ConfigError> {
+    let domain = raw.trim().trim_end_matches('.').to_ascii_lowercase();
+    let label_ok = |label: &str| {
+        !label.is_empty()
+            && label.len() <= 63
+            && !label.starts_with('-')
+            && !label.ends_with('-')
+            && label
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'-')
+    };
+    if domain.len() > MAX_DOMAIN_LEN || !domain.contains('.') || !domain.split('.').all(label_ok) {
+        return Err(invalid(
+            field,
+            format!("\"{domain}\" is not a DNS name with at least two labels, e.g. \"sandboxd.example.com\" (no scheme, port or path)"),
+        ));
+    }
+    Ok(domain)
 }
 
 #[cfg(test)]

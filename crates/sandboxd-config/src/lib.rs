@@ -5,6 +5,7 @@
 
 mod backend;
 mod e2b;
+mod ports;
 mod recipes;
 mod size;
 mod tenants;
@@ -16,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 pub use backend::{BackendSettings, KubernetesSettings};
 pub use e2b::E2bSettings;
+pub use ports::PortsSettings;
 use recipes::catalogue;
 pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
 pub use size::{format_bytes, parse_bytes};
@@ -74,6 +76,8 @@ pub struct Config {
     pub backend: BackendSettings,
     /// The E2B-compatible API's settings (`[e2b]`).
     pub e2b: E2bSettings,
+    /// How share links are named (`[ports]`).
+    pub ports: PortsSettings,
 }
 
 #[derive(Deserialize)]
@@ -100,6 +104,8 @@ struct ConfigFile {
     backend: Option<backend::BackendFile>,
     #[serde(default)]
     e2b: e2b::E2bFile,
+    #[serde(default)]
+    ports: ports::PortsFile,
 }
 
 #[derive(Deserialize, Default)]
@@ -265,6 +271,7 @@ impl Config {
             .collect::<Result<_, _>>()?;
         let backend = backend::resolve(file.backend.as_ref(), &runtimes)?;
         let e2b = E2bSettings::resolve(&file.e2b)?;
+        let ports = PortsSettings::resolve(&file.ports)?;
 
         Ok(Config {
             token,
@@ -279,6 +286,7 @@ impl Config {
             extra_allowed_origins,
             backend,
             e2b,
+            ports,
         })
     }
 

@@ -7,8 +7,8 @@ use crate::error::Error;
 use sandboxd_agent_proto::{OutputSink, OUTPUT_SINK};
 use sandboxd_api::{
     CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
-    ForkResult, KilledProcesses, OutputWatch, Policy, RuntimeList, Sandboxes, SessionInfo,
-    SessionList, SnapshotInfo, SnapshotList, SnapshotRequest,
+    ForkResult, KilledProcesses, OutputWatch, Policy, PortList, RuntimeList, Sandboxes,
+    SessionInfo, SessionList, ShareInfo, ShareList, SnapshotInfo, SnapshotList, SnapshotRequest,
 };
 use std::sync::Arc;
 
@@ -155,5 +155,29 @@ impl Sandboxes for Acting {
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {
         let request = ForkRequest { count };
         Ok(self.core.fork_session(&self.caller, id, request).await?)
+    }
+
+    async fn list_ports(&self, id: &str) -> Result<PortList, Failure> {
+        Ok(self.core.list_ports(&self.caller, id).await?)
+    }
+
+    async fn share_port(
+        &self,
+        id: &str,
+        port: u16,
+        ttl_secs: Option<u64>,
+    ) -> Result<ShareInfo, Failure> {
+        Ok(self
+            .core
+            .share_port(&self.caller, id, port, ttl_secs)
+            .await?)
+    }
+
+    async fn list_shares(&self, id: &str) -> Result<ShareList, Failure> {
+        Ok(self.core.list_shares(&self.caller, id)?)
+    }
+
+    async fn revoke_share(&self, id: &str, share_id: &str) -> Result<ShareInfo, Failure> {
+        Ok(self.core.revoke_share(&self.caller, id, share_id)?)
     }
 }

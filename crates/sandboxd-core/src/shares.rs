@@ -1,4 +1,5 @@
-//! Share links: a capability URL (`/p/{capability}/...`) that reaches one port of one
+//! Share links: a capability URL (`/p/{capability}/...`, and `https://{capability}.DOMAIN/`
+//! when the operator configured `[ports] share_domain`) that reaches one port of one
 //! session without the token, until it expires, is revoked or the session ends. The service
 //! keeps only the capability's SHA-256, so neither its memory nor a log can give it back;
 //! links live in memory and end with the service. Every connection through a link is an
@@ -39,6 +40,7 @@ impl Share {
             id: self.id.clone(),
             port: self.port,
             path,
+            url: None,
             created_at: rfc3339(self.created_at),
             expires_at: rfc3339(self.expires_at),
             created_by: self.created_by.clone(),
@@ -93,7 +95,8 @@ impl Core {
                     ),
                 });
             }
-            let capability = to_hex(&rand::rng().random::<[u8; 32]>());
+            // 31 bytes: its 62 hex digits fit a DNS label, for a host-name link.
+            let capability = to_hex(&rand::rng().random::<[u8; 31]>());
             let share = Share {
                 id: to_hex(&rand::rng().random::<[u8; 8]>()),
                 session_id: session.id.clone(),
@@ -102,7 +105,13 @@ impl Core {
                 expires_at: now + Duration::seconds(ttl as i64),
                 created_by: caller.actor().principal,
             };
-            let info = share.info(Some(format!("{SHARE_PREFIX}{capability}/")));
+            let mut info = share.info(Some(format!("{SHARE_PREFIX}{capability}/")));
+            info.url = self
+                .config()
+                .ports
+                .share_domain
+                .as_ref()
+                .map(|domain| format!("https://{capability}.{domain}/"));
             links.insert(token_sha256(&capability), share);
             Ok(info)
         })();

@@ -15,6 +15,7 @@ mod answer;
 mod errors;
 mod output;
 mod params;
+mod port_tools;
 mod running;
 mod sessions;
 mod snapshot_tools;

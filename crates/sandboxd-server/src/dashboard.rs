@@ -61,6 +61,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/output.js", JS),
     asset!("js/viewer.js", JS),
     asset!("js/snapshots.js", JS),
+    asset!("js/ports.js", JS),
     asset!("favicon.svg", "image/svg+xml"),
     asset!("vendor/xterm/xterm.mjs", JS),
     asset!("vendor/xterm/xterm.css", CSS),

@@ -54,7 +54,8 @@ pub struct AppState {
 pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router {
     let guard = Guard::new(address, allowed_hosts.iter().map(String::as_str))
         .with_mcp_origins(&core.config().extra_allowed_origins)
-        .allowing_subdomains_of(core.config().e2b.domain.as_deref());
+        .allowing_subdomains_of(core.config().e2b.domain.as_deref())
+        .allowing_subdomains_of(core.config().ports.share_domain.as_deref());
     let policy = &core.config().policy;
     let upload_limit = usize::try_from(policy.max_upload_bytes).unwrap_or(usize::MAX);
     let exec_body_limit = upload_limit.saturating_add(1 << 20);
@@ -117,6 +118,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(ports::share).layer(DefaultBodyLimit::max(ports::SHARE_BODY_LIMIT)))
         .routes(routes!(ports::list_shares))
         .routes(routes!(ports::revoke_share))
+        .routes(routes!(routes::tunnel::tunnel))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))
@@ -161,10 +163,18 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
                     "no such route; the API is under /v1".into(),
                 ))
             }),
+            Router::new()
+                .fallback(ports::e2b_port)
+                .with_state(state.clone()),
         ))
         .route_layer(middleware::from_fn_with_state(
             state.metrics.clone(),
             metrics::track,
+        ))
+        // A share link's own host name is the link's, whatever the path.
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            routes::share_host::route,
         ))
         .layer(middleware::from_fn_with_state(budget, inflight::hold))
         .layer(middleware::from_fn_with_state(

@@ -60,8 +60,9 @@ pub struct Guard {
     allowed_names: Vec<String>,
     /// Lower-case origins allowed to call `/mcp` beside the service's own.
     mcp_origins: Vec<String>,
-    /// A domain whose every subdomain is allowed (`e2b.domain`: `api.D`, `PORT-ID.D`).
-    allowed_subdomains_of: Option<String>,
+    /// Domains whose every subdomain is allowed (`e2b.domain`: `api.D`, `PORT-ID.D`;
+    /// `ports.share_domain`: `CAPABILITY.D`), each with its leading dot.
+    allowed_subdomains_of: Vec<String>,
 }
 
 impl Guard {
@@ -78,7 +79,7 @@ impl Guard {
             listen: listen.ip(),
             allowed_names,
             mcp_origins: Vec::new(),
-            allowed_subdomains_of: None,
+            allowed_subdomains_of: Vec::new(),
         }
     }
 
@@ -94,7 +95,8 @@ impl Guard {
 
     /// Also accepts every name under `domain` (the E2B face's host names).
     pub fn allowing_subdomains_of(mut self, domain: Option<&str>) -> Guard {
-        self.allowed_subdomains_of = domain.map(|d| format!(".{}", d.to_ascii_lowercase()));
+        self.allowed_subdomains_of
+            .extend(domain.map(|d| format!(".{}", d.to_ascii_lowercase())));
         self
     }
 
@@ -109,8 +111,8 @@ impl Guard {
                     || self.allowed_names.contains(&name)
                     || self
                         .allowed_subdomains_of
-                        .as_deref()
-                        .is_some_and(|suffix| name.len() > suffix.len() && name.ends_with(suffix))
+                        .iter()
+                        .any(|suffix| name.len() > suffix.len() && name.ends_with(suffix.as_str()))
             }
         }
     }

@@ -91,6 +91,13 @@ enum Command {
     Snapshot(commands::snapshot::SnapshotArgs),
     /// Open independent sessions with a session's files.
     Fork(commands::fork::ForkArgs),
+    /// The TCP ports listening in a session's sandbox, with their processes.
+    Ports(commands::ports::PortsArgs),
+    /// A link that opens a port of a session in a browser without the token (`--list`,
+    /// `--revoke SHARE_ID`).
+    Share(commands::ports::ShareArgs),
+    /// Forward a local port on 127.0.0.1 to a port in a session's sandbox, until Ctrl-C.
+    Forward(commands::forward::ForwardArgs),
 }
 
 fn main() -> ExitCode {
@@ -127,6 +134,9 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::pause::run(args, true).map(|()| 0),
         Command::Snapshot(args) => commands::snapshot::run(args).map(|()| 0),
         Command::Fork(args) => commands::fork::run(args).map(|()| 0),
+        Command::Ports(args) => commands::ports::ports(args).map(|()| 0),
+        Command::Share(args) => commands::ports::share(args).map(|()| 0),
+        Command::Forward(args) => commands::forward::run(args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),

@@ -479,3 +479,87 @@ fn sha256_hex(data: &[u8]) -> String {
         .unwrap()
         .to_string()
 }
+
+#[tokio::test]
+async fn a_share_domain_gives_each_link_a_host_where_absolute_paths_work() {
+    const DOMAIN: &str = "preview.sandboxd.test";
+    let service = TestService::start(&base_config(
+        4,
+        &format!("\n[ports]\nshare_domain = \"{DOMAIN}\"\n"),
+    ));
+    let id = serve_in(&service).await;
+    let script = "document.title = 'loaded';";
+    for (path, body) in [
+        ("index.html", "<script src=\"/static/app.js\"></script>"),
+        ("static/app.js", script),
+    ] {
+        let written = service
+            .put(&format!("/v1/sessions/{id}/files/content?path={path}"))
+            .body(body)
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(written.status(), 200);
+    }
+    let response = service
+        .post(&format!("/v1/sessions/{id}/ports/8001/share"))
+        .json(&json!({"ttl_secs": 600}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    let link: Value = response.json().await.unwrap();
+    let url = link["url"].as_str().unwrap();
+    let host = url
+        .strip_prefix("https://")
+        .and_then(|rest| rest.strip_suffix('/'))
+        .unwrap_or_else(|| panic!("not a host link: {link}"));
+    let capability = host.strip_suffix(&format!(".{DOMAIN}")).unwrap();
+    assert_eq!(capability.len(), 62, "{host}");
+    assert_eq!(link["path"], format!("/p/{capability}/"));
+
+    // As the operator's proxy passes it on: the link's Host, any path, no token.
+    let by_host = |host: String, path: &'static str| {
+        let url = service.url(path);
+        async move {
+            reqwest::Client::new()
+                .get(url)
+                .header("host", host)
+                .send()
+                .await
+                .unwrap()
+        }
+    };
+    let page = by_host(host.to_string(), "/").await;
+    assert_eq!(page.status(), 200);
+    assert_eq!(page.headers()["referrer-policy"], "no-referrer");
+    // Its own origin, not the opaque one of a path link: scripts, cookies and storage work.
+    assert_eq!(
+        page.headers()["content-security-policy"],
+        "frame-ancestors 'self'"
+    );
+    let absolute = by_host(host.to_uppercase(), "/static/app.js").await;
+    assert_eq!(absolute.status(), 200);
+    assert_eq!(absolute.text().await.unwrap(), script);
+    // The same absolute path from a path link's page goes to the service instead: what a
+    // path link breaks.
+    assert_eq!(open_link(&service, "/static/app.js").await.status(), 404);
+    // Even the service's own routes, on a link's host, are the port's.
+    let api = by_host(host.to_string(), "/v1/sessions").await;
+    assert!(!api.text().await.unwrap().contains(&id));
+
+    // A host naming no link is not found; a revoked link's host stops at once.
+    let unknown = by_host(format!("{}.{DOMAIN}", "ab".repeat(31)), "/").await;
+    assert_eq!(unknown.status(), 404);
+    let share_id = link["id"].as_str().unwrap();
+    let revoked = service
+        .delete(&format!("/v1/sessions/{id}/shares/{share_id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    assert_eq!(by_host(host.to_string(), "/").await.status(), 404);
+    // A name outside the domain is still refused by the Host guard.
+    let outside = by_host(format!("{capability}.evil.test"), "/").await;
+    assert_eq!(outside.status(), 403);
+}

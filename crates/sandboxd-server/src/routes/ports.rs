@@ -54,6 +54,20 @@ pub async fn proxy(
     crate::proxy::forward(stream, port, path, request).await
 }
 
+/// A sandbox's own port reached through the E2B face, which has authenticated the request.
+pub async fn e2b_port(
+    State(state): State<AppState>,
+    axum::Extension(target): axum::Extension<sandboxd_e2b::PortRequest>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let path = request.uri().path().trim_start_matches('/').to_string();
+    let stream = state
+        .core
+        .connect_port(&target.caller, &target.session_id, target.port)
+        .await?;
+    crate::proxy::forward(stream, target.port, &path, request).await
+}
+
 /// `/v1/sessions/{id}/ports/{port}`: pages resolve relative links against a directory, so
 /// the port's root is `.../{port}/`.
 pub async fn to_root(Path((id, port)): Path<(String, String)>) -> Response {
@@ -179,9 +193,10 @@ pub async fn shared(
 ) -> Result<Response, ApiError> {
     let capability = params.get("capability").map_or("", String::as_str);
     let path = params.get("path").map_or("", String::as_str);
-    let (port, stream) = state.core.connect_shared(capability).await?;
-    let mut response = crate::proxy::forward(stream, port, path, request).await?;
+    let mut response = forward_shared(&state, capability, path, request).await?;
     let headers = response.headers_mut();
+    // A path link shares the service's origin: its page gets an opaque one instead, and
+    // no cookie.
     headers.remove(header::SET_COOKIE);
     headers.insert(
         header::CONTENT_SECURITY_POLICY,
@@ -189,7 +204,20 @@ pub async fn shared(
             "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads",
         ),
     );
-    headers.insert(
+    Ok(response)
+}
+
+/// The request, forwarded to the port the link `capability` reaches, with no token; the
+/// answer sends no referrer (the capability would leak to other sites).
+pub async fn forward_shared(
+    state: &AppState,
+    capability: &str,
+    path: &str,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let (port, stream) = state.core.connect_shared(capability).await?;
+    let mut response = crate::proxy::forward(stream, port, path, request).await?;
+    response.headers_mut().insert(
         header::REFERRER_POLICY,
         HeaderValue::from_static("no-referrer"),
     );
