@@ -80,6 +80,10 @@ pub struct RuntimeInfo {
     /// Sandboxes kept started and ready, so opening a session takes no container start.
     #[serde(default)]
     pub pool_size: u32,
+    /// The Jupyter kernels of this runtime, for code contexts: language -> the command that
+    /// starts one (`{connection_file}` stands for its connection file).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub kernels: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// One entry of `GET /v1/runtimes`: the runtime, and where its image stands.
