@@ -9,6 +9,7 @@ mod dialer;
 mod exec;
 mod files;
 mod init;
+mod kernel;
 mod kill_all;
 mod listener;
 mod ports;

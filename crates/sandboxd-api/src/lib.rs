@@ -4,6 +4,7 @@
 //! the operator's file into [`RuntimeInfo`] and [`Policy`], so the service shows exactly what
 //! is in force.
 
+mod contexts;
 mod files_meta;
 mod policy;
 mod ports;
@@ -11,6 +12,9 @@ mod remedy;
 mod sandboxes;
 mod snapshots;
 
+pub use contexts::{
+    CodeEnd, CodeError, CodeEvent, CodeResult, ContextInfo, ContextList, ContextRequest, RunCode,
+};
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
 pub use policy::{IdleAction, Policy, DEFAULT_MCP_OUTPUT_BYTES};
 pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest};
