@@ -2,8 +2,9 @@
 //! [`sandboxd-client`] over HTTP, so a face (the MCP tools, the next ones) is written once.
 
 use crate::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult, KilledProcesses,
-    Policy, Remedy, RuntimeList, SessionInfo, SessionList, SnapshotInfo, SnapshotList,
+    CodeEvent, CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult,
+    KilledProcesses, Policy, Remedy, RunCode, RuntimeList, SessionInfo, SessionList, SnapshotInfo,
+    SnapshotList,
 };
 use std::fmt;
 
@@ -57,4 +58,7 @@ pub trait Sandboxes: Send + Sync {
     async fn list_snapshots(&self) -> Result<SnapshotList, Failure>;
     async fn delete_snapshot(&self, id: &str) -> Result<SnapshotInfo, Failure>;
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure>;
+    /// Runs code in a context of the session (the language's default one unless the request
+    /// names another): every event of the run, `end` last.
+    async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure>;
 }

@@ -2,9 +2,9 @@
 
 use crate::{Client, ClientError};
 use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
-    KilledProcesses, Policy, RuntimeList, Sandboxes, SessionInfo, SessionList, SnapshotInfo,
-    SnapshotList,
+    CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
+    KilledProcesses, Policy, RunCode, RuntimeList, Sandboxes, SessionInfo, SessionList,
+    SnapshotInfo, SnapshotList,
 };
 
 impl From<ClientError> for Failure {
@@ -106,5 +106,12 @@ impl Sandboxes for Client {
 
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {
         Ok(Client::fork_session(self, id, count).await?)
+    }
+
+    async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure> {
+        Ok(Client::run_code(self, id, &request)
+            .await?
+            .collect()
+            .await?)
     }
 }

@@ -5,8 +5,8 @@ use crate::activity::Caller;
 use crate::core::Core;
 use crate::error::Error;
 use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
-    ForkResult, KilledProcesses, Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
+    CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
+    ForkResult, KilledProcesses, Policy, RunCode, RuntimeList, Sandboxes, SessionInfo, SessionList,
     SnapshotInfo, SnapshotList, SnapshotRequest,
 };
 
@@ -140,5 +140,10 @@ impl Sandboxes for Acting {
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {
         let request = ForkRequest { count };
         Ok(self.core.fork_session(&self.caller, id, request).await?)
+    }
+
+    async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure> {
+        let run = self.core.run_code(&self.caller, id, None, request).await?;
+        Ok(run.collect().await?)
     }
 }

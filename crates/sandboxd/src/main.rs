@@ -91,6 +91,9 @@ enum Command {
     Snapshot(commands::snapshot::SnapshotArgs),
     /// Open independent sessions with a session's files.
     Fork(commands::fork::ForkArgs),
+    /// Run code in a code context of a session (state kept between runs): prints its output
+    /// and results, saves its images to files; exits 1 on an exception, 124 on a timeout.
+    Code(commands::code::CodeArgs),
 }
 
 fn main() -> ExitCode {
@@ -127,6 +130,7 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::pause::run(args, true).map(|()| 0),
         Command::Snapshot(args) => commands::snapshot::run(args).map(|()| 0),
         Command::Fork(args) => commands::fork::run(args).map(|()| 0),
+        Command::Code(args) => commands::code::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

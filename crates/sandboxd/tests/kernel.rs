@@ -324,3 +324,61 @@ async fn a_runtime_without_a_kernel_names_the_recipe() {
         "{error}"
     );
 }
+
+#[tokio::test]
+async fn the_cli_prints_text_and_saves_images() {
+    use std::io::Write;
+    let service = TestService::start(&config());
+    let id = open_session(&service, "interpreter").await;
+    let images = tempfile::tempdir().unwrap();
+    let cli = |code: &'static str| {
+        let url = service.url.clone();
+        let id = id.clone();
+        let dir = images.path().to_path_buf();
+        tokio::task::spawn_blocking(move || {
+            let mut child = std::process::Command::new(sandboxd_bin())
+                .args(["code", &id, "-", "--images-dir"])
+                .arg(&dir)
+                .env("SANDBOXD_URL", url)
+                .env("SANDBOXD_TOKEN", TOKEN)
+                .stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap();
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(code.as_bytes())
+                .unwrap();
+            child.wait_with_output().unwrap()
+        })
+    };
+    let plotted = cli(
+        "import matplotlib.pyplot as plt\nprint('plotting')\nplt.plot([1, 2])\nplt.show()\n6 * 7",
+    )
+    .await
+    .unwrap();
+    let stdout = String::from_utf8_lossy(&plotted.stdout);
+    assert!(
+        plotted.status.success(),
+        "{stdout} {}",
+        String::from_utf8_lossy(&plotted.stderr)
+    );
+    assert!(
+        stdout.contains("plotting\n") && stdout.contains("42"),
+        "{stdout}"
+    );
+    let saved = images.path().join("image-1.png");
+    assert!(
+        stdout.contains(&format!("[image/png saved to {}]", saved.display())),
+        "{stdout}"
+    );
+    let decoder = png::Decoder::new(std::io::Cursor::new(std::fs::read(&saved).unwrap()));
+    assert!(decoder.read_info().unwrap().info().width > 100);
+
+    let failed = cli("undefined_name").await.unwrap();
+    assert_eq!(failed.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&failed.stderr).contains("NameError"));
+}
