@@ -33,6 +33,10 @@ TOOLS = {
     "delete_snapshot",
     "open_from_snapshot",
     "fork_session",
+    "list_ports",
+    "share_port",
+    "list_shares",
+    "revoke_share",
 }
 
 INITIALIZE = {

@@ -17,7 +17,7 @@ pub use contexts::{
 };
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
 pub use policy::{IdleAction, Policy, DEFAULT_MCP_OUTPUT_BYTES};
-pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest};
+pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest, TUNNEL_PROTOCOL};
 pub use remedy::{with_wording, without_rest_wording, Remedy};
 pub use sandboxes::{Failure, Sandboxes};
 use serde::{Deserialize, Serialize};

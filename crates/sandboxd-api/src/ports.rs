@@ -2,6 +2,9 @@
 
 use serde::{Deserialize, Serialize};
 
+/// The protocol a raw TCP tunnel to a port upgrades to (`GET /v1/sessions/{id}/tunnels/{port}`).
+pub const TUNNEL_PROTOCOL: &str = "sandboxd-tunnel";
+
 /// `GET /v1/sessions/{id}/ports`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -49,6 +52,11 @@ pub struct ShareInfo {
     /// made the link; the service keeps only its hash.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
+    /// The whole link, where it is known: `https://{capability}.{share_domain}/` when the
+    /// operator configured `[ports] share_domain`, else the service's URL and `path` as the
+    /// client reached it. Present only in the answer that made the link.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub url: Option<String>,
     /// RFC 3339.
     pub created_at: String,
     pub expires_at: String,

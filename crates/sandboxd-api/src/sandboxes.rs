@@ -3,8 +3,8 @@
 
 use crate::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult,
-    KilledProcesses, Policy, Remedy, RunCode, RuntimeList, SessionInfo, SessionList, SnapshotInfo,
-    SnapshotList,
+    KilledProcesses, Policy, PortList, Remedy, RunCode, RuntimeList, SessionInfo, SessionList,
+    ShareInfo, ShareList, SnapshotInfo, SnapshotList,
 };
 use std::fmt;
 
@@ -58,6 +58,17 @@ pub trait Sandboxes: Send + Sync {
     async fn list_snapshots(&self) -> Result<SnapshotList, Failure>;
     async fn delete_snapshot(&self, id: &str) -> Result<SnapshotInfo, Failure>;
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure>;
+    async fn list_ports(&self, id: &str) -> Result<PortList, Failure>;
+    /// A link to `port` working without the token for `ttl_secs` (the service's default when
+    /// `None`).
+    async fn share_port(
+        &self,
+        id: &str,
+        port: u16,
+        ttl_secs: Option<u64>,
+    ) -> Result<ShareInfo, Failure>;
+    async fn list_shares(&self, id: &str) -> Result<ShareList, Failure>;
+    async fn revoke_share(&self, id: &str, share_id: &str) -> Result<ShareInfo, Failure>;
     /// Runs code in a context of the session (the language's default one unless the request
     /// names another): every event of the run, `end` last.
     async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure>;

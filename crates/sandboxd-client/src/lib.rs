@@ -371,7 +371,7 @@ impl Client {
             .await
             .map_err(|e| ClientError::from_reqwest(self.base_url(), e))?;
         let status = response.status();
-        if status.is_success() {
+        if status.is_success() || status == StatusCode::SWITCHING_PROTOCOLS {
             return Ok(response);
         }
         let url = response.url().to_string();

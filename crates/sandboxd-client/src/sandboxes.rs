@@ -3,8 +3,8 @@
 use crate::{Client, ClientError};
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
-    KilledProcesses, Policy, RunCode, RuntimeList, Sandboxes, SessionInfo, SessionList,
-    SnapshotInfo, SnapshotList,
+    KilledProcesses, Policy, PortList, RunCode, RuntimeList, Sandboxes, SessionInfo, SessionList,
+    ShareInfo, ShareList, SnapshotInfo, SnapshotList,
 };
 
 impl From<ClientError> for Failure {
@@ -106,6 +106,27 @@ impl Sandboxes for Client {
 
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {
         Ok(Client::fork_session(self, id, count).await?)
+    }
+
+    async fn list_ports(&self, id: &str) -> Result<PortList, Failure> {
+        Ok(Client::list_ports(self, id).await?)
+    }
+
+    async fn share_port(
+        &self,
+        id: &str,
+        port: u16,
+        ttl_secs: Option<u64>,
+    ) -> Result<ShareInfo, Failure> {
+        Ok(Client::share_port(self, id, port, ttl_secs).await?)
+    }
+
+    async fn list_shares(&self, id: &str) -> Result<ShareList, Failure> {
+        Ok(Client::list_shares(self, id).await?)
+    }
+
+    async fn revoke_share(&self, id: &str, share_id: &str) -> Result<ShareInfo, Failure> {
+        Ok(Client::revoke_share(self, id, share_id).await?)
     }
 
     async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure> {

@@ -6,8 +6,8 @@ use crate::core::Core;
 use crate::error::Error;
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
-    ForkResult, KilledProcesses, Policy, RunCode, RuntimeList, Sandboxes, SessionInfo, SessionList,
-    SnapshotInfo, SnapshotList, SnapshotRequest,
+    ForkResult, KilledProcesses, Policy, PortList, RunCode, RuntimeList, Sandboxes, SessionInfo,
+    SessionList, ShareInfo, ShareList, SnapshotInfo, SnapshotList, SnapshotRequest,
 };
 
 /// The core, with every call made as `caller`.
@@ -140,6 +140,30 @@ impl Sandboxes for Acting {
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {
         let request = ForkRequest { count };
         Ok(self.core.fork_session(&self.caller, id, request).await?)
+    }
+
+    async fn list_ports(&self, id: &str) -> Result<PortList, Failure> {
+        Ok(self.core.list_ports(&self.caller, id).await?)
+    }
+
+    async fn share_port(
+        &self,
+        id: &str,
+        port: u16,
+        ttl_secs: Option<u64>,
+    ) -> Result<ShareInfo, Failure> {
+        Ok(self
+            .core
+            .share_port(&self.caller, id, port, ttl_secs)
+            .await?)
+    }
+
+    async fn list_shares(&self, id: &str) -> Result<ShareList, Failure> {
+        Ok(self.core.list_shares(&self.caller, id)?)
+    }
+
+    async fn revoke_share(&self, id: &str, share_id: &str) -> Result<ShareInfo, Failure> {
+        Ok(self.core.revoke_share(&self.caller, id, share_id)?)
     }
 
     async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure> {

@@ -39,6 +39,7 @@ impl Share {
             id: self.id.clone(),
             port: self.port,
             path,
+            url: None,
             created_at: rfc3339(self.created_at),
             expires_at: rfc3339(self.expires_at),
             created_by: self.created_by.clone(),

@@ -4,8 +4,9 @@
 //! as interface `e2b`; sandboxes are sessions, commands background processes.
 //!
 //! One address serves both, routed per request: a request naming a sandbox (the SDKs'
-//! `E2b-Sandbox-Id` header, or a `PORT-SANDBOXID.DOMAIN` host when `e2b.domain` is set) goes
-//! to envd, anything else on E2B's control-plane paths (or on `api.DOMAIN`) to the control
+//! `E2b-Sandbox-Id` header with `E2b-Sandbox-Port`, or a `PORT-SANDBOXID.DOMAIN` host when
+//! `e2b.domain` is set) goes to envd for envd's port, to the sandbox's own server through the
+//! service's port proxy for any other, and anything else on E2B's control-plane paths (or on `api.DOMAIN`) to the control
 //! plane, and the rest to the service's own answer for unknown routes. Mounted as the
 //! service's fallback, so it never shadows a route of sandboxd's own.
 
@@ -15,6 +16,7 @@ mod envd;
 mod errors;
 mod files;
 mod filesystem;
+mod ports;
 mod process;
 mod routing;
 mod watchers;
@@ -26,6 +28,8 @@ use axum::Router;
 use sandboxd_core::Core;
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
+
+pub use ports::PortRequest;
 
 /// The envd version reported: the SDKs enable by it what this face implements (stdin
 /// closing 0.5.2, octet-stream uploads 0.5.7), and refuse themselves what it does not (file
@@ -55,8 +59,9 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
     }
 }
 
-/// The E2B face, answering what it recognises and handing everything else to `others`.
-pub fn router(core: Core, others: Router) -> Router {
+/// The E2B face, answering what it recognises and handing everything else to `others`; a
+/// request for a sandbox's own port goes to `port_proxy` as a [`PortRequest`].
+pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
     let face = Face {
         core,
         watchers: watchers::Watchers::default(),
@@ -99,5 +104,12 @@ pub fn router(core: Core, others: Router) -> Router {
         .route("/filesystem.Filesystem/{method}", post(filesystem::call))
         .fallback(envd::unknown)
         .with_state(face.clone());
-    routing::dispatch(face.core.config().e2b.domain.clone(), control, envd)
+    let ports = ports::router(face.clone(), port_proxy);
+    let served = vec![(routing::ENVD_PORT, envd)];
+    routing::dispatch(
+        face.core.config().e2b.domain.clone(),
+        control,
+        served,
+        ports,
+    )
 }

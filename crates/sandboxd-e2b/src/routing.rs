@@ -1,4 +1,6 @@
-//! Which part of the face a request is for: envd of one sandbox, or the control plane.
+//! Which part of the face a request is for: a port of one sandbox (envd's or another the face
+//! serves itself, else the sandbox's own server through the service's port proxy), or the
+//! control plane.
 
 use axum::extract::Request;
 use axum::http::header;
@@ -7,60 +9,80 @@ use tower::ServiceExt;
 
 /// The header every SDK request to envd carries.
 pub const SANDBOX_ID_HEADER: &str = "e2b-sandbox-id";
-/// The port of envd in an E2B sandbox, the only one sandboxd serves.
+/// The port a request with [`SANDBOX_ID_HEADER`] is for; envd's when absent.
+pub const SANDBOX_PORT_HEADER: &str = "e2b-sandbox-port";
+/// The port of envd in an E2B sandbox.
 pub const ENVD_PORT: u16 = 49983;
 
 /// The sandbox a request to envd is for.
 #[derive(Clone)]
 pub struct SandboxId(pub String);
 
+/// The sandbox port a request is for (beside its [`SandboxId`]).
+#[derive(Clone, Copy)]
+pub struct SandboxPort(pub u16);
+
 /// What a request's sandbox address says.
 enum Target {
-    Envd(String),
-    /// A port of a sandbox other than envd's.
-    OtherPort(u16),
+    /// A port of a sandbox, and the sandbox.
+    Sandbox(u16, String),
+    /// A sandbox port header that is not a port.
+    BadPort,
     Control,
 }
 
-/// A router that sends a request naming a sandbox to `envd` (with its [`SandboxId`]) and any
-/// other to `control`.
-pub fn dispatch(domain: Option<String>, control: Router, envd: Router) -> Router {
+/// A router that sends a request naming a sandbox and a port to the router `served` lists for
+/// that port (envd's first), to `ports` for any other (the sandbox's own servers), each with
+/// its [`SandboxId`] and [`SandboxPort`]; and any other request to `control`.
+pub fn dispatch(
+    domain: Option<String>,
+    control: Router,
+    served: Vec<(u16, Router)>,
+    ports: Router,
+) -> Router {
     Router::new().fallback(move |mut request: Request| {
-        let (control, envd) = (control.clone(), envd.clone());
         let target = target(&request, domain.as_deref());
+        let router = match &target {
+            Target::Sandbox(port, _) => served
+                .iter()
+                .find(|(served, _)| served == port)
+                .map_or(&ports, |(_, router)| router),
+            Target::BadPort => &ports,
+            Target::Control => &control,
+        }
+        .clone();
         async move {
             match target {
-                Target::Envd(id) => {
+                Target::Sandbox(port, id) => {
                     request.extensions_mut().insert(SandboxId(id));
-                    envd.oneshot(request).await
+                    request.extensions_mut().insert(SandboxPort(port));
+                    router.oneshot(request).await
                 }
-                Target::OtherPort(port) => Ok(crate::errors::E2bError::unsupported(&format!(
-                    "reaching port {port} of a sandbox (only envd's, {ENVD_PORT}, is served)"
+                Target::BadPort => Ok(crate::errors::E2bError::invalid(format!(
+                    "{SANDBOX_PORT_HEADER} is a port number from 1 to 65535"
                 ))
                 .into_http()),
-                Target::Control => control.oneshot(request).await,
+                Target::Control => router.oneshot(request).await,
             }
         }
     })
 }
 
 fn target(request: &Request, domain: Option<&str>) -> Target {
-    if let Some(id) = request
-        .headers()
-        .get(SANDBOX_ID_HEADER)
-        .and_then(|v| v.to_str().ok())
-    {
-        return Target::Envd(id.to_string());
+    let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
+    if let Some(id) = header(SANDBOX_ID_HEADER) {
+        return match header(SANDBOX_PORT_HEADER).map(|p| p.trim().parse::<u16>()) {
+            None => Target::Sandbox(ENVD_PORT, id.to_string()),
+            Some(Ok(port)) if port != 0 => Target::Sandbox(port, id.to_string()),
+            Some(_) => Target::BadPort,
+        };
     }
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|v| v.to_str().ok())
+    let host = header(header::HOST.as_str())
         .or_else(|| request.uri().host())
         .unwrap_or("");
     match domain.and_then(|domain| sandbox_host(host, domain)) {
-        Some((port, id)) if port == ENVD_PORT => Target::Envd(id),
-        Some((port, _)) => Target::OtherPort(port),
+        Some((port, id)) if port != 0 => Target::Sandbox(port, id),
+        Some(_) => Target::BadPort,
         None => Target::Control,
     }
 }

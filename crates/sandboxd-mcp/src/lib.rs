@@ -16,6 +16,7 @@ mod code_tools;
 mod errors;
 mod output;
 mod params;
+mod port_tools;
 mod running;
 mod sessions;
 mod snapshot_tools;

@@ -60,6 +60,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/settings.js", JS),
     asset!("js/output.js", JS),
     asset!("js/viewer.js", JS),
+    asset!("js/ports.js", JS),
     asset!("favicon.svg", "image/svg+xml"),
     asset!("vendor/xterm/xterm.mjs", JS),
     asset!("vendor/xterm/xterm.css", CSS),

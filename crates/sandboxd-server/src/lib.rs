@@ -115,6 +115,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(ports::share).layer(DefaultBodyLimit::max(ports::SHARE_BODY_LIMIT)))
         .routes(routes!(ports::list_shares))
         .routes(routes!(ports::revoke_share))
+        .routes(routes!(routes::tunnel::tunnel))
         .routes(
             routes!(routes::contexts::create, routes::contexts::list)
                 .layer(DefaultBodyLimit::max(routes::contexts::BODY_LIMIT)),
@@ -173,6 +174,9 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
                     "no such route; the API is under /v1".into(),
                 ))
             }),
+            Router::new()
+                .fallback(ports::e2b_port)
+                .with_state(state.clone()),
         ))
         .route_layer(middleware::from_fn_with_state(
             state.metrics.clone(),

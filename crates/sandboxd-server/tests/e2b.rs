@@ -260,6 +260,7 @@ async fn the_domain_routes_by_host_and_the_guard_accepts_its_names() {
     )
     .await;
     assert_eq!(health.status, StatusCode::NO_CONTENT);
+    // Another port is the sandbox's own server, for the sandbox's token only.
     let other_port = format!("8080-{id}.{DOMAIN}");
     let refused = send(
         &service,
@@ -269,11 +270,24 @@ async fn the_domain_routes_by_host_and_the_guard_accepts_its_names() {
         vec![],
     )
     .await;
-    assert_eq!(refused.status, StatusCode::NOT_IMPLEMENTED);
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
     assert!(refused.json()["message"]
         .as_str()
         .unwrap()
         .contains("port 8080"));
+    let proxied = send(
+        &service,
+        Method::GET,
+        "/app",
+        &[("host", &other_port), ("e2b-traffic-access-token", &token)],
+        vec![],
+    )
+    .await;
+    assert!(
+        ![StatusCode::UNAUTHORIZED, StatusCode::NOT_IMPLEMENTED].contains(&proxied.status),
+        "{:?}",
+        proxied.status
+    );
 
     // A name outside the domain is still refused (DNS rebinding).
     let evil = send(

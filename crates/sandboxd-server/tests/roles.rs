@@ -55,6 +55,7 @@ const ROLES: &[(&str, &str, Role)] = &[
         "/v1/sessions/{id}/shares/{share_id}",
         Role::Anyone,
     ),
+    ("get", "/v1/sessions/{id}/tunnels/{port}", Role::Anyone),
     ("get", "/p/{capability}", Role::Anyone),
     ("get", "/p/{capability}/", Role::Anyone),
     ("put", "/p/{capability}/", Role::Anyone),

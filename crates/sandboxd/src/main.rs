@@ -91,6 +91,13 @@ enum Command {
     Snapshot(commands::snapshot::SnapshotArgs),
     /// Open independent sessions with a session's files.
     Fork(commands::fork::ForkArgs),
+    /// The TCP ports listening in a session's sandbox, with their processes.
+    Ports(commands::ports::PortsArgs),
+    /// A link that opens a port of a session in a browser without the token (`--list`,
+    /// `--revoke SHARE_ID`).
+    Share(commands::ports::ShareArgs),
+    /// Forward a local port on 127.0.0.1 to a port in a session's sandbox, until Ctrl-C.
+    Forward(commands::forward::ForwardArgs),
     /// Run code in a code context of a session (state kept between runs): prints its output
     /// and results, saves its images to files; exits 1 on an exception, 124 on a timeout.
     Code(commands::code::CodeArgs),
@@ -130,6 +137,9 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::pause::run(args, true).map(|()| 0),
         Command::Snapshot(args) => commands::snapshot::run(args).map(|()| 0),
         Command::Fork(args) => commands::fork::run(args).map(|()| 0),
+        Command::Ports(args) => commands::ports::ports(args).map(|()| 0),
+        Command::Share(args) => commands::ports::share(args).map(|()| 0),
+        Command::Forward(args) => commands::forward::run(args).map(|()| 0),
         Command::Code(args) => commands::code::run(args),
     };
     match result {

@@ -66,10 +66,21 @@ pub struct Carried {
     pub from_port: u64,
 }
 
-/// Carries bytes between the tunnel and `local` until either side ends: each direction reads
-/// one chunk at a time and writes it before reading the next, so a slow reader holds the
-/// other side back and nothing piles up. `pace` is awaited with each chunk's size before it
-/// goes on (a rate limit); it may simply return.
+/// How one direction of a tunnel ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ended {
+    /// Its sender said it will send no more (a TCP half-close), passed on to the other side.
+    HalfClosed,
+    /// Its connection failed or closed: the tunnel ends.
+    Broken,
+}
+
+/// Carries bytes between the tunnel and `local` until both directions end, as TCP does: each
+/// reads one chunk at a time and writes it before reading the next, so a slow reader holds
+/// the other side back and nothing piles up. A half-close either way is passed on and the
+/// other direction goes on (a client that sends its request and shuts its side still gets
+/// the answer); a failed connection ends both. `pace` is awaited with each chunk's size
+/// before it goes on (a rate limit); it may simply return.
 pub async fn carry<S, L, P, F>(tunnel: S, local: L, pace: P) -> Carried
 where
     S: AsyncRead + AsyncWrite + Unpin,
@@ -79,49 +90,59 @@ where
 {
     let (mut tunnel_read, mut tunnel_write) = tokio::io::split(tunnel);
     let (mut local_read, mut local_write) = tokio::io::split(local);
-    let mut carried = Carried::default();
-    let from_port = async {
-        loop {
-            let Ok(frame) = read_frame(&mut tunnel_read).await else {
-                return;
-            };
-            if frame.kind != FrameKind::Stdout || frame.payload.is_empty() {
-                let _ = local_write.shutdown().await;
-                return;
+    let (mut from_port, mut to_port) = (0u64, 0u64);
+    {
+        let from_port_side = async {
+            loop {
+                let Ok(frame) = read_frame(&mut tunnel_read).await else {
+                    return Ended::Broken;
+                };
+                if frame.kind != FrameKind::Stdout || frame.payload.is_empty() {
+                    let _ = local_write.shutdown().await;
+                    return Ended::HalfClosed;
+                }
+                pace(frame.payload.len()).await;
+                if local_write.write_all(&frame.payload).await.is_err() {
+                    return Ended::Broken;
+                }
+                from_port += frame.payload.len() as u64;
             }
-            pace(frame.payload.len()).await;
-            if local_write.write_all(&frame.payload).await.is_err() {
-                return;
+        };
+        let to_port_side = async {
+            let mut buffer = vec![0; STDIN_CHUNK_LEN];
+            loop {
+                let read = match local_read.read(&mut buffer).await {
+                    Err(_) => return Ended::Broken,
+                    // An empty stdin frame is the agent's half-close of the port.
+                    Ok(0) => {
+                        return match write_frame(&mut tunnel_write, FrameKind::Stdin, &[]).await {
+                            Ok(()) => Ended::HalfClosed,
+                            Err(_) => Ended::Broken,
+                        }
+                    }
+                    Ok(read) => read,
+                };
+                pace(read).await;
+                if write_frame(&mut tunnel_write, FrameKind::Stdin, &buffer[..read])
+                    .await
+                    .is_err()
+                {
+                    return Ended::Broken;
+                }
+                to_port += read as u64;
             }
-            carried.from_port += frame.payload.len() as u64;
+        };
+        tokio::pin!(from_port_side, to_port_side);
+        tokio::select! {
+            ended = &mut from_port_side => if ended == Ended::HalfClosed {
+                (&mut to_port_side).await;
+            },
+            ended = &mut to_port_side => if ended == Ended::HalfClosed {
+                (&mut from_port_side).await;
+            },
         }
-    };
-    let mut to_port = 0u64;
-    let to_port_side = async {
-        let mut buffer = vec![0; STDIN_CHUNK_LEN];
-        loop {
-            let read = match local_read.read(&mut buffer).await {
-                Ok(0) | Err(_) => return,
-                Ok(read) => read,
-            };
-            pace(read).await;
-            if write_frame(&mut tunnel_write, FrameKind::Stdin, &buffer[..read])
-                .await
-                .is_err()
-            {
-                return;
-            }
-            to_port += read as u64;
-        }
-    };
-    // Either side ending ends the tunnel: an HTTP client drops its connection rather than
-    // half-closing it, and a server that closes has said all it will.
-    tokio::select! {
-        () = from_port => {}
-        () = to_port_side => {}
     }
-    carried.to_port = to_port;
-    carried
+    Carried { to_port, from_port }
 }
 
 #[cfg(test)]
@@ -129,7 +150,7 @@ mod tests {
     use super::*;
 
     #[tokio::test]
-    async fn a_tunnel_carries_both_ways_and_ends_when_the_port_closes() {
+    async fn a_tunnel_carries_both_ways_and_passes_half_closes_on() {
         let (service, mut agent) = tokio::io::duplex(1 << 16);
         let fake = tokio::spawn(async move {
             let request: Request = read_frame(&mut agent).await.unwrap().parse_json().unwrap();
@@ -140,6 +161,9 @@ mod tests {
                 (frame.kind, frame.payload.as_slice()),
                 (FrameKind::Stdin, &b"ping"[..])
             );
+            // The client's half-close, after which the port still answers.
+            let frame = read_frame(&mut agent).await.unwrap();
+            assert_eq!((frame.kind, frame.payload.len()), (FrameKind::Stdin, 0));
             write_frame(&mut agent, FrameKind::Stdout, b"pong")
                 .await
                 .unwrap();
@@ -153,11 +177,12 @@ mod tests {
         let (mut ours, theirs) = tokio::io::duplex(1 << 16);
         let carrying = tokio::spawn(carry(tunnel, theirs, |_| async {}));
         ours.write_all(b"ping").await.unwrap();
+        ours.shutdown().await.unwrap();
         let mut answer = Vec::new();
         ours.read_to_end(&mut answer).await.unwrap();
         assert_eq!(answer, b"pong");
         let carried = carrying.await.unwrap();
-        assert_eq!(carried.from_port, 4);
+        assert_eq!((carried.to_port, carried.from_port), (4, 4));
         fake.await.unwrap();
     }
 }

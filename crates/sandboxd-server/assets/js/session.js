@@ -10,6 +10,7 @@ import { TerminalView } from './terminal.js';
 import { ShellView } from './shell.js';
 import { FilesView } from './files.js';
 import { ActivityView } from './activity.js';
+import { PortsView } from './ports.js';
 
 const REFRESH_MS = 2000;
 
@@ -18,6 +19,7 @@ const SUBTABS = [
   ['shell', 'Interactive shell'],
   ['files', 'Files'],
   ['activity', 'Activity'],
+  ['ports', 'Ports'],
 ];
 
 export class SessionView {
@@ -143,6 +145,7 @@ export class SessionView {
       shell: new ShellView(id),
       files: new FilesView(id),
       activity: new ActivityView(id),
+      ports: new PortsView(id),
     };
     this.panes = {};
     const body = h('div', { class: 'session-body' });

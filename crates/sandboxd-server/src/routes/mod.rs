@@ -16,3 +16,4 @@ pub mod snapshots;
 pub mod stream;
 pub mod terminal;
 pub mod tickets;
+pub mod tunnel;

@@ -54,6 +54,20 @@ pub async fn proxy(
     crate::proxy::forward(stream, port, path, request).await
 }
 
+/// A sandbox's own port reached through the E2B face, which has authenticated the request.
+pub async fn e2b_port(
+    State(state): State<AppState>,
+    axum::Extension(target): axum::Extension<sandboxd_e2b::PortRequest>,
+    request: Request,
+) -> Result<Response, ApiError> {
+    let path = request.uri().path().trim_start_matches('/').to_string();
+    let stream = state
+        .core
+        .connect_port(&target.caller, &target.session_id, target.port)
+        .await?;
+    crate::proxy::forward(stream, target.port, &path, request).await
+}
+
 /// `/v1/sessions/{id}/ports/{port}`: pages resolve relative links against a directory, so
 /// the port's root is `.../{port}/`.
 pub async fn to_root(Path((id, port)): Path<(String, String)>) -> Response {
