@@ -16,6 +16,7 @@ mod envd;
 mod errors;
 mod files;
 mod filesystem;
+mod interpreter;
 mod ports;
 mod process;
 mod routing;
@@ -105,7 +106,10 @@ pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
         .fallback(envd::unknown)
         .with_state(face.clone());
     let ports = ports::router(face.clone(), port_proxy);
-    let served = vec![(routing::ENVD_PORT, envd)];
+    let served = vec![
+        (routing::ENVD_PORT, envd),
+        (interpreter::PORT, interpreter::router(face.clone())),
+    ];
     routing::dispatch(
         face.core.config().e2b.domain.clone(),
         control,
