@@ -5,6 +5,7 @@
 //! removes every container it made when it ends, also on failure. With `--kubeconfig` it also
 //! runs create, exec and close with the sandboxes as pods on that cluster.
 
+mod code;
 mod e2b;
 mod kubernetes;
 mod measure;
@@ -48,6 +49,9 @@ struct Args {
     /// Also measure create, exec and close with the sandboxes as pods on this cluster.
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// Adds the code-context row (builds the python-interpreter recipe on first use).
+    #[arg(long)]
+    code_contexts: bool,
 }
 
 #[tokio::main]
@@ -61,7 +65,12 @@ async fn main() -> Result<()> {
         image: args.image.clone(),
     };
     let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
-    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, "")?;
+    let extra = if args.code_contexts {
+        code::runtime_config()
+    } else {
+        String::new()
+    };
+    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, &extra)?;
     let api = Api {
         http: reqwest::Client::new(),
         url: service.url.clone(),
@@ -69,6 +78,11 @@ async fn main() -> Result<()> {
     let mut result = measure::run(args.iterations, &args.image, &api, &raw, &service).await;
     if let (Ok(_), Some(python)) = (&result, &args.e2b_python) {
         if let Err(e) = e2b::run(python, args.iterations, &api).await {
+            result = Err(e);
+        }
+    }
+    if let (Ok(_), true) = (&result, args.code_contexts) {
+        if let Err(e) = code::run(args.iterations, &api).await {
             result = Err(e);
         }
     }
