@@ -15,6 +15,7 @@ mod error;
 pub mod frame;
 #[cfg(feature = "tokio")]
 pub mod host;
+pub mod kernel;
 mod message;
 mod meta;
 pub mod tar_read;

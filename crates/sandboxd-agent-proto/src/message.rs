@@ -6,6 +6,7 @@
 //! side may be older than the other. An agent answers an op it does not know with an
 //! [`ERROR_BAD_REQUEST`] error and stays usable; [`Event::Hello`] carries the version.
 
+pub use crate::kernel::{KernelError, KernelResult, KernelRunEnd, KernelRunRequest};
 pub use crate::meta::{ChangeKind, FileChange, FileStat, ListeningPort};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -207,6 +208,11 @@ pub enum Request {
     /// connection leaves nothing behind. A top-level name that already exists under `path` is
     /// refused.
     WriteArchive { path: String, max_bytes: u64 },
+    /// See [`KernelRunRequest`].
+    KernelRun(KernelRunRequest),
+    /// Stops the kernel of `context` (SIGKILL to its group) and forgets it; the context's
+    /// next run starts a new one: [`Event::KernelStopped`].
+    KernelShutdown { context: String },
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -303,7 +309,7 @@ pub enum EntryKind {
 }
 
 /// Agent to service.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Event {
@@ -393,6 +399,19 @@ pub enum Event {
     OutputOmitted {
         stderr: bool,
         bytes: u64,
+    },
+    /// Text the running code wrote: `name` is `stdout` or `stderr`.
+    KernelStream {
+        name: String,
+        text: String,
+    },
+    KernelResult(KernelResult),
+    KernelError(KernelError),
+    /// The run is over.
+    KernelEnd(KernelRunEnd),
+    /// `existed` when the context had a kernel.
+    KernelStopped {
+        existed: bool,
     },
 }
 

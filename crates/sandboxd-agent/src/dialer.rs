@@ -9,6 +9,7 @@
 
 use crate::exec;
 use crate::files;
+use crate::kernel;
 use crate::kill_all;
 use crate::ports;
 use crate::process;
@@ -182,6 +183,8 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
             Ok(Request::WriteArchive { path, max_bytes }) => {
                 files::write_archive(&mut connection, &path, max_bytes)
             }
+            Ok(Request::KernelRun(request)) => kernel::run(&mut connection, request),
+            Ok(Request::KernelShutdown { context }) => kernel::shutdown(&mut connection, &context),
             Err(e) => write_json(
                 &mut connection,
                 &Event::Error {

@@ -10,6 +10,7 @@ mod exec;
 mod files;
 mod head_tail;
 mod init;
+mod kernel;
 mod kill_all;
 mod listener;
 mod ports;

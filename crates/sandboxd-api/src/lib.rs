@@ -4,6 +4,7 @@
 //! the operator's file into [`RuntimeInfo`] and [`Policy`], so the service shows exactly what
 //! is in force.
 
+mod contexts;
 mod files_meta;
 mod output_watch;
 mod policy;
@@ -12,6 +13,9 @@ mod remedy;
 mod sandboxes;
 mod snapshots;
 
+pub use contexts::{
+    CodeEnd, CodeError, CodeEvent, CodeResult, ContextInfo, ContextList, ContextRequest, RunCode,
+};
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
 pub use output_watch::OutputWatch;
 pub use policy::{IdleAction, Policy, DEFAULT_MCP_OUTPUT_BYTES};
@@ -82,6 +86,10 @@ pub struct RuntimeInfo {
     /// Sandboxes kept started and ready, so opening a session takes no container start.
     #[serde(default)]
     pub pool_size: u32,
+    /// The Jupyter kernels of this runtime, for code contexts: language -> the command that
+    /// starts one (`{connection_file}` stands for its connection file).
+    #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub kernels: std::collections::BTreeMap<String, Vec<String>>,
 }
 
 /// One entry of `GET /v1/runtimes`: the runtime, and where its image stands.

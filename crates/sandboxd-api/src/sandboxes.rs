@@ -2,9 +2,9 @@
 //! [`sandboxd-client`] over HTTP, so a face (the MCP tools, the next ones) is written once.
 
 use crate::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult, KilledProcesses,
-    OutputWatch, Policy, PortList, Remedy, RuntimeList, SessionInfo, SessionList, ShareInfo,
-    ShareList, SnapshotInfo, SnapshotList,
+    CodeEvent, CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult,
+    KilledProcesses, OutputWatch, Policy, PortList, Remedy, RunCode, RuntimeList, SessionInfo,
+    SessionList, ShareInfo, ShareList, SnapshotInfo, SnapshotList,
 };
 use std::fmt;
 
@@ -80,4 +80,7 @@ pub trait Sandboxes: Send + Sync {
     ) -> Result<ShareInfo, Failure>;
     async fn list_shares(&self, id: &str) -> Result<ShareList, Failure>;
     async fn revoke_share(&self, id: &str, share_id: &str) -> Result<ShareInfo, Failure>;
+    /// Runs code in a context of the session (the language's default one unless the request
+    /// names another): every event of the run, `end` last.
+    async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure>;
 }

@@ -5,6 +5,7 @@
 //! removes every container it made when it ends, also on failure. With `--kubeconfig` it also
 //! runs create, exec and close with the sandboxes as pods on that cluster.
 
+mod code;
 mod e2b;
 mod kubernetes;
 mod measure;
@@ -49,6 +50,9 @@ struct Args {
     /// Also measure create, exec and close with the sandboxes as pods on this cluster.
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// Adds the code-context row (builds the python-interpreter recipe on first use).
+    #[arg(long)]
+    code_contexts: bool,
 }
 
 #[tokio::main]
@@ -62,13 +66,11 @@ async fn main() -> Result<()> {
         image: args.image.clone(),
     };
     let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
-    let service = Service::start(
-        &args.sandboxd,
-        &args.agent,
-        &args.image,
-        e2b_image,
-        &ports::runtime_config(&args.image),
-    )?;
+    let mut extra = ports::runtime_config(&args.image);
+    if args.code_contexts {
+        extra.push_str(&code::runtime_config());
+    }
+    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, &extra)?;
     let api = Api {
         http: reqwest::Client::new(),
         url: service.url.clone(),
@@ -81,6 +83,11 @@ async fn main() -> Result<()> {
     }
     if let (Ok(_), Some(python)) = (&result, &args.e2b_python) {
         if let Err(e) = e2b::run(python, args.iterations, &api).await {
+            result = Err(e);
+        }
+    }
+    if let (Ok(_), true) = (&result, args.code_contexts) {
+        if let Err(e) = code::run(args.iterations, &api).await {
             result = Err(e);
         }
     }

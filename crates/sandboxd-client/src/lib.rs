@@ -5,6 +5,7 @@
 //! the service records in each session's activity log.
 
 mod archive;
+mod code;
 mod error;
 mod files_meta;
 mod ports;

@@ -27,7 +27,25 @@ pub enum OutputEvent {
     Exit(ProcessInfo),
 }
 
-type Events = Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>>;
+pub(crate) type Events =
+    Pin<Box<dyn Stream<Item = Result<sse_stream::Sse, sse_stream::Error>> + Send>>;
+
+/// A response's Server-Sent Events, bounded by its silences rather than its length.
+pub(crate) fn sse_events(response: reqwest::Response) -> Events {
+    let chunks = futures_util::stream::unfold(response, |mut response| async move {
+        let chunk = match tokio::time::timeout(STREAM_IDLE_TIMEOUT, response.chunk()).await {
+            Ok(Ok(Some(chunk))) => Ok(chunk),
+            Ok(Ok(None)) => return None,
+            Ok(Err(e)) => Err(std::io::Error::other(e)),
+            Err(_) => Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("the output stream was silent for {STREAM_IDLE_TIMEOUT:?}"),
+            )),
+        };
+        Some((chunk, response))
+    });
+    Box::pin(sse_stream::SseStream::from_bytes_stream(chunks))
+}
 
 /// A process's output, event by event.
 pub struct OutputStream {
@@ -73,22 +91,9 @@ impl Client {
                 Ok(response) => response?,
                 Err(_) => return Err(self.timed_out()),
             };
-        let base_url = self.base_url().to_string();
-        let chunks = futures_util::stream::unfold(response, |mut response| async move {
-            let chunk = match tokio::time::timeout(STREAM_IDLE_TIMEOUT, response.chunk()).await {
-                Ok(Ok(Some(chunk))) => Ok(chunk),
-                Ok(Ok(None)) => return None,
-                Ok(Err(e)) => Err(std::io::Error::other(e)),
-                Err(_) => Err(std::io::Error::new(
-                    std::io::ErrorKind::TimedOut,
-                    format!("the output stream was silent for {STREAM_IDLE_TIMEOUT:?}"),
-                )),
-            };
-            Some((chunk, response))
-        });
         Ok(OutputStream {
-            events: Box::pin(sse_stream::SseStream::from_bytes_stream(chunks)),
-            base_url,
+            events: sse_events(response),
+            base_url: self.base_url().to_string(),
         })
     }
 

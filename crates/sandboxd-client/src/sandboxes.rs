@@ -2,9 +2,9 @@
 
 use crate::{Client, ClientError};
 use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
-    KilledProcesses, Policy, PortList, RuntimeList, Sandboxes, SessionInfo, SessionList, ShareInfo,
-    ShareList, SnapshotInfo, SnapshotList,
+    CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
+    KilledProcesses, Policy, PortList, RunCode, RuntimeList, Sandboxes, SessionInfo, SessionList,
+    ShareInfo, ShareList, SnapshotInfo, SnapshotList,
 };
 
 impl From<ClientError> for Failure {
@@ -127,5 +127,12 @@ impl Sandboxes for Client {
 
     async fn revoke_share(&self, id: &str, share_id: &str) -> Result<ShareInfo, Failure> {
         Ok(Client::revoke_share(self, id, share_id).await?)
+    }
+
+    async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure> {
+        Ok(Client::run_code(self, id, &request)
+            .await?
+            .collect()
+            .await?)
     }
 }

@@ -6,6 +6,7 @@
 mod backend;
 mod e2b;
 mod ports;
+mod kernels;
 mod recipes;
 mod size;
 mod tenants;
@@ -128,6 +129,8 @@ struct RuntimeFile {
     interpreter: Vec<String>,
     #[serde(default)]
     pool_size: u32,
+    #[serde(default)]
+    kernels: BTreeMap<String, Vec<String>>,
     #[serde(flatten)]
     limits: LimitsFile,
 }
@@ -445,6 +448,10 @@ fn resolve_runtime(
         Some(recipe) if file.interpreter.is_empty() => recipe.interpreter.clone(),
         _ => file.interpreter.clone(),
     };
+    let kernels = match recipe {
+        Some(recipe) if file.kernels.is_empty() => recipe.kernels.clone(),
+        _ => kernels::resolve_kernels(&file.kernels, &field)?,
+    };
     Ok(RuntimeInfo {
         name: name.to_string(),
         image: file.image.clone(),
@@ -453,6 +460,7 @@ fn resolve_runtime(
         limits: resolve_limits(&file.limits, inherited, &format!("{field}."))?,
         interpreter,
         pool_size: file.pool_size,
+        kernels,
     })
 }
 
@@ -673,6 +681,13 @@ mod tests {
         assert_eq!(datascience.limits.mem_limit_bytes, 4 << 30);
         assert_eq!(datascience.limits.cpus, 2.0);
         assert_eq!(datascience.limits.network_mode, NetworkMode::None);
+        let interpreter = config.runtime("interpreter").unwrap();
+        assert_eq!(interpreter.recipe.as_deref(), Some("python-interpreter"));
+        assert!(
+            interpreter.kernels.contains_key("python"),
+            "inherits the recipe's kernel"
+        );
+        assert!(python.kernels.is_empty());
         let scraping = config.runtime("scraping").unwrap();
         assert_eq!(scraping.limits.network_mode, NetworkMode::Bridge);
         assert_eq!(

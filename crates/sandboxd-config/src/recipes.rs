@@ -63,6 +63,8 @@ pub(crate) struct RecipeFile {
     steps: Vec<String>,
     #[serde(default)]
     interpreter: Vec<String>,
+    #[serde(default)]
+    kernels: BTreeMap<String, Vec<String>>,
     #[serde(flatten)]
     limits: LimitsFile,
 }
@@ -111,6 +113,8 @@ pub struct Recipe {
     /// defaults fill what the recipe leaves out).
     pub limits: Limits,
     pub interpreter: Vec<String>,
+    /// The Jupyter kernels it holds: language -> the command that starts one.
+    pub kernels: BTreeMap<String, Vec<String>>,
     /// FROM the base, then the extra CA certificates (when configured), then the steps.
     pub dockerfile: String,
     /// sha256 (hex) of the Dockerfile and the context files: all that goes into the build.
@@ -251,6 +255,7 @@ fn resolve_recipe(
         ));
     }
     let limits = resolve_limits(&file.limits, defaults, &format!("{field}."))?;
+    let kernels = crate::kernels::resolve_kernels(&file.kernels, &field)?;
     let dockerfile = dockerfile(base, &file.steps, build.has_extra_ca());
     let hash = content_hash(&dockerfile, &build.context);
     Ok(Recipe {
@@ -260,6 +265,7 @@ fn resolve_recipe(
         steps: file.steps.iter().map(|s| s.trim().to_string()).collect(),
         limits,
         interpreter: file.interpreter.clone(),
+        kernels,
         image: format!("{IMAGE_PREFIX}{name}:{}", &hash[..12]),
         dockerfile,
         hash,
@@ -363,6 +369,7 @@ mod tests {
                 "node",
                 "python",
                 "python-datascience",
+                "python-interpreter",
                 "python-scraping",
                 "shell"
             ]
@@ -386,6 +393,10 @@ mod tests {
         assert!(catalogue["python-datascience"]
             .dockerfile
             .contains("pandas"));
+        let interpreter = &catalogue["python-interpreter"];
+        assert!(interpreter.dockerfile.contains("ipykernel=="));
+        assert!(interpreter.kernels["python"].contains(&"{connection_file}".to_string()));
+        assert!(catalogue["python"].kernels.is_empty());
     }
 
     #[test]
@@ -540,8 +551,9 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert!(
-            message.contains("node, python, python-datascience, python-scraping, shell")
-                && message.contains("mine")
+            message.contains(
+                "node, python, python-datascience, python-interpreter, python-scraping, shell"
+            ) && message.contains("mine")
                 && message.contains("[recipes.nope]"),
             "{message}"
         );

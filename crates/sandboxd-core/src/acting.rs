@@ -6,8 +6,8 @@ use crate::core::Core;
 use crate::error::Error;
 use sandboxd_agent_proto::{OutputSink, OUTPUT_SINK};
 use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
-    ForkResult, KilledProcesses, OutputWatch, Policy, PortList, RuntimeList, Sandboxes,
+    CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
+    ForkResult, KilledProcesses, OutputWatch, Policy, PortList, RunCode, RuntimeList, Sandboxes,
     SessionInfo, SessionList, ShareInfo, ShareList, SnapshotInfo, SnapshotList, SnapshotRequest,
 };
 use std::sync::Arc;
@@ -179,5 +179,10 @@ impl Sandboxes for Acting {
 
     async fn revoke_share(&self, id: &str, share_id: &str) -> Result<ShareInfo, Failure> {
         Ok(self.core.revoke_share(&self.caller, id, share_id)?)
+    }
+
+    async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure> {
+        let run = self.core.run_code(&self.caller, id, None, request).await?;
+        Ok(run.collect().await?)
     }
 }

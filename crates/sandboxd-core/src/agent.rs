@@ -25,6 +25,7 @@ pub enum Operation {
     MovePath,
     WatchDir,
     Port,
+    Code,
 }
 
 impl Core {
@@ -96,6 +97,7 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
         proto::ERROR_INVALID_PATH => Error::bad_request(proto::ERROR_INVALID_PATH, message),
         proto::ERROR_SPAWN_FAILED => Error::bad_request("spawn_failed", message),
         proto::ERROR_BAD_REQUEST => Error::bad_request("invalid_request", message),
+        proto::kernel::ERROR_KERNEL_UNAVAILABLE => conflict("kernel_unavailable"),
         _ => Error::Agent(format!("{}: {message}", agent_text(&code))),
     };
     match remedy {

@@ -31,6 +31,7 @@ struct Inner {
     port_connections: ports::PortConnections,
     shares: shares::Shares,
     snapshots: Snapshots,
+    contexts: crate::contexts::Contexts,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
 }
@@ -57,6 +58,7 @@ impl Core {
                 images: images::Images::default(),
                 port_connections: ports::PortConnections::default(),
                 shares: shares::Shares::default(),
+                contexts: Default::default(),
                 engine: OnceLock::new(),
             }),
         }
@@ -112,6 +114,10 @@ impl Core {
 
     pub(crate) fn shares(&self) -> &shares::Shares {
         &self.inner.shares
+    }
+
+    pub(crate) fn contexts(&self) -> &crate::contexts::Contexts {
+        &self.inner.contexts
     }
 
     pub(crate) fn snapshots(&self) -> &Snapshots {

@@ -18,6 +18,8 @@ mod agent;
 mod archive;
 pub mod audit;
 pub mod auth;
+pub mod code_run;
+pub mod contexts;
 mod core;
 mod error;
 mod exec;

@@ -334,14 +334,17 @@ pub(crate) async fn existing(
 
 /// What create and connect answer: how to reach the sandbox's envd.
 pub(crate) fn sandbox(face: &Face, caller: &Caller, info: &SessionInfo) -> Result<Value, E2bError> {
+    let token = face.core.session_access_token(caller, &info.id)?;
     Ok(json!({
         "templateID": info.runtime,
         "alias": info.runtime,
         "sandboxID": info.id,
         "clientID": CLIENT_ID,
         "envdVersion": ENVD_VERSION,
-        "envdAccessToken": face.core.session_access_token(caller, &info.id)?,
-        "trafficAccessToken": null,
+        // A sandbox's ports refuse traffic without its token, as E2B's restricted ones do:
+        // the SDKs send this with every request for a port (the code interpreter's too).
+        "trafficAccessToken": token,
+        "envdAccessToken": token,
         "domain": face.core.config().e2b.domain,
     }))
 }

@@ -17,6 +17,7 @@ mod errors;
 mod files;
 mod filesystem;
 mod pause;
+mod interpreter;
 mod ports;
 mod process;
 mod routing;
@@ -115,7 +116,10 @@ pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
         .fallback(envd::unknown)
         .with_state(face.clone());
     let ports = ports::router(face.clone(), port_proxy);
-    let served = vec![(routing::ENVD_PORT, envd)];
+    let served = vec![
+        (routing::ENVD_PORT, envd),
+        (interpreter::PORT, interpreter::router(face.clone())),
+    ];
     routing::dispatch(
         face.core.config().e2b.domain.clone(),
         control,

@@ -10,6 +10,8 @@ use serde_json::Value;
 pub struct Answer {
     text: String,
     structured: Value,
+    /// Image content blocks after the text: (base64 data, MIME type).
+    images: Vec<(String, String)>,
 }
 
 impl Answer {
@@ -17,7 +19,11 @@ impl Answer {
     pub fn json(value: &impl Serialize) -> Answer {
         let structured = serde_json::to_value(value).unwrap_or(Value::Null);
         let text = serde_json::to_string_pretty(&structured).unwrap_or_default();
-        Answer { text, structured }
+        Answer {
+            text,
+            structured,
+            images: Vec::new(),
+        }
     }
 
     /// `value` as structured content, with `text` for those who read.
@@ -25,13 +31,26 @@ impl Answer {
         Answer {
             text,
             structured: serde_json::to_value(value).unwrap_or(Value::Null),
+            images: Vec::new(),
         }
+    }
+
+    /// The answer with `images` as image content blocks after its text.
+    pub fn with_images(mut self, images: Vec<(String, String)>) -> Answer {
+        self.images = images;
+        self
     }
 }
 
 impl IntoCallToolResult for Answer {
     fn into_call_tool_result(self) -> Result<CallToolResponse, rmcp::ErrorData> {
-        let mut result = CallToolResult::success(vec![ContentBlock::text(self.text)]);
+        let mut content = vec![ContentBlock::text(self.text)];
+        content.extend(
+            self.images
+                .into_iter()
+                .map(|(data, mime)| ContentBlock::image(data, mime)),
+        );
+        let mut result = CallToolResult::success(content);
         result.structured_content = Some(self.structured);
         Ok(result.into())
     }

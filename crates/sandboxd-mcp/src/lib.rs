@@ -12,6 +12,7 @@
 //!   as the principal that request's token belongs to.
 
 mod answer;
+mod code_tools;
 mod errors;
 mod output;
 mod params;

@@ -46,6 +46,85 @@ pub struct CommandResult {
     /// The kernel killed a process of the command for lack of memory.
     pub oom_killed: bool,
     pub duration_ms: u64,
+    /// For code run in a context (a runtime with a kernel): how the kernel ran it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kernel: Option<KernelRunResult>,
+}
+
+/// How a code context ran the code.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct KernelRunResult {
+    /// The context it ran in: its state (variables, imports) persists for the next call.
+    pub context: String,
+    pub language: String,
+    /// `ok`, `error` (an exception, in `error`), `timed_out` (interrupted by the timeout) or
+    /// `kernel_died` (the kernel exited or was killed while it ran).
+    pub outcome: String,
+    pub execution_count: Option<u32>,
+    /// The kernel was restarted after the run: the context's state is gone.
+    pub restarted: bool,
+    /// Displays and the value of the last expression, in order.
+    pub results: Vec<ShownResult>,
+    pub error: Option<sandboxd_api::CodeError>,
+}
+
+impl KernelRunResult {
+    /// Each result as text (its plain text, or the kinds it has) and the error's traceback.
+    fn describe(&self, text: &mut String) {
+        for result in &self.results {
+            let heading = if result.is_main_result {
+                "result"
+            } else {
+                "display"
+            };
+            let plain = result.data.get("text/plain").and_then(|v| v.as_str());
+            let shown = match plain {
+                Some(plain) => plain.to_string(),
+                None => result.data.keys().cloned().collect::<Vec<_>>().join(", "),
+            };
+            text.push_str(&format!("--- {heading} ---\n{shown}\n"));
+            for image in &result.images {
+                text.push_str(&format!("[{image} image, sent as an image block]\n"));
+            }
+        }
+        if let Some(error) = &self.error {
+            text.push_str(&format!("--- error: {}: {} ---\n", error.name, error.value));
+            for line in &error.traceback {
+                text.push_str(&strip_ansi(line));
+                text.push('\n');
+            }
+        }
+    }
+}
+
+/// The text without terminal escape sequences (tracebacks come coloured).
+fn strip_ansi(text: &str) -> String {
+    let mut plain = String::with_capacity(text.len());
+    let mut chars = text.chars();
+    while let Some(c) = chars.next() {
+        if c == '\u{1b}' {
+            // CSI: ESC [ parameters, ended by a letter.
+            for c in chars.by_ref() {
+                if c.is_ascii_alphabetic() {
+                    break;
+                }
+            }
+        } else {
+            plain.push(c);
+        }
+    }
+    plain
+}
+
+/// A result as run_code shows it: its MIME bundle without the images, which come as image
+/// content blocks.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, JsonSchema)]
+pub struct ShownResult {
+    /// MIME type -> content (`text/plain`, `text/html`, `application/json`, ...).
+    pub data: std::collections::BTreeMap<String, serde_json::Value>,
+    /// The image types it had, each sent as an image content block.
+    pub images: Vec<String>,
+    pub is_main_result: bool,
 }
 
 /// One stream as the result shows it.
@@ -148,18 +227,58 @@ impl CommandResult {
             timed_out: result.timed_out,
             oom_killed: result.oom_killed,
             duration_ms: result.duration_ms,
+            kernel: None,
+        }
+    }
+
+    /// A code context's run as a command's result: no exit code, its streams as they came
+    /// (the service capped them), and the kernel's account.
+    pub fn of_kernel_run(
+        stdout: String,
+        stderr: String,
+        end: &sandboxd_api::CodeEnd,
+        kernel: KernelRunResult,
+    ) -> CommandResult {
+        CommandResult {
+            exit_code: None,
+            signal: end.signal,
+            stdout_bytes: stdout.len() as u64,
+            stderr_bytes: stderr.len() as u64,
+            stdout,
+            stderr,
+            stdout_cut: false,
+            stderr_cut: false,
+            stdout_file: None,
+            stderr_file: None,
+            stdout_truncated: end.truncated,
+            stderr_truncated: end.truncated,
+            timed_out: end.outcome == "timed_out",
+            oom_killed: false,
+            duration_ms: end.duration_ms,
+            kernel: Some(kernel),
         }
     }
 
     /// The result as text a person or a model reads: how it ended, then each stream.
     pub fn text(&self) -> String {
-        let ending = match (self.exit_code, self.signal) {
-            (Some(code), _) => format!("exit code {code}"),
-            (None, Some(signal)) => format!("killed by signal {signal}"),
-            (None, None) => "ended".to_string(),
+        let ending = match (&self.kernel, self.exit_code, self.signal) {
+            (Some(kernel), _, _) => format!(
+                "{} in context {} ({})",
+                kernel.outcome, kernel.context, kernel.language
+            ),
+            (None, Some(code), _) => format!("exit code {code}"),
+            (None, None, Some(signal)) => format!("killed by signal {signal}"),
+            (None, None, None) => "ended".to_string(),
         };
         let mut text = format!("{ending} after {} ms", self.duration_ms);
-        if self.timed_out {
+        if let Some(kernel) = self.kernel.as_ref().filter(|k| k.restarted) {
+            text.push_str(&format!(
+                "; the kernel was restarted: what context {} defined is gone",
+                kernel.context
+            ));
+        } else if self.timed_out && self.kernel.is_some() {
+            text.push_str("; its timeout interrupted it");
+        } else if self.timed_out {
             text.push_str("; it ran past its timeout and was killed");
         }
         if self.oom_killed {
@@ -182,6 +301,9 @@ impl CommandResult {
                     "[{name} went past the service's per-stream limit: only its first and last parts were kept]\n"
                 ));
             }
+        }
+        if let Some(kernel) = &self.kernel {
+            kernel.describe(&mut text);
         }
         text
     }

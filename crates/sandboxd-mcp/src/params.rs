@@ -81,6 +81,10 @@ pub struct RunCodeParams {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub timeout_secs: Option<u64>,
+    /// For a runtime with a kernel: the code context to run in (one made with the REST API
+    /// or the CLI); the default context of the runtime's language when absent.
+    #[serde(default)]
+    pub context: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

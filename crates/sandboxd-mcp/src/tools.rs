@@ -199,7 +199,7 @@ impl SandboxTools {
     }
 
     #[tool(
-        description = "Run a program's source code with the interpreter of the session's runtime (the `interpreter` list_runtimes shows, e.g. python3 for a Python runtime) and wait for it to end: the code-interpreter tool (default timeout {default_timeout} s, at most {max_timeout} s). The result has the same fields as run_command's, with output sized the same way (about {output_budget} bytes shown). The code reaches the interpreter on its standard input, so the program cannot read stdin itself. Each call is a fresh process starting in /workspace (or cwd): variables and imports do not persist between calls, files do. For a runtime without an interpreter, use run_command. Cancelling the call kills the program.",
+        description = "Run a program's source code with the interpreter of the session's runtime (the `interpreter` list_runtimes shows, e.g. python3 for a Python runtime) and wait for it to end: the code-interpreter tool (default timeout {default_timeout} s, at most {max_timeout} s). The result has the same fields as run_command's, with output sized the same way (about {output_budget} bytes shown). The code reaches the interpreter on its standard input, so the program cannot read stdin itself. Each call is a fresh process starting in /workspace (or cwd): variables and imports do not persist between calls, files do. For a runtime without an interpreter, use run_command. Cancelling the call kills the program. When the session's runtime has a kernel (`kernels` in list_runtimes, e.g. a runtime of the recipe python-interpreter), the code runs in a stateful code context instead: variables and imports persist between calls, a timeout interrupts the code and keeps the state, each image the code shows (a matplotlib plot, without savefig) comes back as an image content block, and `kernel` in the result holds the displays and the last expression's value (MIME bundles such as text/html tables) and the error with its traceback; `context` picks a context other than the language's default one (cwd and env do not apply there).",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -218,12 +218,30 @@ impl SandboxTools {
             .await
             .map_err(tool_error)?;
         let runtimes = client.runtimes().await.map_err(tool_error)?;
-        let interpreter = runtimes
+        let runtime = runtimes
             .runtimes
             .into_iter()
             .find(|entry| entry.runtime.name == session.runtime)
-            .map(|entry| entry.runtime.interpreter)
-            .unwrap_or_default();
+            .map(|entry| entry.runtime);
+        if runtime.as_ref().is_some_and(|r| !r.kernels.is_empty()) || params.context.is_some() {
+            let policy = client.policy().await.map_err(tool_error)?;
+            let limit = params.timeout_secs.unwrap_or(policy.default_timeout_secs);
+            let request = sandboxd_api::RunCode {
+                code: params.code,
+                context: params.context,
+                timeout_secs: params.timeout_secs,
+                ..sandboxd_api::RunCode::default()
+            };
+            return crate::code_tools::run_in_context(
+                client.as_ref(),
+                &context,
+                &params.session_id,
+                request,
+                limit,
+            )
+            .await;
+        }
+        let interpreter = runtime.map(|r| r.interpreter).unwrap_or_default();
         if interpreter.is_empty() {
             return Err(Refusal::Tool(format!(
                 "no_interpreter: runtime \"{}\" of this session names no interpreter for source code; run a program with run_command instead (e.g. write it with write_file and run it)",

@@ -119,6 +119,20 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(ports::list_shares))
         .routes(routes!(ports::revoke_share))
         .routes(routes!(routes::tunnel::tunnel))
+        .routes(
+            routes!(routes::contexts::create, routes::contexts::list)
+                .layer(DefaultBodyLimit::max(routes::contexts::BODY_LIMIT)),
+        )
+        .routes(routes!(routes::contexts::restart))
+        .routes(routes!(routes::contexts::delete))
+        .routes(
+            routes!(routes::contexts::run)
+                .layer(DefaultBodyLimit::max(routes::contexts::BODY_LIMIT)),
+        )
+        .routes(
+            routes!(routes::contexts::code)
+                .layer(DefaultBodyLimit::max(routes::contexts::BODY_LIMIT)),
+        )
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -45,7 +45,8 @@ use utoipa::OpenApi;
         (name = "ports", description = "A session's ports: listed, reached through the sandbox's agent, shared by link"),
         (name = "snapshots", description = "Snapshots of sessions' files, sessions opened from them, and forks"),
         (name = "mcp", description = "The Model Context Protocol endpoint for agents"),
-        (name = "dashboard", description = "The web dashboard")
+        (name = "dashboard", description = "The web dashboard"),
+        (name = "contexts", description = "A session's code contexts: stateful code execution with rich results, through a Jupyter kernel")
     )
 )]
 pub struct ApiDoc;

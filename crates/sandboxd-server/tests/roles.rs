@@ -136,6 +136,24 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("get", "/v1/stats", Role::Anyone),
     ("get", "/v1/sessions/{id}/archive", Role::Anyone),
     ("put", "/v1/sessions/{id}/archive", Role::Anyone),
+    ("get", "/v1/sessions/{id}/contexts", Role::Anyone),
+    ("post", "/v1/sessions/{id}/contexts", Role::Anyone),
+    (
+        "delete",
+        "/v1/sessions/{id}/contexts/{context}",
+        Role::Anyone,
+    ),
+    (
+        "post",
+        "/v1/sessions/{id}/contexts/{context}/restart",
+        Role::Anyone,
+    ),
+    (
+        "post",
+        "/v1/sessions/{id}/contexts/{context}/run",
+        Role::Anyone,
+    ),
+    ("post", "/v1/sessions/{id}/code", Role::Anyone),
 ];
 
 /// The operations of the served document, as (method, path).

@@ -98,6 +98,9 @@ enum Command {
     Share(commands::ports::ShareArgs),
     /// Forward a local port on 127.0.0.1 to a port in a session's sandbox, until Ctrl-C.
     Forward(commands::forward::ForwardArgs),
+    /// Run code in a code context of a session (state kept between runs): prints its output
+    /// and results, saves its images to files; exits 1 on an exception, 124 on a timeout.
+    Code(commands::code::CodeArgs),
 }
 
 fn main() -> ExitCode {
@@ -137,6 +140,7 @@ fn main() -> ExitCode {
         Command::Ports(args) => commands::ports::ports(args).map(|()| 0),
         Command::Share(args) => commands::ports::share(args).map(|()| 0),
         Command::Forward(args) => commands::forward::run(args).map(|()| 0),
+        Command::Code(args) => commands::code::run(args),
     };
     match result {
         Ok(code) => ExitCode::from(code),

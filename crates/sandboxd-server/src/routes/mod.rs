@@ -3,6 +3,7 @@
 
 pub mod archive;
 pub mod audit;
+pub mod contexts;
 pub mod events;
 pub mod files;
 pub mod files_meta;

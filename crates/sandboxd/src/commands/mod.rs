@@ -1,6 +1,7 @@
 pub mod activity;
 pub mod audit;
 pub mod close;
+pub mod code;
 pub mod completions;
 pub mod connection;
 pub mod cp;

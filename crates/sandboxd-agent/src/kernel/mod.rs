@@ -1,0 +1,114 @@
+//! Code contexts: one Jupyter kernel per context, started as a sandbox process on the
+//! context's first run and spoken to over the Jupyter messaging protocol (ZeroMQ on loopback
+//! TCP, signed with a key the agent makes for each kernel).
+//!
+//! The ZeroMQ client is async; its runtime ([`runtime`]) starts when a context is first used,
+//! so an agent that never runs code keeps its small idle footprint. A run executes on the
+//! runtime and hands its events to the connection's thread, which writes them.
+
+mod launch;
+mod run;
+mod runtime;
+
+use launch::Kernel;
+use sandboxd_agent_proto::kernel::{KernelRunRequest, ERROR_KERNEL_UNAVAILABLE};
+use sandboxd_agent_proto::{
+    write_json, Event, ProtoError, ERROR_BAD_REQUEST, ERROR_TOO_MANY_PROCESSES,
+};
+use std::collections::HashMap;
+use std::os::unix::net::UnixStream;
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// Kernels the agent keeps at once (each is a process with its own memory).
+const MAX_KERNELS: usize = 16;
+/// Events a run may have queued for the connection before it waits for the writer.
+const EVENT_QUEUE: usize = 64;
+
+/// A context's kernel, once started; runs on one context take turns.
+type Slot = Arc<tokio::sync::Mutex<Option<Kernel>>>;
+
+fn kernels() -> &'static Mutex<HashMap<String, Slot>> {
+    static KERNELS: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+    KERNELS.get_or_init(Default::default)
+}
+
+/// Answers [`sandboxd_agent_proto::Request::KernelRun`].
+pub fn run(connection: &mut UnixStream, request: KernelRunRequest) -> Result<(), ProtoError> {
+    if let Err(message) = check(&request) {
+        return write_json(connection, &error(ERROR_BAD_REQUEST, message));
+    }
+    let slot = {
+        let mut table = kernels().lock().unwrap_or_else(|e| e.into_inner());
+        if !table.contains_key(&request.context) && table.len() >= MAX_KERNELS {
+            let message = format!(
+                "the sandbox holds {MAX_KERNELS} code contexts with kernels, the most it may; delete one first"
+            );
+            return write_json(connection, &error(ERROR_TOO_MANY_PROCESSES, message));
+        }
+        table.entry(request.context.clone()).or_default().clone()
+    };
+    let runtime = match runtime::get() {
+        Ok(runtime) => runtime,
+        Err(e) => {
+            let message = format!("cannot start the kernel client: {e}");
+            return write_json(connection, &error(ERROR_KERNEL_UNAVAILABLE, message));
+        }
+    };
+    let (events, mut received) = tokio::sync::mpsc::channel(EVENT_QUEUE);
+    runtime.spawn(run::execute(slot, request, events));
+    while let Some(event) = received.blocking_recv() {
+        // A failed write drops the receiver, which tells the run nobody listens any more.
+        write_json(connection, &event)?;
+    }
+    Ok(())
+}
+
+/// Answers [`sandboxd_agent_proto::Request::KernelShutdown`].
+pub fn shutdown(connection: &mut UnixStream, context: &str) -> Result<(), ProtoError> {
+    let slot = kernels()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .remove(context);
+    let existed = match slot {
+        Some(slot) => match runtime::get() {
+            Ok(runtime) => runtime.block_on(async move { slot.lock().await.take().is_some() }),
+            Err(_) => false,
+        },
+        None => false,
+    };
+    write_json(connection, &Event::KernelStopped { existed })
+}
+
+fn check(request: &KernelRunRequest) -> Result<(), String> {
+    use sandboxd_agent_proto::kernel::{KERNEL_CONNECTION_FILE, MAX_KERNEL_CODE_LEN};
+    if request.context.is_empty() || request.context.len() > 64 {
+        return Err("a context id is 1 to 64 characters".into());
+    }
+    if !request
+        .context
+        .bytes()
+        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+    {
+        return Err("a context id holds only letters, digits, '-' and '_'".into());
+    }
+    if !request
+        .kernel
+        .iter()
+        .any(|a| a.contains(KERNEL_CONNECTION_FILE))
+    {
+        return Err(format!(
+            "the kernel command must hold {KERNEL_CONNECTION_FILE}"
+        ));
+    }
+    if request.code.len() > MAX_KERNEL_CODE_LEN {
+        return Err(format!("code is limited to {MAX_KERNEL_CODE_LEN} bytes"));
+    }
+    Ok(())
+}
+
+pub(crate) fn error(code: &str, message: String) -> Event {
+    Event::Error {
+        code: code.into(),
+        message,
+    }
+}

@@ -1,0 +1,270 @@
+//! Code contexts of sessions: which contexts a session has (the kernels themselves live in
+//! the sandbox, held by its agent), and creating, listing, restarting and deleting them.
+//! Running code in one is `code_run`.
+
+use crate::activity::Caller;
+use crate::agent::{agent_error, Operation};
+use crate::core::Core;
+use crate::error::Error;
+use crate::sessions::{rfc3339, Session};
+use rand::Rng;
+use sandboxd_agent_proto as proto;
+use sandboxd_api::{ContextInfo, ContextList, ContextRequest, Remedy};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+use std::time::Duration;
+use time::OffsetDateTime;
+
+/// Contexts a session may hold (the agent allows as many kernels).
+pub const MAX_CONTEXTS: usize = 16;
+/// The recipe whose runtimes have a Python kernel, named when a runtime has none.
+pub const INTERPRETER_RECIPE: &str = "python-interpreter";
+/// How long the agent has to stop a kernel.
+const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Every session's contexts, by session id then context id.
+#[derive(Default)]
+pub struct Contexts {
+    sessions: Mutex<HashMap<String, BTreeMap<String, ContextInfo>>>,
+}
+
+impl Contexts {
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, BTreeMap<String, ContextInfo>>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn get(&self, session: &str, context: &str) -> Option<ContextInfo> {
+        self.lock().get(session)?.get(context).cloned()
+    }
+
+    /// Adds `info`, unless the session holds [`MAX_CONTEXTS`] already.
+    fn insert(&self, session: &str, info: ContextInfo) -> Result<(), Error> {
+        let mut sessions = self.lock();
+        let contexts = sessions.entry(session.to_string()).or_default();
+        if !contexts.contains_key(&info.id) && contexts.len() >= MAX_CONTEXTS {
+            return Err(Error::LimitReached {
+                code: "too_many_contexts",
+                message: format!(
+                    "the session holds {MAX_CONTEXTS} code contexts, the most it may; delete one first"
+                ),
+            });
+        }
+        contexts.insert(info.id.clone(), info);
+        Ok(())
+    }
+
+    pub(crate) fn update(
+        &self,
+        session: &str,
+        context: &str,
+        change: impl FnOnce(&mut ContextInfo),
+    ) {
+        if let Some(info) = self
+            .lock()
+            .get_mut(session)
+            .and_then(|c| c.get_mut(context))
+        {
+            change(info);
+        }
+    }
+
+    fn remove(&self, session: &str, context: &str) -> Option<ContextInfo> {
+        self.lock().get_mut(session)?.remove(context)
+    }
+
+    fn list(&self, session: &str) -> Vec<ContextInfo> {
+        self.lock()
+            .get(session)
+            .map(|c| c.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Forgets an ended session's contexts.
+    pub fn forget_session(&self, session: &str) {
+        self.lock().remove(session);
+    }
+}
+
+impl Core {
+    pub async fn create_context(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        request: ContextRequest,
+    ) -> Result<ContextInfo, Error> {
+        let session = self.running_session(caller, session_id, "create_context")?;
+        let language = self
+            .kernel_language(&session, request.language.as_deref())?
+            .0;
+        check_cwd(request.cwd.as_deref())?;
+        let id = format!(
+            "ctx-{:012x}",
+            rand::rng().random::<u64>() & 0xffff_ffff_ffff
+        );
+        let mut entry = self.entry(
+            caller,
+            &session,
+            "create_context",
+            &format!("{language}/{id}"),
+        );
+        let info = new_context(id, language, request.cwd);
+        let result = self
+            .contexts()
+            .insert(&session.id, info.clone())
+            .map(|()| info);
+        entry.finish(result)
+    }
+
+    pub fn list_contexts(&self, caller: &Caller, session_id: &str) -> Result<ContextList, Error> {
+        let session = self.running_session(caller, session_id, "list_contexts")?;
+        Ok(ContextList {
+            contexts: self.contexts().list(&session.id),
+        })
+    }
+
+    /// Stops the context's kernel: its next run starts a new one, with nothing defined.
+    pub async fn restart_context(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        context_id: &str,
+    ) -> Result<ContextInfo, Error> {
+        let session = self.running_session(caller, session_id, "restart_context")?;
+        let info = self.context(&session, context_id)?;
+        let mut entry = self.entry(caller, &session, "restart_context", &target(&info));
+        let stopped = self.stop_kernel(&session, context_id).await;
+        entry.finish(stopped)?;
+        self.contexts()
+            .update(&session.id, context_id, |c| c.restarts += 1);
+        self.context(&session, context_id)
+    }
+
+    pub async fn delete_context(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        context_id: &str,
+    ) -> Result<(), Error> {
+        let session = self.running_session(caller, session_id, "delete_context")?;
+        let info = self.context(&session, context_id)?;
+        let mut entry = self.entry(caller, &session, "delete_context", &target(&info));
+        let stopped = self.stop_kernel(&session, context_id).await;
+        entry.finish(stopped)?;
+        self.contexts().remove(&session.id, context_id);
+        Ok(())
+    }
+
+    /// The context, or a not-found error naming how to see the session's contexts.
+    pub(crate) fn context(
+        &self,
+        session: &Session,
+        context_id: &str,
+    ) -> Result<ContextInfo, Error> {
+        self.contexts().get(&session.id, context_id).ok_or_else(|| {
+            Error::NotFound(format!(
+                "session {} has no code context {context_id:?}",
+                session.id
+            ))
+        })
+    }
+
+    /// The language's default context, made on first use: its id is the language's name.
+    pub(crate) fn default_context(
+        &self,
+        session: &Session,
+        language: &str,
+    ) -> Result<ContextInfo, Error> {
+        if let Some(info) = self.contexts().get(&session.id, language) {
+            return Ok(info);
+        }
+        let info = new_context(language.to_string(), language.to_string(), None);
+        self.contexts().insert(&session.id, info.clone())?;
+        Ok(info)
+    }
+
+    /// The language asked for (the runtime's first when none) and the command that starts its
+    /// kernel; an error naming the recipe to use when the runtime has no such kernel.
+    pub(crate) fn kernel_language(
+        &self,
+        session: &Session,
+        language: Option<&str>,
+    ) -> Result<(String, Vec<String>), Error> {
+        let runtime = self.config().runtime(&session.runtime);
+        let kernels = runtime.map(|r| r.kernels.clone()).unwrap_or_default();
+        let found = match language {
+            Some(language) => kernels.get_key_value(language),
+            None => kernels.iter().next(),
+        };
+        if let Some((language, argv)) = found {
+            return Ok((language.clone(), argv.clone()));
+        }
+        let having: Vec<&str> = self
+            .config()
+            .runtimes
+            .values()
+            .filter(|r| match language {
+                Some(language) => r.kernels.contains_key(language),
+                None => !r.kernels.is_empty(),
+            })
+            .map(|r| r.name.as_str())
+            .collect();
+        let wanted = language.map(|l| format!(" for {l}")).unwrap_or_default();
+        let mut message = if kernels.is_empty() {
+            format!(
+                "runtime \"{}\" of session {} has no kernel for code contexts; open a session on a runtime built from the recipe \"{INTERPRETER_RECIPE}\"",
+                session.runtime, session.id
+            )
+        } else {
+            format!(
+                "runtime \"{}\" has no kernel{wanted}; its kernels: {}",
+                session.runtime,
+                kernels.keys().cloned().collect::<Vec<_>>().join(", ")
+            )
+        };
+        if !having.is_empty() {
+            message.push_str(&format!(
+                " (runtimes here with one{wanted}: {})",
+                having.join(", ")
+            ));
+        }
+        Err(Error::Conflict {
+            code: "no_kernel",
+            message,
+        }
+        .with_remedy(Remedy::ListRuntimes))
+    }
+
+    async fn stop_kernel(&self, session: &Session, context_id: &str) -> Result<(), Error> {
+        let stream = self.connect(session).await?;
+        proto::host::shutdown_kernel(stream, context_id, SHUTDOWN_TIMEOUT)
+            .await
+            .map(|_| ())
+            .map_err(|e| agent_error(Operation::Code, e))
+    }
+}
+
+fn new_context(id: String, language: String, cwd: Option<String>) -> ContextInfo {
+    ContextInfo {
+        id,
+        language,
+        cwd,
+        created_at: rfc3339(OffsetDateTime::now_utc()),
+        runs: 0,
+        restarts: 0,
+    }
+}
+
+/// What an activity entry names: the language and the context, never the code.
+pub(crate) fn target(info: &ContextInfo) -> String {
+    format!("{}/{}", info.language, info.id)
+}
+
+fn check_cwd(cwd: Option<&str>) -> Result<(), Error> {
+    match cwd {
+        Some(cwd) if cwd.is_empty() || cwd.contains('\0') => Err(Error::bad_request(
+            "invalid_request",
+            "`cwd` must be a path without NUL bytes",
+        )),
+        _ => Ok(()),
+    }
+}
