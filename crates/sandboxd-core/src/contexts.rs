@@ -80,7 +80,7 @@ impl Contexts {
     }
 
     /// Forgets an ended session's contexts.
-    pub fn forget_session(&self, session: &str) {
+    pub(crate) fn forget_session(&self, session: &str) {
         self.lock().remove(session);
     }
 }

@@ -342,6 +342,7 @@ impl Core {
     pub(crate) async fn end_session(&self, id: &str, reason: &str) -> Result<Session, Error> {
         match self.sessions().end(id, reason) {
             Some(session) => {
+                self.contexts().forget_session(id);
                 self.backend().destroy(&session.sandbox).await?;
                 Ok(session)
             }
