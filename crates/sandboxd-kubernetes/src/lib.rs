@@ -8,7 +8,8 @@
 //! through the API server's port-forward ([`connections`]), so a sandbox needs no network and
 //! the agent needs no route to the service; each connection is claimed with the sandbox's
 //! secret, derived from the service's key as on Docker, so a restarted service takes its pods
-//! back. Resource use is read from the kubelet's summary API ([`usage`]).
+//! back. Resource use is read from the kubelet's summary API ([`usage`]); on nodes where it
+//! counts no processes (cgroup v1), the agent counts those its `/proc` shows.
 
 mod connections;
 mod pod;
@@ -332,18 +333,36 @@ impl Backend for KubernetesBackend {
     }
 
     async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError> {
-        self.usage
+        let figures = self
+            .usage
             .usage(
                 &self.client,
                 &self.pods,
                 &self.options.namespace,
                 &sandbox.backend_id,
             )
-            .await
+            .await?;
+        let processes = match figures.processes {
+            Some(count) => count,
+            // A cgroup v1 node: the memory figure stands even when the agent cannot answer.
+            None => match self.agent(sandbox).await {
+                Ok(agent) => usage::processes_seen_by_agent(agent).await,
+                Err(e) => Err(e),
+            }
+            .unwrap_or_else(|e| {
+                tracing::debug!(pod = %sandbox.backend_id, "no process count: {e}");
+                0
+            }),
+        };
+        Ok(Usage {
+            memory_bytes: figures.memory_bytes,
+            processes,
+        })
     }
 
     /// The API reports OOM kills only of containers that died of one; a command killed inside
-    /// a living sandbox is seen by the agent alone.
+    /// a living sandbox is seen by the agent alone, in its container's cgroup's counter (which
+    /// it reads before and after each command, and reports in the command's exit).
     async fn oom_kills(&self, _sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
         Ok(None)
     }
