@@ -121,6 +121,20 @@ impl Kubernetes {
             .collect()
     }
 
+    /// The pod of a session, as `kubectl get -o json` shows it.
+    pub fn pod_json(&self, session: &str) -> serde_json::Value {
+        let text = self.kubectl(&[
+            "get",
+            "pod",
+            "-n",
+            TEST_NAMESPACE,
+            &format!("sandboxd-{session}"),
+            "-o",
+            "json",
+        ]);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("pod of {session}: {e}: {text}"))
+    }
+
     /// Starts a pod labelled as a sandbox of `instance_id` that no session of it owns.
     fn start_unowned_pod(&self, instance_id: &str) {
         let labels = format!(
@@ -176,13 +190,9 @@ pub fn docker_only(check: &str, why: &str) -> bool {
 }
 
 /// The processes of a sandbox running no command: docker-init and the agent in a container;
-/// the agent alone in a pod, where it is PID 1.
+/// in a pod the agent is PID 1 and forks once (PID 1 only reaps, its child serves).
 pub fn idle_processes() -> u64 {
-    if on_kubernetes() {
-        1
-    } else {
-        2
-    }
+    2
 }
 
 /// Words of what a missing image's error tells the operator to do, on each backend.
@@ -192,6 +202,21 @@ pub fn image_missing_remedy() -> &'static str {
     } else {
         "build-images"
     }
+}
+
+/// Where the agent is inside a sandbox: Docker copies it to the root, a pod's init container
+/// puts it in a volume of its own.
+pub fn agent_path() -> &'static str {
+    if on_kubernetes() {
+        "/.sandboxd/sandboxd-agent"
+    } else {
+        "/.sandboxd-agent"
+    }
+}
+
+/// The agent's program name, as `pidof` finds it.
+pub fn agent_program() -> &'static str {
+    agent_path().rsplit('/').next().unwrap()
 }
 
 pub struct TestService {
