@@ -49,6 +49,10 @@ pub const LABEL_RUNTIME: &str = "org.sandboxd.runtime";
 pub const LABEL_NETWORK: &str = "org.sandboxd.network";
 const DENY_ALL_POLICY: &str = "sandboxd-network-none";
 
+/// What an operator does for a recipe runtime on a cluster: its nodes pull images, so the
+/// recipe's image is built elsewhere and the runtime names it.
+pub const RECIPE_REMEDY: &str = "build the recipe's image with a Docker-backed sandboxd (its runtime build), push it to a registry the nodes pull from, and name it in the runtime's `image` instead of the recipe";
+
 /// How long a new pod may take until its agent answers (scheduling, the init container, the
 /// sandbox's container starting).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
@@ -412,7 +416,7 @@ impl Backend for KubernetesBackend {
             return Err(BackendError::ImageMissing {
                 image: request.image.clone(),
                 hint: format!(
-                    "the Kubernetes backend does not build recipes: build recipe {} where you build images (`sandboxd runtimes build` against a Docker-backed sandboxd), push it to a registry the nodes pull from, and name it in the runtime's `image`",
+                    "the Kubernetes backend does not build recipes (recipe {}): {RECIPE_REMEDY}",
                     build.recipe
                 ),
             });

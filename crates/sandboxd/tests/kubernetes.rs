@@ -175,3 +175,27 @@ async fn usage_comes_from_the_kubelet_and_a_restart_takes_the_pods_back() {
     let ended = service.wait_for_end(&id, Duration::from_secs(30)).await;
     assert_eq!(ended["state"], "ended", "{ended}");
 }
+
+#[tokio::test]
+async fn a_recipe_runtime_says_what_the_operator_must_do() {
+    let Some(_cluster) = cluster() else { return };
+    let service = TestService::start(&base_config(4, ""));
+    let response = service
+        .post("/v1/sessions")
+        .json(&json!({"runtime": "recipe"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "runtime_unavailable", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    for words in [
+        "does not build recipes",
+        "push it to a registry the nodes pull from",
+        "runtime's `image`",
+    ] {
+        assert!(message.contains(words), "{message}");
+    }
+    assert_eq!(service.sandbox_count(), 0);
+}
