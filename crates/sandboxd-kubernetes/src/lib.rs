@@ -309,6 +309,7 @@ impl Backend for KubernetesBackend {
 
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         self.connections.forget(&sandbox.backend_id);
+        self.usage.forget(&sandbox.backend_id);
         match self
             .pods
             .delete(
@@ -349,14 +350,14 @@ impl Backend for KubernetesBackend {
         let processes = match figures.processes {
             Some(count) => count,
             // A cgroup v1 node: the memory figure stands even when the agent cannot answer.
-            None => match self.agent(sandbox).await {
-                Ok(agent) => usage::processes_seen_by_agent(agent).await,
-                Err(e) => Err(e),
-            }
-            .unwrap_or_else(|e| {
-                tracing::debug!(pod = %sandbox.backend_id, "no process count: {e}");
-                0
-            }),
+            None => self
+                .usage
+                .processes(&sandbox.backend_id, self.agent(sandbox))
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::debug!(pod = %sandbox.backend_id, "no process count: {e}");
+                    0
+                }),
         };
         Ok(Usage {
             memory_bytes: figures.memory_bytes,

@@ -150,14 +150,51 @@ pub struct PodFigures {
 /// The use of each pod of a node, by namespace and name.
 type NodeFigures = HashMap<(String, String), PodFigures>;
 
-/// The latest summary of each node, and the node each pod runs on.
+/// The latest summary of each node, the node each pod runs on, and the latest process count
+/// the agent of each pod gave (on cgroup v1 nodes).
 #[derive(Default)]
 pub struct SummaryCache {
     nodes: Mutex<HashMap<String, (Instant, NodeFigures)>>,
     pod_nodes: Mutex<HashMap<String, String>>,
+    processes: Mutex<HashMap<String, (Instant, u64)>>,
 }
 
 impl SummaryCache {
+    /// The pod's process count from its agent, asked at most once per [`SUMMARY_MAX_AGE`]
+    /// (a listing of many sessions asks for all of theirs at once).
+    pub async fn processes(
+        &self,
+        pod: &str,
+        agent: impl std::future::Future<Output = Result<AgentStream, BackendError>>,
+    ) -> Result<u64, BackendError> {
+        let cached = self
+            .processes
+            .lock()
+            .expect("process count lock")
+            .get(pod)
+            .copied();
+        if let Some((at, count)) = cached {
+            if at.elapsed() < SUMMARY_MAX_AGE {
+                return Ok(count);
+            }
+        }
+        let count = processes_seen_by_agent(agent.await?).await?;
+        self.processes
+            .lock()
+            .expect("process count lock")
+            .insert(pod.to_string(), (Instant::now(), count));
+        Ok(count)
+    }
+
+    /// Forgets what is known of a pod that is gone.
+    pub fn forget(&self, pod: &str) {
+        self.pod_nodes.lock().expect("pod node lock").remove(pod);
+        self.processes
+            .lock()
+            .expect("process count lock")
+            .remove(pod);
+    }
+
     pub async fn usage(
         &self,
         client: &Client,
@@ -244,7 +281,7 @@ const PROC_LIST_TIMEOUT: Duration = Duration::from_secs(5);
 /// agent. The kernel makes the entries, but the agent's answer is the sandbox's word, so the
 /// figure only informs (the pids limit is the kubelet's, enforced by the kernel) and a
 /// listing that is not one is counted as none.
-pub async fn processes_seen_by_agent(mut agent: AgentStream) -> Result<u64, BackendError> {
+async fn processes_seen_by_agent(mut agent: AgentStream) -> Result<u64, BackendError> {
     let listing = list_dir(&mut agent, "/proc", MAX_PROC_ENTRIES, PROC_LIST_TIMEOUT)
         .await
         .map_err(|e| BackendError::AgentUnavailable(format!("listing /proc: {e}")))?;
