@@ -270,7 +270,7 @@ mkdir -p "$LOG_DIR"
 # The Kubernetes backend on a single-node cluster of this host (scripts/k8s-up.sh: built from
 # Go modules once per machine, then started in seconds): its own suite, and the suites shared
 # with Docker that matter for a backend, with every service's sandboxes as pods.
-KUBERNETES_SUITES="kubernetes files processes pool"
+KUBERNETES_SUITES="kubernetes files processes pool api state adversarial snapshots"
 kubernetes_tests() {
     local up kubeconfig kubectl suites=() suite
     up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1

@@ -8,7 +8,8 @@
 //! through the API server's port-forward ([`connections`]), so a sandbox needs no network and
 //! the agent needs no route to the service; each connection is claimed with the sandbox's
 //! secret, derived from the service's key as on Docker, so a restarted service takes its pods
-//! back. Resource use is read from the kubelet's summary API ([`usage`]).
+//! back. Resource use is read from the kubelet's summary API ([`usage`]); on nodes where it
+//! counts no processes (cgroup v1), the agent counts those its `/proc` shows.
 
 mod connections;
 mod pod;
@@ -47,6 +48,10 @@ pub const LABEL_RUNTIME: &str = "org.sandboxd.runtime";
 /// selects them, for clusters whose network plugin gives pods a network.
 pub const LABEL_NETWORK: &str = "org.sandboxd.network";
 const DENY_ALL_POLICY: &str = "sandboxd-network-none";
+
+/// What an operator does for a recipe runtime on a cluster: its nodes pull images, so the
+/// recipe's image is built elsewhere and the runtime names it.
+pub const RECIPE_REMEDY: &str = "build the recipe's image with a Docker-backed sandboxd (its runtime build), push it to a registry the nodes pull from, and name it in the runtime's `image` instead of the recipe";
 
 /// How long a new pod may take until its agent answers (scheduling, the init container, the
 /// sandbox's container starting).
@@ -304,6 +309,7 @@ impl Backend for KubernetesBackend {
 
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         self.connections.forget(&sandbox.backend_id);
+        self.usage.forget(&sandbox.backend_id);
         match self
             .pods
             .delete(
@@ -332,18 +338,36 @@ impl Backend for KubernetesBackend {
     }
 
     async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError> {
-        self.usage
+        let figures = self
+            .usage
             .usage(
                 &self.client,
                 &self.pods,
                 &self.options.namespace,
                 &sandbox.backend_id,
             )
-            .await
+            .await?;
+        let processes = match figures.processes {
+            Some(count) => count,
+            // A cgroup v1 node: the memory figure stands even when the agent cannot answer.
+            None => self
+                .usage
+                .processes(&sandbox.backend_id, self.agent(sandbox))
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::debug!(pod = %sandbox.backend_id, "no process count: {e}");
+                    0
+                }),
+        };
+        Ok(Usage {
+            memory_bytes: figures.memory_bytes,
+            processes,
+        })
     }
 
     /// The API reports OOM kills only of containers that died of one; a command killed inside
-    /// a living sandbox is seen by the agent alone.
+    /// a living sandbox is seen by the agent alone, in its container's cgroup's counter (which
+    /// it reads before and after each command, and reports in the command's exit).
     async fn oom_kills(&self, _sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
         Ok(None)
     }
@@ -393,7 +417,7 @@ impl Backend for KubernetesBackend {
             return Err(BackendError::ImageMissing {
                 image: request.image.clone(),
                 hint: format!(
-                    "the Kubernetes backend does not build recipes: build recipe {} where you build images (`sandboxd runtimes build` against a Docker-backed sandboxd), push it to a registry the nodes pull from, and name it in the runtime's `image`",
+                    "the Kubernetes backend does not build recipes (recipe {}): {RECIPE_REMEDY}",
                     build.recipe
                 ),
             });

@@ -1,10 +1,13 @@
 //! What the platform says about a pod: its state, from the pod's status, and its resource use,
-//! from the kubelet's summary API (through the API server's node proxy), never from inside
-//! the sandbox.
+//! from the kubelet's summary API (through the API server's node proxy). Only where the
+//! kubelet counts no processes (cgroup v1 nodes) are they counted by the agent, PID 1 of the
+//! sandbox's container, in the sandbox's own `/proc` ([`processes_seen_by_agent`]).
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::{Api, Client};
-use sandboxd_backend::{BackendError, Usage};
+use sandboxd_agent_proto::host::list_dir;
+use sandboxd_agent_proto::{DirEntry, EntryKind};
+use sandboxd_backend::{AgentStream, BackendError};
 use serde::Deserialize;
 use std::collections::HashMap;
 use std::sync::Mutex;
@@ -136,24 +139,69 @@ struct ProcessStats {
     process_count: Option<u64>,
 }
 
-/// The use of each pod of a node, by namespace and name.
-type NodeFigures = HashMap<(String, String), Usage>;
+/// A pod's use as its kubelet reports it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct PodFigures {
+    pub memory_bytes: u64,
+    /// `None` where the kubelet counts no processes: its process stats need cgroup v2.
+    pub processes: Option<u64>,
+}
 
-/// The latest summary of each node, and the node each pod runs on.
+/// The use of each pod of a node, by namespace and name.
+type NodeFigures = HashMap<(String, String), PodFigures>;
+
+/// The latest summary of each node, the node each pod runs on, and the latest process count
+/// the agent of each pod gave (on cgroup v1 nodes).
 #[derive(Default)]
 pub struct SummaryCache {
     nodes: Mutex<HashMap<String, (Instant, NodeFigures)>>,
     pod_nodes: Mutex<HashMap<String, String>>,
+    processes: Mutex<HashMap<String, (Instant, u64)>>,
 }
 
 impl SummaryCache {
+    /// The pod's process count from its agent, asked at most once per [`SUMMARY_MAX_AGE`]
+    /// (a listing of many sessions asks for all of theirs at once).
+    pub async fn processes(
+        &self,
+        pod: &str,
+        agent: impl std::future::Future<Output = Result<AgentStream, BackendError>>,
+    ) -> Result<u64, BackendError> {
+        let cached = self
+            .processes
+            .lock()
+            .expect("process count lock")
+            .get(pod)
+            .copied();
+        if let Some((at, count)) = cached {
+            if at.elapsed() < SUMMARY_MAX_AGE {
+                return Ok(count);
+            }
+        }
+        let count = processes_seen_by_agent(agent.await?).await?;
+        self.processes
+            .lock()
+            .expect("process count lock")
+            .insert(pod.to_string(), (Instant::now(), count));
+        Ok(count)
+    }
+
+    /// Forgets what is known of a pod that is gone.
+    pub fn forget(&self, pod: &str) {
+        self.pod_nodes.lock().expect("pod node lock").remove(pod);
+        self.processes
+            .lock()
+            .expect("process count lock")
+            .remove(pod);
+    }
+
     pub async fn usage(
         &self,
         client: &Client,
         pods: &Api<Pod>,
         namespace: &str,
         pod: &str,
-    ) -> Result<Usage, BackendError> {
+    ) -> Result<PodFigures, BackendError> {
         let node = self.node_of(pods, pod).await?;
         let key = (namespace.to_string(), pod.to_string());
         if let Some(usage) = self.cached(&node, &key) {
@@ -168,7 +216,7 @@ impl SummaryCache {
         Ok(usage)
     }
 
-    fn cached(&self, node: &str, key: &(String, String)) -> Option<Usage> {
+    fn cached(&self, node: &str, key: &(String, String)) -> Option<PodFigures> {
         let nodes = self.nodes.lock().expect("summary cache lock");
         let (at, figures) = nodes.get(node)?;
         (at.elapsed() < SUMMARY_MAX_AGE).then(|| figures.get(key).copied().unwrap_or_default())
@@ -215,13 +263,37 @@ async fn fetch(client: &Client, node: &str) -> Result<NodeFigures, BackendError>
         .pods
         .into_iter()
         .map(|p| {
-            let usage = Usage {
+            let usage = PodFigures {
                 memory_bytes: p.memory.and_then(|m| m.working_set_bytes).unwrap_or(0),
-                processes: p.process_stats.and_then(|s| s.process_count).unwrap_or(0),
+                processes: p.process_stats.and_then(|s| s.process_count),
             };
             ((p.pod_ref.namespace, p.pod_ref.name), usage)
         })
         .collect())
+}
+
+/// The most `/proc` entries read: its own few dozen, and a process each, well above any
+/// sandbox's pids limit.
+const MAX_PROC_ENTRIES: u32 = 16_384;
+const PROC_LIST_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How many processes the sandbox's `/proc` shows: its numbered directories, listed by the
+/// agent. The kernel makes the entries, but the agent's answer is the sandbox's word, so the
+/// figure only informs (the pids limit is the kubelet's, enforced by the kernel) and a
+/// listing that is not one is counted as none.
+async fn processes_seen_by_agent(mut agent: AgentStream) -> Result<u64, BackendError> {
+    let listing = list_dir(&mut agent, "/proc", MAX_PROC_ENTRIES, PROC_LIST_TIMEOUT)
+        .await
+        .map_err(|e| BackendError::AgentUnavailable(format!("listing /proc: {e}")))?;
+    agent.reuse();
+    Ok(count_processes(&listing.entries))
+}
+
+fn count_processes(entries: &[DirEntry]) -> u64 {
+    entries
+        .iter()
+        .filter(|e| e.kind == EntryKind::Dir && e.name.parse::<u32>().is_ok())
+        .count() as u64
 }
 
 #[cfg(test)]
@@ -288,5 +360,25 @@ mod tests {
         let p = &summary.pods[0];
         assert_eq!(p.memory.as_ref().unwrap().working_set_bytes, Some(1234));
         assert_eq!(p.process_stats.as_ref().unwrap().process_count, Some(3));
+    }
+
+    #[test]
+    fn processes_are_the_numbered_directories_of_proc() {
+        let entry = |name: &str, kind| DirEntry {
+            name: name.into(),
+            kind,
+            size: 0,
+            mode: 0o555,
+            modified_secs: 0,
+            modified_nanos: 0,
+        };
+        let entries = [
+            entry("1", EntryKind::Dir),
+            entry("self", EntryKind::Symlink),
+            entry("sys", EntryKind::Dir),
+            entry("42", EntryKind::Dir),
+            entry("7", EntryKind::File),
+        ];
+        assert_eq!(count_processes(&entries), 2);
     }
 }

@@ -12,7 +12,9 @@
 
 mod common;
 
-use common::{base_config, docker, TestService, TOKEN};
+use common::{
+    agent_path, agent_program, base_config, docker, docker_only, on_kubernetes, TestService, TOKEN,
+};
 use serde_json::{json, Value};
 use std::fmt::Display;
 use std::future::Future;
@@ -185,7 +187,7 @@ impl Host {
         );
         let disk_note = self.check_disk(attack, held);
 
-        // Every session closed through the API takes its container with it.
+        // Every session closed through the API takes its sandbox with it.
         let sessions = service.get_json("/v1/sessions").await;
         for session in sessions["sessions"].as_array().cloned().unwrap_or_default() {
             let id = session["id"].as_str().unwrap();
@@ -198,10 +200,10 @@ impl Host {
             assert_eq!(status, 200, "after {attack}: closing session {id}");
         }
         let deadline = Instant::now() + Duration::from_secs(20);
-        while !service.containers().is_empty() {
+        while service.sandbox_count() > 0 {
             assert!(
                 Instant::now() < deadline,
-                "after {attack}: containers are left 20 s after closing every session"
+                "after {attack}: sandboxes are left 20 s after closing every session"
             );
             tokio::time::sleep(Duration::from_millis(200)).await;
         }
@@ -232,7 +234,7 @@ impl Host {
             "after {attack}: 50 forks on the host took {forks:?}"
         );
         println!(
-            "host after {attack}: 50 forks in {} ms; sandboxes held {} on disk{disk_note}; no container left",
+            "host after {attack}: 50 forks in {} ms; sandboxes held {} on disk{disk_note}; no sandbox left",
             forks.as_millis(),
             mib(held),
         );
@@ -365,6 +367,33 @@ async fn install_program(service: &TestService, id: &str, name: &str) {
     service.sh(id, &format!("chmod +x {name}")).await;
 }
 
+/// A session's sandbox's cgroup, below each controller's root (cgroup v1) or the unified
+/// root (v2), as the places it may be: its Docker container's (cgroupfs or systemd driver),
+/// or its pod's sandbox container's in the kubelet's tree (cgroupfs driver, any QoS class).
+fn sandbox_cgroup(session: &str) -> Vec<String> {
+    if let Some(cluster) = common::kubernetes() {
+        let pod = cluster.pod_json(session);
+        let uid = pod["metadata"]["uid"].as_str().expect("the pod's uid");
+        let container = pod["status"]["containerStatuses"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .find(|c| c["name"] == "sandbox")
+            .and_then(|c| c["containerID"].as_str()?.split_once("://"))
+            .map(|(_, id)| id.to_string())
+            .unwrap_or_else(|| panic!("no sandbox container in the pod of {session}: {pod}"));
+        return ["kubepods", "kubepods/burstable", "kubepods/besteffort"]
+            .iter()
+            .map(|class| format!("{class}/pod{uid}/{container}"))
+            .collect();
+    }
+    let id = container_id(session);
+    vec![
+        format!("docker/{id}"),
+        format!("system.slice/docker-{id}.scope"),
+    ]
+}
+
 /// The full id of a session's container.
 fn container_id(session: &str) -> String {
     let id = docker(&[
@@ -379,17 +408,59 @@ fn container_id(session: &str) -> String {
     id
 }
 
-/// A container's cgroup file on the host, for cgroup v1 (cgroupfs or systemd driver) or v2.
-fn cgroup_file(controller: &str, container: &str, file: &str) -> Option<PathBuf> {
-    [
-        format!("/sys/fs/cgroup/{controller}/docker/{container}/{file}"),
-        format!("/sys/fs/cgroup/{controller}/system.slice/docker-{container}.scope/{file}"),
-        format!("/sys/fs/cgroup/docker/{container}/{file}"),
-        format!("/sys/fs/cgroup/system.slice/docker-{container}.scope/{file}"),
-    ]
-    .into_iter()
-    .map(PathBuf::from)
-    .find(|path| path.exists())
+/// The host directory of a session's container's writable layer: Docker's UpperDir, or the
+/// overlay upper directory of the pod's container as its root mount names it.
+fn writable_layer(service: &TestService, session: &str) -> PathBuf {
+    if !on_kubernetes() {
+        let upper = service.containers()[0]["GraphDriver"]["Data"]["UpperDir"].clone();
+        return PathBuf::from(upper.as_str().expect("the container's writable layer"));
+    }
+    let procs = cgroup_file("memory", &sandbox_cgroup(session), "cgroup.procs")
+        .expect("the sandbox's memory cgroup");
+    let procs = std::fs::read_to_string(procs).unwrap();
+    let pid = procs.lines().next().expect("a process in the sandbox");
+    let mountinfo = std::fs::read_to_string(format!("/proc/{pid}/mountinfo")).unwrap();
+    mountinfo
+        .lines()
+        .find(|line| line.split(' ').nth(4) == Some("/"))
+        .and_then(|root| root.split(',').find_map(|o| o.strip_prefix("upperdir=")))
+        .map(PathBuf::from)
+        .unwrap_or_else(|| panic!("no overlay upper directory for the pod's root: {mountinfo}"))
+}
+
+/// Where the platform keeps a sandbox's own files and logs on the host: Docker's container
+/// directory, or the kubelet's log directory of the pod.
+fn platform_dir(service: &TestService, session: &str) -> PathBuf {
+    if let Some(cluster) = common::kubernetes() {
+        let pod = cluster.pod_json(session);
+        let meta = &pod["metadata"];
+        let name = format!(
+            "{}_{}_{}",
+            meta["namespace"].as_str().unwrap(),
+            meta["name"].as_str().unwrap(),
+            meta["uid"].as_str().unwrap()
+        );
+        return Path::new("/var/log/pods").join(name);
+    }
+    let container = &service.containers()[0];
+    PathBuf::from(container["HostnamePath"].as_str().unwrap())
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+/// A file of a sandbox's cgroup ([`sandbox_cgroup`]) on the host, for cgroup v1 or v2.
+fn cgroup_file(controller: &str, cgroup: &[String], file: &str) -> Option<PathBuf> {
+    cgroup
+        .iter()
+        .flat_map(|dir| {
+            [
+                format!("/sys/fs/cgroup/{controller}/{dir}/{file}"),
+                format!("/sys/fs/cgroup/{dir}/{file}"),
+            ]
+        })
+        .map(PathBuf::from)
+        .find(|path| path.exists())
 }
 
 fn read_number(path: &Path) -> Option<u64> {
@@ -419,8 +490,8 @@ fn stat_value(path: &Path, key: &str) -> Option<u64> {
     })
 }
 
-/// CPU time a container has used, in nanoseconds, from the host's cgroup files.
-fn cpu_used_ns(container: &str) -> u64 {
+/// CPU time a sandbox has used, in nanoseconds, from the host's cgroup files.
+fn cpu_used_ns(container: &[String]) -> u64 {
     if let Some(path) = cgroup_file("cpuacct", container, "cpuacct.usage") {
         return read_number(&path).unwrap();
     }
@@ -550,13 +621,19 @@ fn error_code(body: &[u8]) -> String {
 
 #[tokio::test]
 async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
+    if !docker_only(
+        "fork bomb against the runtime's pids_limit",
+        "a pod's processes are capped by its node's podPidsLimit, not by the runtime's pids_limit (see README, Running on Kubernetes)",
+    ) {
+        return;
+    }
     let attack = "fork bomb (static C, every process forks in a loop)";
     let host = Host::before();
     let service = TestService::start(&base_config(2, ""));
     let outcome = bounded(90, attack, async {
         let id = service.open("sh").await;
         install_program(&service, &id, "bomb").await;
-        let container = container_id(&id);
+        let container = sandbox_cgroup(&id);
         let pids = cgroup_file("pids", &container, "pids.current").expect("pids cgroup");
         let events = cgroup_file("pids", &container, "pids.events");
 
@@ -652,8 +729,8 @@ async fn memory_bomb_is_oom_killed_and_the_session_survives() {
     let service = TestService::start(&base_config(2, ""));
     let outcome = bounded(60, attack, async {
         let id = service.open("sh").await;
-        let container = container_id(&id);
-        let agent_before = service.sh(&id, "pidof .sandboxd-agent").await;
+        let container = sandbox_cgroup(&id);
+        let agent_before = service.sh(&id, &format!("pidof {}", agent_program())).await;
         let mut outcomes = Vec::new();
         for command in [
             "tail /dev/zero",
@@ -678,7 +755,7 @@ async fn memory_bomb_is_oom_killed_and_the_session_survives() {
             max_usage <= MEM_LIMIT,
             "the container used {max_usage} bytes, over its limit"
         );
-        let agent_after = service.sh(&id, "pidof .sandboxd-agent").await;
+        let agent_after = service.sh(&id, &format!("pidof {}", agent_program())).await;
         assert_eq!(
             agent_before["stdout"], agent_after["stdout"],
             "the OOM killer chose the bomb, not the agent"
@@ -705,7 +782,7 @@ async fn cpu_spin_is_held_to_the_quota() {
     let service = TestService::start(&base_config(2, ""));
     let outcome = bounded(60, attack, async {
         let id = service.open("sh").await;
-        let container = container_id(&id);
+        let container = sandbox_cgroup(&id);
         let throttled = || {
             cgroup_file("cpu", &container, "cpu.stat")
                 .and_then(|p| stat_value(&p, "nr_throttled"))
@@ -749,10 +826,7 @@ async fn disk_fill_stops_at_the_tmpfs_caps_and_never_reaches_the_host() {
     let service = TestService::start(&base_config(2, ""));
     let outcome = bounded(90, attack, async {
         let id = service.open("sh").await;
-        let upper = service.containers()[0]["GraphDriver"]["Data"]["UpperDir"]
-            .as_str()
-            .map(PathBuf::from)
-            .expect("the container's writable layer");
+        let upper = writable_layer(&service, &id);
         let upper_before = disk_usage(&upper);
 
         // Every mount point the sandbox user can create a file in is memory-backed.
@@ -884,7 +958,7 @@ async fn inode_flood_is_charged_to_the_sandbox_memory() {
     let service = TestService::start(&base_config(2, ""));
     let outcome = bounded(90, attack, async {
         let id = service.open("python").await;
-        let container = container_id(&id);
+        let container = sandbox_cgroup(&id);
         let program = r#"
 import os, sys
 n = 0
@@ -945,11 +1019,7 @@ async fn output_flood_is_capped_and_the_service_stays_small() {
     let service = TestService::start(&base_config(2, ""));
     let outcome = bounded(60, attack, async {
         let id = service.open("sh").await;
-        let container = service.containers()[0].clone();
-        let engine_dir = PathBuf::from(container["HostnamePath"].as_str().unwrap())
-            .parent()
-            .unwrap()
-            .to_path_buf();
+        let engine_dir = platform_dir(&service, &id);
         let engine_dir_before = disk_usage(&engine_dir);
         let pid = service.pid();
         let rss_before = rss_bytes(pid).unwrap();
@@ -973,7 +1043,15 @@ async fn output_flood_is_capped_and_the_service_stays_small() {
             "the service grew by {} during the flood",
             mib(grew)
         );
-        assert_eq!(container["HostConfig"]["LogConfig"]["Type"], "none");
+        if docker_only(
+            "the container's log driver is none",
+            "the kubelet always keeps container logs; the pod's log directory is measured instead",
+        ) {
+            assert_eq!(
+                service.containers()[0]["HostConfig"]["LogConfig"]["Type"],
+                "none"
+            );
+        }
         let engine_dir_growth = disk_usage(&engine_dir).saturating_sub(engine_dir_before);
         assert!(
             engine_dir_growth < 64 << 10,
@@ -983,7 +1061,7 @@ async fn output_flood_is_capped_and_the_service_stays_small() {
             .await
             .is_some());
         format!(
-            "each stream cut at {} KiB and flagged truncated; service RSS {} -> peak {} (+{}); log driver none, container dir on the host grew {engine_dir_growth} bytes",
+            "each stream cut at {} KiB and flagged truncated; service RSS {} -> peak {} (+{}); the platform's directory of the sandbox on the host grew {engine_dir_growth} bytes",
             OUTPUT_CAP >> 10,
             mib(rss_before),
             mib(rss_peak),
@@ -1042,7 +1120,7 @@ async fn uploads_over_the_cap_are_refused() {
         )
         .await;
         assert_eq!(create_status, 413);
-        assert_eq!(service.containers().len(), 1, "nothing more was created");
+        assert_eq!(service.sandbox_count(), 1, "nothing more was created");
         format!(
             "2 MiB with Content-Length -> {declared} payload_too_large, chunked -> {streamed} (nothing written), 3 MiB exec stdin -> {stdin_status} ({stdin_type}), 100 KiB create body -> {create_status} ({create_type})"
         )
@@ -1059,11 +1137,7 @@ async fn a_compressed_bomb_is_bounded_by_the_tmpfs_caps() {
     let service = TestService::start(&base_config(2, "max_upload_bytes = \"1m\""));
     let outcome = bounded(90, attack, async {
         let id = service.open("sh").await;
-        let upper = PathBuf::from(
-            service.containers()[0]["GraphDriver"]["Data"]["UpperDir"]
-                .as_str()
-                .unwrap(),
-        );
+        let upper = writable_layer(&service, &id);
         let upper_before = disk_usage(&upper);
         let bomb = Command::new("sh")
             .args(["-c", "head -c 268435456 /dev/zero | gzip -9"])
@@ -1215,7 +1289,8 @@ async fn paths_never_resolve_on_the_host() {
             .iter()
             .map(|e| e["name"].as_str().unwrap())
             .collect();
-        assert!(names.contains(&"workspace") && names.contains(&".sandboxd-agent"), "{names:?}");
+        let agent_entry = agent_path()[1..].split('/').next().unwrap();
+        assert!(names.contains(&"workspace") && names.contains(&agent_entry), "{names:?}");
         assert!(!names.contains(&"work"), "the host's root was listed: {names:?}");
         format!(
             "{} read attempts (marker, service config, token) -> {:?}, never the host's bytes; 4 writes -> {:?}, all inside the sandbox's /tmp; NUL -> {nul_status} invalid_path; / lists the sandbox's root",
@@ -1343,7 +1418,12 @@ echo "host-paths: $(grep -c /var/lib/docker /proc/self/mountinfo) mountinfo line
                 "a masked kernel file gives content: {line}"
             );
         }
-        assert!(out.contains("init: /sbin/docker-init -- /.sandboxd-agent"), "{out}");
+        let init = if on_kubernetes() {
+            format!("init: {}", agent_path())
+        } else {
+            "init: /sbin/docker-init -- /.sandboxd-agent".to_string()
+        };
+        assert!(out.contains(&init), "{out}");
         let pids: usize = out
             .lines()
             .find_map(|l| l.strip_prefix("pids: "))
@@ -1396,6 +1476,7 @@ async fn no_network_egress_with_network_none() {
                     r#"
 echo "links: $(ip -o link | awk -F': ' '{{print $2}}' | tr '\n' ' ')"
 echo "routes: $(ip route | wc -l)"
+echo "default routes: $(ip route | grep -c ^default)"
 for target in "127.0.0.1 {port}" "10.0.0.1 80" "172.17.0.1 2375" "169.254.169.254 80"; do
   set -- $target
   r=$(nc -w 2 $1 $2 </dev/null 2>&1); echo "$1:$2 rc=$? $r"
@@ -1406,8 +1487,14 @@ ls /var/run/docker.sock /run/docker.sock 2>&1 | grep -c 'No such file'
             )
             .await;
         let out = stdout(&probe).to_string();
-        assert!(out.contains("links: lo \n"), "only loopback: {out}");
-        assert!(out.contains("routes: 0"), "{out}");
+        if docker_only(
+            "only a loopback link and no route",
+            "a pod's network namespace has the eth0 its CNI plugin made (on the test cluster a macvlan over a bridge with no port, and only its own subnet's route)",
+        ) {
+            assert!(out.contains("links: lo \n"), "only loopback: {out}");
+            assert!(out.contains("routes: 0"), "{out}");
+        }
+        assert!(out.contains("default routes: 0"), "{out}");
         for line in out.lines().filter(|l| l.contains(" rc=")) {
             assert!(!line.contains(" rc=0"), "a connection worked: {line}");
             assert!(
@@ -1432,8 +1519,13 @@ ls /var/run/docker.sock /run/docker.sock 2>&1 | grep -c 'No such file'
                 format!("{target} {why}")
             })
             .collect();
+        let links = if on_kubernetes() {
+            "no default route"
+        } else {
+            "interfaces: lo only, no route"
+        };
         format!(
-            "interfaces: lo only, no route; {}; no Docker socket inside",
+            "{links}; {}; no Docker socket inside",
             attempts.join(", ")
         )
     })
@@ -1484,7 +1576,7 @@ grep -E '^(Cap(Inh|Prm|Eff|Bnd|Amb)|NoNewPrivs|Seccomp):' /proc/self/status | tr
 
         // Syscalls that have led out of containers before, through python's ctypes.
         let python = service.open("python").await;
-        let probe = r#"
+        let probe = &r#"
 import ctypes, glob, os
 libc = ctypes.CDLL(None, use_errno=True)
 libc.syscall.restype = ctypes.c_long
@@ -1507,7 +1599,7 @@ for name, args in calls.items():
 # ptrace of the agent: same uid, but the agent is non-dumpable, so the kernel refuses.
 libc.ptrace.argtypes = [ctypes.c_long, ctypes.c_long, ctypes.c_void_p, ctypes.c_void_p]
 agent = next(int(p[6:]) for p in glob.glob('/proc/[0-9]*')
-             if open(p + '/cmdline', 'rb').read().startswith(b'/.sandboxd-agent'))
+             if open(p + '/cmdline', 'rb').read().startswith(b'AGENT_PATH'))
 ctypes.set_errno(0)
 r = libc.ptrace(16, agent, None, None)
 print(f"ptrace-agent={'attached' if r == 0 else os.strerror(ctypes.get_errno())}")
@@ -1517,7 +1609,8 @@ if r == 0:
 status = open(f'/proc/{agent}/status').read()
 print("agent-uid=" + next(l.split()[1] for l in status.splitlines() if l.startswith('Uid:')))
 print("agent-capeff=" + next(l.split()[1] for l in status.splitlines() if l.startswith('CapEff:')))
-"#;
+"#
+        .replace("AGENT_PATH", agent_path());
         let (status, result) = service
             .exec(&python, json!({"argv": ["python3", "-c", probe], "timeout_secs": 30}))
             .await;
@@ -1800,7 +1893,7 @@ async fn a_session_killing_or_freezing_its_agent_harms_only_itself() {
             let (status, body) = service
                 .exec(
                     &killer,
-                    json!({"command": "kill -9 $(pidof .sandboxd-agent)", "timeout_secs": 5}),
+                    json!({"command": format!("kill -9 $(pidof {})", agent_program()), "timeout_secs": 5}),
                 )
                 .await;
             let first = (status, body["error"]["code"].as_str().unwrap_or("").to_string(), started.elapsed());
@@ -1823,7 +1916,7 @@ async fn a_session_killing_or_freezing_its_agent_harms_only_itself() {
         };
         let freeze = async {
             let (status, body) = service
-                .exec(&freezer, json!({"command": "kill -STOP $(pidof .sandboxd-agent)", "timeout_secs": 1}))
+                .exec(&freezer, json!({"command": format!("kill -STOP $(pidof {})", agent_program()), "timeout_secs": 1}))
                 .await;
             let mut answers = vec![format!("{status} {}", body["error"]["code"].as_str().unwrap_or("ok"))];
             let started = Instant::now();

@@ -5,8 +5,8 @@
 
 mod common;
 
-use common::{base_config, kubernetes, Kubernetes, TestService, TEST_NAMESPACE};
-use serde_json::{json, Value};
+use common::{base_config, idle_processes, kubernetes, Kubernetes, TestService, TEST_NAMESPACE};
+use serde_json::json;
 use std::time::Duration;
 
 fn cluster() -> Option<Kubernetes> {
@@ -17,26 +17,13 @@ fn cluster() -> Option<Kubernetes> {
     found
 }
 
-fn pod_json(cluster: &Kubernetes, session: &str) -> Value {
-    let text = cluster.kubectl(&[
-        "get",
-        "pod",
-        "-n",
-        TEST_NAMESPACE,
-        &format!("sandboxd-{session}"),
-        "-o",
-        "json",
-    ]);
-    serde_json::from_str(&text).unwrap_or_else(|e| panic!("pod of {session}: {e}: {text}"))
-}
-
 #[tokio::test]
 async fn a_sandbox_is_a_hardened_pod_with_its_limits() {
     let Some(cluster) = cluster() else { return };
     let service = TestService::start(&base_config(4, ""));
     let id = service.open("sh").await;
     assert_eq!(cluster.pods(&service.instance_id).len(), 1);
-    let pod = pod_json(&cluster, &id);
+    let pod = cluster.pod_json(&id);
     let spec = &pod["spec"];
     assert_eq!(spec["automountServiceAccountToken"], false);
     assert_eq!(spec["enableServiceLinks"], false);
@@ -142,18 +129,37 @@ async fn usage_comes_from_the_kubelet_and_a_restart_takes_the_pods_back() {
         .send()
         .await
         .unwrap();
-    // The kubelet's summary is refreshed every 10-15 s. (Its process counts need cgroup v2
-    // nodes; on this cgroup v1 machine the kubelet reports none, so memory is what is checked.)
-    let mut info = Value::Null;
-    for _ in 0..90 {
-        info = service.get_json(&format!("/v1/sessions/{id}")).await;
-        if info["memory_bytes"].as_u64().unwrap_or(0) > 0 {
-            break;
-        }
-        tokio::time::sleep(Duration::from_millis(500)).await;
-    }
+    // The kubelet's summary is refreshed every 10-15 s. Its process counts need cgroup v2
+    // nodes; on cgroup v1 ones (as here) the agent counts the processes of its /proc.
+    // (The agent's count is asked at most once a second: the one of the open may stand a moment.)
+    let mut info = service.session_with_usage(&id).await;
     let memory = info["memory_bytes"].as_u64().unwrap();
     assert!(memory > 0 && memory < 128 << 20, "{info}");
+    for _ in 0..20 {
+        if info["process_count"] == idle_processes() + 1 {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+        info = service.get_json(&format!("/v1/sessions/{id}")).await;
+    }
+    assert_eq!(
+        info["process_count"],
+        idle_processes() + 1,
+        "the agent's two and the sleep: {info}"
+    );
+
+    // A command the kernel kills for lack of memory in a living pod is reported so: the
+    // agent compares its container cgroup's OOM-kill count before and after.
+    let (status, bomb) = service
+        .exec(
+            &id,
+            json!({"command": "tail /dev/zero", "timeout_secs": 30}),
+        )
+        .await;
+    assert_eq!(status, 200, "{bomb}");
+    assert_eq!(bomb["oom_killed"], true, "{bomb}");
+    let fine = service.sh(&id, "echo fine").await;
+    assert_eq!(fine["oom_killed"], false, "{fine}");
 
     service.crash_and_restart();
     let again = service.sh(&id, "echo back").await;
@@ -175,4 +181,28 @@ async fn usage_comes_from_the_kubelet_and_a_restart_takes_the_pods_back() {
     ]);
     let ended = service.wait_for_end(&id, Duration::from_secs(30)).await;
     assert_eq!(ended["state"], "ended", "{ended}");
+}
+
+#[tokio::test]
+async fn a_recipe_runtime_says_what_the_operator_must_do() {
+    let Some(_cluster) = cluster() else { return };
+    let service = TestService::start(&base_config(4, ""));
+    let response = service
+        .post("/v1/sessions")
+        .json(&json!({"runtime": "recipe"}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "runtime_unavailable", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    for words in [
+        "does not build recipes",
+        "push it to a registry the nodes pull from",
+        "runtime's `image`",
+    ] {
+        assert!(message.contains(words), "{message}");
+    }
+    assert_eq!(service.sandbox_count(), 0);
 }

@@ -2,7 +2,7 @@
 
 mod common;
 
-use common::{base_config, docker, TestService};
+use common::{base_config, remove_sandbox_outside, start_unowned_sandbox, TestService};
 use serde_json::{json, Value};
 use std::time::Duration;
 
@@ -157,11 +157,7 @@ async fn idle_sessions_expire_with_the_reason_kept() {
     let (status, body) = service.exec(&idle, json!({"command": "true"})).await;
     assert_eq!(status, 409);
     assert!(body["error"]["message"].as_str().unwrap().contains("idle"));
-    assert_eq!(
-        service.containers().len(),
-        1,
-        "the expired sandbox is removed"
-    );
+    assert_eq!(service.sandbox_count(), 1, "the expired sandbox is removed");
 }
 
 #[tokio::test]
@@ -242,19 +238,9 @@ async fn at_start_orphans_are_removed_and_vanished_sandboxes_are_reported() {
     let mut service = TestService::start(&base_config(3, ""));
     let kept = service.open("sh").await;
     let vanished = service.open("sh").await;
-    let containers = service.containers();
-    let vanished_container = containers
-        .iter()
-        .find(|c| c["Config"]["Labels"]["org.sandboxd.session"] == vanished.as_str())
-        .unwrap()["Id"]
-        .as_str()
-        .unwrap()
-        .to_string();
 
-    // While the service is down, one sandbox disappears and an unowned one of this instance appears.
-    service.crash_and_restart_with(|| {
-        docker(&["rm", "-f", &vanished_container]);
-    });
+    // While the service is down, one sandbox disappears.
+    service.crash_and_restart_with(|| remove_sandbox_outside(&vanished));
     assert_eq!(session(&service, &vanished).await["state"], "ended");
     assert!(session(&service, &vanished).await["end_reason"]
         .as_str()
@@ -263,8 +249,7 @@ async fn at_start_orphans_are_removed_and_vanished_sandboxes_are_reported() {
     assert_eq!(service.sh(&kept, "echo ok").await["stdout"], "ok\n");
 
     // A sandbox removed behind a running service's back is noticed and reported.
-    let kept_container = service.containers()[0]["Id"].as_str().unwrap().to_string();
-    docker(&["rm", "-f", &kept_container]);
+    remove_sandbox_outside(&kept);
     let info = service.wait_for_end(&kept, Duration::from_secs(15)).await;
     assert_eq!(info["state"], "ended", "{info}");
     assert!(
@@ -281,29 +266,10 @@ async fn an_unowned_sandbox_of_this_instance_is_removed_at_start() {
     let mut service = TestService::start(&base_config(2, ""));
     let kept = service.open("sh").await;
     let instance = service.instance_id.clone();
-    service.crash_and_restart_with(|| {
-        docker(&[
-            "run",
-            "-d",
-            "--label",
-            &format!("org.sandboxd.instance={instance}"),
-            "--label",
-            "org.sandboxd.session=unknown",
-            "--label",
-            "org.sandboxd.managed=true",
-            &common::busybox_image(),
-            "sleep",
-            "1000",
-        ]);
-    });
-    let containers = service.containers();
+    service.crash_and_restart_with(|| start_unowned_sandbox(&instance));
     assert_eq!(
-        containers.len(),
-        1,
+        service.sandbox_session_ids(),
+        [kept],
         "the orphan was removed, the owned sandbox kept"
-    );
-    assert_eq!(
-        containers[0]["Config"]["Labels"]["org.sandboxd.session"],
-        kept.as_str()
     );
 }

@@ -194,6 +194,15 @@ async fn connect_backend(
                 "sandboxd: sandboxes run as pods in namespace {} (agent image {})",
                 settings.namespace, settings.agent_image
             );
+            for runtime in config.runtimes.values() {
+                if let (None, Some(recipe)) = (&runtime.image, &runtime.recipe) {
+                    eprintln!(
+                        "sandboxd: WARNING: runtime {} is built from recipe {recipe}, which the Kubernetes backend does not build: {}",
+                        runtime.name,
+                        sandboxd_kubernetes::RECIPE_REMEDY
+                    );
+                }
+            }
             let report = serde_json::json!({
                 "backend": "kubernetes",
                 "namespace": settings.namespace,

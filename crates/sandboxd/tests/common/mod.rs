@@ -105,14 +105,58 @@ impl Kubernetes {
         String::from_utf8_lossy(&output.stdout).into_owned()
     }
 
-    /// The names of the pods of a service instance.
+    /// The names of the pods of a service instance, leaving out those being deleted (a deleted
+    /// pod is listed until its kubelet has stopped it; its sandbox is gone already).
     pub fn pods(&self, instance_id: &str) -> Vec<String> {
         let selector = format!("-lorg.sandboxd.instance={instance_id}");
-        self.kubectl(&["get", "pods", "-n", TEST_NAMESPACE, &selector, "-o", "name"])
-            .lines()
-            .filter(|l| !l.is_empty())
-            .map(|l| l.trim_start_matches("pod/").to_string())
+        let text = self.kubectl(&["get", "pods", "-n", TEST_NAMESPACE, &selector, "-o", "json"]);
+        let list: serde_json::Value =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("kubectl get pods: {e}: {text}"));
+        list["items"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|pod| pod["metadata"]["deletionTimestamp"].is_null())
+            .map(|pod| pod["metadata"]["name"].as_str().unwrap().to_string())
             .collect()
+    }
+
+    /// The pod of a session, as `kubectl get -o json` shows it.
+    pub fn pod_json(&self, session: &str) -> serde_json::Value {
+        let text = self.kubectl(&[
+            "get",
+            "pod",
+            "-n",
+            TEST_NAMESPACE,
+            &format!("sandboxd-{session}"),
+            "-o",
+            "json",
+        ]);
+        serde_json::from_str(&text).unwrap_or_else(|e| panic!("pod of {session}: {e}: {text}"))
+    }
+
+    /// Starts a pod labelled as a sandbox of `instance_id` that no session of it owns.
+    fn start_unowned_pod(&self, instance_id: &str) {
+        let labels = format!(
+            "org.sandboxd.instance={instance_id},org.sandboxd.session=unknown,org.sandboxd.managed=true"
+        );
+        let name = format!("unowned-{}", random_suffix());
+        self.kubectl(&[
+            "run",
+            &name,
+            "-n",
+            TEST_NAMESPACE,
+            "--labels",
+            &labels,
+            "--image",
+            &busybox_image(),
+            "--image-pull-policy=Never",
+            "--restart=Never",
+            "--command",
+            "--",
+            "sleep",
+            "1000",
+        ]);
     }
 
     fn remove_pods(&self, instance_id: &str) {
@@ -128,6 +172,51 @@ impl Kubernetes {
             "--wait=false",
         ]);
     }
+}
+
+/// Whether the suites' sandboxes are pods on a cluster rather than Docker containers.
+pub fn on_kubernetes() -> bool {
+    kubernetes().is_some()
+}
+
+/// Whether a check that only makes sense with Docker's containers is run: on Kubernetes it is
+/// skipped, saying which and why.
+pub fn docker_only(check: &str, why: &str) -> bool {
+    if !on_kubernetes() {
+        return true;
+    }
+    eprintln!("skipped on Kubernetes: {check}: {why}");
+    false
+}
+
+/// The processes of a sandbox running no command: docker-init and the agent in a container;
+/// in a pod the agent is PID 1 and forks once (PID 1 only reaps, its child serves).
+pub fn idle_processes() -> u64 {
+    2
+}
+
+/// Words of what a missing image's error tells the operator to do, on each backend.
+pub fn image_missing_remedy() -> &'static str {
+    if on_kubernetes() {
+        "push it to a registry the nodes pull from"
+    } else {
+        "build-images"
+    }
+}
+
+/// Where the agent is inside a sandbox: Docker copies it to the root, a pod's init container
+/// puts it in a volume of its own.
+pub fn agent_path() -> &'static str {
+    if on_kubernetes() {
+        "/.sandboxd/sandboxd-agent"
+    } else {
+        "/.sandboxd-agent"
+    }
+}
+
+/// The agent's program name, as `pidof` finds it.
+pub fn agent_program() -> &'static str {
+    agent_path().rsplit('/').next().unwrap()
 }
 
 pub struct TestService {
@@ -318,6 +407,25 @@ impl TestService {
             .collect()
     }
 
+    /// How many sandboxes of this service instance exist (containers, or pods on a cluster).
+    pub fn sandbox_count(&self) -> usize {
+        self.sandbox_session_ids().len()
+    }
+
+    /// A session's record once its platform reports its memory use: Docker reads the cgroup
+    /// at once, the kubelet's summary has a new pod only after its next refresh (10-15 s).
+    pub async fn session_with_usage(&self, id: &str) -> serde_json::Value {
+        let deadline = std::time::Instant::now() + Duration::from_secs(45);
+        loop {
+            let info = self.get_json(&format!("/v1/sessions/{id}")).await;
+            let reported = info["memory_bytes"].as_u64().unwrap_or(0) > 0;
+            if reported || !on_kubernetes() || std::time::Instant::now() > deadline {
+                return info;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
     /// The containers of this service instance, as `docker inspect` shows them.
     pub fn containers(&self) -> Vec<serde_json::Value> {
         let ids = docker(&[
@@ -376,6 +484,28 @@ fn spawn_service(state_dir: &std::path::Path) -> (Child, String) {
             panic!("sandboxd did not print its address within 60 s");
         }
     }
+}
+
+/// Starts a sandbox labelled as service instance `instance_id`'s that no session owns, as a
+/// crashed service may leave behind.
+pub fn start_unowned_sandbox(instance_id: &str) {
+    if let Some(kubernetes) = kubernetes() {
+        kubernetes.start_unowned_pod(instance_id);
+        return;
+    }
+    docker(&[
+        "run",
+        "-d",
+        "--label",
+        &format!("org.sandboxd.instance={instance_id}"),
+        "--label",
+        "org.sandboxd.session=unknown",
+        "--label",
+        "org.sandboxd.managed=true",
+        &busybox_image(),
+        "sleep",
+        "1000",
+    ]);
 }
 
 /// Removes a session's sandbox behind the service's back: its container, or its pod.
