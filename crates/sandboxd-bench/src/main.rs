@@ -85,6 +85,11 @@ async fn main() -> Result<()> {
         )
         .await?;
     }
-    figures.print_targets();
+    let mut goals = figures.targets();
+    goals.extend(figures.exec_goals());
+    report::print_goals(
+        "targets and goals (each figure against its floor in this run)",
+        &goals,
+    );
     Ok(())
 }
