@@ -56,12 +56,13 @@ async fn main() -> Result<()> {
     let docker = Docker::connect_with_socket_defaults()?
         .negotiate_version()
         .await?;
+    let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
+    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, "")?;
     let raw = Raw {
         docker,
         image: args.image.clone(),
+        run: service.instance.clone(),
     };
-    let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
-    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, "")?;
     let api = Api {
         http: reqwest::Client::new(),
         url: service.url.clone(),
