@@ -85,15 +85,17 @@ pub(crate) fn decode_header(
 /// one that closes inside a frame gives an `UnexpectedEof` i/o error.
 pub fn read_frame<R: Read + ?Sized>(reader: &mut R) -> Result<Frame, ProtoError> {
     let mut header = [0; HEADER_LEN];
-    loop {
-        match reader.read(&mut header[..1]) {
+    // Usually the whole header in one read; never more than the header, so nothing past
+    // this frame is taken from the stream.
+    let first = loop {
+        match reader.read(&mut header) {
             Ok(0) => return Err(ProtoError::Closed),
-            Ok(_) => break,
+            Ok(read) => break read,
             Err(e) if e.kind() == ErrorKind::Interrupted => continue,
             Err(e) => return Err(e.into()),
         }
-    }
-    reader.read_exact(&mut header[1..])?;
+    };
+    reader.read_exact(&mut header[first..])?;
     let (kind, len) = decode_header(header, MAX_FRAME_LEN)?;
     let mut payload = vec![0; len];
     reader.read_exact(&mut payload)?;
@@ -112,12 +114,24 @@ pub fn write_frame<W: Write + ?Sized>(
     Ok(())
 }
 
-/// Writes `message` as a JSON frame.
+/// Writes `message` as a JSON frame, in one write.
 pub fn write_json<W: Write + ?Sized, T: Serialize>(
     writer: &mut W,
     message: &T,
 ) -> Result<(), ProtoError> {
-    write_frame(writer, FrameKind::Json, &serde_json::to_vec(message)?)
+    writer.write_all(&json_frame(message)?)?;
+    writer.flush()?;
+    Ok(())
+}
+
+/// `message` as a whole JSON frame, header and payload in one buffer, so it goes out in one
+/// write and the peer wakes once for it.
+pub(crate) fn json_frame<T: Serialize>(message: &T) -> Result<Vec<u8>, ProtoError> {
+    let mut frame = vec![0; HEADER_LEN];
+    serde_json::to_writer(&mut frame, message)?;
+    let header = encode_header(FrameKind::Json, frame.len() - HEADER_LEN)?;
+    frame[..HEADER_LEN].copy_from_slice(&header);
+    Ok(frame)
 }
 
 #[cfg(test)]

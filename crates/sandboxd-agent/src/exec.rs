@@ -86,7 +86,17 @@ pub(crate) fn error_event(code: &str, message: String) -> Event {
 
 /// Starts a command, as the sandbox's preferred victim should memory run out.
 pub(crate) fn start(mut command: Command) -> io::Result<Child> {
-    let child = command.spawn()?;
+    let child = match command.spawn() {
+        // posix_spawn runs what the kernel can run; a script without `#!` is left to
+        // execvp's fallback to the shell, which std uses when it forks (as it does for a
+        // command with a pre-exec step).
+        Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
+            // SAFETY: the step does nothing, so it is async-signal-safe.
+            unsafe { command.pre_exec(|| Ok(())) };
+            command.spawn()?
+        }
+        spawned => spawned?,
+    };
     sys::prefer_as_oom_victim(child.id());
     Ok(child)
 }
@@ -129,16 +139,19 @@ pub(crate) fn command(request: &ExecRequest) -> Command {
 
 /// The program with its arguments, environment and working directory; its stdio and process
 /// group are the caller's to set.
+///
+/// The agent's environment is inherited less its own variables, rather than cleared and set
+/// again: std starts a program named without a path with posix_spawn (no copy of the agent's
+/// memory, as fork makes) only while PATH is the agent's own.
 pub(crate) fn program(request: &ExecRequest) -> Command {
     let mut command = Command::new(&request.argv[0]);
-    command
-        .args(&request.argv[1..])
-        .env_clear()
-        .envs(
-            std::env::vars_os()
-                .filter(|(name, _)| !name.as_bytes().starts_with(PRIVATE_ENV_PREFIX)),
-        )
-        .envs(&request.env);
+    command.args(&request.argv[1..]);
+    for (name, _) in std::env::vars_os() {
+        if name.as_bytes().starts_with(PRIVATE_ENV_PREFIX) {
+            command.env_remove(name);
+        }
+    }
+    command.envs(&request.env);
     if let Some(cwd) = &request.cwd {
         command.current_dir(cwd);
     }

@@ -410,6 +410,26 @@ async fn background_children_holding_the_pipes_do_not_delay_the_exit() {
 }
 
 #[tokio::test]
+async fn a_script_without_an_interpreter_line_runs_as_execvp_runs_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let fixture = Fixture::start().await;
+    let dir = tempfile::tempdir().unwrap();
+    let script = dir.path().join("plain-script");
+    std::fs::write(&script, "echo from-script\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    // By its path (posix_spawn refuses it, the shell runs it), and by its name through a
+    // PATH the request sets.
+    let by_path = request(&[script.to_str().unwrap()]);
+    let result = fixture.exec(&by_path, None).await.unwrap();
+    assert_eq!(text(&result.stdout), "from-script\n");
+    let mut by_name = request(&["plain-script"]);
+    let path = format!("{}:/usr/bin:/bin", dir.path().display());
+    by_name.env = BTreeMap::from([("PATH".into(), path)]);
+    let result = fixture.exec(&by_name, None).await.unwrap();
+    assert_eq!(text(&result.stdout), "from-script\n");
+}
+
+#[tokio::test]
 async fn spawn_failures_are_errors_not_crashes() {
     let fixture = Fixture::start().await;
     for argv in [

@@ -61,16 +61,17 @@ async fn main() -> Result<()> {
     let docker = Docker::connect_with_socket_defaults()?
         .negotiate_version()
         .await?;
-    let raw = Raw {
-        docker,
-        image: args.image.clone(),
-    };
     let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
     let mut extra = ports::runtime_config(&args.image);
     if args.code_contexts {
         extra.push_str(&code::runtime_config());
     }
     let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, &extra)?;
+    let raw = Raw {
+        docker,
+        image: args.image.clone(),
+        run: service.instance.clone(),
+    };
     let api = Api {
         http: reqwest::Client::new(),
         url: service.url.clone(),
@@ -104,6 +105,11 @@ async fn main() -> Result<()> {
         )
         .await?;
     }
-    figures.print_targets();
+    let mut goals = figures.targets();
+    goals.extend(figures.exec_goals());
+    report::print_goals(
+        "targets and goals (each figure against its floor in this run)",
+        &goals,
+    );
     Ok(())
 }

@@ -16,6 +16,9 @@ const LABEL: &str = "org.sandboxd.bench";
 pub(crate) struct Raw {
     pub(crate) docker: Docker,
     pub(crate) image: String,
+    /// This run's id, the value of the raw containers' label: runs on one engine at once
+    /// clean up only their own.
+    pub(crate) run: String,
 }
 
 impl Raw {
@@ -24,7 +27,7 @@ impl Raw {
             image: Some(self.image.clone()),
             cmd: Some(vec!["sleep".into(), "86400".into()]),
             user: Some("61000:61000".into()),
-            labels: Some(HashMap::from([(LABEL.to_string(), "true".to_string())])),
+            labels: Some(HashMap::from([(LABEL.to_string(), self.run.clone())])),
             host_config: Some(HostConfig {
                 cap_drop: Some(vec!["ALL".into()]),
                 security_opt: Some(vec!["no-new-privileges".into()]),
@@ -121,7 +124,7 @@ impl Raw {
     /// Removes whatever this run made on the engine: raw containers and the service's sandboxes.
     pub(crate) async fn clean_up(&self, instance: &str) {
         for label in [
-            format!("{LABEL}=true"),
+            format!("{LABEL}={}", self.run),
             format!("org.sandboxd.instance={instance}"),
         ] {
             let filters = HashMap::from([("label".to_string(), vec![label])]);

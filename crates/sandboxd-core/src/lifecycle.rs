@@ -502,6 +502,12 @@ impl Core {
         let pooled = self.pools().drain();
         join_all(pooled.iter().map(|p| self.backend().destroy(&p.sandbox))).await;
     }
+
+    /// Waits until every activity entry recorded so far is in the store, at shutdown: they
+    /// are written off the request path.
+    pub fn flush_activity(&self) {
+        self.sessions().store().flush();
+    }
 }
 
 /// Checks what a create request names; unknown fields were refused when it was read.

@@ -52,11 +52,9 @@ impl CgroupLayout {
             CgroupLayout::V1 { .. } => ("memory.usage_in_bytes", "total_inactive_file"),
             CgroupLayout::V2 { .. } => ("memory.current", "inactive_file"),
         };
-        let (usage, stat, pids) = tokio::join!(
-            read_small(memory_dir.join(usage_file)),
-            read_small(memory_dir.join("memory.stat")),
-            read_small(pids_dir.join("pids.current")),
-        );
+        let usage = read_small(memory_dir.join(usage_file));
+        let stat = read_small(memory_dir.join("memory.stat"));
+        let pids = read_small(pids_dir.join("pids.current"));
         let usage: u64 = usage.trim().parse().unwrap_or(0);
         let inactive = stat_value(&stat, inactive_key).unwrap_or(0);
         Usage {
@@ -76,7 +74,7 @@ impl CgroupLayout {
             CgroupLayout::V1 { .. } => "memory.oom_control",
             CgroupLayout::V2 { .. } => "memory.events",
         };
-        let counters = read_small(self.container_dir("memory", container_id).join(file)).await;
+        let counters = read_small(self.container_dir("memory", container_id).join(file));
         stat_value(&counters, "oom_kill")
     }
 }
@@ -87,8 +85,10 @@ fn is_container_id(id: &str) -> bool {
 }
 
 /// Kernel-made files of a few hundred bytes; an absent file (a gone container) reads as empty.
-async fn read_small(path: PathBuf) -> String {
-    tokio::fs::read_to_string(path).await.unwrap_or_default()
+/// Read in place: the kernel makes them from memory, so reading never waits for a disk, and a
+/// hop to the blocking pool would cost more than the read (exec reads one twice per command).
+fn read_small(path: PathBuf) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
 }
 
 fn stat_value(stat: &str, key: &str) -> Option<u64> {

@@ -215,6 +215,7 @@ pub async fn serve(
     let result = connections::run(listener, app, header_timeout, shutdown).await;
     maintenance.abort();
     core.drain_pools().await;
+    core.flush_activity();
     result
 }
 

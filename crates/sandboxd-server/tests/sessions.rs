@@ -216,6 +216,21 @@ fn entry(
 }
 
 #[tokio::test]
+async fn every_exec_is_in_the_activity_read_right_after_it() {
+    // Entries are written off the request path; a read must still see each one.
+    let service = TestService::default_service();
+    let id = service.open(None).await;
+    for round in 1..=20 {
+        let (status, _) = service.admin().exec(&id, &format!("exit {round}")).await;
+        assert_eq!(status, StatusCode::OK);
+        let (log, entries) = activity(&service.admin(), &id).await;
+        assert_eq!(entries.len(), 1 + round, "{log}");
+        assert_eq!(log["entries"][0]["action"], "exec");
+        assert_eq!(log["entries"][0]["exit_code"], round);
+    }
+}
+
+#[tokio::test]
 async fn activity_records_who_did_what_through_which_interface() {
     let service = TestService::start(&config(4, 0, &two_tenants()));
     let cli = service.admin().via("cli");

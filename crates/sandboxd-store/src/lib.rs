@@ -2,8 +2,10 @@
 //! restart (or a crash) of the service loses nothing and a closed session can still be audited.
 //!
 //! Times are RFC 3339 strings, as the API shows them. Calls are short and synchronous; the
-//! connection is shared behind a mutex.
+//! connection is shared behind a mutex. Activity entries, written on every operation, are the
+//! exception: a thread of the store's own writes them in batches (see `activity`).
 
+mod activity;
 mod audit;
 mod snapshots;
 
@@ -12,12 +14,11 @@ pub use snapshots::SnapshotRecord;
 
 use rusqlite::{params, Connection, OptionalExtension, Row};
 use rusqlite_migration::{Migrations, M};
-use sandboxd_api::ActivityEntry;
 use std::collections::BTreeMap;
 use std::fs::{OpenOptions, Permissions};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// Activity entries kept per session: the most recent, older ones dropped.
 pub const ACTIVITY_PER_SESSION: u32 = 200;
@@ -93,9 +94,10 @@ fn migrations() -> Migrations<'static> {
 }
 
 pub struct Store {
-    connection: Mutex<Connection>,
+    connection: Arc<Mutex<Connection>>,
     /// The directory the database is in: the service's state directory.
     directory: PathBuf,
+    activity: activity::Writer,
 }
 
 /// Runs a statement through the connection's statement cache: the same few statements run on
@@ -164,8 +166,10 @@ impl Store {
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         connection.pragma_update(None, "foreign_keys", "ON")?;
         migrations().to_latest(&mut connection)?;
+        let connection = Arc::new(Mutex::new(connection));
         Ok(Store {
-            connection: Mutex::new(connection),
+            activity: activity::Writer::start(connection.clone()),
+            connection,
             directory: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
         })
     }
@@ -295,64 +299,6 @@ impl Store {
             rows.collect()
         })
     }
-
-    /// Appends an entry and drops what falls out of the session's ring.
-    pub fn record_activity(
-        &self,
-        session_id: &str,
-        entry: &ActivityEntry,
-    ) -> Result<(), StoreError> {
-        self.with(|c| {
-            execute_cached(c,
-                "INSERT INTO activity (session_id, at, principal, interface, action, target, status, exit_code, bytes, duration_ms, error)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
-                params![
-                    session_id,
-                    entry.at,
-                    entry.principal,
-                    entry.interface,
-                    entry.action,
-                    entry.target,
-                    entry.status,
-                    entry.exit_code,
-                    entry.bytes.map(|b| b.min(i64::MAX as u64) as i64),
-                    entry.duration_ms.min(i64::MAX as u64) as i64,
-                    entry.error
-                ],
-            )?;
-            execute_cached(c,
-                "DELETE FROM activity WHERE session_id = ?1 AND seq <= (
-                    SELECT seq FROM activity WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
-                params![session_id, ACTIVITY_PER_SESSION],
-            )
-            .map(drop)
-        })
-    }
-
-    /// The session's log, newest first.
-    pub fn activity(&self, session_id: &str) -> Result<Vec<ActivityEntry>, StoreError> {
-        self.with(|c| {
-            let mut statement = c.prepare(
-                "SELECT at, principal, interface, action, target, status, exit_code, bytes, duration_ms, error
-                 FROM activity WHERE session_id = ?1 ORDER BY seq DESC LIMIT ?2",
-            )?;
-            let rows = statement.query_map(params![session_id, ACTIVITY_PER_SESSION], |row| {
-                Ok(ActivityEntry {
-                    at: row.get(0)?,
-                    principal: row.get(1)?,
-                    interface: row.get(2)?,
-                    action: row.get(3)?,
-                    target: row.get(4)?,
-                    status: row.get(5)?,
-                    exit_code: row.get(6)?,
-                    bytes: row.get::<_, Option<i64>>(7)?.map(|b| b.max(0) as u64),
-                    duration_ms: row.get::<_, i64>(8)?.max(0) as u64,
-                    error: row.get(9)?,
-                })
-            })?;
-            rows.collect()
-        })
-    }
 }
 
 #[cfg(test)]
@@ -371,21 +317,6 @@ mod tests {
             ended_at: None,
             end_reason: None,
             paused_at: None,
-        }
-    }
-
-    fn entry(n: usize) -> ActivityEntry {
-        ActivityEntry {
-            at: format!("2026-11-29T10:00:{:02}Z", n % 60),
-            principal: "admin".into(),
-            interface: "api".into(),
-            action: "exec".into(),
-            target: format!("prog{n}"),
-            status: "ok".into(),
-            exit_code: Some(0),
-            bytes: None,
-            duration_ms: 3,
-            error: None,
         }
     }
 
@@ -454,32 +385,5 @@ mod tests {
         assert_eq!(ended.last_activity_at, "2026-11-29T11:30:00Z");
         assert_eq!(store.ended_sessions(10).unwrap().len(), 1);
         assert!(store.session("zzz").unwrap().is_none());
-    }
-
-    #[test]
-    fn activity_is_a_ring_of_the_most_recent_entries() {
-        let dir = tempfile::tempdir().unwrap();
-        let store = Store::open(&dir.path().join("state.db")).unwrap();
-        for n in 0..(ACTIVITY_PER_SESSION as usize + 25) {
-            store.record_activity("a", &entry(n)).unwrap();
-        }
-        store.record_activity("b", &entry(0)).unwrap();
-        let log = store.activity("a").unwrap();
-        assert_eq!(log.len(), ACTIVITY_PER_SESSION as usize);
-        assert_eq!(
-            log[0].target,
-            format!("prog{}", ACTIVITY_PER_SESSION + 24),
-            "newest first"
-        );
-        assert_eq!(
-            log.last().unwrap().target,
-            "prog25",
-            "the oldest were dropped"
-        );
-        assert_eq!(
-            store.activity("b").unwrap().len(),
-            1,
-            "rings are per session"
-        );
     }
 }

@@ -26,7 +26,7 @@ pub use process::{
 };
 pub use secret::{claim, AgentKey};
 
-use crate::frame::{decode_header, encode_header, HEADER_LEN};
+use crate::frame::{decode_header, encode_header, json_frame, HEADER_LEN};
 use crate::{Frame, FrameKind, ProtoError, MAX_FRAME_LEN};
 use serde::Serialize;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
@@ -44,10 +44,12 @@ pub(crate) async fn read_frame_limited<R: AsyncRead + Unpin + ?Sized>(
     max_len: usize,
 ) -> Result<Frame, ProtoError> {
     let mut header = [0; HEADER_LEN];
-    if reader.read(&mut header[..1]).await? == 0 {
+    // Usually the whole header in one read, never past it (see `crate::read_frame`).
+    let first = reader.read(&mut header).await?;
+    if first == 0 {
         return Err(ProtoError::Closed);
     }
-    reader.read_exact(&mut header[1..]).await?;
+    reader.read_exact(&mut header[first..]).await?;
     let (kind, len) = decode_header(header, max_len)?;
     let mut payload = vec![0; len];
     reader.read_exact(&mut payload).await?;
@@ -66,12 +68,14 @@ pub async fn write_frame<W: AsyncWrite + Unpin + ?Sized>(
     Ok(())
 }
 
-/// Writes `message` as a JSON frame.
+/// Writes `message` as a JSON frame, in one write.
 pub async fn write_json<W: AsyncWrite + Unpin + ?Sized, T: Serialize>(
     writer: &mut W,
     message: &T,
 ) -> Result<(), ProtoError> {
-    write_frame(writer, FrameKind::Json, &serde_json::to_vec(message)?).await
+    writer.write_all(&json_frame(message)?).await?;
+    writer.flush().await?;
+    Ok(())
 }
 
 #[cfg(test)]

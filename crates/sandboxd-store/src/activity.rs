@@ -1,0 +1,314 @@
+//! Sessions' activity logs. Every operation records an entry, so recording must not make the
+//! operation wait for the database: [`Store::record_activity`] only queues the entry, and a
+//! thread of the store's own writes what is queued in batches (one transaction each). A read
+//! of a log waits for the entries queued before it, so it sees every operation that ended
+//! before it was asked; [`Store::flush`] and dropping the store wait for the whole queue.
+//!
+//! The queue is bounded: when the writer falls that far behind, recording waits for room
+//! instead of holding more. Should the writer thread be gone, entries are written in place.
+
+use crate::{execute_cached, Store, StoreError, ACTIVITY_PER_SESSION};
+use rusqlite::{params, Connection};
+use sandboxd_api::ActivityEntry;
+use std::collections::BTreeSet;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::thread::JoinHandle;
+
+/// Entries queued at most before recording waits for the writer.
+const QUEUE_LEN: usize = 4096;
+/// Entries written in one transaction at most.
+const MAX_BATCH: usize = 512;
+
+enum Job {
+    /// Boxed, so the queue's slots (allocated up front) stay small.
+    Record(Box<(String, ActivityEntry)>),
+    /// Answered once everything queued before it is written.
+    Flush(mpsc::Sender<()>),
+}
+
+/// The writer thread and its queue.
+pub(crate) struct Writer {
+    queue: Option<SyncSender<Job>>,
+    /// Entries queued and not yet written: a read need not wait when there are none.
+    pending: Arc<AtomicUsize>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Writer {
+    pub(crate) fn start(connection: Arc<Mutex<Connection>>) -> Writer {
+        let (queue, jobs) = mpsc::sync_channel(QUEUE_LEN);
+        let pending = Arc::new(AtomicUsize::new(0));
+        let counted = pending.clone();
+        // Without a thread, entries are written in place (see `Store::record_activity`).
+        let thread = std::thread::Builder::new()
+            .name("activity-writer".into())
+            .spawn(move || write_queued(&connection, &jobs, &counted))
+            .ok();
+        Writer {
+            queue: thread.is_some().then_some(queue),
+            pending,
+            thread,
+        }
+    }
+
+    /// Queues the entry; gives it back when there is no writer to take it.
+    fn record(&self, session_id: &str, entry: &ActivityEntry) -> Option<ActivityEntry> {
+        let Some(queue) = &self.queue else {
+            return Some(entry.clone());
+        };
+        self.pending.fetch_add(1, Ordering::AcqRel);
+        let job = Job::Record(Box::new((session_id.to_string(), entry.clone())));
+        let sent = match queue.try_send(job) {
+            Ok(()) => Ok(()),
+            // The writer is behind: wait for room rather than queue without bound.
+            Err(TrySendError::Full(job)) => queue.send(job).map_err(|e| e.0),
+            Err(TrySendError::Disconnected(job)) => Err(job),
+        };
+        match sent {
+            Ok(()) => None,
+            Err(Job::Record(record)) => {
+                self.pending.fetch_sub(1, Ordering::AcqRel);
+                Some(record.1)
+            }
+            Err(Job::Flush(_)) => None,
+        }
+    }
+
+    /// Waits until every entry queued so far is written.
+    fn flush(&self) {
+        let Some(queue) = &self.queue else { return };
+        if self.pending.load(Ordering::Acquire) == 0 {
+            return;
+        }
+        let (done, written) = mpsc::channel();
+        if queue.send(Job::Flush(done)).is_ok() {
+            // An error means the writer ended: nothing more will be written by it.
+            let _ = written.recv();
+        }
+    }
+}
+
+impl Drop for Writer {
+    /// Closing the queue ends the writer once it has written what is queued.
+    fn drop(&mut self) {
+        drop(self.queue.take());
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The writer thread: takes what is queued, up to [`MAX_BATCH`], and writes it in one
+/// transaction, until the queue closes.
+fn write_queued(connection: &Mutex<Connection>, jobs: &Receiver<Job>, pending: &AtomicUsize) {
+    let mut batch = Vec::new();
+    let mut flushes = Vec::new();
+    while let Ok(first) = jobs.recv() {
+        let mut next = Some(first);
+        while let Some(job) = next {
+            match job {
+                Job::Record(record) => batch.push(*record),
+                Job::Flush(done) => flushes.push(done),
+            }
+            next = if batch.len() < MAX_BATCH {
+                jobs.try_recv().ok()
+            } else {
+                None
+            };
+        }
+        if !batch.is_empty() {
+            let mut connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
+            if let Err(e) = write_batch(&mut connection, &batch) {
+                tracing::error!(entries = batch.len(), error = %e, "cannot write the activity log");
+            }
+            pending.fetch_sub(batch.len(), Ordering::AcqRel);
+            batch.clear();
+        }
+        for done in flushes.drain(..) {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// Appends the entries and drops what falls out of each session's ring.
+fn write_batch(
+    connection: &mut Connection,
+    batch: &[(String, ActivityEntry)],
+) -> rusqlite::Result<()> {
+    let transaction = connection.transaction()?;
+    for (session_id, entry) in batch {
+        insert(&transaction, session_id, entry)?;
+    }
+    let sessions: BTreeSet<&str> = batch.iter().map(|(id, _)| id.as_str()).collect();
+    for session_id in sessions {
+        execute_cached(
+            &transaction,
+            "DELETE FROM activity WHERE session_id = ?1 AND seq <= (
+                SELECT seq FROM activity WHERE session_id = ?1 ORDER BY seq DESC LIMIT 1 OFFSET ?2)",
+            params![session_id, ACTIVITY_PER_SESSION],
+        )?;
+    }
+    transaction.commit()
+}
+
+fn insert(c: &Connection, session_id: &str, entry: &ActivityEntry) -> rusqlite::Result<()> {
+    execute_cached(
+        c,
+        "INSERT INTO activity (session_id, at, principal, interface, action, target, status, exit_code, bytes, duration_ms, error)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+        params![
+            session_id,
+            entry.at,
+            entry.principal,
+            entry.interface,
+            entry.action,
+            entry.target,
+            entry.status,
+            entry.exit_code,
+            entry.bytes.map(|b| b.min(i64::MAX as u64) as i64),
+            entry.duration_ms.min(i64::MAX as u64) as i64,
+            entry.error
+        ],
+    )
+    .map(drop)
+}
+
+impl Store {
+    /// Records an entry in the session's log (written shortly after; a read of the log waits
+    /// for it). Older entries beyond [`ACTIVITY_PER_SESSION`] are dropped.
+    pub fn record_activity(
+        &self,
+        session_id: &str,
+        entry: &ActivityEntry,
+    ) -> Result<(), StoreError> {
+        match self.activity.record(session_id, entry) {
+            None => Ok(()),
+            Some(entry) => {
+                let mut connection = self.connection.lock().expect("store lock");
+                Ok(write_batch(
+                    &mut connection,
+                    &[(session_id.to_string(), entry)],
+                )?)
+            }
+        }
+    }
+
+    /// Waits until every activity entry recorded so far is written: on a clean shutdown.
+    pub fn flush(&self) {
+        self.activity.flush();
+    }
+
+    /// The session's log, newest first, with every entry recorded before the call.
+    pub fn activity(&self, session_id: &str) -> Result<Vec<ActivityEntry>, StoreError> {
+        self.activity.flush();
+        self.with(|c| {
+            let mut statement = c.prepare_cached(
+                "SELECT at, principal, interface, action, target, status, exit_code, bytes, duration_ms, error
+                 FROM activity WHERE session_id = ?1 ORDER BY seq DESC LIMIT ?2",
+            )?;
+            let rows = statement.query_map(params![session_id, ACTIVITY_PER_SESSION], |row| {
+                Ok(ActivityEntry {
+                    at: row.get(0)?,
+                    principal: row.get(1)?,
+                    interface: row.get(2)?,
+                    action: row.get(3)?,
+                    target: row.get(4)?,
+                    status: row.get(5)?,
+                    exit_code: row.get(6)?,
+                    bytes: row.get::<_, Option<i64>>(7)?.map(|b| b.max(0) as u64),
+                    duration_ms: row.get::<_, i64>(8)?.max(0) as u64,
+                    error: row.get(9)?,
+                })
+            })?;
+            rows.collect()
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(n: usize) -> ActivityEntry {
+        ActivityEntry {
+            at: format!("2026-11-29T10:00:{:02}Z", n % 60),
+            principal: "admin".into(),
+            interface: "api".into(),
+            action: "exec".into(),
+            target: format!("prog{n}"),
+            status: "ok".into(),
+            exit_code: Some(0),
+            bytes: None,
+            duration_ms: 3,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn activity_is_a_ring_of_the_most_recent_entries() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("state.db")).unwrap();
+        for n in 0..(ACTIVITY_PER_SESSION as usize + 25) {
+            store.record_activity("a", &entry(n)).unwrap();
+        }
+        store.record_activity("b", &entry(0)).unwrap();
+        let log = store.activity("a").unwrap();
+        assert_eq!(log.len(), ACTIVITY_PER_SESSION as usize);
+        assert_eq!(
+            log[0].target,
+            format!("prog{}", ACTIVITY_PER_SESSION + 24),
+            "newest first"
+        );
+        assert_eq!(
+            log.last().unwrap().target,
+            "prog25",
+            "the oldest were dropped"
+        );
+        assert_eq!(
+            store.activity("b").unwrap().len(),
+            1,
+            "rings are per session"
+        );
+    }
+
+    #[test]
+    fn a_read_sees_every_entry_recorded_before_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("state.db")).unwrap();
+        for round in 1..=50 {
+            store.record_activity("a", &entry(round)).unwrap();
+            let log = store.activity("a").unwrap();
+            assert_eq!(log.len(), round, "read right after recording");
+            assert_eq!(log[0].target, format!("prog{round}"));
+        }
+    }
+
+    #[test]
+    fn queued_entries_are_written_when_the_store_is_dropped() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let store = Store::open(&path).unwrap();
+        // More than the queue holds, recorded from several threads at once.
+        let store = Arc::new(store);
+        let threads: Vec<_> = (0..4)
+            .map(|t| {
+                let store = store.clone();
+                std::thread::spawn(move || {
+                    for n in 0..(QUEUE_LEN / 2) {
+                        store.record_activity(&format!("s{t}"), &entry(n)).unwrap();
+                    }
+                })
+            })
+            .collect();
+        threads.into_iter().for_each(|t| t.join().unwrap());
+        drop(Arc::into_inner(store).expect("the only reference"));
+        let store = Store::open(&path).unwrap();
+        for t in 0..4 {
+            let log = store.activity(&format!("s{t}")).unwrap();
+            assert_eq!(log.len(), ACTIVITY_PER_SESSION as usize);
+            assert_eq!(log[0].target, format!("prog{}", QUEUE_LEN / 2 - 1));
+        }
+    }
+}
