@@ -6,11 +6,13 @@
 //! runs create, exec and close with the sandboxes as pods on that cluster.
 
 mod e2b;
+mod footprint;
 mod kubernetes;
 mod measure;
 mod raw;
 mod report;
 mod sandboxd;
+mod scale;
 mod snapshots;
 
 use anyhow::Result;
@@ -48,6 +50,15 @@ struct Args {
     /// Also measure create, exec and close with the sandboxes as pods on this cluster.
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// Also the scale run: this many sessions open at once (see `scale`).
+    #[arg(long)]
+    scale: Option<usize>,
+    /// The concurrent clients opening the scale run's sessions.
+    #[arg(long, default_value_t = 20)]
+    scale_clients: usize,
+    /// Only the scale run.
+    #[arg(long, requires = "scale")]
+    scale_only: bool,
 }
 
 #[tokio::main]
@@ -60,6 +71,9 @@ async fn main() -> Result<()> {
         docker,
         image: args.image.clone(),
     };
+    if args.scale_only {
+        return run_scale(&args, &raw).await;
+    }
     let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
     let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, "")?;
     let api = Api {
@@ -86,5 +100,23 @@ async fn main() -> Result<()> {
         .await?;
     }
     figures.print_targets();
+    if args.scale.is_some() {
+        run_scale(&args, &raw).await?;
+    }
+    Ok(())
+}
+
+async fn run_scale(args: &Args, raw: &Raw) -> Result<()> {
+    let count = args.scale.unwrap_or_default();
+    let figures = scale::run(
+        count,
+        args.scale_clients,
+        &args.sandboxd,
+        &args.agent,
+        &args.image,
+        raw,
+    )
+    .await?;
+    scale::print_goals(&figures);
     Ok(())
 }

@@ -37,7 +37,8 @@ impl Raw {
                 pids_limit: Some(128),
                 memory: Some(256 << 20),
                 memory_swap: Some(256 << 20),
-                init: Some(true),
+                // The service's shape: its agent is its own init.
+                init: Some(false),
                 network_mode: Some("none".into()),
                 ..Default::default()
             }),

@@ -27,11 +27,11 @@ impl Sample {
         sorted.get(index).copied().unwrap_or_default()
     }
 
-    fn p50(&self) -> Duration {
+    pub(crate) fn p50(&self) -> Duration {
         self.percentile(0.5)
     }
 
-    fn p99(&self) -> Duration {
+    pub(crate) fn p99(&self) -> Duration {
         self.percentile(0.99)
     }
 }

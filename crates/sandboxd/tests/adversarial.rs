@@ -1343,7 +1343,8 @@ echo "host-paths: $(grep -c /var/lib/docker /proc/self/mountinfo) mountinfo line
                 "a masked kernel file gives content: {line}"
             );
         }
-        assert!(out.contains("init: /sbin/docker-init -- /.sandboxd-agent"), "{out}");
+        // PID 1 is the agent's own init, no engine init beside it.
+        assert!(out.contains("init: /.sandboxd-agent --connect"), "{out}");
         let pids: usize = out
             .lines()
             .find_map(|l| l.strip_prefix("pids: "))
