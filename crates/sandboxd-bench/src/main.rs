@@ -72,7 +72,12 @@ async fn main() -> Result<()> {
         image: args.image.clone(),
     };
     if args.scale_only {
-        return run_scale(&args, &raw).await;
+        let goals = run_scale(&args, &raw).await?;
+        report::print_goals(
+            "scale goals (each figure against its floor in this run)",
+            &goals,
+        );
+        return Ok(());
     }
     let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
     let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, "")?;
@@ -99,14 +104,20 @@ async fn main() -> Result<()> {
         )
         .await?;
     }
-    figures.print_targets();
+    let mut goals = figures.targets();
+    goals.extend(figures.exec_goals());
     if args.scale.is_some() {
-        run_scale(&args, &raw).await?;
+        goals.extend(run_scale(&args, &raw).await?);
     }
+    report::print_goals(
+        "targets and goals (each figure against its floor in this run)",
+        &goals,
+    );
     Ok(())
 }
 
-async fn run_scale(args: &Args, raw: &Raw) -> Result<()> {
+/// The scale run's goals.
+async fn run_scale(args: &Args, raw: &Raw) -> Result<Vec<report::Goal>> {
     let count = args.scale.unwrap_or_default();
     let figures = scale::run(
         count,
@@ -117,6 +128,5 @@ async fn run_scale(args: &Args, raw: &Raw) -> Result<()> {
         raw,
     )
     .await?;
-    scale::print_goals(&figures);
-    Ok(())
+    Ok(figures.goals())
 }

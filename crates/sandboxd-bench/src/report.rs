@@ -41,8 +41,13 @@ pub(crate) struct Figures {
     pub(crate) cold: Sample,
     pub(crate) raw_create: Sample,
     pub(crate) warm: Sample,
+    /// `sh -c true`, as `command`.
     pub(crate) exec_true: Sample,
+    /// `true`, as `argv`.
+    pub(crate) exec_argv: Sample,
     pub(crate) raw_exec_true: Sample,
+    /// `exec_true` without the service: see `measure::host_spawn`.
+    pub(crate) floor_single: Sample,
     pub(crate) close: Sample,
     pub(crate) concurrent: Sample,
     /// `concurrent` without the service: see `measure::host_spawn_floor`.
@@ -51,55 +56,166 @@ pub(crate) struct Figures {
 }
 
 impl Figures {
-    /// Prints each target with the figures it is checked against, and whether it was met.
-    pub(crate) fn print_targets(&self) {
-        let single = self.exec_true.p50();
-        let targets = [
-            (
-                "exec `true` p50 at most 1/10 of the raw API's",
-                self.exec_true.p50() * 10 <= self.raw_exec_true.p50(),
-                format!(
-                    "{} vs {} / 10",
-                    ms(self.exec_true.p50()),
-                    ms(self.raw_exec_true.p50())
-                ),
-            ),
-            (
-                "create from a warm pool p50 under 10 ms",
-                self.warm.p50() < Duration::from_millis(10),
-                ms(self.warm.p50()),
-            ),
-            (
-                "cold create p50 at most 1.1x raw create+start",
-                self.cold.p50().as_secs_f64() <= 1.1 * self.raw_create.p50().as_secs_f64(),
-                format!("{} vs {}", ms(self.cold.p50()), ms(self.raw_create.p50())),
-            ),
-            (
-                "close p50 under 100 ms",
-                self.close.p50() < Duration::from_millis(100),
-                ms(self.close.p50()),
-            ),
-            (
-                "20 x 50 concurrent p99 under 5x the single exec p50",
-                self.concurrent.p99() < single * 5,
-                format!(
-                    "{} vs 5 x {}; without the service (host floor) the p99 is {}",
-                    ms(self.concurrent.p99()),
-                    ms(single),
-                    ms(self.floor_concurrent.p99())
-                ),
-            ),
-            (
-                "service RSS with 20 open sessions under 64 MB",
-                self.rss_bytes < 64 * MIB as u64,
-                format!("{:.1} MB", self.rss_bytes as f64 / MIB as f64),
-            ),
-        ];
-        println!("\ntargets");
-        for (target, met, figures) in targets {
-            let verdict = if met { "met" } else { "MISSED" };
-            println!("  {verdict:<7} {target}: {figures}");
+    /// The exec goals of the issue, each against its floor in this run.
+    pub(crate) fn exec_goals(&self) -> Vec<Goal> {
+        vec![
+            Goal {
+                name: "exec `sh -c true` p50 vs posix_spawn on the host".into(),
+                figure: Figure::Latency(self.exec_true.p50()),
+                floor: Some(Figure::Latency(self.floor_single.p50())),
+                target: Target::AtMostTimes(1.5),
+            },
+            Goal {
+                name: "exec argv [\"true\"] p50 vs the same as `command`".into(),
+                figure: Figure::Latency(self.exec_argv.p50()),
+                floor: Some(Figure::Latency(self.exec_true.p50())),
+                target: Target::AtMostTimes(1.0),
+            },
+            Goal {
+                name: "20 x 50 concurrent exec p99 vs the host's".into(),
+                figure: Figure::Latency(self.concurrent.p99()),
+                floor: Some(Figure::Latency(self.floor_concurrent.p99())),
+                target: Target::AtMostTimes(2.0),
+            },
+        ]
+    }
+
+    /// The service's standing targets, each against its floor in this run.
+    pub(crate) fn targets(&self) -> Vec<Goal> {
+        let latency = |sample: &Sample| Figure::Latency(sample.p50());
+        vec![
+            Goal {
+                name: "exec `true` p50 vs the raw API's".into(),
+                figure: latency(&self.exec_true),
+                floor: Some(latency(&self.raw_exec_true)),
+                target: Target::AtMostTimes(0.1),
+            },
+            Goal {
+                name: "create from a warm pool p50".into(),
+                figure: latency(&self.warm),
+                floor: None,
+                target: Target::AtMost(Figure::Latency(Duration::from_millis(10))),
+            },
+            Goal {
+                name: "cold create p50 vs raw create+start".into(),
+                figure: latency(&self.cold),
+                floor: Some(latency(&self.raw_create)),
+                target: Target::AtMostTimes(1.1),
+            },
+            Goal {
+                name: "close p50".into(),
+                figure: latency(&self.close),
+                floor: None,
+                target: Target::AtMost(Figure::Latency(Duration::from_millis(100))),
+            },
+            Goal {
+                name: "20 x 50 concurrent p99 vs the single exec p50".into(),
+                figure: Figure::Latency(self.concurrent.p99()),
+                floor: Some(latency(&self.exec_true)),
+                target: Target::AtMostTimes(5.0),
+            },
+            Goal {
+                name: "service RSS with 20 open sessions".into(),
+                figure: Figure::Bytes(self.rss_bytes),
+                floor: None,
+                target: Target::AtMost(Figure::Bytes(64 * MIB as u64)),
+            },
+        ]
+    }
+}
+
+/// A quantity a goal is stated in.
+#[derive(Clone, Copy)]
+pub(crate) enum Figure {
+    Latency(Duration),
+    Bytes(u64),
+    /// Per second.
+    Rate(f64),
+}
+
+impl Figure {
+    fn value(self) -> f64 {
+        match self {
+            Figure::Latency(d) => d.as_secs_f64(),
+            Figure::Bytes(b) => b as f64,
+            Figure::Rate(r) => r,
         }
+    }
+}
+
+impl std::fmt::Display for Figure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match *self {
+            Figure::Latency(d) => f.write_str(&ms(d)),
+            Figure::Bytes(b) => write!(f, "{:.1} MB", b as f64 / MIB as f64),
+            Figure::Rate(r) => write!(f, "{r:.1}/s"),
+        }
+    }
+}
+
+/// What a goal asks of its figure.
+#[derive(Clone, Copy)]
+pub(crate) enum Target {
+    /// At most this many times the floor.
+    AtMostTimes(f64),
+    /// At least this many times the floor.
+    AtLeastTimes(f64),
+    /// At most this, whatever the floor (a budget).
+    AtMost(Figure),
+}
+
+/// One goal of the issue: a figure of this run against the floor measured in the same run.
+pub(crate) struct Goal {
+    pub(crate) name: String,
+    pub(crate) figure: Figure,
+    /// What the figure is compared with (the host, the raw engine, the service with one
+    /// session); `None` for a plain budget.
+    pub(crate) floor: Option<Figure>,
+    pub(crate) target: Target,
+}
+
+impl Goal {
+    fn ratio(&self) -> Option<f64> {
+        self.floor.map(|floor| self.figure.value() / floor.value())
+    }
+
+    fn met(&self) -> bool {
+        match (self.target, self.ratio()) {
+            (Target::AtMostTimes(times), Some(ratio)) => ratio <= times,
+            (Target::AtLeastTimes(times), Some(ratio)) => ratio >= times,
+            (Target::AtMost(budget), _) => self.figure.value() <= budget.value(),
+            // A ratio goal without its floor cannot be met.
+            (_, None) => false,
+        }
+    }
+}
+
+/// Prints the goals as a table: figure, floor, ratio, target, and met or missed.
+pub(crate) fn print_goals(title: &str, goals: &[Goal]) {
+    println!("\n{title}");
+    println!(
+        "  {:<52} {:>11} {:>11} {:>7}  {:<12} verdict",
+        "goal", "figure", "floor", "ratio", "target"
+    );
+    for goal in goals {
+        let floor = goal.floor.map_or("-".into(), |floor| floor.to_string());
+        let ratio = goal
+            .ratio()
+            .map_or("-".into(), |ratio| format!("{ratio:.2}x"));
+        let target = match goal.target {
+            Target::AtMostTimes(times) => format!("<= {times:.2}x"),
+            Target::AtLeastTimes(times) => format!(">= {times:.2}x"),
+            Target::AtMost(budget) => format!("<= {budget}"),
+        };
+        let verdict = if goal.met() { "met" } else { "MISSED" };
+        println!(
+            "  {:<52} {:>11} {:>11} {:>7}  {:<12} {verdict}",
+            goal.name,
+            goal.figure.to_string(),
+            floor,
+            ratio,
+            target
+        );
     }
 }
 
@@ -128,5 +244,36 @@ pub(crate) fn print_row(name: &str, ours: &Sample, raw: Option<&Sample>) {
             "-",
             "-"
         ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn goal(figure: Figure, floor: Option<Figure>, target: Target) -> Goal {
+        Goal {
+            name: "g".into(),
+            figure,
+            floor,
+            target,
+        }
+    }
+
+    #[test]
+    fn a_goal_is_met_by_its_ratio_to_the_floor_or_its_budget() {
+        let ms = |n| Figure::Latency(Duration::from_millis(n));
+        assert!(goal(ms(15), Some(ms(10)), Target::AtMostTimes(1.5)).met());
+        assert!(!goal(ms(16), Some(ms(10)), Target::AtMostTimes(1.5)).met());
+        assert_eq!(
+            goal(ms(15), Some(ms(10)), Target::AtMostTimes(1.5)).ratio(),
+            Some(1.5)
+        );
+        assert!(
+            !goal(ms(1), None, Target::AtMostTimes(1.5)).met(),
+            "no floor, no ratio"
+        );
+        assert!(goal(Figure::Bytes(10), None, Target::AtMost(Figure::Bytes(10))).met());
+        assert!(!goal(Figure::Bytes(11), None, Target::AtMost(Figure::Bytes(10))).met());
     }
 }

@@ -191,15 +191,24 @@ impl Api {
     }
 
     pub(crate) async fn exec(&self, id: &str, command: &str) -> Result<Value> {
+        self.run(id, json!({"command": command})).await
+    }
+
+    /// Runs a program with its arguments, no shell.
+    pub(crate) async fn exec_argv(&self, id: &str, argv: &[&str]) -> Result<Value> {
+        self.run(id, json!({"argv": argv})).await
+    }
+
+    async fn run(&self, id: &str, request: Value) -> Result<Value> {
         let result = self
             .call(
                 reqwest::Method::POST,
                 &format!("/v1/sessions/{id}/exec"),
-                Some(json!({"command": command})),
+                Some(request.clone()),
             )
             .await?;
         if result["exit_code"] != 0 {
-            bail!("command {command:?} failed: {result}");
+            bail!("{request} failed: {result}");
         }
         Ok(result)
     }

@@ -9,7 +9,7 @@
 
 use crate::footprint::{self, HostMemory, Processes};
 use crate::raw::Raw;
-use crate::report::{time, Sample, MIB};
+use crate::report::{time, Figure, Goal, Sample, Target, MIB};
 use crate::sandboxd::{Api, Service, TOKEN};
 use anyhow::{bail, Context, Result};
 use bollard::query_parameters::ListContainersOptionsBuilder;
@@ -313,69 +313,58 @@ impl Costs {
 }
 
 impl ScaleFigures {
-    /// The goals 3-5 with their figures: (goal, met, figures).
-    pub(crate) fn goals(&self) -> Vec<(String, bool, String)> {
+    /// The goals 3-5, each against its floor in this run.
+    pub(crate) fn goals(&self) -> Vec<Goal> {
         let n = self.count;
-        let ratio = |many: Duration, one: Duration| many.as_secs_f64() / one.as_secs_f64();
-        let (p50, p99) = (
-            ratio(self.exec_many.p50(), self.exec_one.p50()),
-            ratio(self.exec_many.p99(), self.exec_one.p99()),
-        );
+        // A session that never answered leaves the goal missed.
+        let last_answer = if self.answered == n {
+            self.all_answered
+        } else {
+            ANSWER_DEADLINE
+        };
         vec![
-            (
-                format!("{n} idle sessions at most 3 MB of host memory each"),
-                self.per_session <= 3.0 * MIB as f64,
-                format!(
-                    "{:.2} MB each (attributed, at {n})",
-                    self.per_session / MIB as f64
-                ),
-            ),
-            (
-                format!("exec p50 and p99 with {n} open within 1.2x of one open"),
-                p50 <= 1.2 && p99 <= 1.2,
-                format!("p50 {p50:.2}x, p99 {p99:.2}x"),
-            ),
-            (
-                format!("service RSS with {n} open under 64 MB"),
-                self.rss_bytes < 64 * MIB as u64,
-                format!("{:.1} MB", self.rss_bytes as f64 / MIB as f64),
-            ),
-            (
-                format!(
-                    "{n} sessions by {} clients at least 1.0x the raw API's rate",
-                    self.clients
-                ),
-                self.ours_rate >= self.raw_rate,
-                format!(
-                    "{:.1}/s vs {:.1}/s = {:.2}x",
-                    self.ours_rate,
-                    self.raw_rate,
-                    self.ours_rate / self.raw_rate
-                ),
-            ),
-            (
-                format!(
-                    "kill -9 restart with {n} open: serving within 2 s, every session answering"
-                ),
-                self.serving <= Duration::from_secs(2)
-                    && self.answered == n
-                    && self.all_answered <= Duration::from_secs(2),
-                format!(
-                    "serving {:.2} s, {} of {n} answered, the last at {:.2} s",
-                    self.serving.as_secs_f64(),
-                    self.answered,
-                    self.all_answered.as_secs_f64()
-                ),
-            ),
+            Goal {
+                name: format!("host memory per idle session, at {n} (attributed)"),
+                figure: Figure::Bytes(self.per_session as u64),
+                floor: None,
+                target: Target::AtMost(Figure::Bytes(3 * MIB as u64)),
+            },
+            Goal {
+                name: format!("exec p50 with {n} open vs with one"),
+                figure: Figure::Latency(self.exec_many.p50()),
+                floor: Some(Figure::Latency(self.exec_one.p50())),
+                target: Target::AtMostTimes(1.2),
+            },
+            Goal {
+                name: format!("exec p99 with {n} open vs with one"),
+                figure: Figure::Latency(self.exec_many.p99()),
+                floor: Some(Figure::Latency(self.exec_one.p99())),
+                target: Target::AtMostTimes(1.2),
+            },
+            Goal {
+                name: format!("service RSS with {n} open"),
+                figure: Figure::Bytes(self.rss_bytes),
+                floor: None,
+                target: Target::AtMost(Figure::Bytes(64 * MIB as u64)),
+            },
+            Goal {
+                name: format!("{n} opened by {} clients vs the raw API", self.clients),
+                figure: Figure::Rate(self.ours_rate),
+                floor: Some(Figure::Rate(self.raw_rate)),
+                target: Target::AtLeastTimes(1.0),
+            },
+            Goal {
+                name: format!("kill -9 restart with {n} open: serving again"),
+                figure: Figure::Latency(self.serving),
+                floor: None,
+                target: Target::AtMost(Figure::Latency(Duration::from_secs(2))),
+            },
+            Goal {
+                name: format!("... and the last of {n} answering ({} did)", self.answered),
+                figure: Figure::Latency(last_answer),
+                floor: None,
+                target: Target::AtMost(Figure::Latency(Duration::from_secs(2))),
+            },
         ]
-    }
-}
-
-/// Prints the goals of the scale run (until the shared goals table takes them).
-pub(crate) fn print_goals(figures: &ScaleFigures) {
-    println!("\nscale goals");
-    for (goal, met, figures) in figures.goals() {
-        let verdict = if met { "met" } else { "MISSED" };
-        println!("  {verdict:<7} {goal}: {figures}");
     }
 }
