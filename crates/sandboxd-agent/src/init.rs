@@ -95,3 +95,46 @@ fn reap_exited(agent: libc::pid_t) -> Option<i32> {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Blocks or unblocks the forwarded signals in the calling thread.
+    unsafe fn mask_forwarded(how: libc::c_int) {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        for signal in FORWARDED {
+            libc::sigaddset(&mut set, signal);
+        }
+        libc::sigprocmask(how, &set, std::ptr::null_mut());
+    }
+
+    #[test]
+    fn init_passes_a_stop_signal_on_and_ends_with_the_agents_status() {
+        // SAFETY: between fork and _exit the children make only async-signal-safe calls.
+        unsafe {
+            // Blocked from before init exists (it inherits the mask), so the signal cannot
+            // come too early.
+            mask_forwarded(libc::SIG_BLOCK);
+            let init = libc::fork();
+            assert!(init >= 0);
+            if init == 0 {
+                let agent = libc::fork();
+                if agent == 0 {
+                    mask_forwarded(libc::SIG_UNBLOCK);
+                    loop {
+                        libc::pause();
+                    }
+                }
+                libc::_exit(serve_as_init(agent));
+            }
+            mask_forwarded(libc::SIG_UNBLOCK);
+            libc::kill(init, libc::SIGTERM);
+            let mut status = 0;
+            assert_eq!(libc::waitpid(init, &mut status, 0), init);
+            assert!(libc::WIFEXITED(status), "init itself died: {status}");
+            assert_eq!(libc::WEXITSTATUS(status), 128 + libc::SIGTERM);
+        }
+    }
+}

@@ -46,6 +46,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    sys::share_one_heap();
     let served = match mode {
         Mode::Help => {
             println!("{USAGE}");
