@@ -178,3 +178,38 @@ fn cgroup_usage(id: &str) -> u64 {
     .and_then(|text| text.trim().parse().ok())
     .unwrap_or(0)
 }
+
+/// CPU time used so far (user + system), in clock ticks, by the process `pid`.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    // The fields after the command name, which is in parentheses and may hold spaces.
+    let fields: Vec<&str> = stat
+        .rsplit_once(')')
+        .map(|(_, rest)| rest.split_whitespace().collect())
+        .unwrap_or_default();
+    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+    [11, 12]
+        .iter()
+        .filter_map(|i| fields.get(*i)?.parse::<u64>().ok())
+        .sum()
+}
+
+/// The share of one CPU that the service, and the engine's daemons, use over `window` while
+/// nothing is asked of them.
+pub(crate) async fn idle_cpu(service: u32, window: std::time::Duration) -> (f64, f64) {
+    let daemons = || -> u64 {
+        process_table()
+            .iter()
+            .filter(|(_, p)| p.name == "dockerd" || p.name == "containerd")
+            .map(|(pid, _)| cpu_ticks(*pid))
+            .sum()
+    };
+    let (service_before, daemons_before) = (cpu_ticks(service), daemons());
+    tokio::time::sleep(window).await;
+    // /proc counts in USER_HZ, 100 per second on Linux whatever the kernel's own tick.
+    let share = |ticks: u64| ticks as f64 / 100.0 / window.as_secs_f64();
+    (
+        share(cpu_ticks(service).saturating_sub(service_before)),
+        share(daemons().saturating_sub(daemons_before)),
+    )
+}

@@ -127,6 +127,8 @@ async fn measure(
     let rss_bytes = service.rss_bytes();
     let sandboxes = sandbox_ids(raw, &service.instance).await?;
     let costs = Costs::read(&sandboxes, before, rss_one, rss_bytes);
+    let (service_cpu, engine_cpu) =
+        footprint::idle_cpu(service.pid(), Duration::from_secs(8)).await;
     let exec_many = exec_samples(&api, &probe).await?;
 
     println!(
@@ -143,6 +145,12 @@ async fn measure(
         "service memory (VmRSS)",
         rss_one as f64 / MIB as f64,
         rss_bytes as f64 / MIB as f64
+    );
+    println!(
+        "{:<34} service {:.1}% of a CPU, engine daemons {:.1}%, over 8 s with {count} open and no requests",
+        "idle CPU",
+        service_cpu * 100.0,
+        engine_cpu * 100.0
     );
     raw_costs.print(&format!(
         "{} raw containers (sleep)",
