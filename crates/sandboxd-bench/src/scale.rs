@@ -22,6 +22,9 @@ use std::time::{Duration, Instant};
 const MIN_AVAILABLE: u64 = 4 << 30;
 /// Sequential execs of `true` on one session, with one and with N open.
 const EXEC_SAMPLES: usize = 300;
+/// Sessions asked at once whether they answer after the restart: enough that the asking does
+/// not queue behind itself, few enough for two cores.
+const ANSWER_CONCURRENCY: usize = 64;
 /// How long each session gets to answer after the restart.
 const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
 const GIB: f64 = (1u64 << 30) as f64;
@@ -173,7 +176,7 @@ async fn measure(
     };
     let answers: Vec<Option<Duration>> = stream::iter(&ids)
         .map(|id| answer_after_restart(&api, id, killed))
-        .buffer_unordered(clients)
+        .buffer_unordered(ANSWER_CONCURRENCY)
         .collect()
         .await;
     let answered = answers.iter().flatten().count();
