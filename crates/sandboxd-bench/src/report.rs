@@ -159,7 +159,7 @@ pub(crate) enum Target {
     /// At most this many times the floor.
     AtMostTimes(f64),
     /// At least this many times the floor.
-    AtLeastTimes(f64),
+    NotBelowTimes(f64),
     /// At most this, whatever the floor (a budget).
     AtMost(Figure),
 }
@@ -182,7 +182,7 @@ impl Goal {
     fn met(&self) -> bool {
         match (self.target, self.ratio()) {
             (Target::AtMostTimes(times), Some(ratio)) => ratio <= times,
-            (Target::AtLeastTimes(times), Some(ratio)) => ratio >= times,
+            (Target::NotBelowTimes(times), Some(ratio)) => ratio >= times,
             (Target::AtMost(budget), _) => self.figure.value() <= budget.value(),
             // A ratio goal without its floor cannot be met.
             (_, None) => false,
@@ -204,7 +204,7 @@ pub(crate) fn print_goals(title: &str, goals: &[Goal]) {
             .map_or("-".into(), |ratio| format!("{ratio:.2}x"));
         let target = match goal.target {
             Target::AtMostTimes(times) => format!("<= {times:.2}x"),
-            Target::AtLeastTimes(times) => format!(">= {times:.2}x"),
+            Target::NotBelowTimes(times) => format!(">= {times:.2}x"),
             Target::AtMost(budget) => format!("<= {budget}"),
         };
         let verdict = if goal.met() { "met" } else { "MISSED" };

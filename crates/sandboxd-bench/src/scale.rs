@@ -362,7 +362,7 @@ impl ScaleFigures {
                 name: format!("{n} opened by {} clients vs the raw API", self.clients),
                 figure: Figure::Rate(self.ours_rate),
                 floor: Some(Figure::Rate(self.raw_rate)),
-                target: Target::AtLeastTimes(1.0),
+                target: Target::NotBelowTimes(1.0),
             },
             Goal {
                 name: format!("kill -9 restart with {n} open: serving again"),
