@@ -7,7 +7,10 @@
 #   3. with --kubernetes: the single-node cluster (scripts/k8s-up.sh) and the same create, exec
 #      and close with the sandboxes as pods, beside the Docker figures
 #
-# Usage: scripts/bench.sh [--kubernetes] [--iterations N]
+#   4. with --scale N: the scale run, N sessions open at once (opened by --scale-clients
+#      clients, 20 by default; --scale-only for that run alone); see crates/sandboxd-bench/src/scale.rs
+#
+# Usage: scripts/bench.sh [--kubernetes] [--iterations N] [--scale N [--scale-only]]
 set -euo pipefail
 
 # shellcheck source=lib.sh

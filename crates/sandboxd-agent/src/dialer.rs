@@ -28,7 +28,9 @@ const SPARES: usize = sandboxd_agent_proto::AGENT_SPARES;
 /// Connections open at once, idle or busy; this bounds the agent's threads.
 const MAX_CONNECTIONS: usize = 64;
 const MIN_RETRY_DELAY: Duration = Duration::from_millis(5);
-const MAX_RETRY_DELAY: Duration = Duration::from_secs(1);
+/// A restarted service sees its agents back within this long of binding their sockets again;
+/// while it is down, a dial that fails at once costs the sandbox little.
+const MAX_RETRY_DELAY: Duration = Duration::from_millis(250);
 /// A connection thread needs little: buffers live on the heap.
 const CONNECTION_STACK_SIZE: usize = 256 * 1024;
 

@@ -48,6 +48,7 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    sys::share_one_heap();
     let served = match mode {
         Mode::Help => {
             println!("{USAGE}");
@@ -56,9 +57,9 @@ fn main() -> ExitCode {
         Mode::Install(dest) => return install(&dest),
         // Before any thread or process exists, so all of them inherit the filter. Without it
         // the sandbox would be weaker than promised: refuse to serve.
-        Mode::Connect(socket) => {
-            harden().and_then(|()| read_secret(&socket).map(|secret| dialer::run(&socket, &secret)))
-        }
+        Mode::Connect(socket) => init::become_init_parent()
+            .and_then(|()| harden())
+            .and_then(|()| read_secret(&socket).map(|secret| dialer::run(&socket, &secret))),
         Mode::Listen(address) => init::become_init_parent()
             .and_then(|()| harden())
             .and_then(|()| listener::run(&address)),
@@ -95,8 +96,9 @@ fn install(dest: &Path) -> ExitCode {
 /// The secret the agent proves itself with, from [`AGENT_SECRET_FILE`] beside the socket. Read
 /// once at start: the service removes the file once the agent has said hello, so later
 /// sandbox processes (which run as the same uid) never find it. A file rather than an
-/// environment variable because PID 1 (docker-init) would keep the variable in its own
-/// environment, which every process of the sandbox's uid can read in /proc/1/environ.
+/// environment variable because PID 1 (the agent's init, or an engine's) would keep the
+/// variable in its own environment, which every process of the sandbox's uid can read in
+/// /proc/1/environ.
 fn read_secret(socket: &Path) -> Result<AgentSecret, String> {
     let path = socket.with_file_name(AGENT_SECRET_FILE);
     let mut text = String::new();

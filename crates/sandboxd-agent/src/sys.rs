@@ -153,6 +153,14 @@ impl AsRawFd for EventFd {
     }
 }
 
+/// One heap for all the agent's threads. The allocator would give each connection thread an
+/// arena of its own, each keeping what a busy moment freed; thousands of idle sandboxes each
+/// hold that for nothing, and the agent's threads rarely allocate at once.
+pub fn share_one_heap() {
+    // SAFETY: mallopt takes integers and only changes the allocator's settings.
+    unsafe { libc::mallopt(libc::M_ARENA_MAX, 1) };
+}
+
 /// Puts SIGHUP, SIGINT, SIGQUIT and SIGTERM back to their default action. A sandbox starts the
 /// agent so; an agent started where they were ignored (in the background, under nohup) would
 /// otherwise hand that down to every command, and Ctrl-C or a hang-up would do nothing.

@@ -118,6 +118,14 @@ pub trait Backend: Send + Sync + 'static {
     /// returning once its agent is reachable again.
     async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
 
+    /// The first, immediate step of taking back a sandbox started before this service
+    /// process: from here on, requests to it wait for its agent instead of failing, so the
+    /// service can serve before [`Backend::adopt`] has seen every agent back. Nothing by
+    /// default.
+    fn reattach(&self, _sandbox: &Sandbox) -> Result<(), BackendError> {
+        Ok(())
+    }
+
     /// Takes back a sandbox that was paused when this service process started: its frozen
     /// agent cannot dial back, so this returns at once and [`Backend::resume`] waits for it.
     async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError>;

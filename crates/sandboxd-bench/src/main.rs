@@ -7,12 +7,14 @@
 
 mod code;
 mod e2b;
+mod footprint;
 mod kubernetes;
 mod measure;
 mod ports;
 mod raw;
 mod report;
 mod sandboxd;
+mod scale;
 mod snapshots;
 
 use anyhow::Result;
@@ -53,6 +55,15 @@ struct Args {
     /// Adds the code-context row (builds the python-interpreter recipe on first use).
     #[arg(long)]
     code_contexts: bool,
+    /// Also the scale run: this many sessions open at once (see `scale`).
+    #[arg(long)]
+    scale: Option<usize>,
+    /// The concurrent clients opening the scale run's sessions.
+    #[arg(long, default_value_t = 20)]
+    scale_clients: usize,
+    /// Only the scale run.
+    #[arg(long, requires = "scale")]
+    scale_only: bool,
 }
 
 #[tokio::main]
@@ -61,17 +72,24 @@ async fn main() -> Result<()> {
     let docker = Docker::connect_with_socket_defaults()?
         .negotiate_version()
         .await?;
+    let raw = Raw {
+        docker,
+        image: args.image.clone(),
+    };
+    if args.scale_only {
+        let goals = run_scale(&args, &raw).await?;
+        report::print_goals(
+            "scale goals (each figure against its floor in this run)",
+            &goals,
+        );
+        return Ok(());
+    }
     let e2b_image = args.e2b_python.as_ref().map(|_| args.e2b_image.as_str());
     let mut extra = ports::runtime_config(&args.image);
     if args.code_contexts {
         extra.push_str(&code::runtime_config());
     }
     let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, &extra)?;
-    let raw = Raw {
-        docker,
-        image: args.image.clone(),
-        run: service.instance.clone(),
-    };
     let api = Api {
         http: reqwest::Client::new(),
         url: service.url.clone(),
@@ -107,9 +125,27 @@ async fn main() -> Result<()> {
     }
     let mut goals = figures.targets();
     goals.extend(figures.exec_goals());
+    if args.scale.is_some() {
+        goals.extend(run_scale(&args, &raw).await?);
+    }
     report::print_goals(
         "targets and goals (each figure against its floor in this run)",
         &goals,
     );
     Ok(())
+}
+
+/// The scale run's goals.
+async fn run_scale(args: &Args, raw: &Raw) -> Result<Vec<report::Goal>> {
+    let count = args.scale.unwrap_or_default();
+    let figures = scale::run(
+        count,
+        args.scale_clients,
+        &args.sandboxd,
+        &args.agent,
+        &args.image,
+        raw,
+    )
+    .await?;
+    Ok(figures.goals())
 }

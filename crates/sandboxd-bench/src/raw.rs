@@ -10,15 +10,18 @@ use bollard::Docker;
 use futures_util::{StreamExt, TryStreamExt};
 use std::collections::HashMap;
 
+/// Labelled with the bench's process id, so a run removes only what it made, also while
+/// another run goes on beside it.
 const LABEL: &str = "org.sandboxd.bench";
+
+fn run_label() -> String {
+    std::process::id().to_string()
+}
 
 /// The same operations done directly through the Engine API.
 pub(crate) struct Raw {
     pub(crate) docker: Docker,
     pub(crate) image: String,
-    /// This run's id, the value of the raw containers' label: runs on one engine at once
-    /// clean up only their own.
-    pub(crate) run: String,
 }
 
 impl Raw {
@@ -27,7 +30,7 @@ impl Raw {
             image: Some(self.image.clone()),
             cmd: Some(vec!["sleep".into(), "86400".into()]),
             user: Some("61000:61000".into()),
-            labels: Some(HashMap::from([(LABEL.to_string(), self.run.clone())])),
+            labels: Some(HashMap::from([(LABEL.to_string(), run_label())])),
             host_config: Some(HostConfig {
                 cap_drop: Some(vec!["ALL".into()]),
                 security_opt: Some(vec!["no-new-privileges".into()]),
@@ -40,7 +43,8 @@ impl Raw {
                 pids_limit: Some(128),
                 memory: Some(256 << 20),
                 memory_swap: Some(256 << 20),
-                init: Some(true),
+                // The service's shape: its agent is its own init.
+                init: Some(false),
                 network_mode: Some("none".into()),
                 ..Default::default()
             }),
@@ -124,7 +128,7 @@ impl Raw {
     /// Removes whatever this run made on the engine: raw containers and the service's sandboxes.
     pub(crate) async fn clean_up(&self, instance: &str) {
         for label in [
-            format!("{LABEL}={}", self.run),
+            format!("{LABEL}={}", run_label()),
             format!("org.sandboxd.instance={instance}"),
         ] {
             let filters = HashMap::from([("label".to_string(), vec![label])]);

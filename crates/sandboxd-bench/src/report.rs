@@ -129,6 +129,8 @@ impl Figures {
 pub(crate) enum Figure {
     Latency(Duration),
     Bytes(u64),
+    /// Per second.
+    Rate(f64),
 }
 
 impl Figure {
@@ -136,6 +138,7 @@ impl Figure {
         match self {
             Figure::Latency(d) => d.as_secs_f64(),
             Figure::Bytes(b) => b as f64,
+            Figure::Rate(r) => r,
         }
     }
 }
@@ -145,6 +148,7 @@ impl std::fmt::Display for Figure {
         match *self {
             Figure::Latency(d) => f.write_str(&ms(d)),
             Figure::Bytes(b) => write!(f, "{:.1} MB", b as f64 / MIB as f64),
+            Figure::Rate(r) => write!(f, "{r:.1}/s"),
         }
     }
 }
@@ -154,6 +158,8 @@ impl std::fmt::Display for Figure {
 pub(crate) enum Target {
     /// At most this many times the floor.
     AtMostTimes(f64),
+    /// At least this many times the floor.
+    NotBelowTimes(f64),
     /// At most this, whatever the floor (a budget).
     AtMost(Figure),
 }
@@ -176,6 +182,7 @@ impl Goal {
     fn met(&self) -> bool {
         match (self.target, self.ratio()) {
             (Target::AtMostTimes(times), Some(ratio)) => ratio <= times,
+            (Target::NotBelowTimes(times), Some(ratio)) => ratio >= times,
             (Target::AtMost(budget), _) => self.figure.value() <= budget.value(),
             // A ratio goal without its floor cannot be met.
             (_, None) => false,
@@ -197,6 +204,7 @@ pub(crate) fn print_goals(title: &str, goals: &[Goal]) {
             .map_or("-".into(), |ratio| format!("{ratio:.2}x"));
         let target = match goal.target {
             Target::AtMostTimes(times) => format!("<= {times:.2}x"),
+            Target::NotBelowTimes(times) => format!(">= {times:.2}x"),
             Target::AtMost(budget) => format!("<= {budget}"),
         };
         let verdict = if goal.met() { "met" } else { "MISSED" };

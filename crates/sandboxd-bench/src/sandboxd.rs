@@ -3,7 +3,7 @@
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// The runtime of the E2B row: one with bash, which the E2B SDK runs commands with.
@@ -16,6 +16,8 @@ pub(crate) struct Service {
     child: Child,
     pub(crate) url: String,
     pub(crate) instance: String,
+    sandboxd: PathBuf,
+    agent: PathBuf,
     _state: tempfile::TempDir,
 }
 
@@ -29,11 +31,6 @@ impl Service {
         e2b_image: Option<&str>,
         extra: &str,
     ) -> Result<Service> {
-        let state = tempfile::Builder::new()
-            .prefix("sbdbench")
-            .tempdir_in("/tmp")?;
-        let instance = format!("bench-{}", std::process::id());
-        std::fs::write(state.path().join("instance-id"), &instance)?;
         let config = format!(
             r#"
 token = "{TOKEN}"
@@ -63,40 +60,46 @@ max_upload_bytes = "16m"
             None => config,
         };
         let config = format!("{config}{extra}");
+        Service::start_with_config(sandboxd, agent, &config, "")
+    }
+
+    /// A service with this config text and a state directory of its own; its sandboxes are
+    /// labelled with the instance `bench-PID` followed by `instance_suffix`.
+    pub(crate) fn start_with_config(
+        sandboxd: &Path,
+        agent: &Path,
+        config: &str,
+        instance_suffix: &str,
+    ) -> Result<Service> {
+        let state = tempfile::Builder::new()
+            .prefix("sbdbench")
+            .tempdir_in("/tmp")?;
+        let instance = format!("bench-{}{instance_suffix}", std::process::id());
+        std::fs::write(state.path().join("instance-id"), &instance)?;
         std::fs::write(state.path().join("config.toml"), config)?;
-        let mut child = Command::new(sandboxd)
-            .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-            .arg(state.path().join("config.toml"))
-            .arg("--state-dir")
-            .arg(state.path())
-            .arg("--agent")
-            .arg(agent)
-            .env("SANDBOXD_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .with_context(|| format!("cannot start {}", sandboxd.display()))?;
-        let stdout = child.stdout.take().context("no stdout")?;
-        // Read to the end, not just to the address: a service whose stdout is closed under it
-        // dies at its next line.
-        let (tx, rx) = std::sync::mpsc::channel();
-        std::thread::spawn(move || {
-            for line in BufReader::new(stdout).lines().map_while(Result::ok) {
-                if let Some(url) = line.strip_prefix("sandboxd listening on ") {
-                    let _ = tx.send(url.to_string());
-                }
-            }
-        });
-        let Ok(url) = rx.recv() else {
-            let _ = child.kill();
-            bail!("sandboxd exited before listening; run it by hand to see why");
-        };
+        let (child, url) = spawn(sandboxd, agent, state.path())?;
         Ok(Service {
             child,
             url,
             instance,
+            sandboxd: sandboxd.to_path_buf(),
+            agent: agent.to_path_buf(),
             _state: state,
         })
+    }
+
+    /// Kills the service with SIGKILL (no chance to tidy up) and starts it again on the same
+    /// state; returns once the new one listens, at a new address.
+    pub(crate) fn kill_and_restart(&mut self) -> Result<()> {
+        self.child.kill()?;
+        self.child.wait()?;
+        let (child, url) = spawn(&self.sandboxd, &self.agent, self._state.path())?;
+        (self.child, self.url) = (child, url);
+        Ok(())
+    }
+
+    pub(crate) fn pid(&self) -> u32 {
+        self.child.id()
     }
 
     pub(crate) fn rss_bytes(&self) -> u64 {
@@ -109,6 +112,39 @@ max_upload_bytes = "16m"
             .unwrap_or(0)
             * 1024
     }
+}
+
+/// Starts `sandboxd serve` on the state directory `state`; returns it and its URL once it
+/// listens.
+fn spawn(sandboxd: &Path, agent: &Path, state: &Path) -> Result<(Child, String)> {
+    let mut child = Command::new(sandboxd)
+        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
+        .arg(state.join("config.toml"))
+        .arg("--state-dir")
+        .arg(state)
+        .arg("--agent")
+        .arg(agent)
+        .env("SANDBOXD_LOG", "warn")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .with_context(|| format!("cannot start {}", sandboxd.display()))?;
+    let stdout = child.stdout.take().context("no stdout")?;
+    // Read to the end, not just to the address: a service whose stdout is closed under it
+    // dies at its next line.
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            if let Some(url) = line.strip_prefix("sandboxd listening on ") {
+                let _ = tx.send(url.to_string());
+            }
+        }
+    });
+    let Ok(url) = rx.recv() else {
+        let _ = child.kill();
+        bail!("sandboxd exited before listening; run it by hand to see why");
+    };
+    Ok((child, url))
 }
 
 impl Drop for Service {

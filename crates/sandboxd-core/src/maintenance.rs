@@ -7,7 +7,6 @@ use crate::activity::Actor;
 use crate::core::Core;
 use crate::error::Error;
 use crate::sessions::Session;
-use futures_util::future::join_all;
 use futures_util::{stream, StreamExt};
 use sandboxd_agent_proto as proto;
 use sandboxd_api::IdleAction;
@@ -29,19 +28,25 @@ const PING_INTERVAL: Duration = Duration::from_secs(4);
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
 /// Pings failed in a row that end a session: about 10 s without an answer.
 const PING_FAILURES_TO_END: u32 = 3;
+/// Sessions taken back at start whose agents are waited for at once. Waiting is cheap (an
+/// agent that dialed back is seen at once); the bound keeps the work of ending those that do
+/// not come back in step with the engine.
+const ADOPT_CONCURRENCY: usize = 256;
 /// Pings in flight at once, so a round stays bounded however many sessions run.
 const PING_CONCURRENCY: usize = 16;
 
 /// What [`restore`] did, for the start-up message.
 #[derive(Debug, Default)]
 pub struct RestoreReport {
+    /// Taken back; one whose agent then does not dial back is ended in the background.
     pub resumed: usize,
     pub ended: usize,
     pub orphans_removed: usize,
 }
 
 /// Takes back the sessions that were open when the service last stopped: a session whose
-/// sandbox still runs is resumed once its agent dials back, any other is ended with the reason;
+/// sandbox still runs is resumed (it answers once its agent dials back; it is ended if the
+/// agent does not), any other is ended with the reason;
 /// sandboxes of this instance that no open session owns are removed.
 impl Core {
     pub async fn restore(&self) -> Result<RestoreReport, Error> {
@@ -81,35 +86,29 @@ impl Core {
                 }
             }
         }
-        let adopted = join_all(to_adopt.into_iter().map(|(session, paused_at)| async move {
-            // A frozen agent cannot dial back: a paused sandbox is taken back as it is.
-            let result = match paused_at {
-                Some(_) => self.backend().adopt_paused(&session.sandbox).await,
-                None => self.backend().adopt(&session.sandbox).await,
-            };
-            (session, paused_at, result)
-        }))
-        .await;
-        for (session, paused_at, result) in adopted {
-            match result {
-                Ok(()) => {
-                    let id = session.id.clone();
-                    self.sessions().restore(session);
-                    self.sessions().set_paused(&id, paused_at);
-                    report.resumed += 1;
-                }
-                Err(e) => {
-                    tracing::warn!(session = %session.id, error = %e, "cannot resume a session");
-                    self.end(
-                        &session,
-                        "its sandbox's agent did not answer after the service restarted",
-                    )
-                    .await;
-                    let _ = self.backend().destroy(&session.sandbox).await;
-                    report.ended += 1;
-                }
+        // Serving does not wait for the agents to dial back: once its socket is bound again a
+        // session's requests wait for its agent, and those that never come back are ended in
+        // the background.
+        let mut waiting = Vec::new();
+        for (session, paused_at) in to_adopt {
+            if let Err(e) = self.backend().reattach(&session.sandbox) {
+                tracing::warn!(session = %session.id, error = %e, "cannot resume a session");
+                self.end(
+                    &session,
+                    "its sandbox could not be taken back after the service restarted",
+                )
+                .await;
+                report.ended += 1;
+                continue;
             }
+            let id = session.id.clone();
+            self.sessions().restore(session.clone());
+            self.sessions().set_paused(&id, paused_at);
+            report.resumed += 1;
+            waiting.push((session, paused_at));
         }
+        let core = self.clone();
+        tokio::spawn(async move { core.await_agents(waiting).await });
         for orphan in existing.into_values() {
             self.backend().destroy(&orphan.sandbox).await?;
             report.orphans_removed += 1;
@@ -126,6 +125,29 @@ impl Core {
             Err(e) => tracing::warn!(error = %e, "cannot remove leftover snapshot files"),
         }
         Ok(report)
+    }
+
+    /// Waits for the agents of the sessions taken back at start, [`ADOPT_CONCURRENCY`] at a
+    /// time, and ends the sessions whose agent does not come back.
+    async fn await_agents(&self, sessions: Vec<(Session, Option<OffsetDateTime>)>) {
+        stream::iter(sessions)
+            .for_each_concurrent(ADOPT_CONCURRENCY, |(session, paused_at)| async move {
+                // A frozen agent cannot dial back: a paused sandbox is taken back as it is.
+                let result = match paused_at {
+                    Some(_) => self.backend().adopt_paused(&session.sandbox).await,
+                    None => self.backend().adopt(&session.sandbox).await,
+                };
+                if let Err(e) = result {
+                    tracing::warn!(session = %session.id, error = %e, "cannot resume a session");
+                    self.end_for(
+                        &session,
+                        "end",
+                        "its sandbox's agent did not answer after the service restarted",
+                    )
+                    .await;
+                }
+            })
+            .await;
     }
 
     /// Records the end of a session that is not (or no longer) in the running table.
@@ -232,8 +254,14 @@ impl Core {
                 return;
             }
         };
+        // By container id: thousands of sessions against thousands of containers each second.
+        let running_ids: HashMap<&str, &sandboxd_backend::Sandbox> = live
+            .iter()
+            .filter(|e| e.running)
+            .map(|e| (e.sandbox.backend_id.as_str(), &e.sandbox))
+            .collect();
         let alive = |sandbox: &sandboxd_backend::Sandbox| {
-            live.iter().any(|e| e.running && &e.sandbox == sandbox)
+            running_ids.get(sandbox.backend_id.as_str()) == Some(&sandbox)
         };
         self.pools().retain(alive);
         for session in running {

@@ -1,8 +1,8 @@
 //! The Docker Engine implementation of the sandbox backend.
 //!
 //! Each sandbox is a container started with the hardened profile below, whatever the image
-//! says. The in-sandbox agent is bind-mounted read-only and is the container's entrypoint under
-//! Docker's init; it dials back to a unix socket that this backend creates on the host in a
+//! says. The in-sandbox agent is bind-mounted read-only and is the container's entrypoint and
+//! its PID 1 (it reaps orphans itself, no engine init runs); it dials back to a unix socket that this backend creates on the host in a
 //! per-sandbox directory, mounted read-only into the sandbox, and proves itself with the
 //! sandbox's secret (see [`access`]). Nothing the sandbox writes lands on the host disk, and
 //! the host never resolves a path the sandbox controls.
@@ -299,7 +299,9 @@ impl DockerBackend {
                 memory: Some(memory),
                 memory_swap: Some(memory),
                 nano_cpus: Some((limits.cpus * 1e9).round() as i64),
-                init: Some(true),
+                // The agent is its own init (it reaps and passes stop signals on): no engine
+                // init process beside it.
+                init: Some(false),
                 log_config: Some(HostConfigLogConfig {
                     typ: Some("none".to_string()),
                     config: None,
@@ -424,7 +426,10 @@ impl Backend for DockerBackend {
     }
 
     async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        let hub = self.open_hub(&sandbox.session_id, false)?;
+        let hub = match self.hub(&sandbox.session_id) {
+            Some(hub) => hub,
+            None => self.open_hub(&sandbox.session_id, false)?,
+        };
         if hub.wait_ready(AGENT_START_TIMEOUT).await.is_err() {
             self.close_hub(&sandbox.session_id);
             return Err(BackendError::AgentUnavailable(format!(
@@ -436,8 +441,16 @@ impl Backend for DockerBackend {
         Ok(())
     }
 
+    /// Binds the sandbox's agent socket again: its agent dials it within its retry delay.
+    fn reattach(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        match self.hub(&sandbox.session_id) {
+            Some(_) => Ok(()),
+            None => self.open_hub(&sandbox.session_id, false).map(drop),
+        }
+    }
+
     async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        self.open_hub(&sandbox.session_id, false).map(drop)
+        self.reattach(sandbox)
     }
 
     async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {

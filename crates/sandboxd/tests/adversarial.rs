@@ -1418,10 +1418,11 @@ echo "host-paths: $(grep -c /var/lib/docker /proc/self/mountinfo) mountinfo line
                 "a masked kernel file gives content: {line}"
             );
         }
+        // PID 1 is the agent itself (its own init), no engine init beside it.
         let init = if on_kubernetes() {
             format!("init: {}", agent_path())
         } else {
-            "init: /sbin/docker-init -- /.sandboxd-agent".to_string()
+            "init: /.sandboxd-agent --connect".to_string()
         };
         assert!(out.contains(&init), "{out}");
         let pids: usize = out

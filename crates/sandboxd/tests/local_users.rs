@@ -133,7 +133,7 @@ async fn other_local_users_cannot_reach_the_state_or_the_agent_sockets() {
     assert_out_of_reach(&state, &id);
 
     // Inside the sandbox the secret is nowhere: not in the socket directory, not in any
-    // environment a sandbox process can read (PID 1, docker-init, keeps its own).
+    // environment a sandbox process can read (PID 1 keeps its own).
     let inside = service
         .sh(
             &id,

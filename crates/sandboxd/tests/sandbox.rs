@@ -314,6 +314,42 @@ async fn a_fork_bomb_leaves_the_session_usable_and_the_host_healthy() {
 }
 
 #[tokio::test]
+async fn the_agent_is_pid_1_reaps_orphans_and_stops_on_sigterm() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    // The subshell exits at once, so its `sleep` is handed to PID 1, which must reap it when it
+    // ends; unreaped, such zombies would fill the process limit.
+    let probe = service
+        .sh(
+            &id,
+            "(sleep 0.2 >/dev/null 2>&1 &); sleep 1; \
+             echo \"init: $(tr '\\0' ' ' < /proc/1/cmdline)\"; \
+             echo \"zombies: $(grep -h '^State:' /proc/[0-9]*/status | grep -c Z)\"",
+        )
+        .await;
+    let out = probe["stdout"].as_str().unwrap();
+    assert!(out.contains("init: /.sandboxd-agent --connect"), "{probe}");
+    assert!(
+        out.contains("zombies: 0"),
+        "an orphan was left unreaped: {probe}"
+    );
+
+    // `docker stop` signals PID 1, which passes SIGTERM on to the agent: the sandbox ends with
+    // the agent's SIGTERM status (143), not the SIGKILL (137) the engine sends after the grace.
+    // (Waited for by `docker wait`, started first: the service removes a stopped sandbox.)
+    let container = service.containers()[0]["Id"].as_str().unwrap().to_string();
+    let wait = std::process::Command::new("docker")
+        .args(["wait", &container])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    common::docker(&["stop", "-t", "30", &container]);
+    let status = wait.wait_with_output().unwrap();
+    assert_eq!(String::from_utf8_lossy(&status.stdout).trim(), "143");
+}
+
+#[tokio::test]
 async fn the_container_is_created_with_the_hardened_profile() {
     let service = TestService::start(&base_config(2, ""));
     service.open("sh").await;
@@ -334,7 +370,7 @@ async fn the_container_is_created_with_the_hardened_profile() {
         "no swap beyond the memory ceiling"
     );
     assert_eq!(host["NanoCpus"], 500_000_000);
-    assert_eq!(host["Init"], true);
+    assert_eq!(host["Init"], false, "the agent is its own init");
     assert_eq!(host["NetworkMode"], "none");
     assert_eq!(host["LogConfig"]["Type"], "none");
     let tmpfs = host["Tmpfs"].as_object().unwrap();

@@ -1,0 +1,394 @@
+//! The scale run (`--scale N`): N sessions opened by concurrent clients against the raw Engine
+//! API creating and starting as many containers of the same shape; what the N idle sessions
+//! cost the host each (see `footprint`); exec with N open against exec with one; the service's
+//! memory; and a kill -9 restart of the service with the N open.
+//!
+//! It runs its own service (an instance of its own, so a restart adopts only its sandboxes)
+//! and removes every container it made by label, also on failure. It stops opening, and
+//! cleans up, when the host's available memory falls under [`MIN_AVAILABLE`].
+
+use crate::footprint::{self, HostMemory, Processes};
+use crate::raw::Raw;
+use crate::report::{time, Figure, Goal, Sample, Target, MIB};
+use crate::sandboxd::{Api, Service, TOKEN};
+use anyhow::{bail, Context, Result};
+use bollard::query_parameters::ListContainersOptionsBuilder;
+use futures_util::{stream, StreamExt, TryStreamExt};
+use std::collections::HashMap;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// Below this much available host memory the run stops opening and cleans up.
+const MIN_AVAILABLE: u64 = 4 << 30;
+/// Containers per round of the create comparison (see [`measure`]).
+const ROUND: usize = 100;
+/// Sequential execs of `true` on one session, with one and with N open.
+const EXEC_SAMPLES: usize = 300;
+/// Sessions asked at once whether they answer after the restart: enough that the asking does
+/// not queue behind itself, few enough for two cores.
+const ANSWER_CONCURRENCY: usize = 64;
+/// How long each session gets to answer after the restart.
+const ANSWER_DEADLINE: Duration = Duration::from_secs(30);
+const GIB: f64 = (1u64 << 30) as f64;
+
+/// The figures of the scale run, for the goals.
+pub(crate) struct ScaleFigures {
+    pub(crate) count: usize,
+    pub(crate) clients: usize,
+    pub(crate) ours_rate: f64,
+    pub(crate) raw_rate: f64,
+    /// Host memory per idle session, attributed (see [`Costs::attributed`]).
+    pub(crate) per_session: f64,
+    pub(crate) exec_one: Sample,
+    pub(crate) exec_many: Sample,
+    pub(crate) rss_bytes: u64,
+    /// From the kill to the restarted service listening.
+    pub(crate) serving: Duration,
+    /// From the kill to the last session answering an exec.
+    pub(crate) all_answered: Duration,
+    pub(crate) answered: usize,
+}
+
+pub(crate) async fn run(
+    count: usize,
+    clients: usize,
+    sandboxd: &Path,
+    agent: &Path,
+    image: &str,
+    raw: &Raw,
+) -> Result<ScaleFigures> {
+    let config = format!(
+        r#"
+token = "{TOKEN}"
+default_runtime = "cold"
+max_sessions = {}
+mem_limit = "256m"
+pids_limit = 128
+tmpfs_size = "64m"
+
+[runtimes.cold]
+image = "{image}"
+"#,
+        count + 1
+    );
+    let mut service = Service::start_with_config(sandboxd, agent, &config, "-scale")?;
+    let result = measure(count, clients, &mut service, raw).await;
+    raw.clean_up(&service.instance).await;
+    result
+}
+
+async fn measure(
+    count: usize,
+    clients: usize,
+    service: &mut Service,
+    raw: &Raw,
+) -> Result<ScaleFigures> {
+    println!(
+        "\nscale: {count} sessions opened by {clients} concurrent clients, image {}",
+        raw.image
+    );
+    let api = Api {
+        http: reqwest::Client::new(),
+        url: service.url.clone(),
+    };
+    let probe = api.open("cold").await?;
+    let exec_one = exec_samples(&api, &probe).await?;
+    let rss_one = service.rss_bytes();
+
+    // In rounds, the raw side first and removed again before the service's side opens as
+    // many, so both start from the same engine and share whatever else the host does.
+    let before = HostMemory::read();
+    let (mut raw_time, mut ours_time) = (Duration::ZERO, Duration::ZERO);
+    let mut raw_costs = None;
+    let mut ids = Vec::with_capacity(count);
+    let mut remaining = count - 1;
+    while remaining > 0 {
+        let round = remaining.min(ROUND);
+        let raw_before = HostMemory::read();
+        let started = Instant::now();
+        let containers: Vec<String> = stream::iter(0..round)
+            .map(|_| async {
+                guard_memory()?;
+                raw.create_start().await
+            })
+            .buffer_unordered(clients)
+            .try_collect()
+            .await?;
+        raw_time += started.elapsed();
+        raw_costs = Some(Costs::read(&containers, raw_before, 0, 0));
+        stream::iter(&containers)
+            .map(|c| raw.remove(c))
+            .buffer_unordered(clients)
+            .try_collect::<Vec<()>>()
+            .await?;
+        let started = Instant::now();
+        let opened: Vec<String> = stream::iter(0..round)
+            .map(|_| async {
+                guard_memory()?;
+                api.open("cold").await
+            })
+            .buffer_unordered(clients)
+            .try_collect()
+            .await?;
+        ours_time += started.elapsed();
+        ids.extend(opened);
+        remaining -= round;
+    }
+    let raw_costs = raw_costs.context("the scale run needs at least 2 sessions")?;
+    let raw_rate = (count - 1) as f64 / raw_time.as_secs_f64();
+    let ours_rate = (count - 1) as f64 / ours_time.as_secs_f64();
+    ids.push(probe.clone());
+    // Let the agents' spare connections and the service's pings settle.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let rss_bytes = service.rss_bytes();
+    let sandboxes = sandbox_ids(raw, &service.instance).await?;
+    let costs = Costs::read(&sandboxes, before, rss_one, rss_bytes);
+    let (service_cpu, engine_cpu) =
+        footprint::idle_cpu(service.pid(), Duration::from_secs(8)).await;
+    let exec_many = exec_samples(&api, &probe).await?;
+
+    println!(
+        "{:<34} {:>11.1} /s                | {:>11.1} /s                | {:>6.2}x",
+        format!("open {count}, {clients} clients"),
+        ours_rate,
+        raw_rate,
+        ours_rate / raw_rate
+    );
+    crate::report::print_row("exec `true`, 1 session open", &exec_one, None);
+    crate::report::print_row(&format!("exec `true`, {count} open"), &exec_many, None);
+    println!(
+        "{:<34} {:>11.1} MB with 1 open, {:.1} MB with {count}",
+        "service memory (VmRSS)",
+        rss_one as f64 / MIB as f64,
+        rss_bytes as f64 / MIB as f64
+    );
+    println!(
+        "{:<34} service {:.1}% of a CPU, engine daemons {:.1}%, over 8 s with {count} open and no requests",
+        "idle CPU",
+        service_cpu * 100.0,
+        engine_cpu * 100.0
+    );
+    raw_costs.print(&format!(
+        "{} raw containers (sleep)",
+        raw_costs.processes.containers
+    ));
+    costs.print(&format!("{} idle sessions", costs.processes.containers));
+    let per_session = costs.attributed();
+    println!(
+        "  extrapolated (not measured) to 3,000 sessions: {:.1} GiB attributed, {:.1} GiB by the host's count",
+        per_session * 3000.0 / GIB,
+        costs.host_used_each() * 3000.0 / GIB
+    );
+
+    let killed = Instant::now();
+    tokio::task::block_in_place(|| service.kill_and_restart())?;
+    let serving = killed.elapsed();
+    let api = Api {
+        http: reqwest::Client::new(),
+        url: service.url.clone(),
+    };
+    let answers: Vec<Option<Duration>> = stream::iter(&ids)
+        .map(|id| answer_after_restart(&api, id, killed))
+        .buffer_unordered(ANSWER_CONCURRENCY)
+        .collect()
+        .await;
+    let answered = answers.iter().flatten().count();
+    let all_answered = answers.iter().flatten().max().copied().unwrap_or_default();
+    println!(
+        "{:<34} serving again {:.2} s after the kill; {answered} of {} sessions answered, the last {:.2} s after the kill",
+        "kill -9 restart",
+        serving.as_secs_f64(),
+        ids.len(),
+        all_answered.as_secs_f64()
+    );
+
+    let closed: Vec<Result<()>> = stream::iter(&ids)
+        .map(|id| api.close(id))
+        .buffer_unordered(clients)
+        .collect()
+        .await;
+    closed.into_iter().collect::<Result<Vec<()>>>()?;
+    Ok(ScaleFigures {
+        count,
+        clients,
+        ours_rate,
+        raw_rate,
+        per_session,
+        exec_one,
+        exec_many,
+        rss_bytes,
+        serving,
+        all_answered,
+        answered,
+    })
+}
+
+fn guard_memory() -> Result<()> {
+    let available = HostMemory::read().available;
+    if available < MIN_AVAILABLE {
+        bail!(
+            "the host has only {:.1} GiB available (under {:.0} GiB): stopping the scale run",
+            available as f64 / GIB,
+            MIN_AVAILABLE as f64 / GIB
+        );
+    }
+    Ok(())
+}
+
+async fn exec_samples(api: &Api, id: &str) -> Result<Sample> {
+    let mut samples = Vec::with_capacity(EXEC_SAMPLES);
+    for _ in 0..EXEC_SAMPLES {
+        time(&mut samples, api.exec(id, "true")).await?;
+    }
+    Ok(Sample(samples))
+}
+
+/// Execs `true` in the session until it answers; how long after the kill that was.
+async fn answer_after_restart(api: &Api, id: &str, killed: Instant) -> Option<Duration> {
+    while killed.elapsed() < ANSWER_DEADLINE {
+        if api.exec(id, "true").await.is_ok() {
+            return Some(killed.elapsed());
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    None
+}
+
+/// The full ids of the service's sandboxes.
+async fn sandbox_ids(raw: &Raw, instance: &str) -> Result<Vec<String>> {
+    let filters = HashMap::from([(
+        "label".to_string(),
+        vec![format!("org.sandboxd.instance={instance}")],
+    )]);
+    let options = ListContainersOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    let listed = raw.docker.list_containers(Some(options)).await?;
+    listed
+        .into_iter()
+        .map(|c| c.id.context("a container without an id"))
+        .collect()
+}
+
+/// What a set of idle containers costs, against the host before they started.
+struct Costs {
+    processes: Processes,
+    before: HostMemory,
+    after: HostMemory,
+    /// The service's growth (0 for the raw side).
+    service_growth: u64,
+}
+
+impl Costs {
+    fn read(containers: &[String], before: HostMemory, rss_before: u64, rss_after: u64) -> Costs {
+        Costs {
+            processes: footprint::processes(containers),
+            before,
+            after: HostMemory::read(),
+            service_growth: rss_after.saturating_sub(rss_before),
+        }
+    }
+
+    fn each(&self, bytes: u64) -> f64 {
+        bytes as f64 / self.processes.containers.max(1) as f64
+    }
+
+    /// PSS of the containers' processes and their shims, and the growth of the kernel's
+    /// objects and of the service, per container. The daemons' own memory is left out: it
+    /// moves with garbage collection more than with the count.
+    fn attributed(&self) -> f64 {
+        let p = &self.processes;
+        self.each(
+            p.init
+                + p.rest
+                + p.shim
+                + self.after.kernel.saturating_sub(self.before.kernel)
+                + self.service_growth,
+        )
+    }
+
+    /// The host's memory in use, grown, per container: everything, also what other programs
+    /// on the host did meanwhile.
+    fn host_used_each(&self) -> f64 {
+        self.each(self.after.used.saturating_sub(self.before.used))
+    }
+
+    fn print(&self, what: &str) {
+        let p = &self.processes;
+        let kib = |bytes: f64| format!("{:.0} KiB", bytes / 1024.0);
+        println!("{what}, each (PSS; kernel from /proc/meminfo):");
+        println!(
+            "  PID 1 {}, other processes {} ({:.1} threads), shim {}, kernel objects {}, service {}; attributed {:.2} MB",
+            kib(self.each(p.init)),
+            kib(self.each(p.rest)),
+            self.each(p.rest_threads),
+            kib(self.each(p.shim)),
+            kib(self.each(self.after.kernel.saturating_sub(self.before.kernel))),
+            kib(self.each(self.service_growth)),
+            self.attributed() / MIB as f64
+        );
+        println!(
+            "  memory cgroup {}; host memory in use grew {:.2} MB each (whole host, noisy); engine daemons {:.0} MB in all",
+            kib(self.each(p.cgroups)),
+            self.host_used_each() / MIB as f64,
+            p.daemons as f64 / MIB as f64
+        );
+    }
+}
+
+impl ScaleFigures {
+    /// The issue's goals 3-5, each against its floor in this run.
+    pub(crate) fn goals(&self) -> Vec<Goal> {
+        let n = self.count;
+        // A session that never answered leaves the goal missed.
+        let last_answer = if self.answered == n {
+            self.all_answered
+        } else {
+            ANSWER_DEADLINE
+        };
+        vec![
+            Goal {
+                name: format!("host memory per idle session, at {n} (attributed)"),
+                figure: Figure::Bytes(self.per_session as u64),
+                floor: None,
+                target: Target::AtMost(Figure::Bytes(3 * MIB as u64)),
+            },
+            Goal {
+                name: format!("exec p50 with {n} open vs with one"),
+                figure: Figure::Latency(self.exec_many.p50()),
+                floor: Some(Figure::Latency(self.exec_one.p50())),
+                target: Target::AtMostTimes(1.2),
+            },
+            Goal {
+                name: format!("exec p99 with {n} open vs with one"),
+                figure: Figure::Latency(self.exec_many.p99()),
+                floor: Some(Figure::Latency(self.exec_one.p99())),
+                target: Target::AtMostTimes(1.2),
+            },
+            Goal {
+                name: format!("service RSS with {n} open"),
+                figure: Figure::Bytes(self.rss_bytes),
+                floor: None,
+                target: Target::AtMost(Figure::Bytes(64 * MIB as u64)),
+            },
+            Goal {
+                name: format!("{n} opened by {} clients vs the raw API", self.clients),
+                figure: Figure::Rate(self.ours_rate),
+                floor: Some(Figure::Rate(self.raw_rate)),
+                target: Target::NotBelowTimes(1.0),
+            },
+            Goal {
+                name: format!("kill -9 restart with {n} open: serving again"),
+                figure: Figure::Latency(self.serving),
+                floor: None,
+                target: Target::AtMost(Figure::Latency(Duration::from_secs(2))),
+            },
+            Goal {
+                name: format!("... and the last of {n} answering ({} did)", self.answered),
+                figure: Figure::Latency(last_answer),
+                floor: None,
+                target: Target::AtMost(Figure::Latency(Duration::from_secs(2))),
+            },
+        ]
+    }
+}
