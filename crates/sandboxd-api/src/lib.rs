@@ -4,6 +4,7 @@
 //! the operator's file into [`RuntimeInfo`] and [`Policy`], so the service shows exactly what
 //! is in force.
 
+mod egress;
 mod files_meta;
 mod policy;
 mod ports;
@@ -11,6 +12,10 @@ mod remedy;
 mod sandboxes;
 mod snapshots;
 
+pub use egress::{
+    egress_allows, first_widening, normalize_host, EgressRule, SessionNetwork,
+    DEFAULT_EGRESS_PORTS, MAX_EGRESS_RULES,
+};
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
 pub use policy::{IdleAction, Policy, DEFAULT_MCP_OUTPUT_BYTES};
 pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest};
@@ -32,6 +37,8 @@ pub const CLIENT_HEADER: &str = "x-sandboxd-client";
 pub enum NetworkMode {
     None,
     Bridge,
+    /// Only the names of the runtime's `egress` list, through the service's proxy.
+    Egress,
 }
 
 impl NetworkMode {
@@ -39,6 +46,7 @@ impl NetworkMode {
         match self {
             NetworkMode::None => "none",
             NetworkMode::Bridge => "bridge",
+            NetworkMode::Egress => "egress",
         }
     }
 }
@@ -80,6 +88,10 @@ pub struct RuntimeInfo {
     /// Sandboxes kept started and ready, so opening a session takes no container start.
     #[serde(default)]
     pub pool_size: u32,
+    /// With `network_mode = "egress"`: the names (and ports) its sandboxes may reach.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
+    pub egress: Vec<EgressRule>,
 }
 
 /// One entry of `GET /v1/runtimes`: the runtime, and where its image stands.
@@ -201,11 +213,16 @@ pub struct CreateSession {
     /// request's own labels are added over them); processes are not in a snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
+    /// For an `egress` runtime: a narrower allow-list than the runtime's (never a wider one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>))]
+    pub egress: Option<Vec<EgressRule>>,
 }
 
 impl CreateSession {
     /// The fields a create request may carry; anything else is refused.
-    pub const FIELDS: &'static [&'static str] = &["runtime", "tenant", "labels", "snapshot"];
+    pub const FIELDS: &'static [&'static str] =
+        &["runtime", "tenant", "labels", "snapshot", "egress"];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

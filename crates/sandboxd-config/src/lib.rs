@@ -5,6 +5,7 @@
 
 mod backend;
 mod e2b;
+mod egress;
 mod recipes;
 mod size;
 mod tenants;
@@ -122,6 +123,8 @@ struct RuntimeFile {
     interpreter: Vec<String>,
     #[serde(default)]
     pool_size: u32,
+    #[serde(default)]
+    egress: Vec<String>,
     #[serde(flatten)]
     limits: LimitsFile,
 }
@@ -264,6 +267,7 @@ impl Config {
             .map(|origin| check_origin(origin))
             .collect::<Result<_, _>>()?;
         let backend = backend::resolve(file.backend.as_ref(), &runtimes)?;
+        egress::check_backend(&backend, &runtimes)?;
         let e2b = E2bSettings::resolve(&file.e2b)?;
 
         Ok(Config {
@@ -437,12 +441,14 @@ fn resolve_runtime(
         Some(recipe) if file.interpreter.is_empty() => recipe.interpreter.clone(),
         _ => file.interpreter.clone(),
     };
+    let limits = resolve_limits(&file.limits, inherited, &format!("{field}."))?;
     Ok(RuntimeInfo {
         name: name.to_string(),
         image: file.image.clone(),
         recipe: recipe.map(|r| r.name.clone()),
         recipe_image: recipe.map(|r| r.image.clone()),
-        limits: resolve_limits(&file.limits, inherited, &format!("{field}."))?,
+        egress: egress::resolve(&field, &file.egress, limits.network_mode)?,
+        limits,
         interpreter,
         pool_size: file.pool_size,
     })
@@ -512,10 +518,11 @@ pub(crate) fn resolve_limits(
         None => inherited.network_mode,
         Some("none") => NetworkMode::None,
         Some("bridge") => NetworkMode::Bridge,
+        Some("egress") => NetworkMode::Egress,
         Some(other) => {
             return Err(invalid(
                 field("network_mode"),
-                format!("unknown network mode \"{other}\"; use \"none\" or \"bridge\""),
+                format!("unknown network mode \"{other}\"; use \"none\", \"bridge\" or \"egress\""),
             ))
         }
     };

@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::sessions::{self, Session, Sessions};
 use crate::snapshot_files::SnapshotFiles;
 use crate::snapshots::Snapshots;
-use crate::{auth, images, pool, ports, shares, tickets};
+use crate::{auth, egress, images, pool, ports, shares, tickets};
 use sandboxd_api::Remedy;
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
@@ -31,6 +31,7 @@ struct Inner {
     port_connections: ports::PortConnections,
     shares: shares::Shares,
     snapshots: Snapshots,
+    egress: egress::NarrowedLists,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
 }
@@ -58,6 +59,7 @@ impl Core {
                 port_connections: ports::PortConnections::default(),
                 shares: shares::Shares::default(),
                 engine: OnceLock::new(),
+                egress: egress::NarrowedLists::default(),
             }),
         }
     }
@@ -116,6 +118,10 @@ impl Core {
 
     pub(crate) fn snapshots(&self) -> &Snapshots {
         &self.inner.snapshots
+    }
+
+    pub(crate) fn narrowed(&self) -> &egress::NarrowedLists {
+        &self.inner.egress
     }
 
     pub(crate) fn pools(&self) -> &pool::Pools {

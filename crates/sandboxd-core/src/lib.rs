@@ -19,6 +19,7 @@ mod archive;
 pub mod audit;
 pub mod auth;
 mod core;
+mod egress;
 mod error;
 mod exec;
 #[cfg(feature = "fake")]

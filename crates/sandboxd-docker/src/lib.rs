@@ -256,7 +256,7 @@ impl DockerBackend {
         let memory = i64::try_from(limits.mem_limit_bytes).unwrap_or(i64::MAX);
         // Never the engine's default bridge, where containers reach each other.
         let network = match limits.network_mode {
-            NetworkMode::None => "none",
+            NetworkMode::None | NetworkMode::Egress => "none",
             NetworkMode::Bridge => network::BRIDGE_NETWORK,
         };
         ContainerCreateBody {

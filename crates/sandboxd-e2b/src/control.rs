@@ -158,6 +158,7 @@ pub async fn create(
                     tenant: None,
                     labels: request.metadata,
                     snapshot: None,
+                    egress: None,
                 },
             )
             .await?;

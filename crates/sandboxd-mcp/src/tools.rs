@@ -99,6 +99,7 @@ impl SandboxTools {
             tenant: params.tenant,
             labels: params.labels,
             snapshot: None,
+            egress: params.egress,
         };
         let opened = cancellable(&context, None, async {
             client.open_session(request).await.map_err(tool_error)

@@ -5,6 +5,7 @@
 //! connection is shared behind a mutex.
 
 mod audit;
+mod egress;
 mod snapshots;
 
 pub use audit::AUDIT_KEPT;
@@ -88,6 +89,7 @@ fn migrations() -> Migrations<'static> {
         M::up(audit::MIGRATION),
         M::up("ALTER TABLE sessions ADD COLUMN paused_at TEXT;"),
         M::up(snapshots::MIGRATION),
+        M::up(egress::MIGRATION),
     ])
 }
 
