@@ -2,7 +2,57 @@
 
 use crate::{invalid, BackendSettings, ConfigError, RuntimeInfo};
 use sandboxd_api::{EgressRule, NetworkMode, MAX_EGRESS_RULES};
+use serde::Deserialize;
 use std::collections::BTreeMap;
+use std::net::SocketAddr;
+
+/// `[egress]`: how the egress proxy resolves names.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct EgressSettings {
+    /// The name servers (`address:port`) the proxy asks; empty for the host's own
+    /// (`/etc/resolv.conf`).
+    pub upstream_dns: Vec<SocketAddr>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct EgressFile {
+    #[serde(default)]
+    upstream_dns: Vec<String>,
+}
+
+impl EgressSettings {
+    pub(crate) fn resolve(file: &EgressFile) -> Result<EgressSettings, ConfigError> {
+        let upstream_dns = file
+            .upstream_dns
+            .iter()
+            .map(|text| {
+                text.parse::<SocketAddr>()
+                    .or_else(|_| text.parse().map(|ip| SocketAddr::new(ip, 53)))
+                    .map_err(|_| {
+                        invalid(
+                            "egress.upstream_dns",
+                            format!("{text:?} is not an address, e.g. \"192.0.2.53\" or \"127.0.0.1:5353\""),
+                        )
+                    })
+            })
+            .collect::<Result<_, _>>()?;
+        Ok(EgressSettings { upstream_dns })
+    }
+
+    /// The name servers to use: the configured ones, or the host's from `/etc/resolv.conf`.
+    pub fn name_servers(&self) -> Vec<SocketAddr> {
+        if !self.upstream_dns.is_empty() {
+            return self.upstream_dns.clone();
+        }
+        let text = std::fs::read_to_string("/etc/resolv.conf").unwrap_or_default();
+        text.lines()
+            .filter_map(|line| line.trim().strip_prefix("nameserver"))
+            .filter_map(|rest| rest.trim().parse().ok())
+            .map(|ip| SocketAddr::new(ip, 53))
+            .collect()
+    }
+}
 
 /// The runtime's rules, checked against its network mode: an `egress` runtime needs at least
 /// one (a sandbox that may reach nothing wants `network_mode = "none"`), any other has none.
@@ -116,6 +166,27 @@ mod tests {
             let error = config(runtime).unwrap_err();
             assert!(error.contains(says), "{runtime}: {error}");
         }
+    }
+
+    #[test]
+    fn upstream_name_servers_are_addresses() {
+        let config = Config::parse(
+            "[egress]\nupstream_dns = [\"127.0.0.1:5353\", \"192.0.2.53\"]\n[runtimes.py]\nimage = \"python:3\"\n",
+        )
+        .unwrap();
+        let servers: Vec<String> = config
+            .egress
+            .name_servers()
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(servers, ["127.0.0.1:5353", "192.0.2.53:53"]);
+        let error = Config::parse(
+            "[egress]\nupstream_dns = [\"dns.example\"]\n[runtimes.py]\nimage = \"python:3\"\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(error.contains("egress.upstream_dns"), "{error}");
     }
 
     #[test]

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 
 pub use backend::{BackendSettings, KubernetesSettings};
 pub use e2b::E2bSettings;
+pub use egress::EgressSettings;
 use recipes::catalogue;
 pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
 pub use size::{format_bytes, parse_bytes};
@@ -75,6 +76,8 @@ pub struct Config {
     pub backend: BackendSettings,
     /// The E2B-compatible API's settings (`[e2b]`).
     pub e2b: E2bSettings,
+    /// The egress proxy's settings (`[egress]`).
+    pub egress: EgressSettings,
 }
 
 #[derive(Deserialize)]
@@ -101,6 +104,8 @@ struct ConfigFile {
     backend: Option<backend::BackendFile>,
     #[serde(default)]
     e2b: e2b::E2bFile,
+    #[serde(default)]
+    egress: egress::EgressFile,
 }
 
 #[derive(Deserialize, Default)]
@@ -269,6 +274,7 @@ impl Config {
         let backend = backend::resolve(file.backend.as_ref(), &runtimes)?;
         egress::check_backend(&backend, &runtimes)?;
         let e2b = E2bSettings::resolve(&file.e2b)?;
+        let egress = EgressSettings::resolve(&file.egress)?;
 
         Ok(Config {
             token,
@@ -283,6 +289,7 @@ impl Config {
             extra_allowed_origins,
             backend,
             e2b,
+            egress,
         })
     }
 

@@ -2,6 +2,7 @@
 //! at create (or later), never a wider one. The proxy asks here for the list in force at each
 //! new connection, so a change applies to the next connection.
 
+use crate::activity::{self, Actor, Outcome};
 use crate::core::Core;
 use crate::error::Error;
 use sandboxd_api::{first_widening, EgressRule, NetworkMode, RuntimeInfo, MAX_EGRESS_RULES};
@@ -80,6 +81,57 @@ impl Core {
             .set_session_egress(session_id, &texts)?;
         self.narrowed().set(session_id, rules.into());
         Ok(())
+    }
+}
+
+/// One connection through the egress proxy, as the activity log keeps it.
+pub struct EgressEvent<'a> {
+    /// How it came: `connect`, `http`, `tls` or `dns`.
+    pub door: &'a str,
+    pub host: &'a str,
+    pub port: u16,
+    /// Why it did not go through, and whether the policy refused it (rather than the
+    /// network failing it).
+    pub refusal: Option<(bool, String)>,
+    pub bytes: u64,
+    pub duration_ms: u64,
+}
+
+impl Core {
+    /// Records a connection of a session's sandbox: host, port, outcome and bytes, never what
+    /// was sent. The actor is the sandbox itself.
+    pub fn record_egress(&self, session_id: &str, event: EgressEvent<'_>) {
+        let actor = Actor {
+            principal: "sandbox".into(),
+            interface: "egress".into(),
+        };
+        let outcome = match event.refusal {
+            None => Outcome::ok(event.duration_ms),
+            Some((by_policy, why)) => {
+                let mut outcome = Outcome::failed(event.duration_ms, why);
+                if by_policy {
+                    outcome.status = "refused".into();
+                }
+                outcome
+            }
+        };
+        let outcome = Outcome {
+            bytes: Some(event.bytes),
+            ..outcome
+        };
+        let target = if event.host.is_empty() {
+            format!("port {}", event.port)
+        } else {
+            format!("{}:{}", event.host, event.port)
+        };
+        activity::append(
+            self.sessions(),
+            session_id,
+            &actor,
+            &format!("egress.{}", event.door),
+            &target,
+            outcome,
+        );
     }
 }
 

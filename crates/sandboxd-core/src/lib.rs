@@ -43,6 +43,7 @@ mod snapshots;
 pub mod tickets;
 
 pub use crate::core::Core;
+pub use crate::egress::EgressEvent;
 pub use acting::Acting;
 pub use activity::{Actor, Caller, Interface, Outcome};
 pub use archive::ArchiveDownload;

@@ -73,7 +73,7 @@ async fn respond(
     if request.metadata.op_code != OpCode::Query || question.query_class() != DNSClass::IN {
         return ResponseCode::NotImp;
     }
-    let Some(session) = shared.policy.session(peer) else {
+    let Some(session) = shared.policy.session(peer).await else {
         return ResponseCode::Refused;
     };
     let asked = question.name().to_ascii();

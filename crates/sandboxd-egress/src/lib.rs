@@ -32,10 +32,11 @@ use std::time::Duration;
 use tokio::net::{TcpListener, TcpStream, UdpSocket};
 
 /// What the proxy asks of the service: whose a connection is, and where its entries go.
+#[async_trait::async_trait]
 pub trait Policy: Send + Sync + 'static {
     /// The session whose sandbox has this address, with the rules in force now; `None`
     /// refuses the connection.
-    fn session(&self, peer: IpAddr) -> Option<SessionRules>;
+    async fn session(&self, peer: IpAddr) -> Option<SessionRules>;
     /// One connection's (or name lookup's) outcome, for the session's activity log.
     fn record(&self, record: ConnectionRecord);
 }
@@ -211,7 +212,7 @@ impl Egress {
 
     async fn accept<F, Fut>(&self, listener: TcpListener, handle: F)
     where
-        F: Fn(Arc<Shared>, TcpStream, Client) -> Fut,
+        F: Fn(Arc<Shared>, TcpStream, Client) -> Fut + Clone + Send + 'static,
         Fut: std::future::Future<Output = ()> + Send + 'static,
     {
         loop {
@@ -224,31 +225,34 @@ impl Egress {
                     continue;
                 }
             };
-            let Some(session) = self.shared.policy.session(peer.ip()) else {
-                tracing::debug!(%peer, "egress connection from no egress session; closed");
-                continue;
-            };
-            let Some(permit) = self.shared.limits.acquire(&session.session_id) else {
-                let refusal = Refusal::TooManyConnections(self.shared.limits.max());
-                self.shared.policy.record(ConnectionRecord {
-                    session_id: session.session_id.clone(),
-                    door: Door::Connect,
-                    host: String::new(),
-                    port: 0,
-                    outcome: Err(refusal),
-                    bytes_sent: 0,
-                    bytes_received: 0,
-                    duration: Duration::ZERO,
-                });
-                continue;
-            };
-            let _ = stream.set_nodelay(true);
-            let client = Client {
-                session,
-                _permit: Arc::new(permit),
-            };
-            tokio::spawn(handle(self.shared.clone(), stream, client));
+            let (shared, handle) = (self.shared.clone(), handle.clone());
+            tokio::spawn(async move {
+                let Some(client) = shared.admit(peer).await else {
+                    return;
+                };
+                let _ = stream.set_nodelay(true);
+                handle(shared, stream, client).await
+            });
         }
+    }
+}
+
+impl Shared {
+    /// The client's session, if it has one and room under its bound.
+    async fn admit(&self, peer: SocketAddr) -> Option<Client> {
+        let Some(session) = self.policy.session(peer.ip()).await else {
+            tracing::debug!(%peer, "egress connection from no egress session; closed");
+            return None;
+        };
+        let Some(permit) = self.limits.acquire(&session.session_id) else {
+            let refusal = Refusal::TooManyConnections(self.limits.max());
+            self.refused(&session, Door::Connect, "", 0, refusal);
+            return None;
+        };
+        Some(Client {
+            session,
+            _permit: Arc::new(permit),
+        })
     }
 }
 

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use support::testnet::{ask, dns_server, TestNet};
+use support::testnet::{ask, dns_server, serve_hello, test_ca, TestNet};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 /// Every connection from loopback is session "s1" with these rules.
@@ -18,8 +18,9 @@ struct OneSession {
     records: Mutex<Vec<ConnectionRecord>>,
 }
 
+#[async_trait::async_trait]
 impl Policy for OneSession {
-    fn session(&self, peer: IpAddr) -> Option<SessionRules> {
+    async fn session(&self, peer: IpAddr) -> Option<SessionRules> {
         peer.is_loopback().then(|| SessionRules {
             session_id: "s1".into(),
             rules: self.rules.lock().unwrap().clone(),
@@ -78,11 +79,11 @@ async fn world(rules: &[&str]) -> World {
     let net = TestNet::create();
     let ns_ip = net.ns_ip;
     let ca = test_ca();
-    serve_http(
+    serve_hello(
         tokio::net::TcpListener::from_std(net.bind(80)).unwrap(),
         None,
     );
-    serve_http(
+    serve_hello(
         tokio::net::TcpListener::from_std(net.bind(443)).unwrap(),
         Some(ca.server_config("allowed.test")),
     );
@@ -140,89 +141,6 @@ async fn world(rules: &[&str]) -> World {
         dns,
         ca_file,
     }
-}
-
-struct TestCa {
-    pem: String,
-    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
-}
-
-fn test_ca() -> TestCa {
-    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
-    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
-    params
-        .distinguished_name
-        .push(rcgen::DnType::CommonName, "sandboxd egress test CA");
-    let key = rcgen::KeyPair::generate().unwrap();
-    let cert = params.self_signed(&key).unwrap();
-    TestCa {
-        pem: cert.pem(),
-        issuer: rcgen::Issuer::new(params, key),
-    }
-}
-
-impl TestCa {
-    fn server_config(&self, name: &str) -> Arc<rustls::ServerConfig> {
-        let key = rcgen::KeyPair::generate().unwrap();
-        let cert = rcgen::CertificateParams::new(vec![name.to_string()])
-            .unwrap()
-            .signed_by(&key, &self.issuer)
-            .unwrap();
-        let key = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
-        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
-            rustls::crypto::ring::default_provider(),
-        ))
-        .with_safe_default_protocol_versions()
-        .unwrap()
-        .with_no_client_auth()
-        .with_single_cert(vec![cert.der().clone()], key)
-        .unwrap();
-        Arc::new(config)
-    }
-}
-
-/// Answers every request with `hello <Host>` (over TLS when given a config).
-fn serve_http(listener: tokio::net::TcpListener, tls: Option<Arc<rustls::ServerConfig>>) {
-    tokio::spawn(async move {
-        loop {
-            let Ok((stream, _)) = listener.accept().await else {
-                return;
-            };
-            let tls = tls.clone();
-            tokio::spawn(async move {
-                let service = hyper::service::service_fn(
-                    |request: http::Request<hyper::body::Incoming>| async move {
-                        let host = request
-                            .headers()
-                            .get("host")
-                            .and_then(|h| h.to_str().ok())
-                            .unwrap_or("")
-                            .to_string();
-                        Ok::<_, std::convert::Infallible>(http::Response::new(
-                            http_body_util::Full::new(bytes::Bytes::from(format!("hello {host}"))),
-                        ))
-                    },
-                );
-                let builder = hyper::server::conn::http1::Builder::new();
-                match tls {
-                    Some(config) => {
-                        if let Ok(stream) =
-                            tokio_rustls::TlsAcceptor::from(config).accept(stream).await
-                        {
-                            let _ = builder
-                                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                                .await;
-                        }
-                    }
-                    None => {
-                        let _ = builder
-                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
-                            .await;
-                    }
-                }
-            });
-        }
-    });
 }
 
 /// curl's status code and body (`-w` appends the code on its own line).

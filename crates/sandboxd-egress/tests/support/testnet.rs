@@ -172,3 +172,86 @@ pub async fn ask(server: SocketAddr, name: &str) -> (ResponseCode, Vec<Ipv4Addr>
         .collect();
     (answer.metadata.response_code, addresses)
 }
+
+pub struct TestCa {
+    pub pem: String,
+    issuer: rcgen::Issuer<'static, rcgen::KeyPair>,
+}
+
+pub fn test_ca() -> TestCa {
+    let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).unwrap();
+    params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+    params
+        .distinguished_name
+        .push(rcgen::DnType::CommonName, "sandboxd egress test CA");
+    let key = rcgen::KeyPair::generate().unwrap();
+    let cert = params.self_signed(&key).unwrap();
+    TestCa {
+        pem: cert.pem(),
+        issuer: rcgen::Issuer::new(params, key),
+    }
+}
+
+impl TestCa {
+    pub fn server_config(&self, name: &str) -> Arc<rustls::ServerConfig> {
+        let key = rcgen::KeyPair::generate().unwrap();
+        let cert = rcgen::CertificateParams::new(vec![name.to_string()])
+            .unwrap()
+            .signed_by(&key, &self.issuer)
+            .unwrap();
+        let key = rustls::pki_types::PrivateKeyDer::try_from(key.serialize_der()).unwrap();
+        let config = rustls::ServerConfig::builder_with_provider(Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ))
+        .with_safe_default_protocol_versions()
+        .unwrap()
+        .with_no_client_auth()
+        .with_single_cert(vec![cert.der().clone()], key)
+        .unwrap();
+        Arc::new(config)
+    }
+}
+
+/// Answers every request with `hello <Host>` (over TLS when given a config).
+pub fn serve_hello(listener: tokio::net::TcpListener, tls: Option<Arc<rustls::ServerConfig>>) {
+    tokio::spawn(async move {
+        loop {
+            let Ok((stream, _)) = listener.accept().await else {
+                return;
+            };
+            let tls = tls.clone();
+            tokio::spawn(async move {
+                let service = hyper::service::service_fn(
+                    |request: http::Request<hyper::body::Incoming>| async move {
+                        let host = request
+                            .headers()
+                            .get("host")
+                            .and_then(|h| h.to_str().ok())
+                            .unwrap_or("")
+                            .to_string();
+                        Ok::<_, std::convert::Infallible>(http::Response::new(
+                            http_body_util::Full::new(bytes::Bytes::from(format!("hello {host}"))),
+                        ))
+                    },
+                );
+                let builder = hyper::server::conn::http1::Builder::new();
+                match tls {
+                    Some(config) => {
+                        if let Ok(stream) =
+                            tokio_rustls::TlsAcceptor::from(config).accept(stream).await
+                        {
+                            let _ = builder
+                                .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                                .await;
+                        }
+                    }
+                    None => {
+                        let _ = builder
+                            .serve_connection(hyper_util::rt::TokioIo::new(stream), service)
+                            .await;
+                    }
+                }
+            });
+        }
+    });
+}
