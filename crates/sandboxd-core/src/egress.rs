@@ -2,10 +2,12 @@
 //! at create (or later), never a wider one. The proxy asks here for the list in force at each
 //! new connection, so a change applies to the next connection.
 
-use crate::activity::{self, Actor, Outcome};
+use crate::activity::{self, Actor, Caller, Outcome};
 use crate::core::Core;
 use crate::error::Error;
-use sandboxd_api::{first_widening, EgressRule, NetworkMode, RuntimeInfo, MAX_EGRESS_RULES};
+use sandboxd_api::{
+    first_widening, EgressRule, NetworkMode, RuntimeInfo, SessionNetwork, MAX_EGRESS_RULES,
+};
 use std::collections::HashMap;
 use std::sync::{Arc, RwLock};
 
@@ -84,6 +86,75 @@ impl Core {
     }
 }
 
+impl Core {
+    /// A running session's egress allow-list.
+    pub fn session_network(&self, caller: &Caller, id: &str) -> Result<SessionNetwork, Error> {
+        let session = self.running_session(caller, id, "get_network")?;
+        let runtime = self.egress_runtime(&session.runtime)?;
+        let egress = match self.session_egress(id) {
+            Some(rules) => rules.to_vec(),
+            None => runtime.egress.clone(),
+        };
+        Ok(SessionNetwork { egress })
+    }
+
+    /// Replaces a running session's allow-list with one its runtime's allows (never more);
+    /// connections opened from now on are held to it, those open already are not cut.
+    pub fn set_session_network(
+        &self,
+        caller: &Caller,
+        id: &str,
+        request: SessionNetwork,
+    ) -> Result<SessionNetwork, Error> {
+        let session = self.running_session(caller, id, "set_network")?;
+        let started = std::time::Instant::now();
+        let runtime = self.egress_runtime(&session.runtime)?;
+        let result = narrow(runtime, Some(request.egress)).and_then(|rules| {
+            let rules = rules.unwrap_or_default();
+            self.set_session_egress(id, rules.clone())?;
+            Ok(rules)
+        });
+        let elapsed = started.elapsed().as_millis() as u64;
+        let (target, outcome) = match &result {
+            Ok(rules) => (list(rules), Outcome::ok(elapsed)),
+            Err(e) => (
+                String::new(),
+                Outcome::failed(elapsed, activity::error_text(e)),
+            ),
+        };
+        activity::append(
+            self.sessions(),
+            id,
+            &caller.actor(),
+            "set_network",
+            &target,
+            outcome,
+        );
+        Ok(SessionNetwork { egress: result? })
+    }
+
+    fn egress_runtime(&self, name: &str) -> Result<&RuntimeInfo, Error> {
+        let runtime = self.config().runtime(name).ok_or_else(|| {
+            Error::NotFound(format!("runtime \"{name}\" is no longer configured"))
+        })?;
+        if runtime.limits.network_mode != NetworkMode::Egress {
+            return Err(not_egress(runtime));
+        }
+        Ok(runtime)
+    }
+}
+
+fn not_egress(runtime: &RuntimeInfo) -> Error {
+    Error::bad_request(
+        "egress_not_available",
+        format!(
+            "runtime \"{}\" has network mode \"{}\", not \"egress\": it has no allow-list to narrow",
+            runtime.name,
+            runtime.limits.network_mode.as_str()
+        ),
+    )
+}
+
 /// One connection through the egress proxy, as the activity log keeps it.
 pub struct EgressEvent<'a> {
     /// How it came: `connect`, `http`, `tls` or `dns`.
@@ -145,14 +216,7 @@ pub(crate) fn narrow(
         return Ok(None);
     };
     if runtime.limits.network_mode != NetworkMode::Egress {
-        return Err(Error::bad_request(
-            "egress_not_available",
-            format!(
-                "runtime \"{}\" has network mode \"{}\", not \"egress\": it has no allow-list to narrow",
-                runtime.name,
-                runtime.limits.network_mode.as_str()
-            ),
-        ));
+        return Err(not_egress(runtime));
     }
     if requested.len() > MAX_EGRESS_RULES {
         return Err(Error::bad_request(

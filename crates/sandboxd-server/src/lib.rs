@@ -115,6 +115,10 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .routes(routes!(ports::share).layer(DefaultBodyLimit::max(ports::SHARE_BODY_LIMIT)))
         .routes(routes!(ports::list_shares))
         .routes(routes!(ports::revoke_share))
+        .routes(
+            routes!(routes::network::get_network, routes::network::set_network)
+                .layer(DefaultBodyLimit::max(routes::network::BODY_LIMIT)),
+        )
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

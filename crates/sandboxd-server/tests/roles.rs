@@ -135,6 +135,8 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("get", "/v1/stats", Role::Anyone),
     ("get", "/v1/sessions/{id}/archive", Role::Anyone),
     ("put", "/v1/sessions/{id}/archive", Role::Anyone),
+    ("get", "/v1/sessions/{id}/network", Role::Anyone),
+    ("put", "/v1/sessions/{id}/network", Role::Anyone),
 ];
 
 /// The operations of the served document, as (method, path).

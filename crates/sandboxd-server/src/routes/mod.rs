@@ -6,6 +6,7 @@ pub mod audit;
 pub mod events;
 pub mod files;
 pub mod files_meta;
+pub mod network;
 pub mod pause;
 pub mod ports;
 pub mod processes;
