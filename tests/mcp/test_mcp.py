@@ -33,6 +33,8 @@ TOOLS = {
     "delete_snapshot",
     "open_from_snapshot",
     "fork_session",
+    "get_network",
+    "set_network",
 }
 
 INITIALIZE = {

@@ -3,7 +3,8 @@
 
 use crate::{
     CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult, KilledProcesses,
-    Policy, Remedy, RuntimeList, SessionInfo, SessionList, SnapshotInfo, SnapshotList,
+    Policy, Remedy, RuntimeList, SessionInfo, SessionList, SessionNetwork, SnapshotInfo,
+    SnapshotList,
 };
 use std::fmt;
 
@@ -57,4 +58,10 @@ pub trait Sandboxes: Send + Sync {
     async fn list_snapshots(&self) -> Result<SnapshotList, Failure>;
     async fn delete_snapshot(&self, id: &str) -> Result<SnapshotInfo, Failure>;
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure>;
+    async fn session_network(&self, id: &str) -> Result<SessionNetwork, Failure>;
+    async fn set_session_network(
+        &self,
+        id: &str,
+        network: SessionNetwork,
+    ) -> Result<SessionNetwork, Failure>;
 }

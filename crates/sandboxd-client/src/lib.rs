@@ -7,6 +7,7 @@
 mod archive;
 mod error;
 mod files_meta;
+mod network;
 mod ports;
 mod processes;
 mod sandboxes;

@@ -4,6 +4,7 @@
 use crate::activity::Caller;
 use crate::core::Core;
 use crate::error::Error;
+use sandboxd_api::SessionNetwork;
 use sandboxd_api::{
     CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
     ForkResult, KilledProcesses, Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
@@ -140,5 +141,17 @@ impl Sandboxes for Acting {
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {
         let request = ForkRequest { count };
         Ok(self.core.fork_session(&self.caller, id, request).await?)
+    }
+
+    async fn session_network(&self, id: &str) -> Result<SessionNetwork, Failure> {
+        Ok(self.core.session_network(&self.caller, id)?)
+    }
+
+    async fn set_session_network(
+        &self,
+        id: &str,
+        network: SessionNetwork,
+    ) -> Result<SessionNetwork, Failure> {
+        Ok(self.core.set_session_network(&self.caller, id, network)?)
     }
 }

@@ -13,6 +13,7 @@
 
 mod answer;
 mod errors;
+mod network_tools;
 mod output;
 mod params;
 mod running;

@@ -51,7 +51,9 @@ impl SandboxTools {
     pub fn new(connector: Arc<dyn Connector>) -> SandboxTools {
         SandboxTools {
             connector,
-            tool_router: Self::tool_router() + Self::snapshot_tool_router(),
+            tool_router: Self::tool_router()
+                + Self::snapshot_tool_router()
+                + Self::network_tool_router(),
         }
     }
 

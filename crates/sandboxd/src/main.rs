@@ -92,6 +92,8 @@ enum Command {
     Snapshot(commands::snapshot::SnapshotArgs),
     /// Open independent sessions with a session's files.
     Fork(commands::fork::ForkArgs),
+    /// The names a session of an egress runtime may reach; `--set` narrows them.
+    Network(commands::network::NetworkArgs),
 }
 
 fn main() -> ExitCode {
@@ -128,6 +130,7 @@ fn main() -> ExitCode {
         Command::Resume(args) => commands::pause::run(args, true).map(|()| 0),
         Command::Snapshot(args) => commands::snapshot::run(args).map(|()| 0),
         Command::Fork(args) => commands::fork::run(args).map(|()| 0),
+        Command::Network(args) => commands::network::run(args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),

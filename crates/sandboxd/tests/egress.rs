@@ -297,3 +297,43 @@ print('port 80 said', c.recv(100)[:12])
         "{entry}"
     );
 }
+
+/// `sandboxd ARGS...` against the world's service: its exit code and stdout.
+fn cli(world: &World, args: &[&str]) -> (i32, String) {
+    let output = std::process::Command::new(common::sandboxd_bin())
+        .args(args)
+        .env("SANDBOXD_URL", &world.service.url)
+        .env("SANDBOXD_TOKEN", common::TOKEN)
+        .output()
+        .unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).trim().to_string(),
+    )
+}
+
+#[tokio::test]
+async fn narrowing_at_run_time_holds_new_connections() {
+    let world = world().await;
+    let id = world.session.clone();
+    assert_eq!(
+        world.run(&fetch("http://allowed.test/", true)).await,
+        "200 hello allowed.test"
+    );
+    let (code, listed) = cli(&world, &["network", &id]);
+    assert_eq!((code, listed.lines().count()), (0, 4), "{listed}");
+
+    let (code, set) = cli(&world, &["network", &id, "--set", "rebind.test"]);
+    assert_eq!((code, set.as_str()), (0, "rebind.test"));
+    for use_proxy in [true, false] {
+        let answer = world.run(&fetch("http://allowed.test/", use_proxy)).await;
+        assert!(
+            answer.starts_with("403") || answer.contains("gaierror"),
+            "{answer}"
+        );
+    }
+    // Widening is refused, in the CLI's words, and changes nothing.
+    let (code, _) = cli(&world, &["network", &id, "--set", "other.test"]);
+    assert_ne!(code, 0);
+    assert_eq!(cli(&world, &["network", &id]).1, "rebind.test");
+}

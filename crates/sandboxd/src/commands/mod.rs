@@ -11,6 +11,7 @@ pub mod files;
 pub mod fork;
 pub mod kill_all;
 pub mod mcp;
+pub mod network;
 pub mod open;
 pub mod output;
 pub mod pause;
