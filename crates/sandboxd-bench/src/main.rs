@@ -6,6 +6,7 @@
 //! runs create, exec and close with the sandboxes as pods on that cluster.
 
 mod e2b;
+mod egress;
 mod kubernetes;
 mod measure;
 mod raw;
@@ -48,11 +49,17 @@ struct Args {
     /// Also measure create, exec and close with the sandboxes as pods on this cluster.
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// Only the egress proxy's row (no service, no engine).
+    #[arg(long)]
+    egress_only: bool,
 }
 
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
+    if args.egress_only {
+        return egress::run(args.iterations).await;
+    }
     let docker = Docker::connect_with_socket_defaults()?
         .negotiate_version()
         .await?;
@@ -86,5 +93,6 @@ async fn main() -> Result<()> {
         .await?;
     }
     figures.print_targets();
+    egress::run(args.iterations).await?;
     Ok(())
 }

@@ -27,11 +27,11 @@ impl Sample {
         sorted.get(index).copied().unwrap_or_default()
     }
 
-    fn p50(&self) -> Duration {
+    pub(crate) fn p50(&self) -> Duration {
         self.percentile(0.5)
     }
 
-    fn p99(&self) -> Duration {
+    pub(crate) fn p99(&self) -> Duration {
         self.percentile(0.99)
     }
 }
@@ -103,7 +103,7 @@ impl Figures {
     }
 }
 
-fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 
