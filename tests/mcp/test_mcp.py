@@ -37,6 +37,8 @@ TOOLS = {
     "share_port",
     "list_shares",
     "revoke_share",
+    "get_network",
+    "set_network",
 }
 
 INITIALIZE = {

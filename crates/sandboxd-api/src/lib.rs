@@ -5,6 +5,7 @@
 //! is in force.
 
 mod contexts;
+mod egress;
 mod files_meta;
 mod output_watch;
 mod policy;
@@ -15,6 +16,10 @@ mod snapshots;
 
 pub use contexts::{
     CodeEnd, CodeError, CodeEvent, CodeResult, ContextInfo, ContextList, ContextRequest, RunCode,
+};
+pub use egress::{
+    egress_allows, first_widening, normalize_host, EgressRule, SessionNetwork,
+    DEFAULT_EGRESS_PORTS, MAX_EGRESS_RULES,
 };
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
 pub use output_watch::OutputWatch;
@@ -38,6 +43,8 @@ pub const CLIENT_HEADER: &str = "x-sandboxd-client";
 pub enum NetworkMode {
     None,
     Bridge,
+    /// Only the names of the runtime's `egress` list, through the service's proxy.
+    Egress,
 }
 
 impl NetworkMode {
@@ -45,6 +52,7 @@ impl NetworkMode {
         match self {
             NetworkMode::None => "none",
             NetworkMode::Bridge => "bridge",
+            NetworkMode::Egress => "egress",
         }
     }
 }
@@ -90,6 +98,10 @@ pub struct RuntimeInfo {
     /// starts one (`{connection_file}` stands for its connection file).
     #[serde(default, skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub kernels: std::collections::BTreeMap<String, Vec<String>>,
+    /// With `network_mode = "egress"`: the names (and ports) its sandboxes may reach.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Vec<String>))]
+    pub egress: Vec<EgressRule>,
 }
 
 /// One entry of `GET /v1/runtimes`: the runtime, and where its image stands.
@@ -211,11 +223,16 @@ pub struct CreateSession {
     /// request's own labels are added over them); processes are not in a snapshot.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub snapshot: Option<String>,
+    /// For an `egress` runtime: a narrower allow-list than the runtime's (never a wider one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>))]
+    pub egress: Option<Vec<EgressRule>>,
 }
 
 impl CreateSession {
     /// The fields a create request may carry; anything else is refused.
-    pub const FIELDS: &'static [&'static str] = &["runtime", "tenant", "labels", "snapshot"];
+    pub const FIELDS: &'static [&'static str] =
+        &["runtime", "tenant", "labels", "snapshot", "egress"];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -4,7 +4,7 @@
 use crate::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult,
     KilledProcesses, OutputWatch, Policy, PortList, Remedy, RunCode, RuntimeList, SessionInfo,
-    SessionList, ShareInfo, ShareList, SnapshotInfo, SnapshotList,
+    SessionList, SessionNetwork, ShareInfo, ShareList, SnapshotInfo, SnapshotList,
 };
 use std::fmt;
 
@@ -83,4 +83,10 @@ pub trait Sandboxes: Send + Sync {
     /// Runs code in a context of the session (the language's default one unless the request
     /// names another): every event of the run, `end` last.
     async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure>;
+    async fn session_network(&self, id: &str) -> Result<SessionNetwork, Failure>;
+    async fn set_session_network(
+        &self,
+        id: &str,
+        network: SessionNetwork,
+    ) -> Result<SessionNetwork, Failure>;
 }

@@ -7,6 +7,7 @@
 
 mod code;
 mod e2b;
+mod egress;
 mod footprint;
 mod kubernetes;
 mod measure;
@@ -64,11 +65,17 @@ struct Args {
     /// Only the scale run.
     #[arg(long, requires = "scale")]
     scale_only: bool,
+    /// Only the egress proxy's row (no service, no engine).
+    #[arg(long)]
+    egress_only: bool,
 }
 
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
+    if args.egress_only {
+        return egress::run(args.iterations).await;
+    }
     let docker = Docker::connect_with_socket_defaults()?
         .negotiate_version()
         .await?;
@@ -123,6 +130,7 @@ async fn main() -> Result<()> {
         )
         .await?;
     }
+    egress::run(args.iterations).await?;
     let mut goals = figures.targets();
     goals.extend(figures.exec_goals());
     if args.scale.is_some() {

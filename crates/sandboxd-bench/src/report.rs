@@ -219,7 +219,7 @@ pub(crate) fn print_goals(title: &str, goals: &[Goal]) {
     }
 }
 
-fn ms(d: Duration) -> String {
+pub(crate) fn ms(d: Duration) -> String {
     format!("{:.2} ms", d.as_secs_f64() * 1000.0)
 }
 

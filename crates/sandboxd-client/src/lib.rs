@@ -8,6 +8,7 @@ mod archive;
 mod code;
 mod error;
 mod files_meta;
+mod network;
 mod ports;
 mod processes;
 mod sandboxes;

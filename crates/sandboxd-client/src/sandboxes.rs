@@ -1,6 +1,7 @@
 //! The client as [`Sandboxes`]: each call one request to the service, with the client's token.
 
 use crate::{Client, ClientError};
+use sandboxd_api::SessionNetwork;
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
     KilledProcesses, Policy, PortList, RunCode, RuntimeList, Sandboxes, SessionInfo, SessionList,
@@ -134,5 +135,17 @@ impl Sandboxes for Client {
             .await?
             .collect()
             .await?)
+    }
+
+    async fn session_network(&self, id: &str) -> Result<SessionNetwork, Failure> {
+        Ok(Client::session_network(self, id).await?)
+    }
+
+    async fn set_session_network(
+        &self,
+        id: &str,
+        network: SessionNetwork,
+    ) -> Result<SessionNetwork, Failure> {
+        Ok(Client::set_session_network(self, id, &network).await?)
     }
 }

@@ -5,8 +5,9 @@
 
 mod backend;
 mod e2b;
-mod ports;
+mod egress;
 mod kernels;
+mod ports;
 mod recipes;
 mod size;
 mod tenants;
@@ -18,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 pub use backend::{BackendSettings, KubernetesSettings};
 pub use e2b::E2bSettings;
+pub use egress::EgressSettings;
 pub use ports::PortsSettings;
 use recipes::catalogue;
 pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
@@ -79,6 +81,8 @@ pub struct Config {
     pub e2b: E2bSettings,
     /// How share links are named (`[ports]`).
     pub ports: PortsSettings,
+    /// The egress proxy's settings (`[egress]`).
+    pub egress: EgressSettings,
 }
 
 #[derive(Deserialize)]
@@ -107,6 +111,7 @@ struct ConfigFile {
     e2b: e2b::E2bFile,
     #[serde(default)]
     ports: ports::PortsFile,
+    egress: egress::EgressFile,
 }
 
 #[derive(Deserialize, Default)]
@@ -131,6 +136,7 @@ struct RuntimeFile {
     pool_size: u32,
     #[serde(default)]
     kernels: BTreeMap<String, Vec<String>>,
+    egress: Vec<String>,
     #[serde(flatten)]
     limits: LimitsFile,
 }
@@ -273,8 +279,10 @@ impl Config {
             .map(|origin| check_origin(origin))
             .collect::<Result<_, _>>()?;
         let backend = backend::resolve(file.backend.as_ref(), &runtimes)?;
+        egress::check_backend(&backend, &runtimes)?;
         let e2b = E2bSettings::resolve(&file.e2b)?;
         let ports = PortsSettings::resolve(&file.ports)?;
+        let egress = EgressSettings::resolve(&file.egress)?;
 
         Ok(Config {
             token,
@@ -290,6 +298,7 @@ impl Config {
             backend,
             e2b,
             ports,
+            egress,
         })
     }
 
@@ -452,12 +461,14 @@ fn resolve_runtime(
         Some(recipe) if file.kernels.is_empty() => recipe.kernels.clone(),
         _ => kernels::resolve_kernels(&file.kernels, &field)?,
     };
+    let limits = resolve_limits(&file.limits, inherited, &format!("{field}."))?;
     Ok(RuntimeInfo {
         name: name.to_string(),
         image: file.image.clone(),
         recipe: recipe.map(|r| r.name.clone()),
         recipe_image: recipe.map(|r| r.image.clone()),
-        limits: resolve_limits(&file.limits, inherited, &format!("{field}."))?,
+        egress: egress::resolve(&field, &file.egress, limits.network_mode)?,
+        limits,
         interpreter,
         pool_size: file.pool_size,
         kernels,
@@ -528,10 +539,11 @@ pub(crate) fn resolve_limits(
         None => inherited.network_mode,
         Some("none") => NetworkMode::None,
         Some("bridge") => NetworkMode::Bridge,
+        Some("egress") => NetworkMode::Egress,
         Some(other) => {
             return Err(invalid(
                 field("network_mode"),
-                format!("unknown network mode \"{other}\"; use \"none\" or \"bridge\""),
+                format!("unknown network mode \"{other}\"; use \"none\", \"bridge\" or \"egress\""),
             ))
         }
     };

@@ -5,6 +5,7 @@ use crate::activity::Caller;
 use crate::core::Core;
 use crate::error::Error;
 use sandboxd_agent_proto::{OutputSink, OUTPUT_SINK};
+use sandboxd_api::SessionNetwork;
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
     ForkResult, KilledProcesses, OutputWatch, Policy, PortList, RunCode, RuntimeList, Sandboxes,
@@ -184,5 +185,17 @@ impl Sandboxes for Acting {
     async fn run_code(&self, id: &str, request: RunCode) -> Result<Vec<CodeEvent>, Failure> {
         let run = self.core.run_code(&self.caller, id, None, request).await?;
         Ok(run.collect().await?)
+    }
+
+    async fn session_network(&self, id: &str) -> Result<SessionNetwork, Failure> {
+        Ok(self.core.session_network(&self.caller, id)?)
+    }
+
+    async fn set_session_network(
+        &self,
+        id: &str,
+        network: SessionNetwork,
+    ) -> Result<SessionNetwork, Failure> {
+        Ok(self.core.set_session_network(&self.caller, id, network)?)
     }
 }

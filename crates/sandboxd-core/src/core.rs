@@ -7,7 +7,7 @@ use crate::error::Error;
 use crate::sessions::{self, Session, Sessions};
 use crate::snapshot_files::SnapshotFiles;
 use crate::snapshots::Snapshots;
-use crate::{auth, images, pool, ports, shares, tickets};
+use crate::{auth, egress, images, pool, ports, shares, tickets};
 use sandboxd_api::Remedy;
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
@@ -32,6 +32,7 @@ struct Inner {
     shares: shares::Shares,
     snapshots: Snapshots,
     contexts: crate::contexts::Contexts,
+    egress: egress::NarrowedLists,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
 }
@@ -60,6 +61,7 @@ impl Core {
                 shares: shares::Shares::default(),
                 contexts: Default::default(),
                 engine: OnceLock::new(),
+                egress: egress::NarrowedLists::default(),
             }),
         }
     }
@@ -122,6 +124,10 @@ impl Core {
 
     pub(crate) fn snapshots(&self) -> &Snapshots {
         &self.inner.snapshots
+    }
+
+    pub(crate) fn narrowed(&self) -> &egress::NarrowedLists {
+        &self.inner.egress
     }
 
     pub(crate) fn pools(&self) -> &pool::Pools {

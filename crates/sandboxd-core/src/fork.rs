@@ -124,9 +124,12 @@ impl Core {
         let result = async {
             let name = format!("fork of {session_id}");
             let snapshot = self.take_snapshot(caller, &session, name).await?;
+            // A fork keeps its source's egress list, never its runtime's wider one.
+            let egress = self.session_egress(session_id).map(|rules| rules.to_vec());
             let opened = join_all((0..request.count).map(|_| {
                 let request = CreateSession {
                     snapshot: Some(snapshot.id.clone()),
+                    egress: egress.clone(),
                     ..CreateSession::default()
                 };
                 self.open_session(caller, request)

@@ -21,6 +21,7 @@ pub mod auth;
 pub mod code_run;
 pub mod contexts;
 mod core;
+mod egress;
 mod error;
 mod exec;
 #[cfg(feature = "fake")]
@@ -44,6 +45,7 @@ mod snapshots;
 pub mod tickets;
 
 pub use crate::core::Core;
+pub use crate::egress::EgressEvent;
 pub use acting::Acting;
 pub use activity::{Actor, Caller, Interface, Outcome};
 pub use archive::ArchiveDownload;

@@ -4,6 +4,7 @@
 use crate::activity::{self, Actor, Caller, Outcome};
 use crate::auth::Principal;
 use crate::core::Core;
+use crate::egress;
 use crate::error::Error;
 use crate::pool::Pooled;
 use crate::sessions::{self, Reservation, Session, TenantSlot};
@@ -56,6 +57,7 @@ impl Core {
                 )
                 .with_remedy(Remedy::ListRuntimes)
             })?;
+        let egress = egress::narrow(runtime, request.egress.take())?;
         // A tenant's sessions carry its name, whatever the request says.
         let tenant = caller
             .principal
@@ -99,6 +101,15 @@ impl Core {
             // Not recorded means not reachable after a restart: do not leave it running.
             let _ = self.backend().destroy(&session.sandbox).await;
             return Err(e);
+        }
+        if let Some(rules) = egress {
+            if let Err(e) = self.set_session_egress(&session.id, rules) {
+                // Running with the runtime's wider list is not what was asked for.
+                let _ = self
+                    .end_session(&session.id, "its egress list could not be kept")
+                    .await;
+                return Err(e);
+            }
         }
         activity::append(
             self.sessions(),
@@ -343,6 +354,7 @@ impl Core {
         match self.sessions().end(id, reason) {
             Some(session) => {
                 self.contexts().forget_session(id);
+                self.narrowed().remove(id);
                 self.backend().destroy(&session.sandbox).await?;
                 Ok(session)
             }

@@ -10,6 +10,7 @@
 mod access;
 mod build;
 mod cgroup;
+pub mod egress;
 pub mod engine;
 mod network;
 mod pause;
@@ -77,6 +78,8 @@ pub struct DockerBackend {
     hubs: Mutex<HashMap<String, Arc<AgentHub>>>,
     engine: engine::EngineReport,
     bridge: BridgeNetwork,
+    /// Set up at the first egress sandbox (or when the service starts its proxy).
+    egress: tokio::sync::OnceCell<Arc<egress::EgressNetwork>>,
 }
 
 fn engine_error(e: bollard::errors::Error) -> BackendError {
@@ -149,6 +152,7 @@ impl DockerBackend {
             hubs: Mutex::new(HashMap::new()),
             engine,
             bridge: BridgeNetwork::default(),
+            egress: tokio::sync::OnceCell::new(),
         })
     }
 
@@ -236,7 +240,27 @@ impl DockerBackend {
             .cloned()
     }
 
-    fn container_body(&self, spec: &SandboxSpec) -> ContainerCreateBody {
+    /// This instance's egress network, made (with its firewall rules) at the first call.
+    pub async fn egress_network(&self) -> Result<Arc<egress::EgressNetwork>, BackendError> {
+        self.egress
+            .get_or_try_init(|| async {
+                let network = egress::EgressNetwork::ensure(
+                    &self.docker,
+                    &self.options.instance_id,
+                    &self.options.socket_root,
+                )
+                .await?;
+                Ok::<_, BackendError>(Arc::new(network))
+            })
+            .await
+            .cloned()
+    }
+
+    fn container_body(
+        &self,
+        spec: &SandboxSpec,
+        egress: Option<&egress::EgressNetwork>,
+    ) -> ContainerCreateBody {
         let limits = &spec.limits;
         // Inodes are capped too (one per 4 KiB of the size), so a flood of empty files stops
         // with ENOSPC instead of pinning the sandbox at its memory ceiling.
@@ -256,9 +280,28 @@ impl DockerBackend {
         let memory = i64::try_from(limits.mem_limit_bytes).unwrap_or(i64::MAX);
         // Never the engine's default bridge, where containers reach each other.
         let network = match limits.network_mode {
-            NetworkMode::None => "none",
             NetworkMode::Bridge => network::BRIDGE_NETWORK,
+            NetworkMode::Egress => match egress {
+                Some(egress) => egress.names().network.as_str(),
+                None => "none",
+            },
+            NetworkMode::None => "none",
         };
+        let mut env = vec![format!("HOME={WORKDIR}")];
+        let mut binds = vec![
+            format!(
+                "{}:{AGENT_IN_SANDBOX}:ro",
+                self.options.agent_binary.display()
+            ),
+            format!(
+                "{}:{SOCKET_DIR_IN_SANDBOX}:ro",
+                self.socket_dir(&spec.session_id).display()
+            ),
+        ];
+        if let Some(egress) = egress.filter(|_| limits.network_mode == NetworkMode::Egress) {
+            env.extend(egress.environment());
+            binds.push(egress.resolv_conf_bind());
+        }
         ContainerCreateBody {
             image: Some(spec.image.clone()),
             user: Some(format!("{SANDBOX_UID}:{SANDBOX_UID}")),
@@ -269,20 +312,11 @@ impl DockerBackend {
             ]),
             cmd: Some(vec![]),
             working_dir: Some(WORKDIR.to_string()),
-            env: Some(vec![format!("HOME={WORKDIR}")]),
+            env: Some(env),
             hostname: Some("sandbox".to_string()),
             labels: Some(labels),
             host_config: Some(HostConfig {
-                binds: Some(vec![
-                    format!(
-                        "{}:{AGENT_IN_SANDBOX}:ro",
-                        self.options.agent_binary.display()
-                    ),
-                    format!(
-                        "{}:{SOCKET_DIR_IN_SANDBOX}:ro",
-                        self.socket_dir(&spec.session_id).display()
-                    ),
-                ]),
+                binds: Some(binds),
                 cap_drop: Some(vec!["ALL".to_string()]),
                 security_opt: Some(vec!["no-new-privileges".to_string()]),
                 readonly_rootfs: Some(true),
@@ -360,11 +394,15 @@ impl DockerBackend {
         if spec.limits.network_mode == NetworkMode::Bridge {
             self.bridge.ensure(&self.docker).await?;
         }
+        let egress = match spec.limits.network_mode {
+            NetworkMode::Egress => Some(self.egress_network().await?),
+            _ => None,
+        };
         let name = self.container_name(&spec.session_id);
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
         let created = self
             .docker
-            .create_container(Some(options), self.container_body(spec))
+            .create_container(Some(options), self.container_body(spec, egress.as_deref()))
             .await
             .map_err(|e| {
                 if is_not_found(&e) {

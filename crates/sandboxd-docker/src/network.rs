@@ -69,7 +69,7 @@ impl From<NetworkError> for BackendError {
 }
 
 #[derive(Debug, thiserror::Error)]
-enum FirewallError {
+pub(crate) enum FirewallError {
     #[error("cannot run iptables: {0}")]
     Spawn(std::io::Error),
     #[error("`{command}` failed: {stderr}")]
@@ -194,7 +194,7 @@ fn mismatch(network: &NetworkInspect) -> Option<String> {
     })
 }
 
-fn status(e: &bollard::errors::Error) -> Option<u16> {
+pub(crate) fn status(e: &bollard::errors::Error) -> Option<u16> {
     match e {
         bollard::errors::Error::DockerResponseServerError { status_code, .. } => Some(*status_code),
         _ => None,
@@ -210,11 +210,18 @@ async fn ensure_host_rule() -> Result<(), FirewallError> {
 }
 
 async fn iptables(verb: &str) -> Result<(), FirewallError> {
-    let mut args = vec!["-w", verb];
+    let mut args = vec![verb];
     args.extend(HOST_RULE);
-    let command = format!("iptables {}", args.join(" "));
+    run_iptables(&args).await
+}
+
+/// Runs `iptables -w ARGS...`, bounded in time.
+pub(crate) async fn run_iptables(args: &[&str]) -> Result<(), FirewallError> {
+    let mut all = vec!["-w"];
+    all.extend_from_slice(args);
+    let command = format!("iptables {}", all.join(" "));
     let run = tokio::process::Command::new("iptables")
-        .args(&args)
+        .args(&all)
         .stdin(std::process::Stdio::null())
         .kill_on_drop(true)
         .output();

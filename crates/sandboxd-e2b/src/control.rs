@@ -160,6 +160,7 @@ pub async fn create(
                     tenant: None,
                     labels: request.metadata,
                     snapshot: snapshot.map(|s| s.id),
+                    egress: None,
                 },
             )
             .await?;

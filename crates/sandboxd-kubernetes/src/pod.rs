@@ -28,7 +28,8 @@ pub fn pod_name(session_id: &str) -> String {
 
 pub fn labels(options: &KubernetesOptions, spec: &SandboxSpec) -> BTreeMap<String, String> {
     let network = match spec.limits.network_mode {
-        NetworkMode::None => "none",
+        // The config refuses egress runtimes on Kubernetes; were one to come, no network.
+        NetworkMode::None | NetworkMode::Egress => "none",
         NetworkMode::Bridge => "pod",
     };
     BTreeMap::from([

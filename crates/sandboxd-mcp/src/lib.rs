@@ -14,6 +14,7 @@
 mod answer;
 mod code_tools;
 mod errors;
+mod network_tools;
 mod output;
 mod params;
 mod port_tools;

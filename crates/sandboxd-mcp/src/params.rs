@@ -23,6 +23,10 @@ pub struct OpenSessionParams {
     /// Labels to keep with the session (name to value), for your own bookkeeping.
     #[serde(default)]
     pub labels: BTreeMap<String, String>,
+    /// For a runtime with network_mode "egress": the names it may reach, narrower than the
+    /// runtime's list (e.g. ["pypi.org"]); omit it for the runtime's whole list.
+    #[serde(default)]
+    pub egress: Option<Vec<sandboxd_api::EgressRule>>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -53,7 +53,8 @@ impl SandboxTools {
             connector,
             tool_router: Self::tool_router()
                 + Self::snapshot_tool_router()
-                + Self::port_tool_router(),
+                + Self::port_tool_router()
+                + Self::network_tool_router(),
         }
     }
 
@@ -101,6 +102,7 @@ impl SandboxTools {
             tenant: params.tenant,
             labels: params.labels,
             snapshot: None,
+            egress: params.egress,
         };
         let opened = cancellable(&context, None, async {
             client.open_session(request).await.map_err(tool_error)

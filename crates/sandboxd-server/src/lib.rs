@@ -133,6 +133,10 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             routes!(routes::contexts::code)
                 .layer(DefaultBodyLimit::max(routes::contexts::BODY_LIMIT)),
         )
+        .routes(
+            routes!(routes::network::get_network, routes::network::set_network)
+                .layer(DefaultBodyLimit::max(routes::network::BODY_LIMIT)),
+        )
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -154,6 +154,8 @@ const ROLES: &[(&str, &str, Role)] = &[
         Role::Anyone,
     ),
     ("post", "/v1/sessions/{id}/code", Role::Anyone),
+    ("get", "/v1/sessions/{id}/network", Role::Anyone),
+    ("put", "/v1/sessions/{id}/network", Role::Anyone),
 ];
 
 /// The operations of the served document, as (method, path).

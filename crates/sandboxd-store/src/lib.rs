@@ -7,6 +7,7 @@
 
 mod activity;
 mod audit;
+mod egress;
 mod snapshots;
 
 pub use audit::AUDIT_KEPT;
@@ -90,6 +91,7 @@ fn migrations() -> Migrations<'static> {
         M::up("ALTER TABLE sessions ADD COLUMN paused_at TEXT;"),
         M::up(snapshots::MIGRATION),
         M::up(snapshots::ENV_MIGRATION),
+        M::up(egress::MIGRATION),
     ])
 }
 

@@ -18,6 +18,7 @@
 //! Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), and 0 when their output was closed (`| head -1`).
 
 mod commands;
+mod egress;
 mod remedy;
 
 use anyhow::Error;
@@ -101,6 +102,8 @@ enum Command {
     /// Run code in a code context of a session (state kept between runs): prints its output
     /// and results, saves its images to files; exits 1 on an exception, 124 on a timeout.
     Code(commands::code::CodeArgs),
+    /// The names a session of an egress runtime may reach; `--set` narrows them.
+    Network(commands::network::NetworkArgs),
 }
 
 fn main() -> ExitCode {
@@ -141,6 +144,7 @@ fn main() -> ExitCode {
         Command::Share(args) => commands::ports::share(args).map(|()| 0),
         Command::Forward(args) => commands::forward::run(args).map(|()| 0),
         Command::Code(args) => commands::code::run(args),
+        Command::Network(args) => commands::network::run(args).map(|()| 0),
     };
     match result {
         Ok(code) => ExitCode::from(code),

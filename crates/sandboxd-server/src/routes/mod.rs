@@ -7,6 +7,7 @@ pub mod contexts;
 pub mod events;
 pub mod files;
 pub mod files_meta;
+pub mod network;
 pub mod pause;
 pub mod ports;
 pub mod processes;

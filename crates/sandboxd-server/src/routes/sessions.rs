@@ -56,7 +56,7 @@ fn parse_create(body: &[u8]) -> Result<CreateSession, ApiError> {
     request_body(content = Option<CreateSession>, description = "What to open; no body opens the default runtime"),
     responses(
         (status = 201, description = "The session, running", body = SessionInfo),
-        (status = 400, description = "`forbidden_field` (the body names something else about the container), `unknown_runtime` (the message lists the allowed ones), `invalid_json` or `invalid_request`", body = sandboxd_api::ErrorBody),
+        (status = 400, description = "`forbidden_field` (the body names something else about the container), `unknown_runtime` (the message lists the allowed ones), `egress_widened` (`egress` allows what the runtime's list does not), `egress_not_available`, `invalid_json` or `invalid_request`", body = sandboxd_api::ErrorBody),
         (status = 404, description = "`not_found`: no snapshot the caller may open has the id in `snapshot`", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`: the body is over 64 KiB", body = sandboxd_api::ErrorBody),
         (status = 429, description = "`service_full`: `max_sessions` are open", body = sandboxd_api::ErrorBody),

@@ -13,6 +13,7 @@ pub mod fork;
 pub mod forward;
 pub mod kill_all;
 pub mod mcp;
+pub mod network;
 pub mod open;
 pub mod output;
 pub mod pause;

@@ -116,12 +116,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
 
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let (backend, engine) = connect_backend(&config, &args, instance_id, agent, &state_dir).await?;
+        let (backend, engine, docker) =
+            connect_backend(&config, &args, instance_id, agent, &state_dir).await?;
         let store = Arc::new(
             Store::open(&state_dir.join("sandboxd.db")).context("cannot open the state database")?,
         );
         let core = Core::new(config, token, backend, store);
         core.set_engine_report(engine);
+        if let Some(docker) = &docker {
+            crate::egress::start(&core, docker).await?;
+        }
         let restored = core
             .restore()
             .await
@@ -155,14 +159,19 @@ pub fn run(args: ServeArgs) -> Result<()> {
     })
 }
 
-/// The backend the config names, and what it reports about its platform.
+/// The backend the config names, what it reports about its platform, and the Docker backend
+/// itself when it is that one (the egress proxy needs its network).
 async fn connect_backend(
     config: &Config,
     args: &ServeArgs,
     instance_id: String,
     agent: PathBuf,
     state_dir: &Path,
-) -> Result<(Arc<dyn Backend>, serde_json::Value)> {
+) -> Result<(
+    Arc<dyn Backend>,
+    serde_json::Value,
+    Option<Arc<DockerBackend>>,
+)> {
     match &config.backend {
         BackendSettings::Docker => {
             let backend = DockerBackend::connect(DockerOptions {
@@ -176,7 +185,8 @@ async fn connect_backend(
             let engine = backend.engine_report();
             engine.log();
             let engine = serde_json::to_value(engine).context("cannot encode the engine report")?;
-            Ok((Arc::new(backend), engine))
+            let backend = Arc::new(backend);
+            Ok((backend.clone(), engine, Some(backend)))
         }
         BackendSettings::Kubernetes(settings) => {
             let backend = KubernetesBackend::connect(KubernetesOptions {
@@ -208,7 +218,7 @@ async fn connect_backend(
                 "namespace": settings.namespace,
                 "agent_image": settings.agent_image,
             });
-            Ok((Arc::new(backend), report))
+            Ok((Arc::new(backend), report, None))
         }
     }
 }
