@@ -7,12 +7,13 @@ mod backend;
 mod e2b;
 mod egress;
 mod kernels;
+mod policy;
 mod ports;
 mod recipes;
 mod size;
 mod tenants;
 
-use sandboxd_api::{ConfigView, IdleAction, Limits, NetworkMode, Policy, RuntimeInfo};
+use sandboxd_api::{ConfigView, Limits, NetworkMode, Policy, RuntimeInfo};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -20,9 +21,11 @@ use std::path::{Path, PathBuf};
 pub use backend::{BackendSettings, KubernetesSettings};
 pub use e2b::E2bSettings;
 pub use egress::EgressSettings;
+use policy::{resolve_policy, PolicyFile};
 pub use ports::PortsSettings;
 use recipes::catalogue;
 pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
+use size::SizeValue;
 pub use size::{format_bytes, parse_bytes};
 pub use tenants::{to_hex, token_sha256, Tenant};
 
@@ -111,6 +114,7 @@ struct ConfigFile {
     e2b: e2b::E2bFile,
     #[serde(default)]
     ports: ports::PortsFile,
+    #[serde(default)]
     egress: egress::EgressFile,
 }
 
@@ -136,46 +140,10 @@ struct RuntimeFile {
     pool_size: u32,
     #[serde(default)]
     kernels: BTreeMap<String, Vec<String>>,
+    #[serde(default)]
     egress: Vec<String>,
     #[serde(flatten)]
     limits: LimitsFile,
-}
-
-#[derive(Deserialize, Default)]
-#[serde(deny_unknown_fields)]
-struct PolicyFile {
-    default_timeout_secs: Option<u64>,
-    max_timeout_secs: Option<u64>,
-    max_output_bytes: Option<SizeValue>,
-    max_upload_bytes: Option<SizeValue>,
-    max_body_bytes_in_flight: Option<SizeValue>,
-    idle_timeout_secs: Option<u64>,
-    max_lifetime_secs: Option<u64>,
-    auth_failures_per_minute: Option<u32>,
-    idle_action: Option<IdleAction>,
-    paused_timeout_secs: Option<u64>,
-    snapshot_quota_bytes: Option<SizeValue>,
-    snapshot_quota_count: Option<u32>,
-    mcp_output_bytes: Option<SizeValue>,
-    max_port_connections: Option<u32>,
-    port_bytes_per_sec: Option<SizeValue>,
-}
-
-/// A size written as a number of bytes or a string such as `"512m"`.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum SizeValue {
-    Bytes(u64),
-    Text(String),
-}
-
-impl SizeValue {
-    fn resolve(&self, field: &str) -> Result<u64, ConfigError> {
-        match self {
-            SizeValue::Bytes(n) => Ok(*n),
-            SizeValue::Text(text) => parse_bytes(text).map_err(|message| invalid(field, message)),
-        }
-    }
 }
 
 /// Service-wide defaults that apply when the file names none.
@@ -592,83 +560,6 @@ fn check_origin(origin: &str) -> Result<String, ConfigError> {
     }
     Ok(lower)
 }
-/// The most `policy.max_port_connections` may be.
-const MAX_PORT_CONNECTIONS: u32 = 48;
-
-fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, ConfigError> {
-    let size = |value: &Option<SizeValue>, name: &str, default: u64| match value {
-        Some(v) => v.resolve(&format!("policy.{name}")),
-        None => Ok(default),
-    };
-    let policy = Policy {
-        default_timeout_secs: file.default_timeout_secs.unwrap_or(60),
-        max_timeout_secs: file.max_timeout_secs.unwrap_or(600),
-        max_output_bytes: size(&file.max_output_bytes, "max_output_bytes", 1 << 20)?,
-        max_upload_bytes: size(&file.max_upload_bytes, "max_upload_bytes", 100 << 20)?,
-        max_body_bytes_in_flight: size(
-            &file.max_body_bytes_in_flight,
-            "max_body_bytes_in_flight",
-            256 << 20,
-        )?,
-        idle_timeout_secs: file.idle_timeout_secs.unwrap_or(1800),
-        max_lifetime_secs: file.max_lifetime_secs.unwrap_or(86_400),
-        max_sessions,
-        auth_failures_per_minute: file.auth_failures_per_minute.unwrap_or(20),
-        idle_action: file.idle_action.unwrap_or_default(),
-        paused_timeout_secs: file.paused_timeout_secs.unwrap_or(86_400),
-        snapshot_quota_bytes: size(&file.snapshot_quota_bytes, "snapshot_quota_bytes", 1 << 30)?,
-        snapshot_quota_count: file.snapshot_quota_count.unwrap_or(20),
-        mcp_output_bytes: size(
-            &file.mcp_output_bytes,
-            "mcp_output_bytes",
-            sandboxd_api::DEFAULT_MCP_OUTPUT_BYTES,
-        )?,
-        max_port_connections: file.max_port_connections.unwrap_or(32),
-        port_bytes_per_sec: size(&file.port_bytes_per_sec, "port_bytes_per_sec", 256 << 20)?,
-    };
-    let positive = [
-        ("default_timeout_secs", policy.default_timeout_secs),
-        ("max_timeout_secs", policy.max_timeout_secs),
-        ("max_output_bytes", policy.max_output_bytes),
-        ("max_upload_bytes", policy.max_upload_bytes),
-        ("max_body_bytes_in_flight", policy.max_body_bytes_in_flight),
-        ("idle_timeout_secs", policy.idle_timeout_secs),
-        ("max_lifetime_secs", policy.max_lifetime_secs),
-        ("paused_timeout_secs", policy.paused_timeout_secs),
-        ("mcp_output_bytes", policy.mcp_output_bytes),
-        (
-            "auth_failures_per_minute",
-            u64::from(policy.auth_failures_per_minute),
-        ),
-        (
-            "max_port_connections",
-            u64::from(policy.max_port_connections),
-        ),
-        ("port_bytes_per_sec", policy.port_bytes_per_sec),
-    ];
-    for (name, value) in positive {
-        if value == 0 {
-            return Err(invalid(format!("policy.{name}"), "must be above 0"));
-        }
-    }
-    if policy.max_port_connections > MAX_PORT_CONNECTIONS {
-        return Err(invalid(
-            "policy.max_port_connections",
-            format!("must be at most {MAX_PORT_CONNECTIONS}: each holds one of the sandbox agent's 64 connections, and the rest must stay free for other requests"),
-        ));
-    }
-    if policy.default_timeout_secs > policy.max_timeout_secs {
-        return Err(invalid(
-            "policy.default_timeout_secs",
-            format!(
-                "{} is above policy.max_timeout_secs ({}); the default must fit under the limit",
-                policy.default_timeout_secs, policy.max_timeout_secs
-            ),
-        ));
-    }
-    Ok(policy)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,5 +1,8 @@
 //! Byte sizes as operators write them: `"512m"`, `"1g"`, `"1.5g"`, `"1048576"`.
 
+use crate::{invalid, ConfigError};
+use serde::Deserialize;
+
 const UNITS: [(&str, u64); 5] = [
     ("t", 1 << 40),
     ("g", 1 << 30),
@@ -46,6 +49,23 @@ pub fn format_bytes(bytes: u64) -> String {
         }
     }
     format!("{bytes}b")
+}
+
+/// A size written as a number of bytes or a string such as `"512m"`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+pub(crate) enum SizeValue {
+    Bytes(u64),
+    Text(String),
+}
+
+impl SizeValue {
+    pub(crate) fn resolve(&self, field: &str) -> Result<u64, ConfigError> {
+        match self {
+            SizeValue::Bytes(n) => Ok(*n),
+            SizeValue::Text(text) => parse_bytes(text).map_err(|message| invalid(field, message)),
+        }
+    }
 }
 
 #[cfg(test)]

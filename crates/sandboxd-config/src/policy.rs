@@ -1,0 +1,103 @@
+//! The `[policy]` table: the limits nothing can raise, with their defaults and checks.
+
+use crate::size::SizeValue;
+use crate::{invalid, ConfigError};
+use sandboxd_api::{IdleAction, Policy};
+use serde::Deserialize;
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct PolicyFile {
+    default_timeout_secs: Option<u64>,
+    max_timeout_secs: Option<u64>,
+    max_output_bytes: Option<SizeValue>,
+    max_upload_bytes: Option<SizeValue>,
+    max_body_bytes_in_flight: Option<SizeValue>,
+    idle_timeout_secs: Option<u64>,
+    max_lifetime_secs: Option<u64>,
+    auth_failures_per_minute: Option<u32>,
+    idle_action: Option<IdleAction>,
+    paused_timeout_secs: Option<u64>,
+    snapshot_quota_bytes: Option<SizeValue>,
+    snapshot_quota_count: Option<u32>,
+    mcp_output_bytes: Option<SizeValue>,
+    max_port_connections: Option<u32>,
+    port_bytes_per_sec: Option<SizeValue>,
+}
+
+/// The most `policy.max_port_connections` may be.
+const MAX_PORT_CONNECTIONS: u32 = 48;
+
+pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, ConfigError> {
+    let size = |value: &Option<SizeValue>, name: &str, default: u64| match value {
+        Some(v) => v.resolve(&format!("policy.{name}")),
+        None => Ok(default),
+    };
+    let policy = Policy {
+        default_timeout_secs: file.default_timeout_secs.unwrap_or(60),
+        max_timeout_secs: file.max_timeout_secs.unwrap_or(600),
+        max_output_bytes: size(&file.max_output_bytes, "max_output_bytes", 1 << 20)?,
+        max_upload_bytes: size(&file.max_upload_bytes, "max_upload_bytes", 100 << 20)?,
+        max_body_bytes_in_flight: size(
+            &file.max_body_bytes_in_flight,
+            "max_body_bytes_in_flight",
+            256 << 20,
+        )?,
+        idle_timeout_secs: file.idle_timeout_secs.unwrap_or(1800),
+        max_lifetime_secs: file.max_lifetime_secs.unwrap_or(86_400),
+        max_sessions,
+        auth_failures_per_minute: file.auth_failures_per_minute.unwrap_or(20),
+        idle_action: file.idle_action.unwrap_or_default(),
+        paused_timeout_secs: file.paused_timeout_secs.unwrap_or(86_400),
+        snapshot_quota_bytes: size(&file.snapshot_quota_bytes, "snapshot_quota_bytes", 1 << 30)?,
+        snapshot_quota_count: file.snapshot_quota_count.unwrap_or(20),
+        mcp_output_bytes: size(
+            &file.mcp_output_bytes,
+            "mcp_output_bytes",
+            sandboxd_api::DEFAULT_MCP_OUTPUT_BYTES,
+        )?,
+        max_port_connections: file.max_port_connections.unwrap_or(32),
+        port_bytes_per_sec: size(&file.port_bytes_per_sec, "port_bytes_per_sec", 256 << 20)?,
+    };
+    let positive = [
+        ("default_timeout_secs", policy.default_timeout_secs),
+        ("max_timeout_secs", policy.max_timeout_secs),
+        ("max_output_bytes", policy.max_output_bytes),
+        ("max_upload_bytes", policy.max_upload_bytes),
+        ("max_body_bytes_in_flight", policy.max_body_bytes_in_flight),
+        ("idle_timeout_secs", policy.idle_timeout_secs),
+        ("max_lifetime_secs", policy.max_lifetime_secs),
+        ("paused_timeout_secs", policy.paused_timeout_secs),
+        ("mcp_output_bytes", policy.mcp_output_bytes),
+        (
+            "auth_failures_per_minute",
+            u64::from(policy.auth_failures_per_minute),
+        ),
+        (
+            "max_port_connections",
+            u64::from(policy.max_port_connections),
+        ),
+        ("port_bytes_per_sec", policy.port_bytes_per_sec),
+    ];
+    for (name, value) in positive {
+        if value == 0 {
+            return Err(invalid(format!("policy.{name}"), "must be above 0"));
+        }
+    }
+    if policy.max_port_connections > MAX_PORT_CONNECTIONS {
+        return Err(invalid(
+            "policy.max_port_connections",
+            format!("must be at most {MAX_PORT_CONNECTIONS}: each holds one of the sandbox agent's 64 connections, and the rest must stay free for other requests"),
+        ));
+    }
+    if policy.default_timeout_secs > policy.max_timeout_secs {
+        return Err(invalid(
+            "policy.default_timeout_secs",
+            format!(
+                "{} is above policy.max_timeout_secs ({}); the default must fit under the limit",
+                policy.default_timeout_secs, policy.max_timeout_secs
+            ),
+        ));
+    }
+    Ok(policy)
+}
