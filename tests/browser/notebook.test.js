@@ -1,7 +1,7 @@
 // The session's Notebook pane in the dashboard: Debian's Chromium against a real sandboxd and
 // Docker, in a session of the catalogue's `python-interpreter` recipe (built through the
 // service on first use, minutes cold; kept like any recipe build). A matplotlib plot shows as a
-// rendered image; HTML a cell displays runs no script; state persists from cell to cell; a
+// rendered image; HTML a cell displays runs no script; a DataFrame shows as a table; state persists from cell to cell; a
 // runtime without a kernel shows a note naming the recipe.
 
 import { test, before, after } from 'node:test';
@@ -88,7 +88,13 @@ test('notebook cells plot, keep state and show HTML without running its scripts'
   await page.waitForTimeout(500);
   assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined');
 
-  const failed = await runCell(5, '1/0');
+  // A DataFrame shows as its HTML table.
+  const table = await runCell(5, 'import pandas as pd\npd.DataFrame({"x": [1, 2], "y": ["a", "b"]})');
+  assert.equal(await table.getAttribute('data-outcome'), 'ok', await table.innerText());
+  const frameTable = page.frameLocator(`.notebook-cell[data-cell="5"] iframe.notebook-html`);
+  assert.equal(await frameTable.locator('table.dataframe tbody tr').count(), 2);
+
+  const failed = await runCell(6, '1/0');
   assert.equal(await failed.getAttribute('data-outcome'), 'error');
   const error = await failed.locator('.notebook-error').innerText();
   assert.match(error, /ZeroDivisionError/);
