@@ -15,7 +15,6 @@ const RECIPE = 'python-interpreter';
 /** Base64 of the image types shown as <img>; anything else falls back to text. */
 const IMAGE_TYPES = ['image/png', 'image/jpeg', 'image/gif'];
 // The kernel's colour codes in tracebacks (CSI sequences and lone ESCs).
-// eslint-disable-next-line no-control-regex
 const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b/g;
 
 // The page requires Trusted Types; this one policy, made once here, is what lets HTML from a
