@@ -100,6 +100,20 @@ test('notebook cells plot, keep state and show HTML without running its scripts'
   assert.match(error, /ZeroDivisionError/);
   assert.ok(!error.includes('\u001b'), 'the traceback has no colour codes');
   await screenshot(page, 'notebook-01-cells', { fullPage: true });
+  // On a phone the cells, the plot and the frames fit the width.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(over <= 0, `too wide by ${over} px at 390 px`);
+  await screenshot(page, 'notebook-01-cells-390', { fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // Restarting the kernel forgets the cells' state.
+  await page.click('.subpanel-notebook button.notebook-restart');
+  await page.locator('.subpanel-notebook .alert-info:not([hidden])').waitFor();
+  assert.match(await page.locator('.subpanel-notebook .alert-info').first().innerText(), /restarted/);
+  const forgotten = await runCell(7, 'print(answer)');
+  assert.equal(await forgotten.getAttribute('data-outcome'), 'error');
+  assert.match(await forgotten.locator('.notebook-error').innerText(), /NameError/);
   assert.deepEqual(pageErrors, []);
 });
 

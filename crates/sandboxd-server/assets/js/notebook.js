@@ -7,7 +7,7 @@
 // page as text; a PNG only as a data: URL of an <img>; HTML only inside an iframe sandboxed
 // with no permission at all (no scripts, an opaque origin), never into this page.
 
-import { request, readEventStream, sessionPath, ApiError } from './api.js';
+import { api, request, readEventStream, sessionPath, ApiError } from './api.js';
 import { h, setText, show } from './dom.js';
 import { errorText } from './sessions.js';
 
@@ -39,6 +39,8 @@ export class NotebookView {
     this.ended = false;
     this.runtime = undefined;
     this.cells = 0;
+    /** The code context the cells run in, once a run has named it. */
+    this.context = null;
   }
 
   mount(pane) {
@@ -49,7 +51,9 @@ export class NotebookView {
     );
     this.list = h('div', { class: 'notebook-cells' });
     this.addButton = h('button', { type: 'button', class: 'btn btn-ghost btn-small', onclick: () => this.addCell().focus() }, 'Add cell');
-    this.body = h('div', { class: 'notebook-body' }, this.list, this.addButton);
+    this.restartButton = h('button', { type: 'button', class: 'btn btn-ghost btn-small notebook-restart', title: 'Start the kernel afresh: every variable and import is gone', onclick: () => this.restart() }, 'Restart kernel');
+    this.notice = h('p', { class: 'alert alert-info', role: 'status', hidden: true });
+    this.body = h('div', { class: 'notebook-body' }, this.notice, this.list, h('div', { class: 'notebook-actions' }, this.addButton, this.restartButton));
     pane.append(
       h(
         'section',
@@ -84,6 +88,18 @@ export class NotebookView {
     show(this.body, kernels !== null && kernels.length > 0);
     for (const button of this.list.querySelectorAll('button.notebook-run')) button.disabled = this.ended || button.dataset.running === '1';
     this.addButton.disabled = this.ended;
+    this.restartButton.disabled = this.ended || !this.context;
+  }
+
+  async restart() {
+    if (!this.context) return;
+    try {
+      await api.post(sessionPath(this.id, `/contexts/${encodeURIComponent(this.context)}/restart`), {});
+      setText(this.notice, 'The kernel was restarted: variables and imports from earlier cells are gone.');
+    } catch (error) {
+      setText(this.notice, errorText(error));
+    }
+    show(this.notice);
   }
 
   /** Appends an empty cell and answers its textarea. */
@@ -130,6 +146,8 @@ export class NotebookView {
       });
       if (!end) throw new ApiError(502, 'stream_failed', 'the run\'s stream ended before the run did');
       setText(status, endText(end));
+      this.context = end.context || this.context;
+      this.render();
       cell.dataset.outcome = end.outcome;
       const said = OUTCOMES[end.outcome];
       const notes = [said, end.restarted && 'The kernel was restarted: variables and imports from earlier cells are gone.', end.truncated && `Output over the policy's limit was left out (${end.dropped_bytes} bytes).`].filter(Boolean);
