@@ -7,7 +7,10 @@
 //! never framed. The terminal library adds `<style>` elements of its own at run time, so style
 //! elements are allowed when they carry the nonce made for each answer; the page's script gives
 //! it to the elements it creates. Style attributes are never allowed. Trusted Types are
-//! required, so no string can reach `innerHTML` or another HTML sink even by mistake.
+//! required, so no string can reach `innerHTML` or another HTML sink even by mistake; the one
+//! policy allowed, `sandboxd-notebook-frame`, is the notebook's, which puts a result's HTML only
+//! into the `srcdoc` of an iframe sandboxed with no permission (no scripts, an opaque origin).
+//! Images may be `data:` URLs: the notebook shows a result's PNG that way.
 
 use crate::AppState;
 use axum::extract::Path;
@@ -62,6 +65,8 @@ static ASSETS: &[Asset] = &[
     asset!("js/viewer.js", JS),
     asset!("js/snapshots.js", JS),
     asset!("js/ports.js", JS),
+    asset!("js/notebook.js", JS),
+    asset!("notebook.css", CSS),
     asset!("favicon.svg", "image/svg+xml"),
     asset!("vendor/xterm/xterm.mjs", JS),
     asset!("vendor/xterm/xterm.css", CSS),
@@ -121,10 +126,10 @@ fn page_policy(nonce: &str, host: Option<&HeaderValue>) -> String {
         .unwrap_or_default();
     format!(
         "default-src 'self'; script-src 'self'; style-src 'self' 'nonce-{nonce}'; \
-         style-src-attr 'none'; img-src 'self' blob:; font-src 'self'; \
+         style-src-attr 'none'; img-src 'self' blob: data:; font-src 'self'; \
          connect-src 'self'{websocket}; worker-src 'none'; object-src 'none'; \
          base-uri 'none'; form-action 'none'; frame-src 'none'; frame-ancestors 'none'; \
-         require-trusted-types-for 'script'; trusted-types 'none'"
+         require-trusted-types-for 'script'; trusted-types sandboxd-notebook-frame"
     )
 }
 
@@ -203,6 +208,9 @@ mod tests {
         assert!(policy.contains("connect-src 'self' ws://127.0.0.1:7717 wss://127.0.0.1:7717;"));
         assert!(policy.contains("style-src 'self' 'nonce-n0nce';"));
         assert!(policy.contains("frame-ancestors 'none'"));
+        assert!(policy.contains("img-src 'self' blob: data:;"));
+        assert!(policy.contains("trusted-types sandboxd-notebook-frame"));
+        assert!(policy.contains("frame-src 'none'"));
         assert!(!policy.contains("unsafe"));
         let odd = HeaderValue::from_static("a; script-src *");
         assert!(page_policy("n", Some(&odd)).contains("connect-src 'self';"));

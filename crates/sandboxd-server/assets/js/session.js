@@ -11,6 +11,7 @@ import { ShellView } from './shell.js';
 import { FilesView } from './files.js';
 import { ActivityView } from './activity.js';
 import { PortsView } from './ports.js';
+import { NotebookView } from './notebook.js';
 
 const REFRESH_MS = 2000;
 
@@ -20,6 +21,7 @@ const SUBTABS = [
   ['files', 'Files'],
   ['activity', 'Activity'],
   ['ports', 'Ports'],
+  ['notebook', 'Notebook'],
 ];
 
 export class SessionView {
@@ -146,6 +148,7 @@ export class SessionView {
       files: new FilesView(id),
       activity: new ActivityView(id),
       ports: new PortsView(id),
+      notebook: new NotebookView(id),
     };
     this.panes = {};
     const body = h('div', { class: 'session-body' });

@@ -1,0 +1,128 @@
+// The session's Notebook pane in the dashboard: Debian's Chromium against a real sandboxd and
+// Docker, in a session of the catalogue's `python-interpreter` recipe (built through the
+// service on first use, minutes cold; kept like any recipe build). A matplotlib plot shows as a
+// rendered image; HTML a cell displays runs no script; a DataFrame shows as a table; state persists from cell to cell; a
+// runtime without a kernel shows a note naming the recipe.
+
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startService, launchBrowser, apiCall, screenshot, TOKEN } from './harness.js';
+
+let service;
+let browserHandle;
+let page;
+let sessionId;
+const pageErrors = [];
+
+before(async () => {
+  service = await startService({
+    extraConfig: `
+[runtimes.interpreter]
+runtime = "python-interpreter"
+mem_limit = "1g"
+pids_limit = 256
+
+[build]
+extra_ca_certificates = ["/etc/ssl/certs/ca-certificates.crt"]
+`,
+  });
+  browserHandle = await launchBrowser();
+  const context = await browserHandle.browser.newContext({ viewport: { width: 1280, height: 900 } });
+  context.setDefaultTimeout(60_000);
+  page = await context.newPage();
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  // The first session of the recipe builds its image (about two minutes when nothing is cached).
+  const opened = await apiCall(service, 'POST', '/v1/sessions', { runtime: 'interpreter' });
+  assert.equal(opened.status, 201, JSON.stringify(opened.json));
+  sessionId = opened.json.id;
+  await page.goto(`${service.url}/`);
+  await page.fill('#signin-token', TOKEN);
+  await page.click('#signin-submit');
+  await page.locator('#app:not([hidden])').waitFor();
+});
+
+after(async () => {
+  await browserHandle?.close();
+  await service?.stop();
+});
+
+/** Types `code` into cell `n` (1-based), runs it with Shift+Enter and waits for its end. */
+async function runCell(n, code) {
+  const cell = page.locator(`.notebook-cell[data-cell="${n}"]`);
+  await cell.locator('textarea').fill(code);
+  await cell.locator('textarea').press('Shift+Enter');
+  await page.locator(`.notebook-cell[data-cell="${n}"][data-outcome]`).waitFor({ timeout: 120_000 });
+  return cell;
+}
+
+test('notebook cells plot, keep state and show HTML without running its scripts', async () => {
+  await page.goto(`${service.url}/#session/${sessionId}/notebook`);
+  await page.locator('.subpanel-notebook .notebook-body:not([hidden])').waitFor();
+
+  const plot = await runCell(1, 'import matplotlib.pyplot as plt; plt.plot([1,2,3])');
+  assert.equal(await plot.getAttribute('data-outcome'), 'ok', await plot.innerText());
+  const image = plot.locator('img.notebook-image');
+  await image.waitFor();
+  assert.match(await image.getAttribute('src'), /^data:image\/png;base64,/);
+  await page.waitForFunction((el) => el.complete && el.naturalWidth > 0, await image.elementHandle());
+  const size = await image.evaluate((el) => [el.naturalWidth, el.naturalHeight]);
+  assert.ok(size[0] > 100 && size[1] > 100, `the plot is ${size}`);
+
+  const state = await runCell(2, 'answer = 6 * 7');
+  assert.equal(await state.getAttribute('data-outcome'), 'ok');
+  const used = await runCell(3, 'print(answer)');
+  assert.equal((await used.locator('.notebook-stdout').innerText()).trim(), '42');
+
+  const hostile = await runCell(
+    4,
+    'from IPython.display import HTML, display\ndisplay(HTML(\'<table id="t"><tr><td>cell</td></tr></table><img src=x onerror="window.parent.__pwned=1">\'))',
+  );
+  assert.equal(await hostile.getAttribute('data-outcome'), 'ok', await hostile.innerText());
+  const frame = hostile.locator('iframe.notebook-html');
+  await frame.waitFor();
+  assert.equal(await frame.getAttribute('sandbox'), '', 'the frame allows nothing (no allow-scripts)');
+  // The HTML is shown: its table is in the frame's document.
+  const inner = page.frameLocator(`.notebook-cell[data-cell="4"] iframe.notebook-html`);
+  assert.equal(await inner.locator('#t td').innerText(), 'cell');
+  // Give the broken image's error event every chance to run its handler.
+  await page.waitForTimeout(500);
+  assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined');
+
+  // A DataFrame shows as its HTML table.
+  const table = await runCell(5, 'import pandas as pd\npd.DataFrame({"x": [1, 2], "y": ["a", "b"]})');
+  assert.equal(await table.getAttribute('data-outcome'), 'ok', await table.innerText());
+  const frameTable = page.frameLocator(`.notebook-cell[data-cell="5"] iframe.notebook-html`);
+  assert.equal(await frameTable.locator('table.dataframe tbody tr').count(), 2);
+
+  const failed = await runCell(6, '1/0');
+  assert.equal(await failed.getAttribute('data-outcome'), 'error');
+  const error = await failed.locator('.notebook-error').innerText();
+  assert.match(error, /ZeroDivisionError/);
+  assert.ok(!error.includes('\u001b'), 'the traceback has no colour codes');
+  await screenshot(page, 'notebook-01-cells', { fullPage: true });
+  // On a phone the cells, the plot and the frames fit the width.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(over <= 0, `too wide by ${over} px at 390 px`);
+  await screenshot(page, 'notebook-01-cells-390', { fullPage: true });
+  await page.setViewportSize({ width: 1280, height: 900 });
+
+  // Restarting the kernel forgets the cells' state.
+  await page.click('.subpanel-notebook button.notebook-restart');
+  await page.locator('.subpanel-notebook .alert-info:not([hidden])').waitFor();
+  assert.match(await page.locator('.subpanel-notebook .alert-info').first().innerText(), /restarted/);
+  const forgotten = await runCell(7, 'print(answer)');
+  assert.equal(await forgotten.getAttribute('data-outcome'), 'error');
+  assert.match(await forgotten.locator('.notebook-error').innerText(), /NameError/);
+  assert.deepEqual(pageErrors, []);
+});
+
+test('a runtime without a kernel shows a note naming the recipe', async () => {
+  const opened = await apiCall(service, 'POST', '/v1/sessions', { runtime: 'sh' });
+  assert.equal(opened.status, 201, JSON.stringify(opened.json));
+  await page.goto(`${service.url}/#session/${opened.json.id}/notebook`);
+  const note = page.locator('.subpanel-notebook .notebook-note:not([hidden])');
+  await note.waitFor();
+  assert.match(await note.innerText(), /python-interpreter/);
+  assert.ok(await page.locator('.subpanel-notebook .notebook-body').isHidden());
+});
