@@ -42,6 +42,7 @@ pub mod sessions;
 pub mod shares;
 mod snapshot_files;
 mod snapshots;
+pub mod terminal;
 pub mod tickets;
 
 pub use crate::core::Core;
@@ -53,4 +54,5 @@ pub use auth::Principal;
 pub use error::Error;
 pub use files::Download;
 pub use maintenance::RestoreReport;
-pub use processes::{Attachment, Terminal};
+pub use processes::Attachment;
+pub use terminal::Terminal;

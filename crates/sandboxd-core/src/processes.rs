@@ -1,4 +1,4 @@
-//! A session's background processes and its interactive terminal.
+//! A session's background processes (its interactive terminal is `terminal.rs`).
 //!
 //! The sandbox's agent keeps the processes (their output in a ring buffer, their exit status
 //! after they end), so they outlive the request that started them and any client watching
@@ -14,7 +14,7 @@ use crate::exec::{self, Command};
 use crate::sessions::{rfc3339, Session};
 use sandboxd_agent_proto::host::{
     attach_process, kill_all_processes, list_processes, resize_process, signal_process,
-    start_process, write_process_stdin, OutputEvent, ProcessInput as AgentInput, ProcessOutput,
+    start_process, write_process_stdin, OutputEvent, ProcessOutput,
 };
 use sandboxd_agent_proto::{self as proto, FrameKind, TermSize};
 use sandboxd_api::Remedy;
@@ -25,10 +25,10 @@ use sandboxd_api::{
 use sandboxd_backend::AgentStream;
 use std::time::Duration;
 use time::OffsetDateTime;
-use tokio::io::{ReadHalf, WriteHalf};
+use tokio::io::ReadHalf;
 
 /// The longest wait for the agent's answer to a control operation, or to an attach.
-const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
+pub(crate) const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
 /// Killing everything may take the agent many rounds against a fork bomb.
 const KILL_ALL_TIMEOUT: Duration = Duration::from_secs(20);
 /// A stdin write also gets this long per MiB: the process has to read it.
@@ -284,59 +284,6 @@ impl Core {
         })
     }
 
-    /// Starts `/bin/sh` (or `/bin/sh -c COMMAND`) on a new terminal and attaches to it, on one
-    /// connection, so no process is left without its terminal for want of a second one.
-    pub async fn open_terminal(
-        &self,
-        caller: &Caller,
-        session_id: &str,
-        cols: Option<u16>,
-        rows: Option<u16>,
-        command: Option<String>,
-    ) -> Result<Terminal, Error> {
-        let session = self.running_session(caller, session_id, "pty")?;
-        // An interactive shell is a place to work, not one command: it may last the longest.
-        let request = StartProcess {
-            argv: command.is_none().then(|| vec!["/bin/sh".to_string()]),
-            command,
-            pty: true,
-            cols,
-            rows,
-            timeout_secs: Some(self.config().policy.max_timeout_secs),
-            ..StartProcess::default()
-        };
-        let planned = plan(request, &self.config().policy)?;
-        let mut entry = self.entry(caller, &session, "pty", &planned.program);
-        let attached = async {
-            let mut agent = self.connect(&session).await?;
-            let info = start_process(&mut agent, &planned, CONTROL_TIMEOUT)
-                .await
-                .map_err(|e| match process_error(e) {
-                    Error::BadRequest {
-                        code: "spawn_failed",
-                        message,
-                    } => Error::bad_request(
-                        "spawn_failed",
-                        format!(
-                            "a terminal runs /bin/sh, and this sandbox cannot run it: {message}"
-                        ),
-                    ),
-                    other => other,
-                })?;
-            let (output, input) = attach_process(agent, &info.id, 0, true, CONTROL_TIMEOUT)
-                .await
-                .map_err(process_error)?;
-            Ok((info, output, input))
-        };
-        let (info, output, input) = attached.await.map_err(|e| entry.fail(e))?;
-        Ok(Terminal {
-            info: api_info(info),
-            output: TerminalOutput { output },
-            input: TerminalInput { input },
-            entry,
-        })
-    }
-
     async fn agent_processes(&self, session: &Session) -> Result<Vec<proto::ProcessInfo>, Error> {
         let mut agent = self.connect(session).await?;
         list_processes(&mut agent, CONTROL_TIMEOUT)
@@ -425,59 +372,17 @@ impl Attachment {
     }
 }
 
-/// An interactive terminal: its process, both directions, and its activity entry (which the
-/// face records when the terminal ends, and touches as keystrokes and output pass).
-pub struct Terminal {
-    pub info: ProcessInfo,
-    pub output: TerminalOutput,
-    pub input: TerminalInput,
-    pub entry: PendingEntry,
-}
-
-pub struct TerminalOutput {
-    output: ProcessOutput<ReadHalf<AgentStream>>,
-}
-
-impl TerminalOutput {
-    /// The terminal's next bytes; `Err(info)` once the process exited. A terminal is drawn
-    /// from its byte stream, so nothing stands in for a gap the agent reports.
-    pub async fn next(&mut self) -> Result<Result<Vec<u8>, ProcessInfo>, Error> {
-        loop {
-            match self.output.next().await.map_err(process_error)? {
-                OutputEvent::Output { data, .. } => return Ok(Ok(data)),
-                OutputEvent::Dropped { .. } => {}
-                OutputEvent::Exited(info) => return Ok(Err(api_info(info))),
-            }
-        }
-    }
-}
-
-pub struct TerminalInput {
-    input: AgentInput<WriteHalf<AgentStream>>,
-}
-
-impl TerminalInput {
-    pub async fn send(&mut self, data: &[u8]) -> Result<(), Error> {
-        self.input.send(data).await.map_err(process_error)
-    }
-
-    /// Resizes the terminal; a size out of range is ignored.
-    pub async fn resize(&mut self, cols: u16, rows: u16) -> Result<(), Error> {
-        match terminal_size(Some(cols), Some(rows)) {
-            Ok(size) => self.input.resize(size).await.map_err(process_error),
-            Err(_) => Ok(()),
-        }
-    }
-}
-
-fn process_error(error: proto::ProtoError) -> Error {
+pub(crate) fn process_error(error: proto::ProtoError) -> Error {
     agent_error(Operation::Process, error)
 }
 
 /// Checks a start request against the policy and turns it into the agent's form. The
 /// command is checked as an exec's, and its timeout follows the same rule: one naming none
 /// gets `policy.default_timeout_secs`.
-fn plan(request: StartProcess, policy: &Policy) -> Result<proto::ProcessStartRequest, Error> {
+pub(crate) fn plan(
+    request: StartProcess,
+    policy: &Policy,
+) -> Result<proto::ProcessStartRequest, Error> {
     let pty = match (request.pty, request.cols, request.rows) {
         (true, cols, rows) => Some(terminal_size(cols, rows)?),
         (false, None, None) => None,
@@ -513,7 +418,7 @@ fn plan(request: StartProcess, policy: &Policy) -> Result<proto::ProcessStartReq
     })
 }
 
-fn terminal_size(cols: Option<u16>, rows: Option<u16>) -> Result<TermSize, Error> {
+pub(crate) fn terminal_size(cols: Option<u16>, rows: Option<u16>) -> Result<TermSize, Error> {
     let size = TermSize {
         cols: cols.unwrap_or(DEFAULT_TERMINAL_SIZE.cols),
         rows: rows.unwrap_or(DEFAULT_TERMINAL_SIZE.rows),
@@ -558,7 +463,7 @@ fn signal_number(signal: &SignalSpec) -> Result<i32, Error> {
 
 /// The API's view of what the agent reports; the program name is cleaned up again, as the
 /// agent's word for it cannot be trusted.
-fn api_info(info: proto::ProcessInfo) -> ProcessInfo {
+pub(crate) fn api_info(info: proto::ProcessInfo) -> ProcessInfo {
     let started_at = unix_millis(info.started_at_ms);
     let exit = info.exit.as_ref();
     let duration_ms = match exit {

@@ -11,7 +11,7 @@ use axum::response::{IntoResponse, Response};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
 use sandboxd_api::TerminalMessage;
 use sandboxd_core::activity::PendingEntry;
-use sandboxd_core::processes::{TerminalInput, TerminalOutput};
+use sandboxd_core::terminal::{TerminalInput, TerminalOutput};
 use sandboxd_core::{Error, Terminal};
 use serde::Deserialize;
 
