@@ -10,80 +10,13 @@ use crate::sessions::{rfc3339, Session};
 use rand::Rng;
 use sandboxd_agent_proto as proto;
 use sandboxd_api::{ContextInfo, ContextList, ContextRequest, Remedy};
-use std::collections::{BTreeMap, HashMap};
-use std::sync::Mutex;
 use std::time::Duration;
 use time::OffsetDateTime;
 
-/// Contexts a session may hold (the agent allows as many kernels).
-pub const MAX_CONTEXTS: usize = 16;
 /// The recipe whose runtimes have a Python kernel, named when a runtime has none.
 pub const INTERPRETER_RECIPE: &str = "python-interpreter";
 /// How long the agent has to stop a kernel.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Every session's contexts, by session id then context id.
-#[derive(Default)]
-pub struct Contexts {
-    sessions: Mutex<HashMap<String, BTreeMap<String, ContextInfo>>>,
-}
-
-impl Contexts {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, BTreeMap<String, ContextInfo>>> {
-        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
-    pub(crate) fn get(&self, session: &str, context: &str) -> Option<ContextInfo> {
-        self.lock().get(session)?.get(context).cloned()
-    }
-
-    /// Adds `info`, unless the session holds [`MAX_CONTEXTS`] already.
-    fn insert(&self, session: &str, info: ContextInfo) -> Result<(), Error> {
-        let mut sessions = self.lock();
-        let contexts = sessions.entry(session.to_string()).or_default();
-        if !contexts.contains_key(&info.id) && contexts.len() >= MAX_CONTEXTS {
-            return Err(Error::LimitReached {
-                code: "too_many_contexts",
-                message: format!(
-                    "the session holds {MAX_CONTEXTS} code contexts, the most it may; delete one first"
-                ),
-            });
-        }
-        contexts.insert(info.id.clone(), info);
-        Ok(())
-    }
-
-    pub(crate) fn update(
-        &self,
-        session: &str,
-        context: &str,
-        change: impl FnOnce(&mut ContextInfo),
-    ) {
-        if let Some(info) = self
-            .lock()
-            .get_mut(session)
-            .and_then(|c| c.get_mut(context))
-        {
-            change(info);
-        }
-    }
-
-    fn remove(&self, session: &str, context: &str) -> Option<ContextInfo> {
-        self.lock().get_mut(session)?.remove(context)
-    }
-
-    fn list(&self, session: &str) -> Vec<ContextInfo> {
-        self.lock()
-            .get(session)
-            .map(|c| c.values().cloned().collect())
-            .unwrap_or_default()
-    }
-
-    /// Forgets an ended session's contexts.
-    pub(crate) fn forget_session(&self, session: &str) {
-        self.lock().remove(session);
-    }
-}
 
 impl Core {
     pub async fn create_context(

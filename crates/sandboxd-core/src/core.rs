@@ -3,11 +3,14 @@
 //! their own modules.
 
 use crate::activity::Caller;
+use crate::context_table::Contexts;
 use crate::error::Error;
+use crate::narrowed_lists::NarrowedLists;
 use crate::sessions::{self, Session, Sessions};
+use crate::share_table::Shares;
 use crate::snapshot_files::SnapshotFiles;
 use crate::snapshots::Snapshots;
-use crate::{auth, egress, images, pool, ports, shares, tickets};
+use crate::{auth, images, pool, ports, tickets};
 use sandboxd_api::Remedy;
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
@@ -29,10 +32,10 @@ struct Inner {
     auth: auth::Tokens,
     tickets: tickets::Tickets,
     port_connections: ports::PortConnections,
-    shares: shares::Shares,
+    shares: Shares,
     snapshots: Snapshots,
-    contexts: crate::contexts::Contexts,
-    egress: egress::NarrowedLists,
+    contexts: Contexts,
+    egress: NarrowedLists,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
 }
@@ -58,10 +61,10 @@ impl Core {
                 pools: pool::Pools::default(),
                 images: images::Images::default(),
                 port_connections: ports::PortConnections::default(),
-                shares: shares::Shares::default(),
+                shares: Shares::default(),
                 contexts: Default::default(),
                 engine: OnceLock::new(),
-                egress: egress::NarrowedLists::default(),
+                egress: NarrowedLists::default(),
             }),
         }
     }
@@ -114,11 +117,11 @@ impl Core {
         &self.inner.port_connections
     }
 
-    pub(crate) fn shares(&self) -> &shares::Shares {
+    pub(crate) fn shares(&self) -> &Shares {
         &self.inner.shares
     }
 
-    pub(crate) fn contexts(&self) -> &crate::contexts::Contexts {
+    pub(crate) fn contexts(&self) -> &Contexts {
         &self.inner.contexts
     }
 
@@ -126,7 +129,7 @@ impl Core {
         &self.inner.snapshots
     }
 
-    pub(crate) fn narrowed(&self) -> &egress::NarrowedLists {
+    pub(crate) fn narrowed(&self) -> &NarrowedLists {
         &self.inner.egress
     }
 

@@ -8,40 +8,10 @@ use crate::error::Error;
 use sandboxd_api::{
     first_widening, EgressRule, NetworkMode, RuntimeInfo, SessionNetwork, MAX_EGRESS_RULES,
 };
-use std::collections::HashMap;
-use std::sync::{Arc, RwLock};
+use std::sync::Arc;
 
 /// The lists sessions narrowed to, kept in memory for the proxy's lookups (and in the store,
 /// so they survive a restart). A session not in here has its runtime's list.
-#[derive(Default)]
-pub(crate) struct NarrowedLists {
-    by_session: RwLock<HashMap<String, Arc<[EgressRule]>>>,
-}
-
-impl NarrowedLists {
-    pub fn get(&self, session_id: &str) -> Option<Arc<[EgressRule]>> {
-        self.by_session
-            .read()
-            .expect("egress lists lock")
-            .get(session_id)
-            .cloned()
-    }
-
-    pub fn set(&self, session_id: &str, rules: Arc<[EgressRule]>) {
-        self.by_session
-            .write()
-            .expect("egress lists lock")
-            .insert(session_id.to_string(), rules);
-    }
-
-    pub fn remove(&self, session_id: &str) {
-        self.by_session
-            .write()
-            .expect("egress lists lock")
-            .remove(session_id);
-    }
-}
-
 impl Core {
     /// The allow-list in force for a running `egress` session, for the proxy at each new
     /// connection; `None` (refuse everything) for any other session. A stored list that no
@@ -256,6 +226,7 @@ fn list(rules: &[EgressRule]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::narrowed_lists::NarrowedLists;
     use sandboxd_api::Limits;
 
     fn runtime(mode: NetworkMode, egress: &[&str]) -> RuntimeInfo {

@@ -8,12 +8,10 @@
 use crate::activity::{Actor, Caller, PendingEntry};
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::rfc3339;
+use crate::share_table::Share;
 use rand::Rng;
 use sandboxd_api::{ShareInfo, ShareList};
 use sandboxd_config::{to_hex, token_sha256};
-use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
 use time::{Duration, OffsetDateTime};
 use tokio::io::DuplexStream;
 
@@ -24,41 +22,6 @@ const MAX_SHARES: usize = 10_000;
 const MAX_SHARES_PER_SESSION: usize = 100;
 /// Where a link's path starts.
 pub const SHARE_PREFIX: &str = "/p/";
-
-struct Share {
-    id: String,
-    session_id: String,
-    port: u16,
-    created_at: OffsetDateTime,
-    expires_at: OffsetDateTime,
-    created_by: String,
-}
-
-impl Share {
-    fn info(&self, path: Option<String>) -> ShareInfo {
-        ShareInfo {
-            id: self.id.clone(),
-            port: self.port,
-            path,
-            url: None,
-            created_at: rfc3339(self.created_at),
-            expires_at: rfc3339(self.expires_at),
-            created_by: self.created_by.clone(),
-        }
-    }
-}
-
-/// The links, by their capability's SHA-256.
-#[derive(Default)]
-pub struct Shares {
-    links: Mutex<HashMap<[u8; 32], Share>>,
-}
-
-impl Shares {
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Share>> {
-        self.links.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
 
 impl Core {
     /// Makes a link to `port` of the session, working for `ttl_secs` (at most, and by

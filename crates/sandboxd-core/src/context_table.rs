@@ -1,0 +1,74 @@
+//! Every session's code contexts, in memory: leaf state the core's context operations use.
+
+use crate::error::Error;
+use sandboxd_api::ContextInfo;
+use std::collections::{BTreeMap, HashMap};
+use std::sync::Mutex;
+
+/// Contexts a session may hold (the agent allows as many kernels).
+pub const MAX_CONTEXTS: usize = 16;
+
+/// Every session's contexts, by session id then context id.
+#[derive(Default)]
+pub struct Contexts {
+    sessions: Mutex<HashMap<String, BTreeMap<String, ContextInfo>>>,
+}
+
+impl Contexts {
+    pub(crate) fn lock(
+        &self,
+    ) -> std::sync::MutexGuard<'_, HashMap<String, BTreeMap<String, ContextInfo>>> {
+        self.sessions.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub(crate) fn get(&self, session: &str, context: &str) -> Option<ContextInfo> {
+        self.lock().get(session)?.get(context).cloned()
+    }
+
+    /// Adds `info`, unless the session holds [`MAX_CONTEXTS`] already.
+    pub(crate) fn insert(&self, session: &str, info: ContextInfo) -> Result<(), Error> {
+        let mut sessions = self.lock();
+        let contexts = sessions.entry(session.to_string()).or_default();
+        if !contexts.contains_key(&info.id) && contexts.len() >= MAX_CONTEXTS {
+            return Err(Error::LimitReached {
+                code: "too_many_contexts",
+                message: format!(
+                    "the session holds {MAX_CONTEXTS} code contexts, the most it may; delete one first"
+                ),
+            });
+        }
+        contexts.insert(info.id.clone(), info);
+        Ok(())
+    }
+
+    pub(crate) fn update(
+        &self,
+        session: &str,
+        context: &str,
+        change: impl FnOnce(&mut ContextInfo),
+    ) {
+        if let Some(info) = self
+            .lock()
+            .get_mut(session)
+            .and_then(|c| c.get_mut(context))
+        {
+            change(info);
+        }
+    }
+
+    pub(crate) fn remove(&self, session: &str, context: &str) -> Option<ContextInfo> {
+        self.lock().get_mut(session)?.remove(context)
+    }
+
+    pub(crate) fn list(&self, session: &str) -> Vec<ContextInfo> {
+        self.lock()
+            .get(session)
+            .map(|c| c.values().cloned().collect())
+            .unwrap_or_default()
+    }
+
+    /// Forgets an ended session's contexts.
+    pub(crate) fn forget_session(&self, session: &str) {
+        self.lock().remove(session);
+    }
+}
