@@ -6,11 +6,12 @@ use crate::activity::Caller;
 use crate::context_table::Contexts;
 use crate::error::Error;
 use crate::narrowed_lists::NarrowedLists;
+use crate::port_connections::PortConnections;
 use crate::sessions::{self, Session, Sessions};
 use crate::share_table::Shares;
 use crate::snapshot_files::SnapshotFiles;
-use crate::snapshots::Snapshots;
-use crate::{auth, images, pool, ports, tickets};
+use crate::snapshot_files::Snapshots;
+use crate::{auth, images, pool, tickets};
 use sandboxd_api::Remedy;
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
@@ -31,7 +32,7 @@ struct Inner {
     images: images::Images,
     auth: auth::Tokens,
     tickets: tickets::Tickets,
-    port_connections: ports::PortConnections,
+    port_connections: PortConnections,
     shares: Shares,
     snapshots: Snapshots,
     contexts: Contexts,
@@ -60,7 +61,7 @@ impl Core {
                 sessions,
                 pools: pool::Pools::default(),
                 images: images::Images::default(),
-                port_connections: ports::PortConnections::default(),
+                port_connections: PortConnections::default(),
                 shares: Shares::default(),
                 contexts: Default::default(),
                 engine: OnceLock::new(),
@@ -113,7 +114,7 @@ impl Core {
         &self.inner.sessions
     }
 
-    pub(crate) fn port_connections(&self) -> &ports::PortConnections {
+    pub(crate) fn port_connections(&self) -> &PortConnections {
         &self.inner.port_connections
     }
 

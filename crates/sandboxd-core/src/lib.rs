@@ -36,6 +36,7 @@ mod maintenance;
 mod narrowed_lists;
 mod pause;
 pub mod pool;
+mod port_connections;
 pub mod ports;
 pub mod processes;
 mod program;

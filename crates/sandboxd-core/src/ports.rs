@@ -11,103 +11,13 @@ use crate::error::Error;
 use crate::files::STEP_TIMEOUT;
 use crate::sessions::Session;
 use sandboxd_agent_proto as proto;
-use sandboxd_api::Policy;
 use sandboxd_api::{PortInfo, PortList};
-use std::collections::HashMap;
-use std::sync::{Arc, Mutex, PoisonError};
-use std::time::Duration;
 use tokio::io::DuplexStream;
-use tokio::time::Instant;
 
 /// Ports a listing returns at most.
 const MAX_PORTS: u32 = 1024;
 /// Bytes buffered between a connection's user and its tunnel, each way.
 const TUNNEL_BUFFER: usize = 64 * 1024;
-
-/// Open port connections per session, and the pace they share.
-#[derive(Default, Clone)]
-pub struct PortConnections {
-    open: Arc<Mutex<HashMap<String, SessionPorts>>>,
-}
-
-/// A session's open port connections, and the pace they share.
-type SessionPorts = (usize, Arc<Pace>);
-
-/// A rate limit: each chunk is sent no sooner than the bytes before it allow.
-pub struct Pace {
-    bytes_per_sec: u64,
-    next_free: Mutex<Instant>,
-}
-
-impl Pace {
-    fn new(bytes_per_sec: u64) -> Pace {
-        Pace {
-            bytes_per_sec: bytes_per_sec.max(1),
-            next_free: Mutex::new(Instant::now()),
-        }
-    }
-
-    /// Waits until `bytes` more may go.
-    async fn take(&self, bytes: usize) {
-        let start = {
-            let mut next_free = self
-                .next_free
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner);
-            let start = (*next_free).max(Instant::now());
-            *next_free = start + Duration::from_secs_f64(bytes as f64 / self.bytes_per_sec as f64);
-            start
-        };
-        tokio::time::sleep_until(start).await;
-    }
-}
-
-/// One of a session's connection slots; dropping it frees the slot.
-struct Slot {
-    connections: PortConnections,
-    session_id: String,
-    pace: Arc<Pace>,
-}
-
-impl PortConnections {
-    fn take(&self, session_id: &str, policy: &Policy) -> Result<Slot, Error> {
-        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let (count, pace) = open
-            .entry(session_id.to_string())
-            .or_insert_with(|| (0, Arc::new(Pace::new(policy.port_bytes_per_sec))));
-        let most = policy.max_port_connections as usize;
-        if *count >= most {
-            return Err(Error::LimitReached {
-                code: "too_many_port_connections",
-                message: format!(
-                    "the session has {most} connections to its ports open, as many as it may (policy.max_port_connections); close some first"
-                ),
-            });
-        }
-        *count += 1;
-        Ok(Slot {
-            connections: self.clone(),
-            session_id: session_id.to_string(),
-            pace: pace.clone(),
-        })
-    }
-}
-
-impl Drop for Slot {
-    fn drop(&mut self) {
-        let mut open = self
-            .connections
-            .open
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some((count, _)) = open.get_mut(&self.session_id) {
-            *count -= 1;
-            if *count == 0 {
-                open.remove(&self.session_id);
-            }
-        }
-    }
-}
 
 impl Core {
     /// The TCP ports listening in the sandbox, with the processes holding them.

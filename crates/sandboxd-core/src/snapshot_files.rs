@@ -150,6 +150,22 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     std::fs::File::open(dir)?.sync_all()
 }
 
+/// The snapshots' files, and the lock that makes one quota check and the snapshot it admits
+/// a single step.
+pub(crate) struct Snapshots {
+    pub files: SnapshotFiles,
+    pub(crate) taking: tokio::sync::Mutex<()>,
+}
+
+impl Snapshots {
+    pub fn new(files: SnapshotFiles) -> Snapshots {
+        Snapshots {
+            files,
+            taking: tokio::sync::Mutex::new(()),
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,7 +12,6 @@ use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::sessions::{new_session_id, rfc3339, Session};
-use crate::snapshot_files::SnapshotFiles;
 use sandboxd_agent_proto::{self as proto, ProtoError};
 use sandboxd_api::{SnapshotInfo, SnapshotList, SnapshotRequest};
 use sandboxd_backend::BackendError;
@@ -26,22 +25,6 @@ use tokio::io::AsyncWriteExt;
 /// The longest wait for one step of an archive's transfer, as for files.
 pub(crate) const STEP_TIMEOUT: Duration = Duration::from_secs(60);
 const MAX_NAME_CHARS: usize = 128;
-
-/// The snapshots' files, and the lock that makes one quota check and the snapshot it admits
-/// a single step.
-pub(crate) struct Snapshots {
-    pub files: SnapshotFiles,
-    taking: tokio::sync::Mutex<()>,
-}
-
-impl Snapshots {
-    pub fn new(files: SnapshotFiles) -> Snapshots {
-        Snapshots {
-            files,
-            taking: tokio::sync::Mutex::new(()),
-        }
-    }
-}
 
 pub(crate) fn not_found(id: &str) -> Error {
     Error::NotFound(format!(

@@ -1,0 +1,94 @@
+//! The open port connections of every session, and the pace each session's share: leaf
+//! state the core's port operations use.
+
+use crate::error::Error;
+use sandboxd_api::Policy;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// Open port connections per session, and the pace they share.
+#[derive(Default, Clone)]
+pub struct PortConnections {
+    pub(crate) open: Arc<Mutex<HashMap<String, SessionPorts>>>,
+}
+
+/// A session's open port connections, and the pace they share.
+type SessionPorts = (usize, Arc<Pace>);
+
+/// A rate limit: each chunk is sent no sooner than the bytes before it allow.
+pub struct Pace {
+    pub(crate) bytes_per_sec: u64,
+    pub(crate) next_free: Mutex<Instant>,
+}
+
+impl Pace {
+    pub(crate) fn new(bytes_per_sec: u64) -> Pace {
+        Pace {
+            bytes_per_sec: bytes_per_sec.max(1),
+            next_free: Mutex::new(Instant::now()),
+        }
+    }
+
+    /// Waits until `bytes` more may go.
+    pub(crate) async fn take(&self, bytes: usize) {
+        let start = {
+            let mut next_free = self
+                .next_free
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner);
+            let start = (*next_free).max(Instant::now());
+            *next_free = start + Duration::from_secs_f64(bytes as f64 / self.bytes_per_sec as f64);
+            start
+        };
+        tokio::time::sleep_until(start).await;
+    }
+}
+
+/// One of a session's connection slots; dropping it frees the slot.
+pub(crate) struct Slot {
+    pub(crate) connections: PortConnections,
+    pub(crate) session_id: String,
+    pub(crate) pace: Arc<Pace>,
+}
+
+impl PortConnections {
+    pub(crate) fn take(&self, session_id: &str, policy: &Policy) -> Result<Slot, Error> {
+        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
+        let (count, pace) = open
+            .entry(session_id.to_string())
+            .or_insert_with(|| (0, Arc::new(Pace::new(policy.port_bytes_per_sec))));
+        let most = policy.max_port_connections as usize;
+        if *count >= most {
+            return Err(Error::LimitReached {
+                code: "too_many_port_connections",
+                message: format!(
+                    "the session has {most} connections to its ports open, as many as it may (policy.max_port_connections); close some first"
+                ),
+            });
+        }
+        *count += 1;
+        Ok(Slot {
+            connections: self.clone(),
+            session_id: session_id.to_string(),
+            pace: pace.clone(),
+        })
+    }
+}
+
+impl Drop for Slot {
+    fn drop(&mut self) {
+        let mut open = self
+            .connections
+            .open
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner);
+        if let Some((count, _)) = open.get_mut(&self.session_id) {
+            *count -= 1;
+            if *count == 0 {
+                open.remove(&self.session_id);
+            }
+        }
+    }
+}
