@@ -4,14 +4,13 @@
 //! command, and the timeout its own idle expiry (which pauses it with `autoPause`). Authenticated by `X-API-Key`: the service token or a tenant's.
 
 use crate::errors::E2bError;
-use crate::snapshots;
 use crate::{Face, ENVD_VERSION};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use sandboxd_api::{CreateSession, SessionInfo, SessionState};
+use sandboxd_api::{CreateSession, SessionInfo, SessionState, SnapshotInfo};
 use sandboxd_core::{Caller, Interface};
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -142,7 +141,7 @@ pub async fn create(
     Json(request): Json<NewSandbox>,
 ) -> Response {
     let result = async {
-        let snapshot = snapshots::named_by_template(&face, &caller, &request.template_id);
+        let snapshot = named_by_template(&face, &caller, &request.template_id);
         let runtime = match &snapshot {
             Some(snapshot) => snapshot.runtime.clone(),
             None if request.template_id == BASE_TEMPLATE => {
@@ -399,4 +398,12 @@ pub(crate) fn answer(status: StatusCode, result: Result<Value, E2bError>) -> Res
         Ok(body) => (status, Json(body)).into_response(),
         Err(e) => e.into_http(),
     }
+}
+
+/// The snapshot a template ID names, when it names one of the caller's and no runtime.
+fn named_by_template(face: &Face, caller: &Caller, template: &str) -> Option<SnapshotInfo> {
+    if face.core.config().runtime(template).is_some() {
+        return None;
+    }
+    face.core.get_snapshot(caller, template).ok()
 }

@@ -15,7 +15,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sandboxd_api::{ForkRequest, SnapshotInfo, SnapshotRequest};
-use sandboxd_core::Caller;
 use serde::Deserialize;
 use serde_json::{json, Value};
 
@@ -42,18 +41,6 @@ pub struct SnapshotQuery {
     name: Option<String>,
     limit: Option<usize>,
     next_token: Option<String>,
-}
-
-/// The snapshot a template ID names, when it names one of the caller's and no runtime.
-pub(crate) fn named_by_template(
-    face: &Face,
-    caller: &Caller,
-    template: &str,
-) -> Option<SnapshotInfo> {
-    if face.core.config().runtime(template).is_some() {
-        return None;
-    }
-    face.core.get_snapshot(caller, template).ok()
 }
 
 pub async fn create(
