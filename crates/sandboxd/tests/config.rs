@@ -96,7 +96,7 @@ fn the_embedded_default_is_the_seed() {
     assert!(output.status.success());
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("3 runtimes (datascience, python, scraping)"),
+        stdout.contains("4 runtimes (datascience, interpreter, python, scraping)"),
         "{stdout}"
     );
 }
