@@ -17,6 +17,7 @@
 //! or refused is reported to the [`Policy`] (host, port, outcome, bytes; never a payload).
 
 mod addresses;
+mod counted;
 mod dns;
 mod http;
 mod limits;
@@ -311,20 +312,23 @@ impl Shared {
 impl Shared {
     /// Carries bytes both ways until either side closes (or the connection's time is up),
     /// then records the connection.
-    async fn tunnel<C>(&self, mut client: C, mut upstream: TcpStream, mut record: ConnectionRecord)
+    async fn tunnel<C>(&self, client: C, upstream: TcpStream, mut record: ConnectionRecord)
     where
         C: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin,
     {
         let started = std::time::Instant::now();
-        let copied = tokio::time::timeout(
+        let (mut client, mut upstream) = (
+            counted::Counted::new(client),
+            counted::Counted::new(upstream),
+        );
+        // However the tunnel ends (closed, reset, out of time), what passed is counted.
+        let _ = tokio::time::timeout(
             self.settings.max_connection_time,
             tokio::io::copy_bidirectional(&mut client, &mut upstream),
         )
         .await;
-        if let Ok(Ok((sent, received))) = copied {
-            record.bytes_sent += sent;
-            record.bytes_received += received;
-        }
+        record.bytes_sent += client.read;
+        record.bytes_received += upstream.read;
         record.duration += started.elapsed();
         self.policy.record(record);
     }

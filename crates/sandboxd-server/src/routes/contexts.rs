@@ -33,6 +33,7 @@ const RUN_EVENTS: &str = "Server-Sent Events as the code produces them: `stdout`
     request_body = ContextRequest,
     responses(
         (status = 201, description = "The context", body = ContextInfo),
+        (status = 400, description = "`invalid_json` or `invalid_request`: the body is not what the route takes", body = sandboxd_api::ErrorBody),
         (status = 409, description = "`no_kernel`: the runtime has no kernel for the language", body = sandboxd_api::ErrorBody),
         (status = 429, description = "`too_many_contexts`", body = sandboxd_api::ErrorBody),
         crate::openapi::SessionErrors
@@ -119,6 +120,7 @@ pub async fn delete(
     request_body(content = RunCode, description = "`code`; `context` and `language` are ignored here"),
     responses(
         (status = 200, description = "The event stream", content_type = "text/event-stream", body = String),
+        (status = 400, description = "`invalid_json` or `invalid_request`: the body is not what the route takes", body = sandboxd_api::ErrorBody),
         (status = 409, description = "`no_kernel` or `kernel_unavailable` (the kernel did not start)", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`", body = sandboxd_api::ErrorBody),
         crate::openapi::SessionErrors
@@ -147,6 +149,7 @@ pub async fn run(
     request_body = RunCode,
     responses(
         (status = 200, description = "The event stream", content_type = "text/event-stream", body = String),
+        (status = 400, description = "`invalid_json` or `invalid_request`: the body is not what the route takes", body = sandboxd_api::ErrorBody),
         (status = 409, description = "`no_kernel` or `kernel_unavailable` (the kernel did not start)", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`", body = sandboxd_api::ErrorBody),
         crate::openapi::SessionErrors
