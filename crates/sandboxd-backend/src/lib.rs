@@ -158,6 +158,14 @@ pub trait Backend: Send + Sync + 'static {
     /// The sandboxes of this service instance that exist on the platform.
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError>;
 
+    /// Word from the platform that sandboxes of this instance stopped or went: a message each
+    /// time (coalesced: one may stand for many), the channel closing when the watch broke, so
+    /// the service lists ([`Backend::list`]) on word instead of all the time. `None` where the
+    /// platform gives no such word; the service then lists every second.
+    fn watch_stops(&self) -> Option<tokio::sync::mpsc::Receiver<()>> {
+        None
+    }
+
     /// Whether the platform has the image now, without pulling or building it.
     async fn has_image(&self, image: &str) -> Result<bool, BackendError>;
 

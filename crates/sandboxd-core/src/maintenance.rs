@@ -14,15 +14,20 @@ use sandboxd_backend::ExistingSandbox;
 use std::collections::HashMap;
 use std::time::Duration;
 use time::OffsetDateTime;
-use tokio::time::MissedTickBehavior;
+use tokio::time::{Instant, MissedTickBehavior};
 
 /// How often sessions are checked for expiry.
 const EXPIRY_INTERVAL: Duration = Duration::from_secs(1);
-/// How often the engine is asked which sandboxes still run: one listing call, cheap enough
-/// that a sandbox removed outside is noticed (and its followers told) within a second.
+/// How often the platform is asked which sandboxes still run when it gives no word of stops
+/// ([`sandboxd_backend::Backend::watch_stops`]), or its watch is broken: often enough that a
+/// sandbox removed outside is noticed (and its followers told) within a second.
 const SANDBOX_CHECK_INTERVAL: Duration = Duration::from_secs(1);
-/// How often each running session's agent is pinged.
+/// How often it is asked while its word of stops comes: only to catch what a watch may miss.
+const SANDBOX_RECONCILE_INTERVAL: Duration = Duration::from_secs(30);
+/// How often each running session's agent is pinged, at least.
 const PING_INTERVAL: Duration = Duration::from_secs(4);
+/// Pings a second, at most: with thousands of sessions, rounds come further apart instead.
+const PINGS_PER_SECOND: usize = 100;
 /// How long a ping may take, the wait for a connection to the agent included. An agent
 /// answers at once from an idle connection; one that takes longer is frozen or starved.
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
@@ -165,14 +170,36 @@ impl Core {
 
     async fn keep_in_step(&self) {
         let mut expiry = tokio::time::interval(EXPIRY_INTERVAL);
-        let mut sandbox_check = tokio::time::interval(SANDBOX_CHECK_INTERVAL);
+        let mut stops = self.backend().watch_stops();
+        let mut next_check = Instant::now();
         loop {
             tokio::select! {
                 _ = expiry.tick() => {
                     self.expire().await;
                     self.refill_pools();
                 }
-                _ = sandbox_check.tick() => self.end_vanished().await,
+                () = tokio::time::sleep_until(next_check) => {
+                    if stops.is_none() {
+                        stops = self.backend().watch_stops();
+                    }
+                    let listed = self.end_vanished().await;
+                    let interval = if listed && stops.is_some() {
+                        SANDBOX_RECONCILE_INTERVAL
+                    } else {
+                        SANDBOX_CHECK_INTERVAL
+                    };
+                    next_check = Instant::now() + interval;
+                }
+                word = next_stop(&mut stops) => {
+                    if word.is_none() {
+                        // The watch broke (the engine may be restarting): list every second
+                        // again, and watch anew at the next listing.
+                        stops = None;
+                        next_check = Instant::now() + SANDBOX_CHECK_INTERVAL;
+                    } else if !self.end_vanished().await {
+                        next_check = Instant::now() + SANDBOX_CHECK_INTERVAL;
+                    }
+                }
             }
         }
     }
@@ -240,18 +267,20 @@ impl Core {
         }
     }
 
-    async fn end_vanished(&self) {
+    /// Ends the sessions (and drops the pooled sandboxes) whose sandbox no longer runs;
+    /// false when the platform could not say.
+    async fn end_vanished(&self) -> bool {
         let running = self.sessions().running();
         let pooled = self.pools().sandboxes();
         if running.is_empty() && pooled.is_empty() {
-            return;
+            return true;
         }
         let live = match self.backend().list().await {
             Ok(list) => list,
             // The engine may be restarting; its sandboxes are judged once it answers again.
             Err(e) => {
                 tracing::debug!(error = %e, "cannot list sandboxes");
-                return;
+                return false;
             }
         };
         // By container id: thousands of sessions against thousands of containers each second.
@@ -274,11 +303,21 @@ impl Core {
             .await;
             }
         }
+        true
+    }
+}
+
+/// The next word of stops, or `None` once the watch broke; never, without a watch.
+async fn next_stop(stops: &mut Option<tokio::sync::mpsc::Receiver<()>>) -> Option<()> {
+    match stops {
+        Some(stops) => stops.recv().await,
+        None => std::future::pending().await,
     }
 }
 
 impl Core {
-    /// Pings every running session's agent each [`PING_INTERVAL`] and ends the session after
+    /// Pings every running session's agent each [`PING_INTERVAL`] (or, with more sessions than
+    /// [`PINGS_PER_SECOND`] pings in that time, as often as that rate allows) and ends the session after
     /// [`PING_FAILURES_TO_END`] failures in a row: its agent was killed or frozen from inside
     /// (the sandbox runs as the agent's uid), or the sandbox is too starved to serve anything.
     async fn watch_agents(&self) {
@@ -289,20 +328,25 @@ impl Core {
         loop {
             ticks.tick().await;
             // A paused session's agent is frozen on purpose; it is pinged again once resumed.
-            let unpaused = self
+            let unpaused: Vec<Session> = self
                 .sessions()
                 .running()
                 .into_iter()
-                .filter(|s| s.paused_at.is_none());
-            let silent: Vec<Session> =
-                stream::iter(unpaused)
-                    .map(|session| async move {
-                        (!self.agent_answers(&session).await).then_some(session)
-                    })
-                    .buffer_unordered(PING_CONCURRENCY)
-                    .filter_map(std::future::ready)
-                    .collect()
-                    .await;
+                .filter(|s| s.paused_at.is_none())
+                .collect();
+            // Spread over the round, so thousands of agents never wake at once.
+            let spacing = Duration::from_secs(1) / PINGS_PER_SECOND as u32;
+            let apart = PING_INTERVAL.max(spacing * unpaused.len() as u32);
+            let round = Instant::now();
+            let silent: Vec<Session> = stream::iter(unpaused.into_iter().enumerate())
+                .map(|(index, session)| async move {
+                    tokio::time::sleep_until(round + spacing * index as u32).await;
+                    (!self.agent_answers(&session).await).then_some(session)
+                })
+                .buffer_unordered(PING_CONCURRENCY)
+                .filter_map(std::future::ready)
+                .collect()
+                .await;
             let mut still_failing = HashMap::new();
             for session in silent {
                 let count = failures.get(&session.id).map_or(1, |n| n + 1);
@@ -315,7 +359,7 @@ impl Core {
                 {
                     let reason = format!(
                         "its agent stopped answering: {count} pings in a row, {} s apart, got no answer within {} s (the agent was killed or frozen from inside the sandbox, or the sandbox is too overloaded to serve requests)",
-                        PING_INTERVAL.as_secs(),
+                        apart.as_secs(),
                         PING_TIMEOUT.as_secs()
                     );
                     self.end_for(&session, "end", &reason).await;

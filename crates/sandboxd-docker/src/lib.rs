@@ -14,6 +14,7 @@ pub mod egress;
 pub mod engine;
 mod network;
 mod pause;
+mod stops;
 
 use access::SandboxAccess;
 use async_trait::async_trait;
@@ -571,6 +572,11 @@ impl Backend for DockerBackend {
                 })
             })
             .collect())
+    }
+
+    fn watch_stops(&self) -> Option<tokio::sync::mpsc::Receiver<()>> {
+        let label = format!("{LABEL_INSTANCE}={}", self.options.instance_id);
+        Some(stops::watch(&self.docker, label))
     }
 
     async fn has_image(&self, image: &str) -> Result<bool, BackendError> {
