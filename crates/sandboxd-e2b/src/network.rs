@@ -11,7 +11,9 @@ use crate::Face;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::Json;
-use sandboxd_api::{first_widening, EgressRule, NetworkMode, RuntimeInfo, SessionNetwork};
+use sandboxd_api::{
+    first_widening, EgressRule, NetworkMode, RuntimeInfo, SessionNetwork, MAX_EGRESS_RULES,
+};
 use sandboxd_core::Caller;
 use serde::Deserialize;
 use serde_json::{json, Value};
@@ -56,6 +58,12 @@ impl NetworkOptions {
             return Err(E2bError::invalid(format!(
                 "template \"{template}\" has network mode \"{}\", not \"egress\": it has no allow-list that network allowOut/denyOut could narrow; use a template whose runtime has network_mode \"egress\"",
                 runtime.limits.network_mode.as_str()
+            )));
+        }
+        // Each entry is checked against every rule of the runtime's list: bounded first.
+        if allow_out.len() > MAX_EGRESS_RULES || deny_out.len() > MAX_EGRESS_RULES {
+            return Err(E2bError::invalid(format!(
+                "network allowOut and denyOut hold at most {MAX_EGRESS_RULES} entries each"
             )));
         }
         let deny_all = internet == Some(false) || deny_out.iter().any(|d| d == ALL_TRAFFIC);

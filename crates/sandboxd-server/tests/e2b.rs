@@ -571,6 +571,11 @@ async fn network_options_narrow_an_egress_templates_list() {
             "falls under \"*.github.com\"",
         ),
         ("base", json!({"allowOut": ["pypi.org"]}), "not \"egress\""),
+        (
+            "web",
+            json!({"allowOut": vec!["pypi.org"; 257]}),
+            "at most 256 entries",
+        ),
     ] {
         let answer = create_with_network(service, template, network).await;
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{says}");
