@@ -93,6 +93,12 @@ except urllib.error.HTTPError as e:
   assert.equal(await row.getAttribute('data-outcome'), 'refused');
   assert.match(await row.innerText(), /refused[\s\S]*not on this sandbox's egress allow-list/);
   await screenshot(page, 'network-02-refused');
+  // On a phone the pane fits the width (its table scrolls inside its own box).
+  await page.setViewportSize({ width: 390, height: 844 });
+  const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(over <= 0, `too wide by ${over} px at 390 px`);
+  await screenshot(page, 'network-02-refused-390');
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   // Back to the runtime's whole list.
   await page.click('.network-reset');
