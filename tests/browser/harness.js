@@ -102,6 +102,7 @@ ${extraConfig}`,
       await exited;
     }
     removeContainers(instanceId);
+    removeEgress(instanceId);
     fs.rmSync(stateDir, { recursive: true, force: true });
   };
   // A test run that ends early, or is interrupted, still cleans up.
@@ -114,6 +115,7 @@ ${extraConfig}`,
       // gone already
     }
     removeContainers(instanceId);
+    removeEgress(instanceId);
     fs.rmSync(stateDir, { recursive: true, force: true });
   };
   process.once('exit', emergency);
@@ -134,6 +136,15 @@ function removeContainers(instanceId) {
     if (ids.length) execFileSync('docker', ['rm', '-f', '-v', ...ids], { stdio: 'ignore' });
   } catch {
     // the engine is gone: nothing to remove
+  }
+}
+
+/** An egress runtime's network and firewall chains, which a killed service leaves. */
+function removeEgress(instanceId) {
+  try {
+    execFileSync(path.join(ROOT, 'tests/remove-egress.sh'), [instanceId], { stdio: 'ignore' });
+  } catch {
+    // nothing to remove, or the engine is gone
   }
 }
 
@@ -159,6 +170,20 @@ export async function launchBrowser() {
     ],
   });
   return { browser, close: () => browser.close().catch(() => {}) };
+}
+
+/** A page of the browser signed in to `service`'s dashboard: {context, page, pageErrors}. */
+export async function signIn(browserHandle, service, { viewport = { width: 1280, height: 800 }, timeout = 30_000 } = {}) {
+  const context = await browserHandle.browser.newContext({ viewport });
+  context.setDefaultTimeout(timeout);
+  const page = await context.newPage();
+  const pageErrors = [];
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  await page.goto(`${service.url}/`);
+  await page.fill('#signin-token', TOKEN);
+  await page.click('#signin-submit');
+  await page.locator('#app:not([hidden])').waitFor();
+  return { context, page, pageErrors };
 }
 
 /** Calls the API directly (for setting up and checking), as an ordinary client would. */

@@ -4,29 +4,22 @@
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { startService, launchBrowser, apiCall, screenshot, TOKEN } from './harness.js';
+import { startService, launchBrowser, apiCall, screenshot, signIn, TOKEN } from './harness.js';
 
 let service;
 let browserHandle;
 let page;
+let pageErrors;
 let sessionId;
-const pageErrors = [];
 
 before(async () => {
   service = await startService();
-  browserHandle = await launchBrowser();
-  const context = await browserHandle.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  context.setDefaultTimeout(30_000);
-  page = await context.newPage();
-  page.on('pageerror', (error) => pageErrors.push(error.message));
   const opened = await apiCall(service, 'POST', '/v1/sessions', { runtime: 'sh' });
   assert.equal(opened.status, 201, JSON.stringify(opened.json));
   sessionId = opened.json.id;
   await apiCall(service, 'PUT', `/v1/sessions/${sessionId}/files/content?path=kept.txt`, 'kept');
-  await page.goto(`${service.url}/`);
-  await page.fill('#signin-token', TOKEN);
-  await page.click('#signin-submit');
-  await page.locator('#app:not([hidden])').waitFor();
+  browserHandle = await launchBrowser();
+  ({ page, pageErrors } = await signIn(browserHandle, service));
   await page.goto(`${service.url}/#session/${sessionId}`);
   await page.locator('.session-head .badge-running').waitFor();
 });

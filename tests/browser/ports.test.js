@@ -5,7 +5,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
-import { startService, launchBrowser, apiCall, screenshot, TOKEN } from './harness.js';
+import { startService, launchBrowser, apiCall, screenshot, signIn, TOKEN } from './harness.js';
 
 const PORT = 8000;
 const MARKER = `preview-${randomBytes(6).toString('hex')}`;
@@ -14,16 +14,11 @@ let service;
 let browserHandle;
 let context;
 let page;
+let pageErrors;
 let sessionId;
-const pageErrors = [];
 
 before(async () => {
   service = await startService();
-  browserHandle = await launchBrowser();
-  context = await browserHandle.browser.newContext({ viewport: { width: 1280, height: 800 } });
-  context.setDefaultTimeout(30_000);
-  page = await context.newPage();
-  page.on('pageerror', (error) => pageErrors.push(error.message));
   const opened = await apiCall(service, 'POST', '/v1/sessions', { runtime: 'python' });
   assert.equal(opened.status, 201, JSON.stringify(opened.json));
   sessionId = opened.json.id;
@@ -35,10 +30,8 @@ before(async () => {
     timeout_secs: 120,
   });
   assert.equal(started.status, 201, JSON.stringify(started.json));
-  await page.goto(`${service.url}/`);
-  await page.fill('#signin-token', TOKEN);
-  await page.click('#signin-submit');
-  await page.locator('#app:not([hidden])').waitFor();
+  browserHandle = await launchBrowser();
+  ({ context, page, pageErrors } = await signIn(browserHandle, service));
 });
 
 after(async () => {

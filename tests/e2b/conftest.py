@@ -16,6 +16,8 @@ import pytest
 BUSYBOX_IMAGE = os.environ.get("SANDBOXD_TEST_BUSYBOX_IMAGE", "sandboxd/busybox:local")
 PYTHON_IMAGE = os.environ.get("SANDBOXD_TEST_PYTHON_IMAGE", "sandboxd/python:3.11-bookworm")
 IDLE_TIMEOUT_SECS = 900
+# The egress runtime `net`'s allow-list.
+EGRESS = ["allowed.test", "files.allowed.test", "*.pkg.test", "api.allowed.test:8443"]
 SANDBOXD = Path(os.environ.get("SANDBOXD_BIN", Path(__file__).resolve().parents[2] / "target/debug/sandboxd"))
 
 
@@ -29,12 +31,19 @@ class E2b:
 
     def activity(self, sandbox_id: str) -> list:
         """The session's activity log, through our own API."""
+        return self.ours(f"/v1/sessions/{sandbox_id}/activity")["entries"]
+
+    def network(self, sandbox_id: str) -> list:
+        """The session's egress allow-list, through our own API."""
+        return self.ours(f"/v1/sessions/{sandbox_id}/network")["egress"]
+
+    def ours(self, path: str):
         request = urllib.request.Request(
-            f"{self.url}/v1/sessions/{sandbox_id}/activity",
+            f"{self.url}{path}",
             headers={"Authorization": f"Bearer {self.token}"},
         )
         with urllib.request.urlopen(request, timeout=10) as answer:
-            return json.load(answer)["entries"]
+            return json.load(answer)
 
 
 def e2b_env(url: str, token: str) -> dict:
@@ -72,6 +81,17 @@ interpreter = ["python3"]
 
 [runtimes.sh]
 image = "{BUSYBOX_IMAGE}"
+
+# Egress through the service's proxy; the names resolve nowhere (a name server on loopback
+# where none listens), so nothing leaves the machine: refusals need no answer from outside.
+[runtimes.net]
+image = "{PYTHON_IMAGE}"
+interpreter = ["python3"]
+network_mode = "egress"
+egress = {json.dumps(EGRESS)}
+
+[egress]
+upstream_dns = ["127.0.0.1:9"]
 
 [tenants.team-a]
 token_sha256 = "{sha256(tenant_a)}"

@@ -4,7 +4,7 @@
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { CommandExitError, FileType, FilesystemEventType, NotFoundError, Sandbox } from 'e2b';
+import { ALL_TRAFFIC, CommandExitError, FileType, FilesystemEventType, NotFoundError, Sandbox } from 'e2b';
 
 let sandbox;
 
@@ -120,6 +120,19 @@ test('pause, then connect: files and a background process are still there', asyn
     assert.equal((await again.getInfo()).state, 'running');
     assert.equal(await again.files.read('kept.txt'), 'before the pause');
     assert.ok((await again.commands.list()).some((p) => p.pid === counter.pid), 'the background process survived');
+  } finally {
+    await box.kill();
+  }
+});
+
+test("network: allowOut narrows the egress template's list, updateNetwork changes it, a widening is refused", async () => {
+  const box = await Sandbox.create('net', { network: { allowOut: ['allowed.test'], denyOut: [ALL_TRAFFIC] } });
+  try {
+    assert.deepEqual((await box.getInfo()).network?.allowOut, ['allowed.test']);
+    await box.updateNetwork({ allowOut: ['x.pkg.test'], denyOut: [ALL_TRAFFIC] });
+    assert.deepEqual((await box.getInfo()).network?.allowOut, ['x.pkg.test']);
+    await assert.rejects(box.updateNetwork({ allowOut: ['evil.test'] }), /"evil\.test" is not on the egress list of template "net"/);
+    await assert.rejects(Sandbox.create('net', { network: { allowOut: ['1.1.1.1'] } }), /never addresses/);
   } finally {
     await box.kill();
   }

@@ -22,4 +22,4 @@ def test_the_node_sdk_suite_passes(e2b):
         timeout=300,
     )
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
-    assert "# fail 0" in run.stdout and "# pass 6" in run.stdout, run.stdout[-3000:]
+    assert "# fail 0" in run.stdout and "# pass 7" in run.stdout, run.stdout[-3000:]

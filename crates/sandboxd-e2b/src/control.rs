@@ -4,6 +4,7 @@
 //! command, and the timeout its own idle expiry (which pauses it with `autoPause`). Authenticated by `X-API-Key`: the service token or a tenant's.
 
 use crate::errors::E2bError;
+use crate::network::{self, NetworkOptions};
 use crate::{Face, ENVD_VERSION};
 use axum::extract::{FromRequestParts, Path, Query, State};
 use axum::http::request::Parts;
@@ -42,7 +43,8 @@ pub struct NewSandbox {
     auto_resume: Option<Value>,
     #[serde(rename = "allow_internet_access")]
     allow_internet_access: Option<bool>,
-    network: Option<Value>,
+    #[serde(default)]
+    network: NetworkOptions,
     mcp: Option<Value>,
     iam: Option<Value>,
     volume_mounts: Option<Value>,
@@ -100,7 +102,6 @@ impl NewSandbox {
             })
         };
         for (what, value) in [
-            ("network rules (network)", &self.network),
             ("MCP servers (mcp)", &self.mcp),
             ("workload identity (iam)", &self.iam),
             ("volumes (volumeMounts)", &self.volume_mounts),
@@ -123,8 +124,10 @@ impl NewSandbox {
             self.allow_internet_access,
             face.core.config().runtime(runtime),
         ) {
-            let has = runtime_info.limits.network_mode != sandboxd_api::NetworkMode::None;
-            if wanted != has {
+            let mode = runtime_info.limits.network_mode;
+            let has = mode != sandboxd_api::NetworkMode::None;
+            // An egress runtime's list can be narrowed to nothing: `network::egress_list`.
+            if wanted != has && mode != sandboxd_api::NetworkMode::Egress {
                 return Err(E2bError::invalid(format!(
                     "template \"{runtime}\" runs {} network access, and a sandbox cannot change that (allow_internet_access); pick a template (runtime) that does",
                     if has { "with" } else { "without" }
@@ -150,6 +153,14 @@ pub async fn create(
             None => request.template_id.clone(),
         };
         request.refuse_unsupported(&face, &runtime)?;
+        let egress = match face.core.config().runtime(&runtime) {
+            Some(runtime_info) => request.network.egress_list(
+                runtime_info,
+                &request.template_id,
+                request.allow_internet_access,
+            )?,
+            None => None,
+        };
         let info = face
             .core
             .open_session(
@@ -159,7 +170,7 @@ pub async fn create(
                     tenant: None,
                     labels: request.metadata,
                     snapshot: snapshot.map(|s| s.id),
-                    egress: None,
+                    egress,
                 },
             )
             .await?;
@@ -199,6 +210,9 @@ pub async fn get_one(
         let info = existing(&face, &caller, &id).await?;
         let mut detail = listed(&face, &info);
         detail["envdAccessToken"] = face.core.session_access_token(&caller, &id)?.into();
+        if let Some(network) = network::info(&face, &caller, &id) {
+            detail["network"] = network;
+        }
         Ok(detail)
     }
     .await;

@@ -17,6 +17,7 @@ mod errors;
 mod files;
 mod filesystem;
 mod interpreter;
+mod network;
 mod pause;
 mod ports;
 mod process;
@@ -26,7 +27,7 @@ mod watchers;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequestParts};
 use axum::http::request::Parts;
-use axum::routing::{any, delete, get, post};
+use axum::routing::{any, delete, get, post, put};
 use axum::Router;
 use sandboxd_core::Core;
 use std::convert::Infallible;
@@ -83,6 +84,7 @@ pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
         .route("/sandboxes/{id}/resume", post(pause::resume))
         .route("/sandboxes/{id}/snapshots", post(snapshots::create))
         .route("/sandboxes/{id}/fork", post(snapshots::fork))
+        .route("/sandboxes/{id}/network", put(network::update))
         .route("/sandboxes/{id}/{*rest}", any(control::unsupported))
         .route("/v2/sandboxes/{id}/{*rest}", any(control::unsupported))
         .route("/v3/{*rest}", any(control::unsupported))

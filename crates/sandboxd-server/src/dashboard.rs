@@ -66,6 +66,8 @@ static ASSETS: &[Asset] = &[
     asset!("js/snapshots.js", JS),
     asset!("js/ports.js", JS),
     asset!("js/notebook.js", JS),
+    asset!("js/poll.js", JS),
+    asset!("js/network.js", JS),
     asset!("notebook.css", CSS),
     asset!("favicon.svg", "image/svg+xml"),
     asset!("vendor/xterm/xterm.mjs", JS),

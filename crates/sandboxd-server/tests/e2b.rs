@@ -8,7 +8,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
-use common::{config, two_tenants, TestService, ALPHA_TOKEN, BETA_TOKEN, TOKEN};
+use common::{config, two_tenants, TestService, ALPHA_TOKEN, BETA_TOKEN, PY_IMAGE, TOKEN};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -389,7 +389,7 @@ async fn what_is_not_offered_says_so() {
         (
             Method::POST,
             "/v2/sandboxes",
-            json!({"templateID": "base", "network": {"denyOut": ["0.0.0.0/0"]}}),
+            json!({"templateID": "base", "network": {"egressProxy": {"address": "proxy.test:1080"}}}),
         ),
         (Method::GET, "/sandboxes/x/metrics", json!({})),
         (Method::GET, "/templates", json!({})),
@@ -469,4 +469,117 @@ async fn pause_connect_and_the_paused_state() {
         state(call(Method::GET, format!("/sandboxes/{id}")).await),
         "running"
     );
+}
+
+/// `method path` with the service token and a JSON body.
+async fn call(service: &TestService, method: Method, path: &str, body: Value) -> Answer {
+    let headers = [("x-api-key", TOKEN), ("content-type", "application/json")];
+    send(service, method, path, &headers, body.to_string().into()).await
+}
+
+async fn create_with_network(service: &TestService, template: &str, network: Value) -> Answer {
+    let body = json!({"templateID": template, "network": network});
+    call(service, Method::POST, "/v2/sandboxes", body).await
+}
+
+/// The `network` of a sandbox's info.
+async fn network_of(service: &TestService, id: &str) -> Value {
+    let answer = call(service, Method::GET, &format!("/sandboxes/{id}"), json!({})).await;
+    assert_eq!(answer.status, StatusCode::OK);
+    answer.json()["network"].clone()
+}
+
+/// E2B's `network` as the session's egress list: `allowOut` narrows the template's, `denyOut`
+/// takes out names or denies all, an update replaces it; widening and what names cannot
+/// express are 400s naming the entry, and a template without egress says so.
+#[tokio::test]
+async fn network_options_narrow_an_egress_templates_list() {
+    let service = TestService::start(&config(
+        4,
+        0,
+        &format!(
+            "[runtimes.web]\nimage = \"{PY_IMAGE}\"\nnetwork_mode = \"egress\"\negress = [\"pypi.org\", \"*.github.com\", \"api.example.com:8443\"]\n"
+        ),
+    ));
+    let service = &service;
+    let answer = create_with_network(
+        service,
+        "web",
+        json!({"allowOut": ["api.github.com"], "denyOut": ["0.0.0.0/0"]}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.json());
+    let id = answer.json()["sandboxID"].as_str().unwrap().to_string();
+    assert_eq!(
+        network_of(service, &id).await,
+        json!({"allowOut": ["api.github.com"], "denyOut": ["0.0.0.0/0"]})
+    );
+    let answer = create_with_network(service, "web", json!({"denyOut": ["pypi.org"]})).await;
+    let other = answer.json()["sandboxID"].as_str().unwrap().to_string();
+    assert_eq!(
+        network_of(service, &other).await["allowOut"],
+        json!(["*.github.com", "api.example.com:8443"])
+    );
+
+    // At run time, replaced whole: an empty update is the template's list again.
+    let path = format!("/sandboxes/{id}/network");
+    let body = json!({"allowOut": ["pypi.org"], "denyOut": ["0.0.0.0/0"]});
+    let answer = call(service, Method::PUT, &path, body).await;
+    assert_eq!(answer.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        network_of(service, &id).await["allowOut"],
+        json!(["pypi.org"])
+    );
+    let answer = call(service, Method::PUT, &path, json!({})).await;
+    assert_eq!(answer.status, StatusCode::NO_CONTENT);
+    assert_eq!(
+        network_of(service, &id).await["allowOut"],
+        json!(["pypi.org", "*.github.com", "api.example.com:8443"])
+    );
+    let answer = call(
+        service,
+        Method::PUT,
+        &path,
+        json!({"allowOut": ["evil.example"]}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::BAD_REQUEST);
+    assert!(answer.json()["message"]
+        .as_str()
+        .unwrap()
+        .contains("\"evil.example\" is not on the egress list of template \"web\""));
+
+    for (template, network, says) in [
+        (
+            "web",
+            json!({"allowOut": ["evil.example"]}),
+            "\"evil.example\" is not on the egress list",
+        ),
+        (
+            "web",
+            json!({"allowOut": ["10.0.0.0/8"]}),
+            "never addresses",
+        ),
+        (
+            "web",
+            json!({"denyOut": ["10.0.0.0/8"]}),
+            "cannot be expressed",
+        ),
+        (
+            "web",
+            json!({"denyOut": ["api.github.com"]}),
+            "falls under \"*.github.com\"",
+        ),
+        ("base", json!({"allowOut": ["pypi.org"]}), "not \"egress\""),
+        (
+            "web",
+            json!({"allowOut": vec!["pypi.org"; 257]}),
+            "at most 256 entries",
+        ),
+    ] {
+        let answer = create_with_network(service, template, network).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{says}");
+        let message = answer.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains(says), "{message}");
+    }
 }

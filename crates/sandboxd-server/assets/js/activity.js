@@ -4,14 +4,13 @@ import { api, sessionPath } from './api.js';
 import { h, scrollHint, setText, show } from './dom.js';
 import * as fmt from './format.js';
 import { errorText } from './sessions.js';
-
-const REFRESH_MS = 3000;
+import { Poller } from './poll.js';
 
 export class ActivityView {
   constructor(id) {
     this.id = id;
     this.active = false;
-    this.timer = null;
+    this.poller = new Poller(() => this.refresh());
     this.onActivity = (event) => {
       if (event.detail && event.detail.session === this.id && this.active) this.refresh();
     };
@@ -60,14 +59,7 @@ export class ActivityView {
 
   setActive(active) {
     this.active = active;
-    clearInterval(this.timer);
-    this.timer = null;
-    if (active) {
-      this.refresh();
-      this.timer = setInterval(() => {
-        if (!document.hidden) this.refresh();
-      }, REFRESH_MS);
-    }
+    this.poller.set(active);
   }
 
   async refresh() {

@@ -253,6 +253,7 @@ export function sessionPath(id, rest = '') {
 export const api = {
   get: (path, options) => getJSON(path, options),
   post: (path, json, options) => sendJSON('POST', path, json === undefined ? {} : json, options),
+  put: (path, json, options) => sendJSON('PUT', path, json, options),
   delete: async (path, options) => {
     const response = await request('DELETE', path, options);
     const text = await response.text();

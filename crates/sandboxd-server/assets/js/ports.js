@@ -5,8 +5,8 @@ import { api, sessionPath } from './api.js';
 import { h, scrollHint, setText, show } from './dom.js';
 import * as fmt from './format.js';
 import { errorText } from './sessions.js';
+import { Poller } from './poll.js';
 
-const REFRESH_MS = 3000;
 /** How long a preview link works, in seconds. */
 const PREVIEW_TTL_SECS = 3600;
 
@@ -15,7 +15,7 @@ export class PortsView {
     this.id = id;
     this.active = false;
     this.ended = false;
-    this.timer = null;
+    this.poller = new Poller(() => this.refresh());
   }
 
   mount(pane) {
@@ -57,14 +57,7 @@ export class PortsView {
 
   setActive(active) {
     this.active = active;
-    clearInterval(this.timer);
-    this.timer = null;
-    if (active && !this.ended) {
-      this.refresh();
-      this.timer = setInterval(() => {
-        if (!document.hidden) this.refresh();
-      }, REFRESH_MS);
-    }
+    this.poller.set(active && !this.ended);
   }
 
   setEnded(ended) {

@@ -1,5 +1,5 @@
 // The Session tab: one session's header, and its terminal with the source pane, interactive
-// shell, files and activity log as sub-tabs.
+// shell, files, activity log, ports, notebook and network as sub-tabs.
 
 import { api, sessionPath, ApiError } from './api.js';
 import { byId, confirmButton, h, icon, setText, show } from './dom.js';
@@ -12,6 +12,7 @@ import { FilesView } from './files.js';
 import { ActivityView } from './activity.js';
 import { PortsView } from './ports.js';
 import { NotebookView } from './notebook.js';
+import { NetworkView } from './network.js';
 
 const REFRESH_MS = 2000;
 
@@ -22,6 +23,7 @@ const SUBTABS = [
   ['activity', 'Activity'],
   ['ports', 'Ports'],
   ['notebook', 'Notebook'],
+  ['network', 'Network'],
 ];
 
 export class SessionView {
@@ -149,6 +151,7 @@ export class SessionView {
       activity: new ActivityView(id),
       ports: new PortsView(id),
       notebook: new NotebookView(id),
+      network: new NetworkView(id),
     };
     this.panes = {};
     const body = h('div', { class: 'session-body' });
