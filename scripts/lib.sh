@@ -153,7 +153,8 @@ remove_labelled() {
 }
 
 # remove_test_sandboxes: force-remove sandboxes made by test services, whose
-# instance label starts with "test-" (the harness sets it). Never fails.
+# instance label starts with "test-" (the harness sets it), and their egress networks and
+# chains. Never fails.
 remove_test_sandboxes() {
     local ids
     docker_ping || return 0
@@ -165,6 +166,13 @@ remove_test_sandboxes() {
         # shellcheck disable=SC2086 # one id per word
         docker rm -f -v $ids >/dev/null 2>&1 || warn "could not remove some test sandboxes"
     fi
+    # A killed test service leaves its egress network and firewall chains behind.
+    local instance
+    for instance in $(docker network ls --filter "label=org.sandboxd.egress" \
+        --format '{{.Label "org.sandboxd.egress"}}' 2>/dev/null | grep '^test-' || true); do
+        log "removing the egress network and chains of test instance $instance"
+        "$SANDBOXD_ROOT/tests/remove-egress.sh" "$instance" || warn "could not remove the egress network of $instance"
+    done
     return 0
 }
 

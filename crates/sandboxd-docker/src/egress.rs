@@ -158,6 +158,16 @@ impl EgressNetwork {
         format!("{}:/etc/resolv.conf:ro", self.resolv_conf.display())
     }
 
+    /// Forgets which session has which address, so the next lookup reads the engine's table
+    /// again: called whenever a sandbox joins or leaves the network, because the engine hands
+    /// a freed address to the next sandbox, whose connections must never pass as the last
+    /// one's.
+    pub(crate) fn forget_addresses(&self) {
+        let mut table = self.sessions.lock().expect("egress address table");
+        table.by_address.clear();
+        table.read_at = None;
+    }
+
     /// The session whose sandbox has this address on the network. An address not known yet
     /// (a sandbox just started) has the table read again from the engine, at most every
     /// 200 ms.

@@ -419,6 +419,9 @@ impl DockerBackend {
             .start_container(&created.id, None)
             .await
             .map_err(engine_error)?;
+        if let Some(egress) = &egress {
+            egress.forget_addresses();
+        }
         if hub.wait_ready(AGENT_START_TIMEOUT).await.is_err() {
             return Err(BackendError::AgentUnavailable(
                 self.describe_failed_start(&name).await,
@@ -519,6 +522,9 @@ impl Backend for DockerBackend {
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         let result = self.remove_container(&sandbox.backend_id).await;
         self.close_hub(&sandbox.session_id);
+        if let Some(egress) = self.egress.get() {
+            egress.forget_addresses();
+        }
         result
     }
 

@@ -337,3 +337,40 @@ async fn narrowing_at_run_time_holds_new_connections() {
     assert_ne!(code, 0);
     assert_eq!(cli(&world, &["network", &id]).1, "rebind.test");
 }
+
+#[tokio::test]
+async fn a_sandbox_on_a_freed_address_is_itself_to_the_proxy() {
+    let world = world().await;
+    assert_eq!(
+        world.run(&fetch("http://allowed.test/", true)).await,
+        "200 hello allowed.test"
+    );
+    let closed = world
+        .service
+        .delete(&format!("/v1/sessions/{}", world.session))
+        .send()
+        .await
+        .unwrap();
+    assert!(closed.status().is_success());
+    // The engine hands the freed address to the next sandbox on the network.
+    let next = world.service.open("net").await;
+    let plain_fetch = "python3 -c \"import urllib.request as u; print(u.urlopen('http://allowed.test/', timeout=15).read().decode())\"";
+    let result = world.service.sh(&next, plain_fetch).await;
+    assert_eq!(
+        result["stdout"].as_str().unwrap_or("").trim(),
+        "hello allowed.test",
+        "{result}"
+    );
+    let log = world
+        .service
+        .get_json(&format!("/v1/sessions/{next}/activity"))
+        .await;
+    assert!(
+        log["entries"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["action"].as_str().unwrap_or("").starts_with("egress.")),
+        "the connection is the new session's: {log}"
+    );
+}
