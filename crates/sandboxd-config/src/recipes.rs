@@ -129,26 +129,7 @@ impl BuildSettings {
         if timeout_secs == 0 {
             return Err(invalid("build.timeout_secs", "must be above 0"));
         }
-        let mut pem = Vec::new();
-        for (index, path) in file.extra_ca_certificates.iter().enumerate() {
-            let field = format!("build.extra_ca_certificates[{index}]");
-            let contents = std::fs::read(path)
-                .map_err(|e| invalid(&field, format!("cannot read {}: {e}", path.display())))?;
-            let marker = b"-----BEGIN CERTIFICATE-----";
-            if !contents.windows(marker.len()).any(|w| w == marker) {
-                return Err(invalid(
-                    &field,
-                    format!(
-                        "{} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
-                        path.display()
-                    ),
-                ));
-            }
-            pem.extend_from_slice(&contents);
-            if !pem.ends_with(b"\n") {
-                pem.push(b'\n');
-            }
-        }
+        let pem = read_ca_files(&file.extra_ca_certificates, "build.extra_ca_certificates")?;
         let context = if pem.is_empty() {
             Vec::new()
         } else {
@@ -166,6 +147,31 @@ impl BuildSettings {
     fn has_extra_ca(&self) -> bool {
         self.context.iter().any(|f| f.name == EXTRA_CA_FILE)
     }
+}
+
+/// The PEM certificates of `paths`, one after the other; `field` names the list in errors.
+pub(crate) fn read_ca_files(paths: &[PathBuf], field: &str) -> Result<Vec<u8>, ConfigError> {
+    let mut pem = Vec::new();
+    for (index, path) in paths.iter().enumerate() {
+        let field = format!("{field}[{index}]");
+        let contents = std::fs::read(path)
+            .map_err(|e| invalid(&field, format!("cannot read {}: {e}", path.display())))?;
+        let marker = b"-----BEGIN CERTIFICATE-----";
+        if !contents.windows(marker.len()).any(|w| w == marker) {
+            return Err(invalid(
+                &field,
+                format!(
+                    "{} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+                    path.display()
+                ),
+            ));
+        }
+        pem.extend_from_slice(&contents);
+        if !pem.ends_with(b"\n") {
+            pem.push(b'\n');
+        }
+    }
+    Ok(pem)
 }
 
 /// The catalogue's recipes and the config's own, which replace catalogue ones of the same name.
