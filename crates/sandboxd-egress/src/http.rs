@@ -2,7 +2,8 @@
 //! tunnels, with hyper on both sides. A refusal is an answer the sandbox's program can show:
 //! 403 with the reason in the body.
 
-use crate::{Client, ConnectionRecord, Door, Refusal, Shared};
+use crate::secrets::{substitute, Destination};
+use crate::{intercept, Client, ConnectionRecord, Door, Refusal, Shared};
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri};
@@ -30,7 +31,7 @@ pub(crate) enum Mode {
     Transparent,
 }
 
-type ProxyBody = BoxBody<Bytes, hyper::Error>;
+pub(crate) type ProxyBody = BoxBody<Bytes, hyper::Error>;
 
 pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, client: Client, mode: Mode) {
     let session = client.session.clone();
@@ -63,7 +64,7 @@ async fn handle(
     shared: Arc<Shared>,
     client: Client,
     mode: Mode,
-    request: Request<Incoming>,
+    mut request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
     let session = &client.session;
     if request.method() == Method::CONNECT {
@@ -79,6 +80,16 @@ async fn handle(
         Ok(target) => target,
         Err(message) => return Ok(answer(StatusCode::BAD_REQUEST, message)),
     };
+    // Plain HTTP never carries a secret: a placeholder in it is refused, whatever the host.
+    let to = Destination {
+        host: &host,
+        port,
+        intercepted: false,
+    };
+    let uri = request.uri().clone();
+    if let Err(misplaced) = substitute(&session.secrets, &to, &uri, request.headers_mut()) {
+        return Ok(shared.secret_refused(session, &host, port, misplaced));
+    }
     let upstream = match shared.open(session, &host, port).await {
         Ok(upstream) => upstream,
         Err(refusal) => {
@@ -134,6 +145,15 @@ async fn connect(
         authority.host().to_string(),
         authority.port_u16().unwrap_or(HTTPS_PORT),
     );
+    if shared.intercepts(&client, &host, port) {
+        tokio::spawn(async move {
+            if let Ok(upgraded) = hyper::upgrade::on(request).await {
+                let stream = TokioIo::new(upgraded);
+                intercept::serve(shared, client, stream, host, port, Door::Connect).await;
+            }
+        });
+        return Response::new(empty());
+    }
     let upstream = match shared.open(session, &host, port).await {
         Ok(upstream) => upstream,
         Err(refusal) => {
@@ -158,14 +178,17 @@ async fn connect(
     Response::new(empty())
 }
 
-async fn forward(
+pub(crate) async fn forward<U>(
     shared: Arc<Shared>,
-    upstream: TcpStream,
+    upstream: U,
     request: Request<Incoming>,
     host: &str,
     port: u16,
     record: ConnectionRecord,
-) -> Response<ProxyBody> {
+) -> Response<ProxyBody>
+where
+    U: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let started = std::time::Instant::now();
     let unreachable = |why: String| Refusal::Unreachable {
         host: host.to_string(),
@@ -213,7 +236,11 @@ async fn forward(
     Response::from_parts(parts, body.boxed())
 }
 
-fn failed(shared: &Shared, mut record: ConnectionRecord, refusal: Refusal) -> Response<ProxyBody> {
+pub(crate) fn failed(
+    shared: &Shared,
+    mut record: ConnectionRecord,
+    refusal: Refusal,
+) -> Response<ProxyBody> {
     let response = refusal_answer(&refusal);
     record.outcome = Err(refusal);
     shared.policy.record(record);
@@ -246,7 +273,7 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-fn refusal_answer(refusal: &Refusal) -> Response<ProxyBody> {
+pub(crate) fn refusal_answer(refusal: &Refusal) -> Response<ProxyBody> {
     let status = match refusal {
         _ if refusal.by_policy() => StatusCode::FORBIDDEN,
         Refusal::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,

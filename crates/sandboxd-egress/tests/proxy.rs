@@ -24,6 +24,7 @@ impl Policy for OneSession {
         peer.is_loopback().then(|| SessionRules {
             session_id: "s1".into(),
             rules: self.rules.lock().unwrap().clone(),
+            secrets: Arc::new([]),
         })
     }
     fn record(&self, record: ConnectionRecord) {
