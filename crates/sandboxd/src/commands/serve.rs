@@ -124,7 +124,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         let core = Core::new(config, token, backend, store);
         core.set_engine_report(engine);
         if let Some(docker) = &docker {
-            crate::egress::start(&core, docker).await?;
+            crate::egress::start(&core, docker, &state_dir).await?;
         }
         let restored = core
             .restore()
