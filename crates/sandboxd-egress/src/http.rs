@@ -99,7 +99,8 @@ async fn handle(
         }
     };
     let record = ConnectionRecord::allowed(session, Door::Http, &host, port);
-    Ok(forward(shared, upstream, request, &host, port, record).await)
+    let to = (host.as_str(), port, HTTP_PORT);
+    Ok(forward(shared, upstream, request, to, record).await)
 }
 
 /// The host and port a plain request goes to: its absolute URI's through the proxy, its
@@ -178,12 +179,13 @@ async fn connect(
     Response::new(empty())
 }
 
+/// Sends one request on to `host:port` over `upstream` (its `Host` without the port when it
+/// is `default_port`) and passes the answer back, recorded when its body is done with.
 pub(crate) async fn forward<U>(
     shared: Arc<Shared>,
     upstream: U,
     request: Request<Incoming>,
-    host: &str,
-    port: u16,
+    (host, port, default_port): (&str, u16, u16),
     record: ConnectionRecord,
 ) -> Response<ProxyBody>
 where
@@ -210,7 +212,7 @@ where
         .unwrap_or_else(|_| Uri::from_static("/"));
     strip_hop_by_hop(&mut parts.headers);
     // The host routed to is the host asked for: no other virtual host behind the same address.
-    let authority = if port == HTTP_PORT {
+    let authority = if port == default_port {
         host.to_string()
     } else {
         format!("{host}:{port}")

@@ -13,6 +13,8 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+const HTTPS_PORT: u16 = 443;
+
 impl Shared {
     /// Whether a connection of `client` to `host:port` is intercepted: the session has a
     /// secret for it and may reach it now.
@@ -129,7 +131,7 @@ async fn handle(
             refusal: None,
         });
     }
-    forward(shared, upstream, request, host, port, record).await
+    forward(shared, upstream, request, (host, port, HTTPS_PORT), record).await
 }
 
 /// The proxy's own TLS to the host, verified against the roots it trusts.
