@@ -72,6 +72,9 @@ const CA_BUNDLE_VARIABLES: &[&str] = &[
     "PIP_CERT",
 ];
 
+/// A session's `ENV=placeholder` lines, by session id and runtime.
+pub type SecretsEnvironment = Box<dyn Fn(&str, &str) -> Vec<String> + Send + Sync>;
+
 /// What egress sandboxes with secrets get beyond the proxy: their placeholders, and the CA
 /// bundle that makes the proxy's certificates for the secrets' hosts trusted.
 pub struct SecretsSetup {
@@ -79,7 +82,7 @@ pub struct SecretsSetup {
     pub ca_bundle: PathBuf,
     /// A session's `ENV=placeholder` lines, by session id and runtime; empty for a runtime
     /// without secrets.
-    pub environment: Box<dyn Fn(&str, &str) -> Vec<String> + Send + Sync>,
+    pub environment: SecretsEnvironment,
 }
 
 impl SecretsSetup {

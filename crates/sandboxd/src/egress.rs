@@ -4,7 +4,7 @@
 
 use anyhow::{Context, Result};
 use sandboxd_api::NetworkMode;
-use sandboxd_config::PlaceholderKey;
+use sandboxd_config::{Config, PlaceholderKey};
 use sandboxd_core::{Core, EgressEvent};
 use sandboxd_docker::egress::SecretsSetup;
 use sandboxd_docker::egress::{EgressNetwork, DNS_PORT, HTTP_PORT, PROXY_PORT, TLS_PORT};
@@ -107,7 +107,12 @@ impl Policy for ServicePolicy {
 
 /// Sets up the network and serves the proxy's doors in the background, if any runtime needs
 /// them.
-pub async fn start(core: &Core, docker: &DockerBackend, state_dir: &Path) -> Result<()> {
+pub async fn start(
+    core: &Core,
+    docker: &DockerBackend,
+    state_dir: &Path,
+    ca: Option<Interception>,
+) -> Result<()> {
     let config = core.config();
     if !config
         .runtimes
@@ -124,8 +129,8 @@ pub async fn start(core: &Core, docker: &DockerBackend, state_dir: &Path) -> Res
     let servers = config.egress.name_servers();
     let mut settings = Settings::new(servers);
     let mut placeholders = None;
-    if config.secrets.any_in_use() {
-        let (interception, key) = start_secrets(core, docker, &state_dir.join(SECRETS_DIR))?;
+    if let Some(ca) = ca {
+        let (interception, key) = start_secrets(core, docker, &state_dir.join(SECRETS_DIR), ca)?;
         settings.interception = Some(Arc::new(interception));
         placeholders = Some(key);
     }
@@ -168,16 +173,28 @@ pub async fn start(core: &Core, docker: &DockerBackend, state_dir: &Path) -> Res
     Ok(())
 }
 
-/// The CA (made at the first start, kept after), the placeholder key, and the bundle that
-/// sandboxes with secrets trust; gives the Docker backend what those sandboxes get.
+/// With secrets in use, the egress CA (made at the first start, kept after), which recipe
+/// builds then trust too: before the core takes the config.
+pub fn load_ca(config: &mut Config, state_dir: &Path) -> Result<Option<Interception>> {
+    if !config.secrets.any_in_use() {
+        return Ok(None);
+    }
+    let dir = state_dir.join(SECRETS_DIR);
+    let interception = Interception::load_or_create(&dir, &config.egress.upstream_ca_pem)
+        .context("cannot set up the egress CA for secrets")?;
+    config.trust_in_builds(interception.ca_pem().as_bytes());
+    Ok(Some(interception))
+}
+
+/// The placeholder key and the bundle that sandboxes with secrets trust; gives the Docker
+/// backend what those sandboxes get.
 fn start_secrets(
     core: &Core,
     docker: &DockerBackend,
     dir: &Path,
+    interception: Interception,
 ) -> Result<(Interception, PlaceholderKey)> {
     let config = core.config();
-    let interception = Interception::load_or_create(dir, &config.egress.upstream_ca_pem)
-        .context("cannot set up the egress CA for secrets")?;
     let key = placeholder_key(&dir.join(PLACEHOLDER_KEY_FILE))?;
     let bundle = dir.join(SANDBOX_BUNDLE_FILE);
     // Written anew at each start (the host's roots may have changed); certificates only.
