@@ -8,10 +8,8 @@ use crate::secrets::{substitute, Destination};
 use crate::{Client, ConnectionRecord, Door, Refusal, SecretRecord, Shared};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite};
 
 const HTTPS_PORT: u16 = 443;
 
@@ -152,57 +150,5 @@ async fn upstream_tls(
         Ok(Ok(tls)) => Ok(tls),
         Ok(Err(e)) => Err(format!("TLS: {e}")),
         Err(_) => Err("the TLS handshake did not finish in time".into()),
-    }
-}
-
-/// A stream whose first bytes were read already (a ClientHello): they are read again first.
-pub(crate) struct Rewound<S> {
-    prefix: Vec<u8>,
-    offset: usize,
-    inner: S,
-}
-
-impl<S> Rewound<S> {
-    pub(crate) fn new(prefix: Vec<u8>, inner: S) -> Rewound<S> {
-        Rewound {
-            prefix,
-            offset: 0,
-            inner,
-        }
-    }
-}
-
-impl<S: AsyncRead + Unpin> AsyncRead for Rewound<S> {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        if self.offset < self.prefix.len() {
-            let n = buf.remaining().min(self.prefix.len() - self.offset);
-            let start = self.offset;
-            buf.put_slice(&self.prefix[start..start + n]);
-            self.offset += n;
-            return Poll::Ready(Ok(()));
-        }
-        Pin::new(&mut self.inner).poll_read(cx, buf)
-    }
-}
-
-impl<S: AsyncWrite + Unpin> AsyncWrite for Rewound<S> {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        data: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.inner).poll_write(cx, data)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.inner).poll_shutdown(cx)
     }
 }

@@ -22,7 +22,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, client: Cl
         }
     };
     if shared.intercepts(&client, &name, HTTPS_PORT) {
-        let stream = crate::intercept::Rewound::new(hello, stream);
+        let stream = crate::counted::Counted::replaying(hello, stream);
         let intercepted = crate::intercept::serve(
             shared.clone(),
             client.clone(),

@@ -11,7 +11,7 @@ mod testnet;
 mod egress_world;
 
 use common::{base_config, TestService};
-use egress_world::World;
+use egress_world::{python_open, World};
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 use testnet::{dns_server, serve_hello, test_ca, TestNet};
@@ -66,24 +66,9 @@ async fn world() -> World {
 
 /// A Python program in the sandbox fetching `url`: prints the status and body, or the error.
 fn fetch(url: &str, use_proxy: bool) -> String {
-    let opener = if use_proxy {
-        "urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx))"
-    } else {
-        "urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ctx))"
-    };
-    format!(
-        "python3 -c \"
-import ssl, urllib.request, urllib.error
-ctx = ssl.create_default_context(cafile='/tmp/ca.pem')
-try:
-    r = {opener}.open('{url}', timeout=15)
-    print(r.status, r.read().decode())
-except urllib.error.HTTPError as e:
-    print(e.code, e.read().decode().strip())
-except Exception as e:
-    print('failed', repr(e))
-\""
-    )
+    let handlers =
+        "urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile='/tmp/ca.pem'))";
+    python_open(&format!("'{url}'"), handlers, use_proxy)
 }
 
 #[tokio::test]

@@ -12,7 +12,7 @@ mod testnet;
 mod egress_world;
 
 use common::{base_config, TestService};
-use egress_world::World;
+use egress_world::{python_open, World};
 use std::collections::HashMap;
 use testnet::{dns_server, serve_recording, test_ca, Received, TestNet};
 
@@ -86,25 +86,14 @@ async fn secrets_world() -> Secrets {
 /// sandbox's variables, as `{API_KEY}`), trusting what the sandbox trusts: prints the status
 /// and body, or the error.
 fn send(url: &str, header: &str, value: &str, use_proxy: bool) -> String {
-    let opener = if use_proxy {
-        "urllib.request.build_opener()"
-    } else {
-        "urllib.request.build_opener(urllib.request.ProxyHandler({}))"
-    };
-    format!(
-        "python3 -c \"
-import os, urllib.request, urllib.error
-request = urllib.request.Request('{url}', headers={{'{header}': '{value}'.format(**os.environ)}})
-try:
-    r = {opener}.open(request, timeout=15)
-    print(r.status, r.read().decode())
-except urllib.error.HTTPError as e:
-    print(e.code, e.read().decode().strip())
-except Exception as e:
-    print('failed', repr(e))
-\""
-    )
+    let request = format!(
+        "urllib.request.Request('{url}', headers={{'{header}': '{value}'.format(**os.environ)}})"
+    );
+    python_open(&request, "", use_proxy)
 }
+
+/// The header `api`'s sandbox programs send, its placeholder from the environment.
+const BEARER: &str = "Bearer {API_KEY}";
 
 /// The values of `header` in every request a test server received, in order.
 fn seen(received: &Received, header: &str) -> Vec<String> {
@@ -118,6 +107,12 @@ fn seen(received: &Received, header: &str) -> Vec<String> {
 }
 
 impl Secrets {
+    /// The secret's host called with its placeholder as the configured header.
+    async fn call_secret_host(&self, use_proxy: bool) -> String {
+        let call = send("https://secret.test/", "Authorization", BEARER, use_proxy);
+        self.world.run(&call).await
+    }
+
     async fn placeholder(&self, variable: &str) -> String {
         self.world.run(&format!("printenv {variable}")).await
     }
@@ -143,21 +138,11 @@ async fn a_placeholder_becomes_the_secret_only_towards_its_host() {
     );
     let second = s.placeholder("SECOND_KEY").await;
     assert!(second.starts_with("sandboxd-placeholder-") && second != placeholder);
-    let bearer = "Bearer {API_KEY}";
 
     // Towards its host, through the proxy (CONNECT) and redirected (TLS on 443): the real
     // value arrives in the configured header, and the answer is the host's.
     for use_proxy in [true, false] {
-        let answer = s
-            .world
-            .run(&send(
-                "https://secret.test/",
-                "Authorization",
-                bearer,
-                use_proxy,
-            ))
-            .await;
-        assert_eq!(answer, "200 hello secret.test", "proxy {use_proxy}");
+        assert_eq!(s.call_secret_host(use_proxy).await, "200 hello secret.test");
     }
     assert_eq!(
         seen(&s.tls, "authorization"),
@@ -186,19 +171,19 @@ async fn a_placeholder_becomes_the_secret_only_towards_its_host() {
         (
             "http://allowed.test/",
             "Authorization",
-            bearer,
+            BEARER,
             "allowed.test:80 secret api",
         ),
         (
             "https://second.test/",
             "Authorization",
-            bearer,
+            BEARER,
             "second.test:443 secret api",
         ),
         (
             "http://secret.test/",
             "Authorization",
-            bearer,
+            BEARER,
             "secret.test:80 secret api",
         ),
         (
@@ -229,7 +214,7 @@ async fn a_placeholder_becomes_the_secret_only_towards_its_host() {
         .run(&send(
             "https://allowed.test/",
             "Authorization",
-            bearer,
+            BEARER,
             true,
         ))
         .await;
@@ -290,16 +275,7 @@ async fn a_placeholder_becomes_the_secret_only_towards_its_host() {
     assert_eq!(key_mode.permissions().mode() & 0o777, 0o600);
     s.world.service.crash_and_restart();
     assert_eq!(std::fs::read_to_string(ca_dir.join("ca.pem")).unwrap(), ca);
-    let answer = s
-        .world
-        .run(&send(
-            "https://secret.test/",
-            "Authorization",
-            bearer,
-            false,
-        ))
-        .await;
-    assert_eq!(answer, "200 hello secret.test");
+    assert_eq!(s.call_secret_host(false).await, "200 hello secret.test");
     assert_eq!(seen(&s.tls, "authorization").len(), 4);
     s.assert_clean("the service's log", &s.world.service.log());
 }

@@ -30,6 +30,29 @@ impl Drop for EgressCleanup {
     }
 }
 
+/// A Python program in the sandbox opening `request` (a URL or a `Request`, as Python) with
+/// the urllib `handlers` given (Python, may be empty), through the proxy variables or not:
+/// prints the status and body, or the error.
+pub fn python_open(request: &str, handlers: &str, use_proxy: bool) -> String {
+    let handlers = match (use_proxy, handlers) {
+        (true, handlers) => handlers.to_string(),
+        (false, "") => "urllib.request.ProxyHandler({})".to_string(),
+        (false, handlers) => format!("urllib.request.ProxyHandler({{}}), {handlers}"),
+    };
+    format!(
+        "python3 -c \"
+import os, ssl, urllib.request, urllib.error
+try:
+    r = urllib.request.build_opener({handlers}).open({request}, timeout=15)
+    print(r.status, r.read().decode())
+except urllib.error.HTTPError as e:
+    print(e.code, e.read().decode().strip())
+except Exception as e:
+    print('failed', repr(e))
+\""
+    )
+}
+
 pub struct World {
     pub service: TestService,
     pub session: String,
