@@ -14,7 +14,7 @@ use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use std::collections::HashMap;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -88,7 +88,9 @@ impl Interception {
             let path = path.to_path_buf();
             move |source| CaError::Io { path, source }
         };
-        std::fs::create_dir_all(dir).map_err(io(dir))?;
+        std::fs::create_dir_all(dir)
+            .and_then(|()| std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700)))
+            .map_err(io(dir))?;
         let (cert_path, key_path) = (dir.join(CA_FILE), dir.join(CA_KEY_FILE));
         let invalid = |why: String| CaError::Invalid {
             path: dir.to_path_buf(),
@@ -215,7 +217,6 @@ fn write_new(path: &Path, contents: &[u8], mode: u32) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn the_ca_is_kept_private_and_reused() {
@@ -226,6 +227,8 @@ mod tests {
             .permissions()
             .mode();
         assert_eq!(mode & 0o777, 0o600);
+        let mode = std::fs::metadata(dir.path()).unwrap().permissions().mode();
+        assert_eq!(mode & 0o777, 0o700);
         assert!(!first
             .sandbox_bundle()
             .windows(11)

@@ -288,7 +288,7 @@ pub(crate) fn refusal_answer(refusal: &Refusal) -> Response<ProxyBody> {
     response
 }
 
-fn answer(status: StatusCode, message: impl Into<String>) -> Response<ProxyBody> {
+pub(crate) fn answer(status: StatusCode, message: impl Into<String>) -> Response<ProxyBody> {
     let mut body = message.into();
     body.push('\n');
     let mut response = Response::new(Full::new(Bytes::from(body)).map_err(|e| match e {}).boxed());

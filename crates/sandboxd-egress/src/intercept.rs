@@ -90,6 +90,10 @@ async fn handle(
     door: Door,
 ) -> hyper::Response<crate::http::ProxyBody> {
     let session = &client.session;
+    if request.method() == hyper::Method::CONNECT {
+        let message = "CONNECT goes to the proxy, not inside TLS to a host";
+        return crate::http::answer(hyper::StatusCode::METHOD_NOT_ALLOWED, message);
+    }
     let (mut parts, body) = request.into_parts();
     let to = Destination {
         host,
