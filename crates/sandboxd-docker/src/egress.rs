@@ -473,6 +473,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn only_sandboxes_with_secrets_get_placeholders_and_the_bundle() {
+        let setup = SecretsSetup {
+            ca_bundle: PathBuf::from("/state/egress-ca/sandbox-bundle.pem"),
+            environment: Box::new(|session, runtime| match runtime {
+                "agent" => vec![format!("API_KEY=placeholder-of-{session}")],
+                _ => vec![],
+            }),
+        };
+        let (env, binds) = setup.for_sandbox("s1", "agent");
+        assert_eq!(env[0], "API_KEY=placeholder-of-s1");
+        assert!(env.contains(&format!("SSL_CERT_FILE={CA_BUNDLE_IN_SANDBOX}")));
+        assert_eq!(
+            binds,
+            [format!(
+                "/state/egress-ca/sandbox-bundle.pem:{CA_BUNDLE_IN_SANDBOX}:ro"
+            )]
+        );
+        assert_eq!(setup.for_sandbox("s1", "other"), (vec![], vec![]));
+    }
+
+    #[test]
     fn names_fit_the_kernel_and_iptables() {
         let names = EgressNames::for_instance("0123456789abcdef-extra");
         assert!(names.network.starts_with("sandboxd-egress-"));
