@@ -15,6 +15,12 @@
 //! was checked: a name resolving to a private, loopback, link-local, CGNAT, multicast, cloud
 //! metadata or host address is refused, so DNS rebinding gains nothing. Each connection allowed
 //! or refused is reported to the [`Policy`] (host, port, outcome, bytes; never a payload).
+//!
+//! Secrets: TLS (redirected, or through `CONNECT`) to a host of one of the session's secrets
+//! is the one exception to passing TLS through. With [`Settings::interception`] set, the proxy
+//! ends it with a certificate of the service's CA ([`Interception`]), puts the secret's value
+//! in for the session's placeholder where it belongs, and sends the request on over its own
+//! verified TLS; a placeholder anywhere else refuses the request (`secrets.rs`).
 
 mod addresses;
 mod ca;
