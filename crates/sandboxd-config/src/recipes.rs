@@ -492,9 +492,16 @@ mod tests {
         let pem = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
         config.trust_in_builds(pem);
         let recipe = config.recipe("python").unwrap();
-        assert!(recipe.dockerfile.contains(EXTRA_CA_FILE), "{}", recipe.dockerfile);
+        assert!(
+            recipe.dockerfile.contains(EXTRA_CA_FILE),
+            "{}",
+            recipe.dockerfile
+        );
         assert_ne!(recipe.image, before);
-        assert_eq!(config.runtime("t").unwrap().recipe_image.as_ref(), Some(&recipe.image));
+        assert_eq!(
+            config.runtime("t").unwrap().recipe_image.as_ref(),
+            Some(&recipe.image)
+        );
         let file = &config.build.context[0];
         assert!(file.contents.ends_with(pem));
     }
