@@ -364,12 +364,13 @@ remove_test_sandboxes
 step fmt logged fmt fmt cargo fmt --all -- --check || true
 step clippy logged clippy cargo cargo clippy --workspace --all-targets -- -D warnings || true
 
-# The egress suites (crates/sandboxd-egress/tests/proxy.rs, crates/sandboxd/tests/egress.rs)
+# The egress suites (crates/sandboxd-egress/tests/proxy.rs, crates/sandboxd/tests/egress*.rs)
 # ran in the test step; again on their own they take seconds and say plainly whether egress
 # works, then nothing of theirs may be left: no namespace, veth pair, firewall chain or network.
 egress_tests() {
     cargo test -p sandboxd-egress --test proxy || return 1
     cargo test -p sandboxd --test egress || return 1
+    cargo test -p sandboxd --test egress_secrets || return 1
     local left
     left="$(ip netns list | grep -c '^sbxeg' || true)$(iptables-save | grep -c 'SBXE-' || true)"
     [[ $left == 00 ]] || { echo "egress tests left namespaces or firewall chains behind" >&2; return 1; }

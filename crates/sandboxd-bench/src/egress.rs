@@ -27,6 +27,7 @@ impl Policy for BenchSession {
         peer.is_loopback().then(|| SessionRules {
             session_id: "bench".into(),
             rules: self.0.clone(),
+            secrets: Arc::new([]),
         })
     }
     fn record(&self, _: ConnectionRecord) {}

@@ -12,6 +12,9 @@ pub struct EgressSettings {
     /// The name servers (`address:port`) the proxy asks; empty for the host's own
     /// (`/etc/resolv.conf`).
     pub upstream_dns: Vec<SocketAddr>,
+    /// PEM certificates the proxy trusts, beside the host's roots, when it sends a secret on
+    /// to its host (`upstream_ca_certificates`): for a private API, or a test's own CA.
+    pub upstream_ca_pem: Vec<u8>,
 }
 
 #[derive(Deserialize, Default)]
@@ -19,6 +22,8 @@ pub struct EgressSettings {
 pub(crate) struct EgressFile {
     #[serde(default)]
     upstream_dns: Vec<String>,
+    #[serde(default)]
+    upstream_ca_certificates: Vec<std::path::PathBuf>,
 }
 
 impl EgressSettings {
@@ -37,7 +42,14 @@ impl EgressSettings {
                     })
             })
             .collect::<Result<_, _>>()?;
-        Ok(EgressSettings { upstream_dns })
+        let upstream_ca_pem = crate::recipes::read_ca_files(
+            &file.upstream_ca_certificates,
+            "egress.upstream_ca_certificates",
+        )?;
+        Ok(EgressSettings {
+            upstream_dns,
+            upstream_ca_pem,
+        })
     }
 
     /// The name servers to use: the configured ones, or the host's from `/etc/resolv.conf`.

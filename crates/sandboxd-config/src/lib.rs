@@ -11,6 +11,7 @@ mod origin;
 mod policy;
 mod ports;
 mod recipes;
+mod secrets;
 mod size;
 mod tenants;
 
@@ -27,6 +28,7 @@ use policy::{resolve_policy, PolicyFile};
 pub use ports::PortsSettings;
 use recipes::catalogue;
 pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALOGUE};
+pub use secrets::{PlaceholderKey, Secret, SecretValue, Secrets};
 use size::SizeValue;
 pub use size::{format_bytes, parse_bytes};
 pub use tenants::{to_hex, token_sha256, Tenant};
@@ -88,6 +90,8 @@ pub struct Config {
     pub ports: PortsSettings,
     /// The egress proxy's settings (`[egress]`).
     pub egress: EgressSettings,
+    /// The credentials the egress proxy adds on the way out (`[secrets.NAME]`).
+    pub secrets: Secrets,
 }
 
 #[derive(Deserialize)]
@@ -118,6 +122,8 @@ struct ConfigFile {
     ports: ports::PortsFile,
     #[serde(default)]
     egress: egress::EgressFile,
+    #[serde(default)]
+    secrets: BTreeMap<String, secrets::SecretFile>,
 }
 
 #[derive(Deserialize, Default)]
@@ -144,6 +150,9 @@ struct RuntimeFile {
     kernels: BTreeMap<String, Vec<String>>,
     #[serde(default)]
     egress: Vec<String>,
+    /// The `[secrets.NAME]` its sessions get (egress runtimes only).
+    #[serde(default)]
+    secrets: Vec<String>,
     #[serde(flatten)]
     limits: LimitsFile,
 }
@@ -253,6 +262,14 @@ impl Config {
         let e2b = E2bSettings::resolve(&file.e2b)?;
         let ports = PortsSettings::resolve(&file.ports)?;
         let egress = EgressSettings::resolve(&file.egress)?;
+        let named_secrets = file
+            .runtimes
+            .iter()
+            .map(|(name, runtime)| (name.clone(), runtime.secrets.clone()))
+            .collect();
+        let secrets = secrets::resolve(&file.secrets, &runtimes, &named_secrets, &|name| {
+            std::env::var(name).ok()
+        })?;
 
         Ok(Config {
             token,
@@ -269,6 +286,7 @@ impl Config {
             e2b,
             ports,
             egress,
+            secrets,
         })
     }
 

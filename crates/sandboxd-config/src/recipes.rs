@@ -129,26 +129,7 @@ impl BuildSettings {
         if timeout_secs == 0 {
             return Err(invalid("build.timeout_secs", "must be above 0"));
         }
-        let mut pem = Vec::new();
-        for (index, path) in file.extra_ca_certificates.iter().enumerate() {
-            let field = format!("build.extra_ca_certificates[{index}]");
-            let contents = std::fs::read(path)
-                .map_err(|e| invalid(&field, format!("cannot read {}: {e}", path.display())))?;
-            let marker = b"-----BEGIN CERTIFICATE-----";
-            if !contents.windows(marker.len()).any(|w| w == marker) {
-                return Err(invalid(
-                    &field,
-                    format!(
-                        "{} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
-                        path.display()
-                    ),
-                ));
-            }
-            pem.extend_from_slice(&contents);
-            if !pem.ends_with(b"\n") {
-                pem.push(b'\n');
-            }
-        }
+        let pem = read_ca_files(&file.extra_ca_certificates, "build.extra_ca_certificates")?;
         let context = if pem.is_empty() {
             Vec::new()
         } else {
@@ -166,6 +147,31 @@ impl BuildSettings {
     fn has_extra_ca(&self) -> bool {
         self.context.iter().any(|f| f.name == EXTRA_CA_FILE)
     }
+}
+
+/// The PEM certificates of `paths`, one after the other; `field` names the list in errors.
+pub(crate) fn read_ca_files(paths: &[PathBuf], field: &str) -> Result<Vec<u8>, ConfigError> {
+    let mut pem = Vec::new();
+    for (index, path) in paths.iter().enumerate() {
+        let field = format!("{field}[{index}]");
+        let contents = std::fs::read(path)
+            .map_err(|e| invalid(&field, format!("cannot read {}: {e}", path.display())))?;
+        let marker = b"-----BEGIN CERTIFICATE-----";
+        if !contents.windows(marker.len()).any(|w| w == marker) {
+            return Err(invalid(
+                &field,
+                format!(
+                    "{} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+                    path.display()
+                ),
+            ));
+        }
+        pem.extend_from_slice(&contents);
+        if !pem.ends_with(b"\n") {
+            pem.push(b'\n');
+        }
+    }
+    Ok(pem)
 }
 
 /// The catalogue's recipes and the config's own, which replace catalogue ones of the same name.
@@ -256,9 +262,7 @@ fn resolve_recipe(
     }
     let limits = resolve_limits(&file.limits, defaults, &format!("{field}."))?;
     let kernels = crate::kernels::resolve_kernels(&file.kernels, &field)?;
-    let dockerfile = dockerfile(base, &file.steps, build.has_extra_ca());
-    let hash = content_hash(&dockerfile, &build.context);
-    Ok(Recipe {
+    let mut recipe = Recipe {
         name: name.to_string(),
         description: file.description.clone(),
         base: base.to_string(),
@@ -266,10 +270,54 @@ fn resolve_recipe(
         limits,
         interpreter: file.interpreter.clone(),
         kernels,
-        image: format!("{IMAGE_PREFIX}{name}:{}", &hash[..12]),
-        dockerfile,
-        hash,
-    })
+        image: String::new(),
+        dockerfile: String::new(),
+        hash: String::new(),
+    };
+    recipe.follow(build);
+    Ok(recipe)
+}
+
+impl Recipe {
+    /// Sets the Dockerfile, and the hash and tag that follow from it and the build's files.
+    fn follow(&mut self, build: &BuildSettings) {
+        self.dockerfile = dockerfile(&self.base, &self.steps, build.has_extra_ca());
+        self.hash = content_hash(&self.dockerfile, &build.context);
+        self.image = format!("{IMAGE_PREFIX}{}:{}", self.name, &self.hash[..12]);
+    }
+}
+
+impl crate::Config {
+    /// Makes recipe builds trust `pem` too (the egress CA's certificate, known once the
+    /// service has its state), as `[build] extra_ca_certificates` do: it joins the extra CA
+    /// file, and every recipe's Dockerfile, hash and so image tag follow, so a recipe image
+    /// made without it is built again.
+    pub fn trust_in_builds(&mut self, pem: &[u8]) {
+        let mut contents = self
+            .build
+            .context
+            .iter()
+            .find(|f| f.name == EXTRA_CA_FILE)
+            .map(|f| f.contents.to_vec())
+            .unwrap_or_default();
+        contents.extend_from_slice(pem);
+        if !contents.ends_with(b"\n") {
+            contents.push(b'\n');
+        }
+        self.build.context.retain(|f| f.name != EXTRA_CA_FILE);
+        self.build.context.push(ContextFile {
+            name: EXTRA_CA_FILE.to_string(),
+            contents: contents.into(),
+        });
+        for recipe in self.recipes.values_mut() {
+            recipe.follow(&self.build);
+        }
+        for runtime in self.runtimes.values_mut() {
+            if let Some(recipe) = runtime.recipe.as_ref().and_then(|r| self.recipes.get(r)) {
+                runtime.recipe_image = Some(recipe.image.clone());
+            }
+        }
+    }
 }
 
 /// A recipe's name becomes part of an image name: lowercase letters, digits and inner '-'.
@@ -435,6 +483,27 @@ mod tests {
         assert_ne!(a.hash, b.hash);
         assert_eq!(a.image, format!("sandboxd/recipe-t:{}", &a.hash[..12]));
         assert_eq!(a.dockerfile, "FROM b\nRUN echo a\n");
+    }
+
+    #[test]
+    fn a_ca_trusted_later_changes_every_recipe_tag() {
+        let mut config = Config::parse("[runtimes.t]\nruntime = \"python\"\n").unwrap();
+        let before = config.runtime("t").unwrap().recipe_image.clone().unwrap();
+        let pem = b"-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n";
+        config.trust_in_builds(pem);
+        let recipe = config.recipe("python").unwrap();
+        assert!(
+            recipe.dockerfile.contains(EXTRA_CA_FILE),
+            "{}",
+            recipe.dockerfile
+        );
+        assert_ne!(recipe.image, before);
+        assert_eq!(
+            config.runtime("t").unwrap().recipe_image.as_ref(),
+            Some(&recipe.image)
+        );
+        let file = &config.build.context[0];
+        assert!(file.contents.ends_with(pem));
     }
 
     #[test]

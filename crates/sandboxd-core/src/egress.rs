@@ -41,6 +41,12 @@ impl Core {
         Some(rules)
     }
 
+    /// The runtime of a running session, whose secrets its sandbox has.
+    pub fn session_runtime(&self, session_id: &str) -> Option<String> {
+        let session = self.sessions().get(session_id).ok()?;
+        session.is_running().then(|| session.runtime.clone())
+    }
+
     /// Keeps a session's own list (narrower than its runtime's, checked by [`narrow`]).
     pub(crate) fn set_session_egress(
         &self,
@@ -136,6 +142,8 @@ pub struct EgressEvent<'a> {
     pub refusal: Option<(bool, String)>,
     pub bytes: u64,
     pub duration_ms: u64,
+    /// The secret put in (door `secret`) or refused (door `secret_refused`): its name only.
+    pub secret: Option<&'a str>,
 }
 
 impl Core {
@@ -160,11 +168,14 @@ impl Core {
             bytes: Some(event.bytes),
             ..outcome
         };
-        let target = if event.host.is_empty() {
+        let mut target = if event.host.is_empty() {
             format!("port {}", event.port)
         } else {
             format!("{}:{}", event.host, event.port)
         };
+        if let Some(secret) = event.secret {
+            target.push_str(&format!(" secret {secret}"));
+        }
         activity::append(
             self.sessions(),
             session_id,

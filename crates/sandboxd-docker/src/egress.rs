@@ -59,6 +59,53 @@ impl From<EgressNetworkError> for BackendError {
     }
 }
 
+/// Where a sandbox with secrets finds the CA bundle it trusts (the host's roots and the
+/// service's CA), mounted read-only.
+pub const CA_BUNDLE_IN_SANDBOX: &str = "/etc/sandboxd/ca-bundle.pem";
+/// The variables that point the usual TLS stacks (OpenSSL, curl, Python's requests, Node,
+/// pip) at that bundle.
+const CA_BUNDLE_VARIABLES: &[&str] = &[
+    "SSL_CERT_FILE",
+    "REQUESTS_CA_BUNDLE",
+    "CURL_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "PIP_CERT",
+];
+
+/// A session's `ENV=placeholder` lines, by session id and runtime.
+pub type SecretsEnvironment = Box<dyn Fn(&str, &str) -> Vec<String> + Send + Sync>;
+
+/// What egress sandboxes with secrets get beyond the proxy: their placeholders, and the CA
+/// bundle that makes the proxy's certificates for the secrets' hosts trusted.
+pub struct SecretsSetup {
+    /// The bundle on the host (certificates only, never a key).
+    pub ca_bundle: PathBuf,
+    /// A session's `ENV=placeholder` lines, by session id and runtime; empty for a runtime
+    /// without secrets.
+    pub environment: SecretsEnvironment,
+}
+
+impl SecretsSetup {
+    /// The environment and binds of one sandbox: nothing for a runtime without secrets.
+    pub(crate) fn for_sandbox(
+        &self,
+        session_id: &str,
+        runtime: &str,
+    ) -> (Vec<String>, Vec<String>) {
+        let mut env = (self.environment)(session_id, runtime);
+        if env.is_empty() {
+            return (env, Vec::new());
+        }
+        env.extend(
+            CA_BUNDLE_VARIABLES
+                .iter()
+                .map(|name| format!("{name}={CA_BUNDLE_IN_SANDBOX}")),
+        );
+        let bind = format!("{}:{CA_BUNDLE_IN_SANDBOX}:ro", self.ca_bundle.display());
+        (env, vec![bind])
+    }
+}
+
 /// The names this instance's network and rules go by.
 #[derive(Debug, Clone)]
 pub struct EgressNames {
@@ -434,6 +481,27 @@ fn write_resolv_conf(path: &Path, gateway: Ipv4Addr) -> Result<(), EgressNetwork
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_sandboxes_with_secrets_get_placeholders_and_the_bundle() {
+        let setup = SecretsSetup {
+            ca_bundle: PathBuf::from("/state/egress-ca/sandbox-bundle.pem"),
+            environment: Box::new(|session, runtime| match runtime {
+                "agent" => vec![format!("API_KEY=placeholder-of-{session}")],
+                _ => vec![],
+            }),
+        };
+        let (env, binds) = setup.for_sandbox("s1", "agent");
+        assert_eq!(env[0], "API_KEY=placeholder-of-s1");
+        assert!(env.contains(&format!("SSL_CERT_FILE={CA_BUNDLE_IN_SANDBOX}")));
+        assert_eq!(
+            binds,
+            [format!(
+                "/state/egress-ca/sandbox-bundle.pem:{CA_BUNDLE_IN_SANDBOX}:ro"
+            )]
+        );
+        assert_eq!(setup.for_sandbox("s1", "other"), (vec![], vec![]));
+    }
 
     #[test]
     fn names_fit_the_kernel_and_iptables() {

@@ -81,6 +81,8 @@ pub struct DockerBackend {
     bridge: BridgeNetwork,
     /// Set up at the first egress sandbox (or when the service starts its proxy).
     egress: tokio::sync::OnceCell<Arc<egress::EgressNetwork>>,
+    /// Set when the service starts its proxy with secrets in use.
+    secrets: std::sync::OnceLock<egress::SecretsSetup>,
 }
 
 fn engine_error(e: bollard::errors::Error) -> BackendError {
@@ -154,6 +156,7 @@ impl DockerBackend {
             engine,
             bridge: BridgeNetwork::default(),
             egress: tokio::sync::OnceCell::new(),
+            secrets: std::sync::OnceLock::new(),
         })
     }
 
@@ -241,6 +244,14 @@ impl DockerBackend {
             .cloned()
     }
 
+    /// Gives egress sandboxes started from now on their secrets' placeholders and CA bundle;
+    /// set once, before the first sandbox.
+    pub fn set_egress_secrets(&self, setup: egress::SecretsSetup) {
+        if self.secrets.set(setup).is_err() {
+            tracing::warn!("the egress secrets were set already; the first setting stays");
+        }
+    }
+
     /// This instance's egress network, made (with its firewall rules) at the first call.
     pub async fn egress_network(&self) -> Result<Arc<egress::EgressNetwork>, BackendError> {
         self.egress
@@ -302,6 +313,12 @@ impl DockerBackend {
         if let Some(egress) = egress.filter(|_| limits.network_mode == NetworkMode::Egress) {
             env.extend(egress.environment());
             binds.push(egress.resolv_conf_bind());
+            if let Some(secrets) = self.secrets.get() {
+                let (secrets_env, secrets_binds) =
+                    secrets.for_sandbox(&spec.session_id, &spec.runtime);
+                env.extend(secrets_env);
+                binds.extend(secrets_binds);
+            }
         }
         ContainerCreateBody {
             image: Some(spec.image.clone()),

@@ -2,7 +2,8 @@
 //! tunnels, with hyper on both sides. A refusal is an answer the sandbox's program can show:
 //! 403 with the reason in the body.
 
-use crate::{Client, ConnectionRecord, Door, Refusal, Shared};
+use crate::secrets::{substitute, Destination};
+use crate::{intercept, Client, ConnectionRecord, Door, Refusal, Shared};
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Method, Request, Response, StatusCode, Uri};
@@ -30,7 +31,7 @@ pub(crate) enum Mode {
     Transparent,
 }
 
-type ProxyBody = BoxBody<Bytes, hyper::Error>;
+pub(crate) type ProxyBody = BoxBody<Bytes, hyper::Error>;
 
 pub(crate) async fn serve(shared: Arc<Shared>, stream: TcpStream, client: Client, mode: Mode) {
     let session = client.session.clone();
@@ -63,7 +64,7 @@ async fn handle(
     shared: Arc<Shared>,
     client: Client,
     mode: Mode,
-    request: Request<Incoming>,
+    mut request: Request<Incoming>,
 ) -> Result<Response<ProxyBody>, Infallible> {
     let session = &client.session;
     if request.method() == Method::CONNECT {
@@ -79,6 +80,16 @@ async fn handle(
         Ok(target) => target,
         Err(message) => return Ok(answer(StatusCode::BAD_REQUEST, message)),
     };
+    // Plain HTTP never carries a secret: a placeholder in it is refused, whatever the host.
+    let to = Destination {
+        host: &host,
+        port,
+        intercepted: false,
+    };
+    let uri = request.uri().clone();
+    if let Err(misplaced) = substitute(&session.secrets, &to, &uri, request.headers_mut()) {
+        return Ok(shared.secret_refused(session, &host, port, misplaced));
+    }
     let upstream = match shared.open(session, &host, port).await {
         Ok(upstream) => upstream,
         Err(refusal) => {
@@ -88,7 +99,8 @@ async fn handle(
         }
     };
     let record = ConnectionRecord::allowed(session, Door::Http, &host, port);
-    Ok(forward(shared, upstream, request, &host, port, record).await)
+    let to = (host.as_str(), port, HTTP_PORT);
+    Ok(forward(shared, upstream, request, to, record).await)
 }
 
 /// The host and port a plain request goes to: its absolute URI's through the proxy, its
@@ -134,6 +146,15 @@ async fn connect(
         authority.host().to_string(),
         authority.port_u16().unwrap_or(HTTPS_PORT),
     );
+    if shared.intercepts(&client, &host, port) {
+        tokio::spawn(async move {
+            if let Ok(upgraded) = hyper::upgrade::on(request).await {
+                let stream = TokioIo::new(upgraded);
+                intercept::serve(shared, client, stream, host, port, Door::Connect).await;
+            }
+        });
+        return Response::new(empty());
+    }
     let upstream = match shared.open(session, &host, port).await {
         Ok(upstream) => upstream,
         Err(refusal) => {
@@ -158,14 +179,18 @@ async fn connect(
     Response::new(empty())
 }
 
-async fn forward(
+/// Sends one request on to `host:port` over `upstream` (its `Host` without the port when it
+/// is `default_port`) and passes the answer back, recorded when its body is done with.
+pub(crate) async fn forward<U>(
     shared: Arc<Shared>,
-    upstream: TcpStream,
+    upstream: U,
     request: Request<Incoming>,
-    host: &str,
-    port: u16,
+    (host, port, default_port): (&str, u16, u16),
     record: ConnectionRecord,
-) -> Response<ProxyBody> {
+) -> Response<ProxyBody>
+where
+    U: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
     let started = std::time::Instant::now();
     let unreachable = |why: String| Refusal::Unreachable {
         host: host.to_string(),
@@ -187,7 +212,7 @@ async fn forward(
         .unwrap_or_else(|_| Uri::from_static("/"));
     strip_hop_by_hop(&mut parts.headers);
     // The host routed to is the host asked for: no other virtual host behind the same address.
-    let authority = if port == HTTP_PORT {
+    let authority = if port == default_port {
         host.to_string()
     } else {
         format!("{host}:{port}")
@@ -213,7 +238,11 @@ async fn forward(
     Response::from_parts(parts, body.boxed())
 }
 
-fn failed(shared: &Shared, mut record: ConnectionRecord, refusal: Refusal) -> Response<ProxyBody> {
+pub(crate) fn failed(
+    shared: &Shared,
+    mut record: ConnectionRecord,
+    refusal: Refusal,
+) -> Response<ProxyBody> {
     let response = refusal_answer(&refusal);
     record.outcome = Err(refusal);
     shared.policy.record(record);
@@ -246,7 +275,7 @@ fn strip_hop_by_hop(headers: &mut HeaderMap) {
     }
 }
 
-fn refusal_answer(refusal: &Refusal) -> Response<ProxyBody> {
+pub(crate) fn refusal_answer(refusal: &Refusal) -> Response<ProxyBody> {
     let status = match refusal {
         _ if refusal.by_policy() => StatusCode::FORBIDDEN,
         Refusal::Timeout(_) => StatusCode::GATEWAY_TIMEOUT,
@@ -259,7 +288,7 @@ fn refusal_answer(refusal: &Refusal) -> Response<ProxyBody> {
     response
 }
 
-fn answer(status: StatusCode, message: impl Into<String>) -> Response<ProxyBody> {
+pub(crate) fn answer(status: StatusCode, message: impl Into<String>) -> Response<ProxyBody> {
     let mut body = message.into();
     body.push('\n');
     let mut response = Response::new(Full::new(Bytes::from(body)).map_err(|e| match e {}).boxed());

@@ -15,16 +15,27 @@
 //! was checked: a name resolving to a private, loopback, link-local, CGNAT, multicast, cloud
 //! metadata or host address is refused, so DNS rebinding gains nothing. Each connection allowed
 //! or refused is reported to the [`Policy`] (host, port, outcome, bytes; never a payload).
+//!
+//! Secrets: TLS (redirected, or through `CONNECT`) to a host of one of the session's secrets
+//! is the one exception to passing TLS through. With [`Settings::interception`] set, the proxy
+//! ends it with a certificate of the service's CA ([`Interception`]), puts the secret's value
+//! in for the session's placeholder where it belongs, and sends the request on over its own
+//! verified TLS; a placeholder anywhere else refuses the request (`secrets.rs`).
 
 mod addresses;
+mod ca;
 mod counted;
 mod dns;
 mod http;
+mod intercept;
 mod limits;
 mod resolve;
+mod secrets;
 mod tls;
 
 pub use addresses::denied_reason;
+pub use ca::{CaError, Interception};
+pub use secrets::SessionSecret;
 
 use sandboxd_api::EgressRule;
 use std::net::{IpAddr, SocketAddr};
@@ -40,12 +51,28 @@ pub trait Policy: Send + Sync + 'static {
     async fn session(&self, peer: IpAddr) -> Option<SessionRules>;
     /// One connection's (or name lookup's) outcome, for the session's activity log.
     fn record(&self, record: ConnectionRecord);
+    /// A secret put into a request, or a request refused for the placeholder it carried.
+    /// Only a service with secrets has any to record.
+    fn record_secret(&self, _record: SecretRecord) {}
 }
 
 #[derive(Debug, Clone)]
 pub struct SessionRules {
     pub session_id: String,
     pub rules: Arc<[EgressRule]>,
+    /// The secrets of the session's runtime, with the session's placeholders.
+    pub secrets: Arc<[SessionSecret]>,
+}
+
+/// A secret put into a request towards its host, or (with a refusal) a placeholder found
+/// where it may not go. Names the secret, never its value.
+#[derive(Debug, Clone)]
+pub struct SecretRecord {
+    pub session_id: String,
+    pub host: String,
+    pub port: u16,
+    pub secret: String,
+    pub refusal: Option<Refusal>,
 }
 
 /// Which door a connection came through.
@@ -103,6 +130,8 @@ pub enum Refusal {
     },
     #[error("refused by policy: {0}")]
     NotHttp(&'static str),
+    #[error("refused by policy: the request carries the placeholder of secret \"{secret}\", which {why}")]
+    Secret { secret: String, why: &'static str },
     #[error("refused by policy: this sandbox already has {0} connections open")]
     TooManyConnections(usize),
     #[error("{host} could not be resolved: {why}")]
@@ -138,6 +167,8 @@ pub struct Settings {
     pub connect_timeout: Duration,
     /// How long one connection may last in all.
     pub max_connection_time: Duration,
+    /// The CA that hosts of secrets are intercepted with; `None` intercepts nothing.
+    pub interception: Option<Arc<Interception>>,
 }
 
 impl Settings {
@@ -149,6 +180,7 @@ impl Settings {
             header_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(10),
             max_connection_time: Duration::from_secs(3600),
+            interception: None,
         }
     }
 }
@@ -344,6 +376,31 @@ impl Shared {
             bytes_received: 0,
             duration: Duration::ZERO,
         });
+    }
+}
+
+impl Shared {
+    /// Refuses a request for the placeholder it carries: recorded, and answered 403.
+    fn secret_refused(
+        &self,
+        session: &SessionRules,
+        host: &str,
+        port: u16,
+        misplaced: secrets::Misplaced,
+    ) -> ::http::Response<http::ProxyBody> {
+        let refusal = Refusal::Secret {
+            secret: misplaced.secret.clone(),
+            why: misplaced.why,
+        };
+        let response = http::refusal_answer(&refusal);
+        self.policy.record_secret(SecretRecord {
+            session_id: session.session_id.clone(),
+            host: host.to_string(),
+            port,
+            secret: misplaced.secret,
+            refusal: Some(refusal),
+        });
+        response
     }
 }
 

@@ -21,6 +21,18 @@ pub(crate) async fn serve(shared: Arc<Shared>, mut stream: TcpStream, client: Cl
             return;
         }
     };
+    if shared.intercepts(&client, &name, HTTPS_PORT) {
+        let stream = crate::counted::Counted::replaying(hello, stream);
+        let intercepted = crate::intercept::serve(
+            shared.clone(),
+            client.clone(),
+            stream,
+            name,
+            HTTPS_PORT,
+            Door::Tls,
+        );
+        return intercepted.await;
+    }
     let mut upstream = match shared.open(session, &name, HTTPS_PORT).await {
         Ok(upstream) => upstream,
         Err(refusal) => {

@@ -4,18 +4,43 @@
 mod support;
 
 use hickory_proto::op::ResponseCode;
-use sandboxd_egress::{ConnectionRecord, Door, Egress, Policy, Refusal, SessionRules, Settings};
+use sandboxd_egress::{
+    ConnectionRecord, Door, Egress, Interception, Policy, Refusal, SecretRecord, SessionRules,
+    SessionSecret, Settings,
+};
 use std::collections::HashMap;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::process::Command;
 use std::sync::{Arc, Mutex};
-use support::testnet::{ask, dns_server, serve_hello, test_ca, TestNet};
+use support::testnet::{ask, dns_server, serve_hello, serve_recording, test_ca, Received, TestNet};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-/// Every connection from loopback is session "s1" with these rules.
+/// Every connection from loopback is session "s1" with these rules, and the secret `api`
+/// (its value [`SECRET_VALUE`], its placeholder [`PLACEHOLDER`]) for `secret.test:8443`.
 struct OneSession {
     rules: Mutex<Arc<[sandboxd_api::EgressRule]>>,
+    secrets: Arc<[SessionSecret]>,
     records: Mutex<Vec<ConnectionRecord>>,
+    secret_records: Mutex<Vec<SecretRecord>>,
+}
+
+const SECRET_VALUE: &str = "real-value-of-api";
+const PLACEHOLDER: &str = "placeholder-of-api";
+
+fn secrets() -> Arc<[SessionSecret]> {
+    let file = tempfile::NamedTempFile::new().unwrap();
+    std::fs::write(file.path(), SECRET_VALUE).unwrap();
+    let config = sandboxd_config::Config::parse(&format!(
+        "[runtimes.t]\nimage = \"t\"\nnetwork_mode = \"egress\"\negress = [\"secret.test:8443\"]\nsecrets = [\"api\"]\n\
+         [secrets.api]\nvalue_file = {:?}\nhosts = [\"secret.test:8443\"]\nenv = \"API_KEY\"\n",
+        file.path()
+    ))
+    .unwrap();
+    let secret = config.secrets.for_runtime("t")[0].clone();
+    Arc::new([SessionSecret {
+        secret,
+        placeholder: PLACEHOLDER.into(),
+    }])
 }
 
 #[async_trait::async_trait]
@@ -24,10 +49,14 @@ impl Policy for OneSession {
         peer.is_loopback().then(|| SessionRules {
             session_id: "s1".into(),
             rules: self.rules.lock().unwrap().clone(),
+            secrets: self.secrets.clone(),
         })
     }
     fn record(&self, record: ConnectionRecord) {
         self.records.lock().unwrap().push(record);
+    }
+    fn record_secret(&self, record: SecretRecord) {
+        self.secret_records.lock().unwrap().push(record);
     }
 }
 
@@ -72,6 +101,11 @@ struct World {
     tls: SocketAddr,
     dns: SocketAddr,
     ca_file: tempfile::NamedTempFile,
+    /// What a sandbox with the secret trusts: the test CA and the proxy's own.
+    bundle_file: tempfile::NamedTempFile,
+    /// What `secret.test:8443` was sent.
+    secret_host: Received,
+    _ca_dir: tempfile::TempDir,
 }
 
 /// Servers in the namespace on ports 80 and 443 answering with the Host they were asked for.
@@ -87,8 +121,13 @@ async fn world(rules: &[&str]) -> World {
         tokio::net::TcpListener::from_std(net.bind(443)).unwrap(),
         Some(ca.server_config("allowed.test")),
     );
+    let secret_host = serve_recording(
+        tokio::net::TcpListener::from_std(net.bind(8443)).unwrap(),
+        Some(ca.server_config("secret.test")),
+    );
     let dns_upstream = dns_server(HashMap::from([
         ("allowed.test".to_string(), ns_ip),
+        ("secret.test".to_string(), ns_ip),
         ("other.test".to_string(), ns_ip),
         ("rebind.test".to_string(), Ipv4Addr::LOCALHOST),
         (
@@ -101,9 +140,17 @@ async fn world(rules: &[&str]) -> World {
     .await;
     let policy = Arc::new(OneSession {
         rules: Mutex::new(rules.iter().map(|r| r.parse().unwrap()).collect()),
+        secrets: secrets(),
         records: Mutex::default(),
+        secret_records: Mutex::default(),
     });
-    let egress = Egress::new(Settings::new(vec![dns_upstream]), policy.clone()).unwrap();
+    let ca_dir = tempfile::tempdir().unwrap();
+    let interception = Interception::load_or_create(ca_dir.path(), ca.pem.as_bytes()).unwrap();
+    let mut bundle_file = tempfile::NamedTempFile::new().unwrap();
+    std::io::Write::write_all(&mut bundle_file, &interception.sandbox_bundle()).unwrap();
+    let mut settings = Settings::new(vec![dns_upstream]);
+    settings.interception = Some(Arc::new(interception));
+    let egress = Egress::new(settings, policy.clone()).unwrap();
     let bind = || std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let (proxy, http, tls) = (bind(), bind(), bind());
     let addresses = (
@@ -140,6 +187,9 @@ async fn world(rules: &[&str]) -> World {
         tls: addresses.2,
         dns,
         ca_file,
+        bundle_file,
+        secret_host,
+        _ca_dir: ca_dir,
     }
 }
 
@@ -375,4 +425,54 @@ async fn narrowed_rules_apply_to_the_next_connection() {
     *world.policy.rules.lock().unwrap() = ["rebind.test".parse().unwrap()].into();
     let (code, body) = curl(via_proxy(&world, "http://allowed.test/")).await;
     assert_eq!(code, 403, "{body}");
+}
+
+#[tokio::test]
+async fn a_secret_is_put_in_towards_its_host_on_its_port_while_the_list_allows_it() {
+    let world = world(&["allowed.test", "secret.test:8443"]).await;
+    let call = |url: &str| {
+        vec![
+            "-x".into(),
+            format!("http://{}", world.proxy),
+            "--cacert".into(),
+            world.bundle_file.path().display().to_string(),
+            "-H".into(),
+            format!("Authorization: Bearer {PLACEHOLDER}"),
+            url.to_string(),
+        ]
+    };
+    let (code, body) = curl(call("https://secret.test:8443/")).await;
+    assert_eq!((code, body.as_str()), (200, "hello secret.test:8443"));
+    let sent: Vec<String> = world
+        .secret_host
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|h| h["authorization"].to_str().unwrap().to_string())
+        .collect();
+    assert_eq!(sent, [format!("Bearer {SECRET_VALUE}")]);
+    let record = world.policy.secret_records.lock().unwrap()[0].clone();
+    assert_eq!(
+        (record.host.as_str(), record.port, record.secret.as_str()),
+        ("secret.test", 8443, "api")
+    );
+    assert!(record.refusal.is_none());
+
+    // Elsewhere: refused, said and recorded, never sent.
+    let (code, body) = curl(call("http://allowed.test/")).await;
+    assert_eq!(code, 403, "{body}");
+    assert!(body.contains("placeholder of secret \"api\""), "{body}");
+    let record = world.policy.secret_records.lock().unwrap()[1].clone();
+    assert_eq!((record.host.as_str(), record.port), ("allowed.test", 80));
+    assert!(matches!(record.refusal, Some(Refusal::Secret { .. })));
+
+    // Once the session's list no longer has the host, its connections are refused.
+    *world.policy.rules.lock().unwrap() = ["allowed.test".parse().unwrap()].into();
+    let (code, _) = curl(call("https://secret.test:8443/")).await;
+    assert_ne!(code, 200);
+    assert!(matches!(
+        world.policy.last_for("secret.test").outcome,
+        Err(Refusal::NotAllowed { port: 8443, .. })
+    ));
+    assert_eq!(world.secret_host.lock().unwrap().len(), 1);
 }

@@ -4,16 +4,52 @@
 
 use anyhow::{Context, Result};
 use sandboxd_api::NetworkMode;
+use sandboxd_config::{Config, PlaceholderKey};
 use sandboxd_core::{Core, EgressEvent};
+use sandboxd_docker::egress::SecretsSetup;
 use sandboxd_docker::egress::{EgressNetwork, DNS_PORT, HTTP_PORT, PROXY_PORT, TLS_PORT};
 use sandboxd_docker::DockerBackend;
-use sandboxd_egress::{ConnectionRecord, Egress, Policy, SessionRules, Settings};
+use sandboxd_egress::{
+    ConnectionRecord, Egress, Interception, Policy, SecretRecord, SessionRules, SessionSecret,
+    Settings,
+};
+use std::io::Write;
 use std::net::{IpAddr, SocketAddr};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
 use std::sync::Arc;
+
+/// The directory of the service's state holding the CA, the placeholder key and the bundle
+/// sandboxes with secrets trust.
+const SECRETS_DIR: &str = "egress-ca";
+const PLACEHOLDER_KEY_FILE: &str = "placeholder-key";
+const SANDBOX_BUNDLE_FILE: &str = "sandbox-bundle.pem";
 
 struct ServicePolicy {
     core: Core,
     network: Arc<EgressNetwork>,
+    placeholders: Option<PlaceholderKey>,
+}
+
+impl ServicePolicy {
+    /// The secrets of a session's runtime, with the session's placeholders.
+    fn secrets(&self, session_id: &str) -> Arc<[SessionSecret]> {
+        let (Some(key), Some(runtime)) =
+            (&self.placeholders, self.core.session_runtime(session_id))
+        else {
+            return Arc::new([]);
+        };
+        self.core
+            .config()
+            .secrets
+            .for_runtime(&runtime)
+            .iter()
+            .map(|secret| SessionSecret {
+                secret: secret.clone(),
+                placeholder: key.placeholder(session_id, &secret.name),
+            })
+            .collect()
+    }
 }
 
 #[async_trait::async_trait]
@@ -21,7 +57,31 @@ impl Policy for ServicePolicy {
     async fn session(&self, peer: IpAddr) -> Option<SessionRules> {
         let session_id = self.network.session_at(peer).await?;
         let rules = self.core.session_egress(&session_id)?;
-        Some(SessionRules { session_id, rules })
+        let secrets = self.secrets(&session_id);
+        Some(SessionRules {
+            session_id,
+            rules,
+            secrets,
+        })
+    }
+
+    fn record_secret(&self, record: SecretRecord) {
+        let (door, refusal) = match &record.refusal {
+            None => ("secret", None),
+            Some(refusal) => ("secret_refused", Some((true, refusal.to_string()))),
+        };
+        self.core.record_egress(
+            &record.session_id,
+            EgressEvent {
+                door,
+                host: &record.host,
+                port: record.port,
+                refusal,
+                bytes: 0,
+                duration_ms: 0,
+                secret: Some(&record.secret),
+            },
+        );
     }
 
     fn record(&self, record: ConnectionRecord) {
@@ -39,6 +99,7 @@ impl Policy for ServicePolicy {
                 refusal,
                 bytes: record.bytes_sent + record.bytes_received,
                 duration_ms: record.duration.as_millis() as u64,
+                secret: None,
             },
         );
     }
@@ -46,7 +107,12 @@ impl Policy for ServicePolicy {
 
 /// Sets up the network and serves the proxy's doors in the background, if any runtime needs
 /// them.
-pub async fn start(core: &Core, docker: &DockerBackend) -> Result<()> {
+pub async fn start(
+    core: &Core,
+    docker: &DockerBackend,
+    state_dir: &Path,
+    ca: Option<Interception>,
+) -> Result<()> {
     let config = core.config();
     if !config
         .runtimes
@@ -61,11 +127,19 @@ pub async fn start(core: &Core, docker: &DockerBackend) -> Result<()> {
         .context("cannot set up the egress network")?;
     let gateway = IpAddr::V4(network.gateway());
     let servers = config.egress.name_servers();
+    let mut settings = Settings::new(servers);
+    let mut placeholders = None;
+    if let Some(ca) = ca {
+        let (interception, key) = start_secrets(core, docker, &state_dir.join(SECRETS_DIR), ca)?;
+        settings.interception = Some(Arc::new(interception));
+        placeholders = Some(key);
+    }
     let policy = Arc::new(ServicePolicy {
         core: core.clone(),
         network: network.clone(),
+        placeholders,
     });
-    let egress = Egress::new(Settings::new(servers), policy)
+    let egress = Egress::new(settings, policy)
         .context("no name server for the egress proxy: set [egress] upstream_dns")?;
     let bind = |port: u16| {
         let address = SocketAddr::new(gateway, port);
@@ -97,4 +171,73 @@ pub async fn start(core: &Core, docker: &DockerBackend) -> Result<()> {
         network.names().network
     );
     Ok(())
+}
+
+/// With secrets in use, the egress CA (made at the first start, kept after), which recipe
+/// builds then trust too: before the core takes the config.
+pub fn load_ca(config: &mut Config, state_dir: &Path) -> Result<Option<Interception>> {
+    if !config.secrets.any_in_use() {
+        return Ok(None);
+    }
+    let dir = state_dir.join(SECRETS_DIR);
+    let interception = Interception::load_or_create(&dir, &config.egress.upstream_ca_pem)
+        .context("cannot set up the egress CA for secrets")?;
+    config.trust_in_builds(interception.ca_pem().as_bytes());
+    Ok(Some(interception))
+}
+
+/// The placeholder key and the bundle that sandboxes with secrets trust; gives the Docker
+/// backend what those sandboxes get.
+fn start_secrets(
+    core: &Core,
+    docker: &DockerBackend,
+    dir: &Path,
+    interception: Interception,
+) -> Result<(Interception, PlaceholderKey)> {
+    let config = core.config();
+    let key = placeholder_key(&dir.join(PLACEHOLDER_KEY_FILE))?;
+    let bundle = dir.join(SANDBOX_BUNDLE_FILE);
+    // Written anew at each start (the host's roots may have changed); certificates only.
+    let written = std::fs::write(&bundle, interception.sandbox_bundle()).and_then(|()| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&bundle, std::fs::Permissions::from_mode(0o644))
+    });
+    written.with_context(|| format!("cannot write {}", bundle.display()))?;
+    let (env_key, env_core) = (key.clone(), core.clone());
+    docker.set_egress_secrets(SecretsSetup {
+        ca_bundle: bundle,
+        environment: Box::new(move |session_id, runtime| {
+            env_key.environment(env_core.config().secrets.for_runtime(runtime), session_id)
+        }),
+    });
+    let names: Vec<&str> = config.secrets.names().collect();
+    eprintln!(
+        "sandboxd: egress secrets {} added by the proxy; its CA is {}",
+        names.join(", "),
+        dir.join("ca.pem").display()
+    );
+    Ok((interception, key))
+}
+
+/// The key placeholders are made with: 32 random bytes, made once, readable by the service
+/// only.
+fn placeholder_key(path: &Path) -> Result<PlaceholderKey> {
+    if let Ok(bytes) = std::fs::read(path) {
+        let bytes: [u8; 32] = bytes.try_into().map_err(|_| {
+            anyhow::anyhow!(
+                "{} is not a placeholder key (32 bytes); remove it to make a new one",
+                path.display()
+            )
+        })?;
+        return Ok(PlaceholderKey::new(bytes));
+    }
+    let bytes: [u8; 32] = rand::random();
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+        .and_then(|mut file| file.write_all(&bytes).and_then(|()| file.sync_all()))
+        .with_context(|| format!("cannot write {}", path.display()))?;
+    Ok(PlaceholderKey::new(bytes))
 }

@@ -8,41 +8,13 @@ mod common;
 #[path = "../../sandboxd-egress/tests/support/testnet.rs"]
 mod testnet;
 
+mod egress_world;
+
 use common::{base_config, TestService};
-use serde_json::Value;
+use egress_world::{python_open, World};
 use std::collections::HashMap;
 use std::net::Ipv4Addr;
 use testnet::{dns_server, serve_hello, test_ca, TestNet};
-
-/// Dropped after the service (whose sandboxes are gone by then): removes the service's egress
-/// network and its firewall rules, found by the instance's names.
-struct EgressCleanup(String);
-
-impl Drop for EgressCleanup {
-    fn drop(&mut self) {
-        let names = sandboxd_docker::egress::EgressNames::for_instance(&self.0);
-        for command in sandboxd_docker::egress::removal_commands(&names) {
-            for _ in 0..4 {
-                let removed = std::process::Command::new("iptables")
-                    .arg("-w")
-                    .args(&command)
-                    .output()
-                    .is_ok_and(|o| o.status.success());
-                if !removed || command[2] != "-D" {
-                    break;
-                }
-            }
-        }
-        common::docker(&["network", "rm", &names.network]);
-    }
-}
-
-struct World {
-    service: TestService,
-    _cleanup: EgressCleanup,
-    session: String,
-    net: TestNet,
-}
 
 const RULES: &str = r#"["allowed.test", "rebind.test", "metadata.test", "host.test"]"#;
 
@@ -72,13 +44,13 @@ async fn world() -> World {
         "[runtimes.net]\nimage = \"{}\"\nmem_limit = \"256m\"\nnetwork_mode = \"egress\"\negress = {RULES}\n\n[egress]\nupstream_dns = [\"{dns}\"]\n",
         common::python_image()
     );
-    let service = TestService::start(&base_config(4, &extra));
-    let cleanup = EgressCleanup(service.instance_id.clone());
-    let session = service.open("net").await;
+    let world = World::start(TestService::start(&base_config(4, &extra)), net).await;
     // The test CA, for the sandbox's programs to trust.
-    let response = service
+    let response = world
+        .service
         .put(&format!(
-            "/v1/sessions/{session}/files/content?path=/tmp/ca.pem"
+            "/v1/sessions/{}/files/content?path=/tmp/ca.pem",
+            world.session
         ))
         .body(ca.pem.clone())
         .send()
@@ -89,82 +61,14 @@ async fn world() -> World {
         "{}",
         response.text().await.unwrap()
     );
-    World {
-        service,
-        _cleanup: cleanup,
-        session,
-        net,
-    }
+    world
 }
 
 /// A Python program in the sandbox fetching `url`: prints the status and body, or the error.
 fn fetch(url: &str, use_proxy: bool) -> String {
-    let opener = if use_proxy {
-        "urllib.request.build_opener(urllib.request.HTTPSHandler(context=ctx))"
-    } else {
-        "urllib.request.build_opener(urllib.request.ProxyHandler({}), urllib.request.HTTPSHandler(context=ctx))"
-    };
-    format!(
-        "python3 -c \"
-import ssl, urllib.request, urllib.error
-ctx = ssl.create_default_context(cafile='/tmp/ca.pem')
-try:
-    r = {opener}.open('{url}', timeout=15)
-    print(r.status, r.read().decode())
-except urllib.error.HTTPError as e:
-    print(e.code, e.read().decode().strip())
-except Exception as e:
-    print('failed', repr(e))
-\""
-    )
-}
-
-impl World {
-    async fn run(&self, command: &str) -> String {
-        let result = self.service.sh(&self.session, command).await;
-        format!(
-            "{}{}",
-            result["stdout"].as_str().unwrap_or(""),
-            result["stderr"].as_str().unwrap_or("")
-        )
-        .trim()
-        .to_string()
-    }
-
-    async fn activity(&self) -> Vec<Value> {
-        let log = self
-            .service
-            .get_json(&format!("/v1/sessions/{}/activity", self.session))
-            .await;
-        log["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|e| e["action"].as_str().unwrap_or("").starts_with("egress."))
-            .cloned()
-            .collect()
-    }
-
-    /// The latest egress entry for `target` (`host:port`), waiting a little: tunnels are
-    /// recorded when they close.
-    async fn entry(&self, target: &str, action: &str) -> Value {
-        for _ in 0..30 {
-            let found = self
-                .activity()
-                .await
-                .into_iter()
-                .rev()
-                .find(|e| e["target"] == target && e["action"] == action);
-            if let Some(entry) = found {
-                return entry;
-            }
-            tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-        }
-        panic!(
-            "no {action} entry for {target}: {:#?}",
-            self.activity().await
-        );
-    }
+    let handlers =
+        "urllib.request.HTTPSHandler(context=ssl.create_default_context(cafile='/tmp/ca.pem'))";
+    python_open(&format!("'{url}'"), handlers, use_proxy)
 }
 
 #[tokio::test]

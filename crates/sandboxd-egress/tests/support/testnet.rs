@@ -194,8 +194,14 @@ pub fn test_ca() -> TestCa {
 
 impl TestCa {
     pub fn server_config(&self, name: &str) -> Arc<rustls::ServerConfig> {
+        self.server_config_for(&[name])
+    }
+
+    /// A server's TLS settings with one certificate for all of `names`.
+    pub fn server_config_for(&self, names: &[&str]) -> Arc<rustls::ServerConfig> {
         let key = rcgen::KeyPair::generate().unwrap();
-        let cert = rcgen::CertificateParams::new(vec![name.to_string()])
+        let names: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+        let cert = rcgen::CertificateParams::new(names)
             .unwrap()
             .signed_by(&key, &self.issuer)
             .unwrap();
@@ -214,24 +220,42 @@ impl TestCa {
 
 /// Answers every request with `hello <Host>` (over TLS when given a config).
 pub fn serve_hello(listener: tokio::net::TcpListener, tls: Option<Arc<rustls::ServerConfig>>) {
+    serve_recording(listener, tls);
+}
+
+/// The headers of every request a test server was sent, in order.
+pub type Received = Arc<std::sync::Mutex<Vec<http::HeaderMap>>>;
+
+/// As [`serve_hello`], keeping each request's headers (never echoing them).
+pub fn serve_recording(
+    listener: tokio::net::TcpListener,
+    tls: Option<Arc<rustls::ServerConfig>>,
+) -> Received {
+    let received = Received::default();
+    let kept = received.clone();
     tokio::spawn(async move {
         loop {
             let Ok((stream, _)) = listener.accept().await else {
                 return;
             };
-            let tls = tls.clone();
+            let (tls, kept) = (tls.clone(), kept.clone());
             tokio::spawn(async move {
                 let service = hyper::service::service_fn(
-                    |request: http::Request<hyper::body::Incoming>| async move {
-                        let host = request
-                            .headers()
-                            .get("host")
-                            .and_then(|h| h.to_str().ok())
-                            .unwrap_or("")
-                            .to_string();
-                        Ok::<_, std::convert::Infallible>(http::Response::new(
-                            http_body_util::Full::new(bytes::Bytes::from(format!("hello {host}"))),
-                        ))
+                    move |request: http::Request<hyper::body::Incoming>| {
+                        kept.lock().unwrap().push(request.headers().clone());
+                        async move {
+                            let host = request
+                                .headers()
+                                .get("host")
+                                .and_then(|h| h.to_str().ok())
+                                .unwrap_or("")
+                                .to_string();
+                            Ok::<_, std::convert::Infallible>(http::Response::new(
+                                http_body_util::Full::new(bytes::Bytes::from(format!(
+                                    "hello {host}"
+                                ))),
+                            ))
+                        }
                     },
                 );
                 let builder = hyper::server::conn::http1::Builder::new();
@@ -254,4 +278,5 @@ pub fn serve_hello(listener: tokio::net::TcpListener, tls: Option<Arc<rustls::Se
             });
         }
     });
+    received
 }

@@ -74,7 +74,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
-    let config = match &args.config {
+    let mut config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::embedded()?,
     };
@@ -113,6 +113,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let (token, token_origin) = resolve_token(&config, args.token.clone(), &state_dir)?;
     let agent = install_agent(args.agent.as_deref(), &state_dir)?;
     let instance_id = instance_id(&state_dir)?;
+    let egress_ca = crate::egress::load_ca(&mut config, &state_dir)?;
 
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
@@ -124,7 +125,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         let core = Core::new(config, token, backend, store);
         core.set_engine_report(engine);
         if let Some(docker) = &docker {
-            crate::egress::start(&core, docker).await?;
+            crate::egress::start(&core, docker, &state_dir, egress_ca).await?;
         }
         let restored = core
             .restore()

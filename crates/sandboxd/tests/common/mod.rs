@@ -251,8 +251,26 @@ fn random_suffix() -> String {
     format!("{}-{nanos:x}", std::process::id())
 }
 
+/// Where a service started with [`TestService::start_logged`] writes its output.
+const LOG_FILE: &str = "service.log";
+
 impl TestService {
+    /// As [`start`](TestService::start), keeping everything the service prints (stdout, and
+    /// stderr at debug level) in a file of its state directory, for [`log`](TestService::log).
+    pub fn start_logged(config: &str) -> TestService {
+        Self::start_in(config, true)
+    }
+
+    /// What a service started with [`start_logged`](TestService::start_logged) printed.
+    pub fn log(&self) -> String {
+        std::fs::read_to_string(self.state_dir.path().join(LOG_FILE)).unwrap_or_default()
+    }
+
     pub fn start(config: &str) -> TestService {
+        Self::start_in(config, false)
+    }
+
+    fn start_in(config: &str, logged: bool) -> TestService {
         // Short paths: the agent socket path must fit a unix socket address.
         let state_dir = tempfile::Builder::new()
             .prefix("sbd")
@@ -260,6 +278,9 @@ impl TestService {
             .unwrap();
         let instance_id = format!("test-{}", random_suffix());
         std::fs::write(state_dir.path().join("instance-id"), &instance_id).unwrap();
+        if logged {
+            std::fs::write(state_dir.path().join(LOG_FILE), "").unwrap();
+        }
         let config_path = state_dir.path().join("config.toml");
         let backend = kubernetes().map(|k| k.backend_table()).unwrap_or_default();
         std::fs::write(&config_path, format!("{config}{backend}")).unwrap();
@@ -448,6 +469,18 @@ impl TestService {
 /// Starts `sandboxd serve` on a free loopback port with the state directory's config, and
 /// returns it with its URL once it listens.
 fn spawn_service(state_dir: &std::path::Path) -> (Child, String) {
+    // A service started logged appends to its file, after a restart too.
+    let log = std::fs::OpenOptions::new()
+        .append(true)
+        .open(state_dir.join(LOG_FILE))
+        .ok();
+    let (stderr, filter) = match &log {
+        Some(file) => (Stdio::from(file.try_clone().unwrap()), "debug".to_string()),
+        None => (
+            Stdio::inherit(),
+            std::env::var("SANDBOXD_LOG").unwrap_or_else(|_| "warn".into()),
+        ),
+    };
     let mut child = Command::new(sandboxd_bin())
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(state_dir.join("config.toml"))
@@ -455,19 +488,21 @@ fn spawn_service(state_dir: &std::path::Path) -> (Child, String) {
         .arg(state_dir)
         .env_remove("SANDBOXD_TOKEN")
         .env("SANDBOXD_AGENT", agent_binary())
-        .env(
-            "SANDBOXD_LOG",
-            std::env::var("SANDBOXD_LOG").unwrap_or_else(|_| "warn".into()),
-        )
+        .env("SANDBOXD_LOG", filter)
         .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
+        .stderr(stderr)
         .spawn()
         .expect("start sandboxd");
     let stdout = child.stdout.take().unwrap();
     let (tx, rx) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
+        let mut log = log;
         for line in BufReader::new(stdout).lines() {
             let Ok(line) = line else { break };
+            if let Some(file) = &mut log {
+                use std::io::Write;
+                let _ = writeln!(file, "{line}");
+            }
             if let Some(url) = line.strip_prefix("sandboxd listening on ") {
                 let _ = tx.send(url.trim().to_string());
             }
