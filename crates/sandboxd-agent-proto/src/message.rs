@@ -213,6 +213,9 @@ pub enum Request {
     /// Stops the kernel of `context` (SIGKILL to its group) and forgets it; the context's
     /// next run starts a new one: [`Event::KernelStopped`].
     KernelShutdown { context: String },
+    /// The contexts the agent holds kernels for (started or to be started), so a restarted
+    /// service learns them again: [`Event::Kernels`].
+    KernelList,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -412,6 +415,10 @@ pub enum Event {
     /// `existed` when the context had a kernel.
     KernelStopped {
         existed: bool,
+    },
+    /// The answer to [`Request::KernelList`]: at most the agent's limit of kernels.
+    Kernels {
+        kernels: Vec<crate::kernel::KernelContext>,
     },
 }
 

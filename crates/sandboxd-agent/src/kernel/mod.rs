@@ -6,12 +6,13 @@
 //! so an agent that never runs code keeps its small idle footprint. A run executes on the
 //! runtime and hands its events to the connection's thread, which writes them.
 
+mod capped;
 mod launch;
 mod run;
 mod runtime;
 
 use launch::Kernel;
-use sandboxd_agent_proto::kernel::{KernelRunRequest, ERROR_KERNEL_UNAVAILABLE};
+use sandboxd_agent_proto::kernel::{KernelContext, KernelRunRequest, ERROR_KERNEL_UNAVAILABLE};
 use sandboxd_agent_proto::{
     write_json, Event, ProtoError, ERROR_BAD_REQUEST, ERROR_TOO_MANY_PROCESSES,
 };
@@ -27,8 +28,15 @@ const EVENT_QUEUE: usize = 64;
 /// A context's kernel, once started; runs on one context take turns.
 type Slot = Arc<tokio::sync::Mutex<Option<Kernel>>>;
 
-fn kernels() -> &'static Mutex<HashMap<String, Slot>> {
-    static KERNELS: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+/// A context the agent holds: what the service said of it, and its kernel's slot. The agent
+/// is where a context's existence is kept, so a restarted service learns it back from here.
+struct Held {
+    about: KernelContext,
+    slot: Slot,
+}
+
+fn kernels() -> &'static Mutex<HashMap<String, Held>> {
+    static KERNELS: OnceLock<Mutex<HashMap<String, Held>>> = OnceLock::new();
     KERNELS.get_or_init(Default::default)
 }
 
@@ -45,7 +53,18 @@ pub fn run(connection: &mut UnixStream, request: KernelRunRequest) -> Result<(),
             );
             return write_json(connection, &error(ERROR_TOO_MANY_PROCESSES, message));
         }
-        table.entry(request.context.clone()).or_default().clone()
+        let about = KernelContext {
+            context: request.context.clone(),
+            language: request.language.clone(),
+            cwd: request.cwd.clone(),
+        };
+        let held = table
+            .entry(request.context.clone())
+            .or_insert_with(|| Held {
+                about,
+                slot: Slot::default(),
+            });
+        held.slot.clone()
     };
     let runtime = match runtime::get() {
         Ok(runtime) => runtime,
@@ -68,7 +87,8 @@ pub fn shutdown(connection: &mut UnixStream, context: &str) -> Result<(), ProtoE
     let slot = kernels()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .remove(context);
+        .remove(context)
+        .map(|held| held.slot);
     let existed = match slot {
         Some(slot) => match runtime::get() {
             Ok(runtime) => runtime.block_on(async move { slot.lock().await.take().is_some() }),
@@ -79,17 +99,24 @@ pub fn shutdown(connection: &mut UnixStream, context: &str) -> Result<(), ProtoE
     write_json(connection, &Event::KernelStopped { existed })
 }
 
+/// Answers [`sandboxd_agent_proto::Request::KernelList`].
+pub fn list(connection: &mut UnixStream) -> Result<(), ProtoError> {
+    let kernels = kernels()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .values()
+        .map(|held| held.about.clone())
+        .collect();
+    write_json(connection, &Event::Kernels { kernels })
+}
+
 fn check(request: &KernelRunRequest) -> Result<(), String> {
     use sandboxd_agent_proto::kernel::{KERNEL_CONNECTION_FILE, MAX_KERNEL_CODE_LEN};
-    if request.context.is_empty() || request.context.len() > 64 {
-        return Err("a context id is 1 to 64 characters".into());
+    if !sandboxd_agent_proto::kernel::valid_context_id(&request.context) {
+        return Err("a context id is 1 to 64 characters: letters, digits, '-' and '_'".into());
     }
-    if !request
-        .context
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
-        return Err("a context id holds only letters, digits, '-' and '_'".into());
+    if request.language.len() > 64 {
+        return Err("a language is at most 64 characters".into());
     }
     if !request
         .kernel
