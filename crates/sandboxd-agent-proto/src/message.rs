@@ -216,6 +216,10 @@ pub enum Request {
     /// The contexts the agent holds kernels for (started or to be started), so a restarted
     /// service learns them again: [`Event::Kernels`].
     KernelList,
+    /// Keeps a context the service made, before its first run starts a kernel for it (or
+    /// after a restart stopped its kernel), so it is listed: [`Event::Kernels`], or
+    /// [`ERROR_TOO_MANY_PROCESSES`] when the agent holds as many contexts as it may.
+    KernelDeclare(crate::kernel::KernelContext),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]

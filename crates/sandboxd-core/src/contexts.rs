@@ -42,11 +42,16 @@ impl Core {
             &format!("{language}/{id}"),
         );
         let info = new_context(id, language, request.cwd);
-        let result = self
-            .contexts()
-            .insert(&session.id, info.clone())
-            .map(|()| info);
-        entry.finish(result)
+        let result = async {
+            self.contexts().insert(&session.id, info.clone())?;
+            // The agent keeps it from now on, so a restarted service learns it back.
+            if let Err(e) = self.declare_kernel(&session, &info).await {
+                self.contexts().remove(&session.id, &info.id);
+                return Err(e);
+            }
+            Ok(info)
+        };
+        entry.finish(result.await)
     }
 
     pub fn list_contexts(&self, caller: &Caller, session_id: &str) -> Result<ContextList, Error> {
@@ -67,8 +72,12 @@ impl Core {
         self.learn_contexts(&session).await;
         let info = self.context(&session, context_id)?;
         let mut entry = self.entry(caller, &session, "restart_context", &target(&info));
-        let stopped = self.stop_kernel(&session, context_id).await;
-        entry.finish(stopped)?;
+        let stopped = async {
+            self.stop_kernel(&session, context_id).await?;
+            // Stopping forgets it in the agent: kept again, to be listed until its next run.
+            self.declare_kernel(&session, &info).await
+        };
+        entry.finish(stopped.await)?;
         self.contexts()
             .update(&session.id, context_id, |c| c.restarts += 1);
         self.context(&session, context_id)
@@ -206,6 +215,19 @@ impl Core {
             .map(|k| new_context(k.context, k.language, k.cwd))
             .collect();
         self.contexts().learned(&session.id, found);
+    }
+
+    async fn declare_kernel(&self, session: &Session, info: &ContextInfo) -> Result<(), Error> {
+        let stream = self.connect(session).await?;
+        let context = proto::kernel::KernelContext {
+            context: info.id.clone(),
+            language: info.language.clone(),
+            cwd: info.cwd.clone(),
+        };
+        proto::host::declare_kernel(stream, context, SHUTDOWN_TIMEOUT)
+            .await
+            .map(|_| ())
+            .map_err(|e| agent_error(Operation::Code, e))
     }
 
     async fn stop_kernel(&self, session: &Session, context_id: &str) -> Result<(), Error> {

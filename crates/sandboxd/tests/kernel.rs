@@ -408,6 +408,16 @@ async fn contexts_survive_a_restart_of_the_service() {
     let set = run_in(&service, run_path.clone(), json!({"code": "x = 41"})).await;
     assert_eq!(set.end()["outcome"], "ok", "{:?}", set.events);
     code(&service, &id, "y = 1").await;
+    // A context that never ran has no kernel yet, and is kept all the same.
+    let idle: Value = service
+        .post(&format!("/v1/sessions/{id}/contexts"))
+        .json(&json!({"language": "python"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
 
     service.crash_and_restart();
 
@@ -417,7 +427,7 @@ async fn contexts_survive_a_restart_of_the_service() {
         let listed = service
             .get_json(&format!("/v1/sessions/{id}/contexts"))
             .await;
-        if listed["contexts"].as_array().is_some_and(|c| c.len() == 2) {
+        if listed["contexts"].as_array().is_some_and(|c| c.len() == 3) {
             break listed;
         }
         assert!(std::time::Instant::now() < deadline, "{listed}");
@@ -448,6 +458,9 @@ async fn contexts_survive_a_restart_of_the_service() {
         "{:?}",
         default.events
     );
+    let idle_run = format!("/v1/sessions/{id}/contexts/{}/run", idle["id"].as_str().unwrap());
+    let first = run_in(&service, idle_run, json!({"code": "1 + 1"})).await;
+    assert_eq!(main_result(&first).as_deref(), Some("2"), "{:?}", first.events);
     // Each can be deleted (no kernel left running unknown to the service).
     let path = format!("/v1/sessions/{id}/contexts/{context}");
     assert_eq!(service.delete(&path).send().await.unwrap().status(), 204);

@@ -42,29 +42,17 @@ fn kernels() -> &'static Mutex<HashMap<String, Held>> {
 
 /// Answers [`sandboxd_agent_proto::Request::KernelRun`].
 pub fn run(connection: &mut UnixStream, request: KernelRunRequest) -> Result<(), ProtoError> {
-    if let Err(message) = check(&request) {
+    let about = KernelContext {
+        context: request.context.clone(),
+        language: request.language.clone(),
+        cwd: request.cwd.clone(),
+    };
+    if let Err(message) = check_context(&about).and_then(|()| check(&request)) {
         return write_json(connection, &error(ERROR_BAD_REQUEST, message));
     }
-    let slot = {
-        let mut table = kernels().lock().unwrap_or_else(|e| e.into_inner());
-        if !table.contains_key(&request.context) && table.len() >= MAX_KERNELS {
-            let message = format!(
-                "the sandbox holds {MAX_KERNELS} code contexts with kernels, the most it may; delete one first"
-            );
-            return write_json(connection, &error(ERROR_TOO_MANY_PROCESSES, message));
-        }
-        let about = KernelContext {
-            context: request.context.clone(),
-            language: request.language.clone(),
-            cwd: request.cwd.clone(),
-        };
-        let held = table
-            .entry(request.context.clone())
-            .or_insert_with(|| Held {
-                about,
-                slot: Slot::default(),
-            });
-        held.slot.clone()
+    let slot = match hold(about) {
+        Ok(slot) => slot,
+        Err(refused) => return write_json(connection, &refused),
     };
     let runtime = match runtime::get() {
         Ok(runtime) => runtime,
@@ -99,6 +87,33 @@ pub fn shutdown(connection: &mut UnixStream, context: &str) -> Result<(), ProtoE
     write_json(connection, &Event::KernelStopped { existed })
 }
 
+/// The slot of the context, kept from now on, unless the agent holds as many as it may.
+fn hold(about: KernelContext) -> Result<Slot, Event> {
+    let mut table = kernels().lock().unwrap_or_else(|e| e.into_inner());
+    if !table.contains_key(&about.context) && table.len() >= MAX_KERNELS {
+        let message = format!(
+            "the sandbox holds {MAX_KERNELS} code contexts, the most it may; delete one first"
+        );
+        return Err(error(ERROR_TOO_MANY_PROCESSES, message));
+    }
+    let held = table.entry(about.context.clone()).or_insert_with(|| Held {
+        about,
+        slot: Slot::default(),
+    });
+    Ok(held.slot.clone())
+}
+
+/// Answers [`sandboxd_agent_proto::Request::KernelDeclare`].
+pub fn declare(connection: &mut UnixStream, about: KernelContext) -> Result<(), ProtoError> {
+    if let Err(message) = check_context(&about) {
+        return write_json(connection, &error(ERROR_BAD_REQUEST, message));
+    }
+    if let Err(refused) = hold(about) {
+        return write_json(connection, &refused);
+    }
+    list(connection)
+}
+
 /// Answers [`sandboxd_agent_proto::Request::KernelList`].
 pub fn list(connection: &mut UnixStream) -> Result<(), ProtoError> {
     let kernels = kernels()
@@ -110,14 +125,22 @@ pub fn list(connection: &mut UnixStream) -> Result<(), ProtoError> {
     write_json(connection, &Event::Kernels { kernels })
 }
 
-fn check(request: &KernelRunRequest) -> Result<(), String> {
-    use sandboxd_agent_proto::kernel::{KERNEL_CONNECTION_FILE, MAX_KERNEL_CODE_LEN};
-    if !sandboxd_agent_proto::kernel::valid_context_id(&request.context) {
+/// What the agent keeps of a context is bounded: its id, language and cwd.
+fn check_context(about: &KernelContext) -> Result<(), String> {
+    if !sandboxd_agent_proto::kernel::valid_context_id(&about.context) {
         return Err("a context id is 1 to 64 characters: letters, digits, '-' and '_'".into());
     }
-    if request.language.len() > 64 {
+    if about.language.len() > 64 {
         return Err("a language is at most 64 characters".into());
     }
+    if about.cwd.as_ref().is_some_and(|cwd| cwd.len() > 4096) {
+        return Err("a cwd is at most 4096 bytes".into());
+    }
+    Ok(())
+}
+
+fn check(request: &KernelRunRequest) -> Result<(), String> {
+    use sandboxd_agent_proto::kernel::{KERNEL_CONNECTION_FILE, MAX_KERNEL_CODE_LEN};
     if !request
         .kernel
         .iter()
