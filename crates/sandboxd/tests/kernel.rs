@@ -458,9 +458,17 @@ async fn contexts_survive_a_restart_of_the_service() {
         "{:?}",
         default.events
     );
-    let idle_run = format!("/v1/sessions/{id}/contexts/{}/run", idle["id"].as_str().unwrap());
+    let idle_run = format!(
+        "/v1/sessions/{id}/contexts/{}/run",
+        idle["id"].as_str().unwrap()
+    );
     let first = run_in(&service, idle_run, json!({"code": "1 + 1"})).await;
-    assert_eq!(main_result(&first).as_deref(), Some("2"), "{:?}", first.events);
+    assert_eq!(
+        main_result(&first).as_deref(),
+        Some("2"),
+        "{:?}",
+        first.events
+    );
     // Each can be deleted (no kernel left running unknown to the service).
     let path = format!("/v1/sessions/{id}/contexts/{context}");
     assert_eq!(service.delete(&path).send().await.unwrap().status(), 204);

@@ -19,7 +19,8 @@ pub use files::{
 pub use files_meta::{make_dir, move_path, stat_path, watch_dir, DirWatch};
 pub use hub::{AgentHub, AgentLease, HELLO_TIMEOUT, MAX_IDLE};
 pub use kernel::{
-    declare_kernel, item_size, list_kernels, shutdown_kernel, start_kernel_run, KernelItem, KernelRun,
+    declare_kernel, item_size, list_kernels, shutdown_kernel, start_kernel_run, KernelItem,
+    KernelRun,
 };
 pub use ports::{carry, connect_port, list_ports, Carried};
 pub use process::{
