@@ -46,15 +46,7 @@ impl Client {
                 "result" => return parse(data).map_err(unexpected),
                 "failed" => {
                     let error: ErrorDetail = parse(data).map_err(unexpected)?;
-                    return Err(ClientError::Api {
-                        status: 502,
-                        code: error.code,
-                        message: error.message,
-                        remedy: error
-                            .remedy
-                            .as_deref()
-                            .and_then(sandboxd_api::Remedy::from_key),
-                    });
+                    return Err(ClientError::from_detail(502, error));
                 }
                 _ => {}
             }

@@ -396,15 +396,7 @@ impl Client {
             };
         }
         match serde_json::from_slice::<ErrorBody>(body) {
-            Ok(ErrorBody { error }) => ClientError::Api {
-                status: status.as_u16(),
-                code: error.code,
-                message: error.message,
-                remedy: error
-                    .remedy
-                    .as_deref()
-                    .and_then(sandboxd_api::Remedy::from_key),
-            },
+            Ok(ErrorBody { error }) => ClientError::from_detail(status.as_u16(), error),
             Err(_) => ClientError::UnexpectedResponse {
                 url,
                 status: status.as_u16(),

@@ -107,3 +107,54 @@ impl Contexts {
         self.unlearned.lock().unwrap_or_else(|e| e.into_inner())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn context(id: &str) -> ContextInfo {
+        ContextInfo {
+            id: id.into(),
+            language: "python".into(),
+            cwd: None,
+            created_at: String::new(),
+            runs: 0,
+            restarts: 0,
+        }
+    }
+
+    #[test]
+    fn what_is_learned_is_added_once_within_the_bound() {
+        let table = Contexts::default();
+        table
+            .insert(
+                "s",
+                ContextInfo {
+                    runs: 3,
+                    ..context("known")
+                },
+            )
+            .unwrap();
+        // Not marked: nothing is taken.
+        table.learned("s", vec![context("stray")]);
+        assert_eq!(table.list("s").len(), 1);
+
+        table.to_learn("s");
+        assert!(table.is_unlearned("s"));
+        let mut found: Vec<_> = (0..MAX_CONTEXTS + 4)
+            .map(|n| context(&format!("c{n}")))
+            .collect();
+        found.push(context("known"));
+        table.learned("s", found);
+        assert!(!table.is_unlearned("s"));
+        assert_eq!(table.list("s").len(), MAX_CONTEXTS);
+        assert_eq!(
+            table.get("s", "known").unwrap().runs,
+            3,
+            "what was known stays"
+        );
+        // A second answer (a race) changes nothing.
+        table.learned("s", vec![context("late")]);
+        assert!(table.get("s", "late").is_none());
+    }
+}

@@ -390,34 +390,29 @@ fn main_result(run: &Run) -> Option<String> {
         .and_then(|r| r["data"]["text/plain"].as_str().map(String::from))
 }
 
+async fn create_context(service: &TestService, session: &str, body: Value) -> Value {
+    let response = service
+        .post(&format!("/v1/sessions/{session}/contexts"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    response.json().await.unwrap()
+}
+
 #[tokio::test]
 async fn contexts_survive_a_restart_of_the_service() {
     let mut service = TestService::start(&config());
     let id = open_session(&service, "interpreter").await;
-    let created: Value = service
-        .post(&format!("/v1/sessions/{id}/contexts"))
-        .json(&json!({"language": "python", "cwd": "/tmp"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let created = create_context(&service, &id, json!({"language": "python", "cwd": "/tmp"})).await;
     let context = created["id"].as_str().unwrap().to_string();
     let run_path = format!("/v1/sessions/{id}/contexts/{context}/run");
     let set = run_in(&service, run_path.clone(), json!({"code": "x = 41"})).await;
     assert_eq!(set.end()["outcome"], "ok", "{:?}", set.events);
     code(&service, &id, "y = 1").await;
     // A context that never ran has no kernel yet, and is kept all the same.
-    let idle: Value = service
-        .post(&format!("/v1/sessions/{id}/contexts"))
-        .json(&json!({"language": "python"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let idle = create_context(&service, &id, json!({"language": "python"})).await;
 
     service.crash_and_restart();
 
@@ -499,14 +494,5 @@ async fn a_kernel_message_over_the_cap_is_an_error_and_the_agent_lives() {
     // The agent lives: the context runs again (on a new kernel), and commands run.
     let again = code(&service, &id, "print('back')").await;
     assert_eq!(again.stdout(), "back\n", "{:?}", again.events);
-    let exec: Value = service
-        .post(&format!("/v1/sessions/{id}/exec"))
-        .json(&json!({"command": "echo alive"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
-    assert_eq!(exec["stdout"], "alive\n", "{exec}");
+    assert_eq!(service.sh(&id, "echo alive").await["stdout"], "alive\n");
 }

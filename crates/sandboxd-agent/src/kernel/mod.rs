@@ -52,7 +52,7 @@ pub fn run(connection: &mut UnixStream, request: KernelRunRequest) -> Result<(),
     }
     let slot = match hold(about) {
         Ok(slot) => slot,
-        Err(refused) => return write_json(connection, &refused),
+        Err(message) => return write_json(connection, &error(ERROR_TOO_MANY_PROCESSES, message)),
     };
     let runtime = match runtime::get() {
         Ok(runtime) => runtime,
@@ -87,14 +87,14 @@ pub fn shutdown(connection: &mut UnixStream, context: &str) -> Result<(), ProtoE
     write_json(connection, &Event::KernelStopped { existed })
 }
 
-/// The slot of the context, kept from now on, unless the agent holds as many as it may.
-fn hold(about: KernelContext) -> Result<Slot, Event> {
+/// The slot of the context, kept from now on, unless the agent holds as many as it may (the
+/// refusal's message).
+fn hold(about: KernelContext) -> Result<Slot, String> {
     let mut table = kernels().lock().unwrap_or_else(|e| e.into_inner());
     if !table.contains_key(&about.context) && table.len() >= MAX_KERNELS {
-        let message = format!(
+        return Err(format!(
             "the sandbox holds {MAX_KERNELS} code contexts, the most it may; delete one first"
-        );
-        return Err(error(ERROR_TOO_MANY_PROCESSES, message));
+        ));
     }
     let held = table.entry(about.context.clone()).or_insert_with(|| Held {
         about,
@@ -108,8 +108,8 @@ pub fn declare(connection: &mut UnixStream, about: KernelContext) -> Result<(), 
     if let Err(message) = check_context(&about) {
         return write_json(connection, &error(ERROR_BAD_REQUEST, message));
     }
-    if let Err(refused) = hold(about) {
-        return write_json(connection, &refused);
+    if let Err(message) = hold(about) {
+        return write_json(connection, &error(ERROR_TOO_MANY_PROCESSES, message));
     }
     list(connection)
 }
