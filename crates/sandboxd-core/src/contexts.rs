@@ -188,6 +188,16 @@ impl Core {
         if !self.contexts().is_unlearned(&session.id) {
             return;
         }
+        let languages = self
+            .config()
+            .runtime(&session.runtime)
+            .map(|r| r.kernels.clone())
+            .unwrap_or_default();
+        if languages.is_empty() {
+            // No kernel, no context: nothing to ask its agent.
+            self.contexts().learned(&session.id, Vec::new());
+            return;
+        }
         let listed = match self.connect(session).await {
             Ok(stream) => proto::host::list_kernels(stream, SHUTDOWN_TIMEOUT)
                 .await
@@ -201,11 +211,6 @@ impl Core {
                 return;
             }
         };
-        let languages = self
-            .config()
-            .runtime(&session.runtime)
-            .map(|r| r.kernels.clone())
-            .unwrap_or_default();
         let found = kernels
             .into_iter()
             .filter(|k| {
