@@ -20,6 +20,8 @@ pub const MAX_KERNEL_MESSAGE: u64 = 32 << 20;
 /// The ZMTP 3 greeting, passed through as it is.
 const GREETING_LEN: u64 = 64;
 const READ_CHUNK: usize = 64 * 1024;
+/// Connections a relay carries at once.
+const MAX_RELAYED: usize = 4;
 /// How long a relayed connection waits for a starting kernel to listen (as long as a kernel
 /// has to start), and how often it tries.
 const CONNECT_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
@@ -47,9 +49,16 @@ pub async fn relay(kernel_port: u16, too_large: Arc<Notify>) -> std::io::Result<
     let listening = tokio::spawn(async move {
         // A ZeroMQ socket reconnects when its connection drops (the kernel may not listen
         // yet): each connection is relayed on its own.
+        let slots = Arc::new(tokio::sync::Semaphore::new(MAX_RELAYED));
         while let Ok((client, _)) = listener.accept().await {
+            // Anyone in the sandbox can connect: each connection costs a buffer, so only a few
+            // are relayed at once (the agent's socket needs one).
+            let Ok(slot) = slots.clone().try_acquire_owned() else {
+                continue;
+            };
             let too_large = too_large.clone();
             tokio::spawn(async move {
+                let _slot = slot;
                 let Some(kernel) = connect(kernel_port).await else {
                     return;
                 };
