@@ -163,11 +163,29 @@ async def test_a_long_command_reports_progress(service, transport):
     assert len(updates) >= 3, updates
     assert [u[0] for u in updates] == sorted(u[0] for u in updates), updates
     assert all(u[1] == 10 and "running for" in u[2] for u in updates), updates
-    if transport == "http":
-        # In the service, a report carries the newest output: the steps printed so far, while
-        # the command still runs (before its last step).
-        shown = [u[2].rsplit("\n", 1)[-1] for u in updates if "output so far ends with:" in u[2]]
-        assert any(line in ("step-1", "step-2", "step-3", "step-4") for line in shown), updates
+    # A report carries the newest output (over stdio too, where the bridge reads the REST
+    # exec as a stream): the steps printed so far, while the command still runs.
+    shown = [u[2].rsplit("\n", 1)[-1] for u in updates if "output so far ends with:" in u[2]]
+    assert any(line in ("step-1", "step-2", "step-3", "step-4") for line in shown), updates
+    assert len(set(shown)) >= 2, updates
+
+
+async def test_stdio_and_http_answer_a_command_alike(service):
+    """The bridge over stdio (REST, streamed) and the service's own /mcp (the core in process)
+    run the same command to the same result: output cut at the same places, the same exit."""
+    command = "for i in 1 2 3; do echo out-$i; echo err-$i >&2; sleep 1; done; seq 1 200000; exit 7"
+    answers = {}
+    for transport in ("http", "stdio"):
+        async with connect(service, transport) as (session, _):
+            session_id = await open_session(session)
+            try:
+                answers[transport] = await sh(session, session_id, command)
+            finally:
+                structured(await call(session, "close_session", session_id=session_id))
+    http, stdio = answers["http"], answers["stdio"]
+    assert http["exit_code"] == 7 and http["stdout"].startswith("out-1\nout-2\nout-3\n1\n"), http
+    assert http["stdout_truncated"] is True and "left out here" in http["stdout"], http
+    assert {k: v for k, v in http.items() if k != "duration_ms"} == {k: v for k, v in stdio.items() if k != "duration_ms"}
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])

@@ -24,6 +24,10 @@ pub const ERROR_KERNEL_UNAVAILABLE: &str = "kernel_unavailable";
 pub struct KernelRunRequest {
     /// The service's id of the context; the agent keeps one kernel per id.
     pub context: String,
+    /// The context's language, which the agent keeps beside its kernel so that the service
+    /// can learn its contexts again after a restart ([`crate::Request::KernelList`]).
+    #[serde(default)]
+    pub language: String,
     /// The command that starts the kernel, holding [`KERNEL_CONNECTION_FILE`].
     pub kernel: Vec<String>,
     /// Where a newly started kernel runs.
@@ -37,6 +41,26 @@ pub struct KernelRunRequest {
     pub timeout_ms: u64,
     /// Bytes forwarded in all (stream text and results); the rest is counted and dropped.
     pub output_limit: u64,
+}
+
+/// One context the agent holds ([`crate::Event::Kernels`]): named in a run, not shut down
+/// since.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KernelContext {
+    pub context: String,
+    pub language: String,
+    #[serde(default)]
+    pub cwd: Option<String>,
+}
+
+/// Whether `id` may name a context: 1 to 64 letters, digits, '-' and '_' (the service makes
+/// `ctx-` and hex, or a language's name).
+pub fn valid_context_id(id: &str) -> bool {
+    !id.is_empty()
+        && id.len() <= 64
+        && id
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
 }
 
 /// A display or final value: its MIME bundle, as Jupyter's `display_data`/`execute_result`.

@@ -213,6 +213,13 @@ pub enum Request {
     /// Stops the kernel of `context` (SIGKILL to its group) and forgets it; the context's
     /// next run starts a new one: [`Event::KernelStopped`].
     KernelShutdown { context: String },
+    /// The contexts the agent holds kernels for (started or to be started), so a restarted
+    /// service learns them again: [`Event::Kernels`].
+    KernelList,
+    /// Keeps a context the service made, before its first run starts a kernel for it (or
+    /// after a restart stopped its kernel), so it is listed: [`Event::Kernels`], or
+    /// [`ERROR_TOO_MANY_PROCESSES`] when the agent holds as many contexts as it may.
+    KernelDeclare(crate::kernel::KernelContext),
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -412,6 +419,10 @@ pub enum Event {
     /// `existed` when the context had a kernel.
     KernelStopped {
         existed: bool,
+    },
+    /// The answer to [`Request::KernelList`]: at most the agent's limit of kernels.
+    Kernels {
+        kernels: Vec<crate::kernel::KernelContext>,
     },
 }
 

@@ -187,6 +187,8 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
             }
             Ok(Request::KernelRun(request)) => kernel::run(&mut connection, request),
             Ok(Request::KernelShutdown { context }) => kernel::shutdown(&mut connection, &context),
+            Ok(Request::KernelList) => kernel::list(&mut connection),
+            Ok(Request::KernelDeclare(context)) => kernel::declare(&mut connection, context),
             Err(e) => write_json(
                 &mut connection,
                 &Event::Error {

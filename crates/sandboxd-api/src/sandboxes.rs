@@ -59,7 +59,8 @@ pub trait Sandboxes: Send + Sync {
     async fn delete_snapshot(&self, id: &str) -> Result<SnapshotInfo, Failure>;
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure>;
     /// [`Sandboxes::exec`], sharing its output into `watch` as it comes where the
-    /// implementation can see it before the end (in process); otherwise just `exec`.
+    /// implementation can see it before the end (in process, or a streamed exec); otherwise
+    /// just `exec`.
     async fn exec_watched(
         &self,
         id: &str,

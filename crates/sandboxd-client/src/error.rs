@@ -69,6 +69,19 @@ impl ClientError {
         }
     }
 
+    /// The service's error as its body or an event carries it.
+    pub(crate) fn from_detail(status: u16, error: sandboxd_api::ErrorDetail) -> ClientError {
+        ClientError::Api {
+            status,
+            code: error.code,
+            message: error.message,
+            remedy: error
+                .remedy
+                .as_deref()
+                .and_then(sandboxd_api::Remedy::from_key),
+        }
+    }
+
     pub(crate) fn from_reqwest(url: &str, error: reqwest::Error) -> ClientError {
         let url = url.to_string();
         let cause = root_cause(&error);

@@ -124,15 +124,10 @@ impl FileWatch {
                 self.unexpected(format!("a change is not the JSON the API promises: {e}"))
             }),
             "error" => match serde_json::from_str::<sandboxd_api::ErrorDetail>(&data) {
-                Ok(error) => Err(ClientError::Api {
-                    status: self.response.status().as_u16(),
-                    code: error.code,
-                    message: error.message,
-                    remedy: error
-                        .remedy
-                        .as_deref()
-                        .and_then(sandboxd_api::Remedy::from_key),
-                }),
+                Ok(error) => Err(ClientError::from_detail(
+                    self.response.status().as_u16(),
+                    error,
+                )),
                 Err(e) => Err(self.unexpected(format!("an error event is not JSON: {e}"))),
             },
             _ => Ok(None),

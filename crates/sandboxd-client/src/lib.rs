@@ -7,6 +7,7 @@
 mod archive;
 mod code;
 mod error;
+mod exec_stream;
 mod files_meta;
 mod network;
 mod ports;
@@ -232,12 +233,17 @@ impl Client {
     /// `POST /v1/sessions/{id}/exec`: runs one command to completion. The request waits as long
     /// as the command may run (its `timeout_secs`, or the service's default).
     pub async fn exec(&self, id: &str, request: &ExecRequest) -> Result<ExecResult, ClientError> {
+        self.send(self.exec_request(id, request)).await
+    }
+
+    /// The request of `POST /v1/sessions/{id}/exec`, timed by the command's own timeout.
+    pub(crate) fn exec_request(&self, id: &str, request: &ExecRequest) -> RequestBuilder {
         // Without a timeout of its own, the command is bounded by the service's default.
         let mut builder = self.untimed_request(Method::POST, &["sessions", id, "exec"]);
         if let Some(secs) = request.timeout_secs {
             builder = builder.timeout(Duration::from_secs(secs) + EXEC_GRACE);
         }
-        self.send(builder.json(request)).await
+        builder.json(request)
     }
 
     /// `GET /v1/sessions/{id}/activity`: the session's activity log, newest first.
@@ -390,15 +396,7 @@ impl Client {
             };
         }
         match serde_json::from_slice::<ErrorBody>(body) {
-            Ok(ErrorBody { error }) => ClientError::Api {
-                status: status.as_u16(),
-                code: error.code,
-                message: error.message,
-                remedy: error
-                    .remedy
-                    .as_deref()
-                    .and_then(sandboxd_api::Remedy::from_key),
-            },
+            Ok(ErrorBody { error }) => ClientError::from_detail(status.as_u16(), error),
             Err(_) => ClientError::UnexpectedResponse {
                 url,
                 status: status.as_u16(),

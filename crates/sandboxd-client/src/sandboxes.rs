@@ -4,8 +4,8 @@ use crate::{Client, ClientError};
 use sandboxd_api::SessionNetwork;
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
-    KilledProcesses, Policy, PortList, RunCode, RuntimeList, Sandboxes, SessionInfo, SessionList,
-    ShareInfo, ShareList, SnapshotInfo, SnapshotList,
+    KilledProcesses, OutputWatch, Policy, PortList, RunCode, RuntimeList, Sandboxes, SessionInfo,
+    SessionList, ShareInfo, ShareList, SnapshotInfo, SnapshotList,
 };
 
 impl From<ClientError> for Failure {
@@ -50,6 +50,15 @@ impl Sandboxes for Client {
 
     async fn exec(&self, id: &str, request: ExecRequest) -> Result<ExecResult, Failure> {
         Ok(Client::exec(self, id, &request).await?)
+    }
+
+    async fn exec_watched(
+        &self,
+        id: &str,
+        request: ExecRequest,
+        watch: &OutputWatch,
+    ) -> Result<ExecResult, Failure> {
+        Ok(Client::exec_streamed(self, id, &request, |data| watch.push(data)).await?)
     }
 
     async fn list_files(&self, id: &str, path: Option<String>) -> Result<FileList, Failure> {

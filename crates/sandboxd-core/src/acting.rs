@@ -4,14 +4,12 @@
 use crate::activity::Caller;
 use crate::core::Core;
 use crate::error::Error;
-use sandboxd_agent_proto::{OutputSink, OUTPUT_SINK};
 use sandboxd_api::SessionNetwork;
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
     ForkResult, KilledProcesses, OutputWatch, Policy, PortList, RunCode, RuntimeList, Sandboxes,
     SessionInfo, SessionList, ShareInfo, ShareList, SnapshotInfo, SnapshotList, SnapshotRequest,
 };
-use std::sync::Arc;
 
 /// The core, with every call made as `caller`.
 pub struct Acting {
@@ -79,9 +77,9 @@ impl Sandboxes for Acting {
         watch: &OutputWatch,
     ) -> Result<ExecResult, Failure> {
         let watch = watch.clone();
-        let sink: OutputSink = Arc::new(move |data| watch.push(data));
-        Ok(OUTPUT_SINK
-            .scope(sink, self.core.exec(&self.caller, id, request))
+        Ok(self
+            .core
+            .exec_watched(&self.caller, id, request, move |data| watch.push(data))
             .await?)
     }
 

@@ -38,6 +38,7 @@ impl Core {
         request: RunCode,
     ) -> Result<CodeRun, Error> {
         let session = self.running_session(caller, session_id, "run_code")?;
+        self.learn_contexts(&session).await;
         let policy = &self.config().policy;
         let context = match context_id.or(request.context.as_deref()) {
             Some(id) => self.context(&session, id)?,
@@ -65,6 +66,7 @@ impl Core {
         let mut entry = self.entry(caller, &session, "run_code", &target(&context));
         let agent_request = KernelRunRequest {
             context: context.id.clone(),
+            language: context.language.clone(),
             kernel,
             cwd: context.cwd.clone(),
             env: session.env.clone(),

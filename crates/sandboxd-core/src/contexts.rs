@@ -26,6 +26,7 @@ impl Core {
         request: ContextRequest,
     ) -> Result<ContextInfo, Error> {
         let session = self.running_session(caller, session_id, "create_context")?;
+        self.learn_contexts(&session).await;
         let language = self
             .kernel_language(&session, request.language.as_deref())?
             .0;
@@ -41,11 +42,16 @@ impl Core {
             &format!("{language}/{id}"),
         );
         let info = new_context(id, language, request.cwd);
-        let result = self
-            .contexts()
-            .insert(&session.id, info.clone())
-            .map(|()| info);
-        entry.finish(result)
+        let result = async {
+            self.contexts().insert(&session.id, info.clone())?;
+            // The agent keeps it from now on, so a restarted service learns it back.
+            if let Err(e) = self.declare_kernel(&session, &info).await {
+                self.contexts().remove(&session.id, &info.id);
+                return Err(e);
+            }
+            Ok(info)
+        };
+        entry.finish(result.await)
     }
 
     pub fn list_contexts(&self, caller: &Caller, session_id: &str) -> Result<ContextList, Error> {
@@ -63,10 +69,15 @@ impl Core {
         context_id: &str,
     ) -> Result<ContextInfo, Error> {
         let session = self.running_session(caller, session_id, "restart_context")?;
+        self.learn_contexts(&session).await;
         let info = self.context(&session, context_id)?;
         let mut entry = self.entry(caller, &session, "restart_context", &target(&info));
-        let stopped = self.stop_kernel(&session, context_id).await;
-        entry.finish(stopped)?;
+        let stopped = async {
+            self.stop_kernel(&session, context_id).await?;
+            // Stopping forgets it in the agent: kept again, to be listed until its next run.
+            self.declare_kernel(&session, &info).await
+        };
+        entry.finish(stopped.await)?;
         self.contexts()
             .update(&session.id, context_id, |c| c.restarts += 1);
         self.context(&session, context_id)
@@ -79,6 +90,7 @@ impl Core {
         context_id: &str,
     ) -> Result<(), Error> {
         let session = self.running_session(caller, session_id, "delete_context")?;
+        self.learn_contexts(&session).await;
         let info = self.context(&session, context_id)?;
         let mut entry = self.entry(caller, &session, "delete_context", &target(&info));
         let stopped = self.stop_kernel(&session, context_id).await;
@@ -165,6 +177,62 @@ impl Core {
             message,
         }
         .with_remedy(Remedy::ListRuntimes))
+    }
+
+    /// Learns the contexts of a session taken back after a restart from its agent, which
+    /// holds them (their kernels still run): once, before its contexts are first used. What
+    /// the agent says is checked like a request (it is the sandbox's word); a context of a
+    /// language the runtime has no kernel for is left out. On failure it is tried again at
+    /// the next use.
+    pub(crate) async fn learn_contexts(&self, session: &Session) {
+        if !self.contexts().is_unlearned(&session.id) {
+            return;
+        }
+        let languages = self
+            .config()
+            .runtime(&session.runtime)
+            .map(|r| r.kernels.clone())
+            .unwrap_or_default();
+        if languages.is_empty() {
+            // No kernel, no context: nothing to ask its agent.
+            self.contexts().learned(&session.id, Vec::new());
+            return;
+        }
+        let listed = match self.connect(session).await {
+            Ok(stream) => proto::host::list_kernels(stream, SHUTDOWN_TIMEOUT)
+                .await
+                .map_err(|e| agent_error(Operation::Code, e)),
+            Err(e) => Err(e),
+        };
+        let kernels = match listed {
+            Ok(kernels) => kernels,
+            Err(e) => {
+                tracing::warn!(session = %session.id, error = %e, "cannot learn the session's code contexts from its agent");
+                return;
+            }
+        };
+        let found = kernels
+            .into_iter()
+            .filter(|k| {
+                proto::kernel::valid_context_id(&k.context) && languages.contains_key(&k.language)
+            })
+            .filter(|k| check_cwd(k.cwd.as_deref()).is_ok())
+            .map(|k| new_context(k.context, k.language, k.cwd))
+            .collect();
+        self.contexts().learned(&session.id, found);
+    }
+
+    async fn declare_kernel(&self, session: &Session, info: &ContextInfo) -> Result<(), Error> {
+        let stream = self.connect(session).await?;
+        let context = proto::kernel::KernelContext {
+            context: info.id.clone(),
+            language: info.language.clone(),
+            cwd: info.cwd.clone(),
+        };
+        proto::host::declare_kernel(stream, context, SHUTDOWN_TIMEOUT)
+            .await
+            .map(|_| ())
+            .map_err(|e| agent_error(Operation::Code, e))
     }
 
     async fn stop_kernel(&self, session: &Session, context_id: &str) -> Result<(), Error> {

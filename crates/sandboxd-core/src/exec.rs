@@ -74,6 +74,21 @@ impl Core {
         }
         result
     }
+
+    /// [`Core::exec`], `sink` seeing the output as the agent sends it (each stream's head as
+    /// it comes, its tail after the exit), for a face that shows progress.
+    pub async fn exec_watched(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        request: ExecRequest,
+        sink: impl Fn(&[u8]) + Send + Sync + 'static,
+    ) -> Result<ExecResult, Error> {
+        let sink: proto::OutputSink = std::sync::Arc::new(sink);
+        proto::OUTPUT_SINK
+            .scope(sink, self.exec(caller, session_id, request))
+            .await
+    }
 }
 
 impl Core {

@@ -109,6 +109,7 @@ impl Core {
             let id = session.id.clone();
             self.sessions().restore(session.clone());
             self.sessions().set_paused(&id, paused_at);
+            self.contexts().to_learn(&id);
             report.resumed += 1;
             waiting.push((session, paused_at));
         }
@@ -142,6 +143,9 @@ impl Core {
                     Some(_) => self.backend().adopt_paused(&session.sandbox).await,
                     None => self.backend().adopt(&session.sandbox).await,
                 };
+                if result.is_ok() && paused_at.is_none() {
+                    self.learn_contexts(&session).await;
+                }
                 if let Err(e) = result {
                     tracing::warn!(session = %session.id, error = %e, "cannot resume a session");
                     self.end_for(

@@ -33,6 +33,8 @@ impl Core {
         let session = self.running_session(caller, id, "resume")?;
         self.resume_as(&session, caller.actor(), &session.runtime)
             .await?;
+        // Taken back paused after a restart, its contexts are learned once it runs again.
+        self.learn_contexts(&session).await;
         self.get_session(caller, id).await
     }
 

@@ -3,7 +3,8 @@
 
 mod common;
 
-use axum::http::StatusCode;
+use axum::http::{header, Method, StatusCode};
+use base64::Engine;
 use common::*;
 use serde_json::{json, Value};
 
@@ -141,6 +142,78 @@ async fn exec_answers_the_output_and_exit_code() {
         .await;
     assert_eq!(status, StatusCode::OK);
     assert_eq!(result["stdout"], "via-argv\n");
+}
+
+/// The events of a Server-Sent Events body: (name, data as JSON).
+fn events(body: &[u8]) -> Vec<(String, Value)> {
+    let text = String::from_utf8_lossy(body);
+    text.split("\n\n")
+        .filter_map(|block| {
+            let mut name = None;
+            let mut data = String::new();
+            for line in block.lines() {
+                match line.split_once(':') {
+                    Some(("event", value)) => name = Some(value.trim().to_string()),
+                    Some(("data", value)) => data += value.strip_prefix(' ').unwrap_or(value),
+                    _ => {}
+                }
+            }
+            Some((name?, serde_json::from_str(&data).unwrap()))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn exec_streams_its_output_then_the_same_result_when_asked() {
+    let service = TestService::default_service();
+    let id = service.open(None).await;
+    let path = format!("/v1/sessions/{id}/exec");
+    let body = serde_json::to_vec(&json!({"command": "seq 3"})).unwrap();
+    let (_, plain) = service.post(&path, json!({"command": "seq 3"})).await;
+    let streamed = service
+        .admin()
+        .accepting("text/event-stream")
+        .send(Method::POST, &path, Some("application/json"), body)
+        .await;
+    assert_eq!(streamed.status, StatusCode::OK);
+    assert!(streamed.headers[header::CONTENT_TYPE]
+        .to_str()
+        .unwrap()
+        .starts_with("text/event-stream"));
+    let events = events(&streamed.body);
+    let (last, result) = events.last().unwrap();
+    assert_eq!(last, "result", "{events:?}");
+    let output: Vec<u8> = events
+        .iter()
+        .filter(|(name, _)| name == "output")
+        .flat_map(|(_, chunk)| {
+            base64::engine::general_purpose::STANDARD
+                .decode(chunk["base64"].as_str().unwrap())
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(output, b"1\n2\n3\n", "{events:?}");
+    let without_duration = |mut v: Value| {
+        v["duration_ms"] = Value::Null;
+        v
+    };
+    assert_eq!(without_duration(result.clone()), without_duration(plain));
+
+    // Refused before it starts: an ordinary error answer, with its status.
+    let unknown = service
+        .admin()
+        .accepting("text/event-stream")
+        .send(
+            Method::POST,
+            "/v1/sessions/nope/exec",
+            Some("application/json"),
+            br#"{"command": "true"}"#.to_vec(),
+        )
+        .await;
+    assert_eq!(unknown.status, StatusCode::NOT_FOUND);
+    assert_eq!(unknown.json()["error"]["code"], "not_found");
+    let (_, log) = service.get(&format!("/v1/sessions/{id}/activity")).await;
+    assert_eq!(log["entries"][0]["action"], "exec");
 }
 
 #[tokio::test]

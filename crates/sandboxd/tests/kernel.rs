@@ -382,3 +382,117 @@ async fn the_cli_prints_text_and_saves_images() {
     assert_eq!(failed.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&failed.stderr).contains("NameError"));
 }
+
+/// The result a run's last expression gave, as text.
+fn main_result(run: &Run) -> Option<String> {
+    run.of("result")
+        .find(|r| r["is_main_result"] == true)
+        .and_then(|r| r["data"]["text/plain"].as_str().map(String::from))
+}
+
+async fn create_context(service: &TestService, session: &str, body: Value) -> Value {
+    let response = service
+        .post(&format!("/v1/sessions/{session}/contexts"))
+        .json(&body)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 201);
+    response.json().await.unwrap()
+}
+
+#[tokio::test]
+async fn contexts_survive_a_restart_of_the_service() {
+    let mut service = TestService::start(&config());
+    let id = open_session(&service, "interpreter").await;
+    let created = create_context(&service, &id, json!({"language": "python", "cwd": "/tmp"})).await;
+    let context = created["id"].as_str().unwrap().to_string();
+    let run_path = format!("/v1/sessions/{id}/contexts/{context}/run");
+    let set = run_in(&service, run_path.clone(), json!({"code": "x = 41"})).await;
+    assert_eq!(set.end()["outcome"], "ok", "{:?}", set.events);
+    code(&service, &id, "y = 1").await;
+    // A context that never ran has no kernel yet, and is kept all the same.
+    let idle = create_context(&service, &id, json!({"language": "python"})).await;
+
+    service.crash_and_restart();
+
+    // The restarted service learns the contexts back from the agent once it dials back.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    let listed = loop {
+        let listed = service
+            .get_json(&format!("/v1/sessions/{id}/contexts"))
+            .await;
+        if listed["contexts"].as_array().is_some_and(|c| c.len() == 3) {
+            break listed;
+        }
+        assert!(std::time::Instant::now() < deadline, "{listed}");
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    let learned = listed["contexts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["id"] == context.as_str())
+        .unwrap_or_else(|| panic!("{listed}"));
+    assert_eq!(learned["language"], "python");
+    assert_eq!(learned["cwd"], "/tmp");
+
+    // The same kernels, with their state.
+    let after = run_in(&service, run_path, json!({"code": "x + 1"})).await;
+    assert_eq!(
+        main_result(&after).as_deref(),
+        Some("42"),
+        "{:?}",
+        after.events
+    );
+    assert_eq!(after.end()["restarted"], false);
+    let default = code(&service, &id, "y + 1").await;
+    assert_eq!(
+        main_result(&default).as_deref(),
+        Some("2"),
+        "{:?}",
+        default.events
+    );
+    let idle_run = format!(
+        "/v1/sessions/{id}/contexts/{}/run",
+        idle["id"].as_str().unwrap()
+    );
+    let first = run_in(&service, idle_run, json!({"code": "1 + 1"})).await;
+    assert_eq!(
+        main_result(&first).as_deref(),
+        Some("2"),
+        "{:?}",
+        first.events
+    );
+    // Each can be deleted (no kernel left running unknown to the service).
+    let path = format!("/v1/sessions/{id}/contexts/{context}");
+    assert_eq!(service.delete(&path).send().await.unwrap().status(), 204);
+}
+
+#[tokio::test]
+async fn a_kernel_message_over_the_cap_is_an_error_and_the_agent_lives() {
+    let service = TestService::start(&config());
+    let id = open_session(&service, "interpreter").await;
+    code(&service, &id, "x = 1").await;
+    // About 100 MB in one display message: over the agent's cap of 32 MiB a message.
+    let huge = code(
+        &service,
+        &id,
+        "display({'text/plain': 'x' * 100_000_000}, raw=True)",
+    )
+    .await;
+    let error = huge
+        .of("error")
+        .next()
+        .unwrap_or_else(|| panic!("{:?}", huge.end()));
+    assert_eq!(error["name"], "OutputTooLarge", "{error}");
+    assert!(
+        error["value"].as_str().unwrap().contains("too large"),
+        "{error}"
+    );
+    assert_eq!(huge.end()["restarted"], true, "{:?}", huge.end());
+    // The agent lives: the context runs again (on a new kernel), and commands run.
+    let again = code(&service, &id, "print('back')").await;
+    assert_eq!(again.stdout(), "back\n", "{:?}", again.events);
+    assert_eq!(service.sh(&id, "echo alive").await["stdout"], "alive\n");
+}

@@ -128,3 +128,40 @@ pub async fn shutdown_kernel<S: AsyncRead + AsyncWrite + Unpin>(
         .await
         .map_err(|_| ProtoError::Timeout(deadline))?
 }
+
+/// The contexts the agent holds ([`Request::KernelList`]).
+pub async fn list_kernels<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
+    deadline: Duration,
+) -> Result<Vec<crate::kernel::KernelContext>, ProtoError> {
+    kernels_answer(stream, &Request::KernelList, deadline).await
+}
+
+/// Has the agent keep `context` ([`Request::KernelDeclare`]): the contexts it holds then.
+pub async fn declare_kernel<S: AsyncRead + AsyncWrite + Unpin>(
+    stream: S,
+    context: crate::kernel::KernelContext,
+    deadline: Duration,
+) -> Result<Vec<crate::kernel::KernelContext>, ProtoError> {
+    kernels_answer(stream, &Request::KernelDeclare(context), deadline).await
+}
+
+async fn kernels_answer<S: AsyncRead + AsyncWrite + Unpin>(
+    mut stream: S,
+    request: &Request,
+    deadline: Duration,
+) -> Result<Vec<crate::kernel::KernelContext>, ProtoError> {
+    let exchange = async {
+        write_json(&mut stream, request).await?;
+        match read_frame(&mut stream).await?.parse_json::<Event>()? {
+            Event::Kernels { kernels } => Ok(kernels),
+            Event::Error { code, message } => Err(ProtoError::Agent { code, message }),
+            other => Err(ProtoError::Unexpected(format!(
+                "{other:?} instead of kernels"
+            ))),
+        }
+    };
+    tokio::time::timeout(deadline, exchange)
+        .await
+        .map_err(|_| ProtoError::Timeout(deadline))?
+}

@@ -18,7 +18,10 @@ pub use files::{
 };
 pub use files_meta::{make_dir, move_path, stat_path, watch_dir, DirWatch};
 pub use hub::{AgentHub, AgentLease, HELLO_TIMEOUT, MAX_IDLE};
-pub use kernel::{item_size, shutdown_kernel, start_kernel_run, KernelItem, KernelRun};
+pub use kernel::{
+    declare_kernel, item_size, list_kernels, shutdown_kernel, start_kernel_run, KernelItem,
+    KernelRun,
+};
 pub use ports::{carry, connect_port, list_ports, Carried};
 pub use process::{
     attach_process, kill_all_processes, list_processes, resize_process, signal_process,

@@ -2,6 +2,7 @@
 //! own group, like any command of the sandbox) and the client's sockets, ready once the kernel
 //! answers a `kernel_info_request` and its iopub messages arrive.
 
+use super::capped::{self, Relay};
 use jupyter_protocol::{ConnectionInfo, JupyterMessage, JupyterMessageContent, KernelInfoRequest};
 use jupyter_zmq_client::{ClientIoPubConnection, ClientShellConnection};
 use sandboxd_agent_proto::kernel::{KernelRunRequest, KERNEL_CONNECTION_FILE};
@@ -11,7 +12,9 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Notify;
 
 /// Where kernels keep their connection files and settings, one directory each.
 const KERNELS_DIR: &str = "/tmp/.sandboxd-kernels";
@@ -32,6 +35,10 @@ pub struct Kernel {
     pub pid: u32,
     pub shell: ClientShellConnection,
     pub iopub: ClientIoPubConnection,
+    /// Notified when the kernel sent a message over the cap: its connection was cut.
+    pub too_large: Arc<Notify>,
+    /// The client's sockets reach the kernel through these.
+    _relays: [Relay; 2],
     dir: PathBuf,
 }
 
@@ -101,6 +108,20 @@ pub async fn start(request: &KernelRunRequest) -> Result<Kernel, String> {
         .stdout(Stdio::null())
         .stderr(stderr)
         .process_group(0);
+    // The relays' ports are taken while the kernel's are still held, so none is one of them.
+    let too_large = Arc::new(Notify::new());
+    let relays = [
+        capped::relay(info.shell_port, too_large.clone()).await,
+        capped::relay(info.iopub_port, too_large.clone()).await,
+    ];
+    let [Ok(shell_relay), Ok(iopub_relay)] = relays else {
+        return Err("the kernel did not start: cannot listen on loopback for its messages".into());
+    };
+    let client_info = ConnectionInfo {
+        shell_port: shell_relay.port,
+        iopub_port: iopub_relay.port,
+        ..info.clone()
+    };
     // The ports are held until the kernel exists, then freed for it to bind.
     let child = crate::exec::start(command)
         .map_err(|e| format!("cannot run {:?}: {e}", request.kernel[0]))?;
@@ -113,6 +134,7 @@ pub async fn start(request: &KernelRunRequest) -> Result<Kernel, String> {
         stderr_file,
     };
     let session = random_hex()?;
+    let info = client_info;
     let connected = tokio::time::timeout(START_TIMEOUT, async {
         let iopub = jupyter_zmq_client::create_client_iopub_connection(&info, "", &session)
             .await
@@ -152,6 +174,8 @@ pub async fn start(request: &KernelRunRequest) -> Result<Kernel, String> {
         pid,
         shell,
         iopub,
+        too_large,
+        _relays: [shell_relay, iopub_relay],
         dir: std::mem::take(&mut starting.dir),
     })
 }

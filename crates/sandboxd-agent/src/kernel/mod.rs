@@ -6,12 +6,13 @@
 //! so an agent that never runs code keeps its small idle footprint. A run executes on the
 //! runtime and hands its events to the connection's thread, which writes them.
 
+mod capped;
 mod launch;
 mod run;
 mod runtime;
 
 use launch::Kernel;
-use sandboxd_agent_proto::kernel::{KernelRunRequest, ERROR_KERNEL_UNAVAILABLE};
+use sandboxd_agent_proto::kernel::{KernelContext, KernelRunRequest, ERROR_KERNEL_UNAVAILABLE};
 use sandboxd_agent_proto::{
     write_json, Event, ProtoError, ERROR_BAD_REQUEST, ERROR_TOO_MANY_PROCESSES,
 };
@@ -27,25 +28,31 @@ const EVENT_QUEUE: usize = 64;
 /// A context's kernel, once started; runs on one context take turns.
 type Slot = Arc<tokio::sync::Mutex<Option<Kernel>>>;
 
-fn kernels() -> &'static Mutex<HashMap<String, Slot>> {
-    static KERNELS: OnceLock<Mutex<HashMap<String, Slot>>> = OnceLock::new();
+/// A context the agent holds: what the service said of it, and its kernel's slot. The agent
+/// is where a context's existence is kept, so a restarted service learns it back from here.
+struct Held {
+    about: KernelContext,
+    slot: Slot,
+}
+
+fn kernels() -> &'static Mutex<HashMap<String, Held>> {
+    static KERNELS: OnceLock<Mutex<HashMap<String, Held>>> = OnceLock::new();
     KERNELS.get_or_init(Default::default)
 }
 
 /// Answers [`sandboxd_agent_proto::Request::KernelRun`].
 pub fn run(connection: &mut UnixStream, request: KernelRunRequest) -> Result<(), ProtoError> {
-    if let Err(message) = check(&request) {
+    let about = KernelContext {
+        context: request.context.clone(),
+        language: request.language.clone(),
+        cwd: request.cwd.clone(),
+    };
+    if let Err(message) = check_context(&about).and_then(|()| check(&request)) {
         return write_json(connection, &error(ERROR_BAD_REQUEST, message));
     }
-    let slot = {
-        let mut table = kernels().lock().unwrap_or_else(|e| e.into_inner());
-        if !table.contains_key(&request.context) && table.len() >= MAX_KERNELS {
-            let message = format!(
-                "the sandbox holds {MAX_KERNELS} code contexts with kernels, the most it may; delete one first"
-            );
-            return write_json(connection, &error(ERROR_TOO_MANY_PROCESSES, message));
-        }
-        table.entry(request.context.clone()).or_default().clone()
+    let slot = match hold(about) {
+        Ok(slot) => slot,
+        Err(message) => return write_json(connection, &error(ERROR_TOO_MANY_PROCESSES, message)),
     };
     let runtime = match runtime::get() {
         Ok(runtime) => runtime,
@@ -68,7 +75,8 @@ pub fn shutdown(connection: &mut UnixStream, context: &str) -> Result<(), ProtoE
     let slot = kernels()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .remove(context);
+        .remove(context)
+        .map(|held| held.slot);
     let existed = match slot {
         Some(slot) => match runtime::get() {
             Ok(runtime) => runtime.block_on(async move { slot.lock().await.take().is_some() }),
@@ -79,18 +87,60 @@ pub fn shutdown(connection: &mut UnixStream, context: &str) -> Result<(), ProtoE
     write_json(connection, &Event::KernelStopped { existed })
 }
 
+/// The slot of the context, kept from now on, unless the agent holds as many as it may (the
+/// refusal's message).
+fn hold(about: KernelContext) -> Result<Slot, String> {
+    let mut table = kernels().lock().unwrap_or_else(|e| e.into_inner());
+    if !table.contains_key(&about.context) && table.len() >= MAX_KERNELS {
+        return Err(format!(
+            "the sandbox holds {MAX_KERNELS} code contexts, the most it may; delete one first"
+        ));
+    }
+    let held = table.entry(about.context.clone()).or_insert_with(|| Held {
+        about,
+        slot: Slot::default(),
+    });
+    Ok(held.slot.clone())
+}
+
+/// Answers [`sandboxd_agent_proto::Request::KernelDeclare`].
+pub fn declare(connection: &mut UnixStream, about: KernelContext) -> Result<(), ProtoError> {
+    if let Err(message) = check_context(&about) {
+        return write_json(connection, &error(ERROR_BAD_REQUEST, message));
+    }
+    if let Err(message) = hold(about) {
+        return write_json(connection, &error(ERROR_TOO_MANY_PROCESSES, message));
+    }
+    list(connection)
+}
+
+/// Answers [`sandboxd_agent_proto::Request::KernelList`].
+pub fn list(connection: &mut UnixStream) -> Result<(), ProtoError> {
+    let kernels = kernels()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .values()
+        .map(|held| held.about.clone())
+        .collect();
+    write_json(connection, &Event::Kernels { kernels })
+}
+
+/// What the agent keeps of a context is bounded: its id, language and cwd.
+fn check_context(about: &KernelContext) -> Result<(), String> {
+    if !sandboxd_agent_proto::kernel::valid_context_id(&about.context) {
+        return Err("a context id is 1 to 64 characters: letters, digits, '-' and '_'".into());
+    }
+    if about.language.len() > 64 {
+        return Err("a language is at most 64 characters".into());
+    }
+    if about.cwd.as_ref().is_some_and(|cwd| cwd.len() > 4096) {
+        return Err("a cwd is at most 4096 bytes".into());
+    }
+    Ok(())
+}
+
 fn check(request: &KernelRunRequest) -> Result<(), String> {
     use sandboxd_agent_proto::kernel::{KERNEL_CONNECTION_FILE, MAX_KERNEL_CODE_LEN};
-    if request.context.is_empty() || request.context.len() > 64 {
-        return Err("a context id is 1 to 64 characters".into());
-    }
-    if !request
-        .context
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
-        return Err("a context id holds only letters, digits, '-' and '_'".into());
-    }
     if !request
         .kernel
         .iter()

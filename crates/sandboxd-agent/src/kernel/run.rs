@@ -2,6 +2,7 @@
 //! until the kernel is idle again and has replied. The timeout interrupts the kernel; if the
 //! interrupt does not end the run in a grace period, or the kernel dies, it is replaced.
 
+use super::capped::MAX_KERNEL_MESSAGE;
 use super::launch::{self, Kernel, EXIT_POLL};
 use super::Slot;
 use jupyter_protocol::{
@@ -143,6 +144,17 @@ async fn drive(
                         end.outcome = KernelOutcome::Error;
                     }
                 }
+            }
+            () = kernel.too_large.notified() => {
+                // Its connection is cut: the kernel is replaced, and the run says why.
+                end.outcome = KernelOutcome::Error;
+                end.restarted = true;
+                output.error(KernelError {
+                    name: "OutputTooLarge".into(),
+                    value: format!("the kernel sent a message over {} bytes (its output was too large), so it was stopped; the context's state is gone", MAX_KERNEL_MESSAGE),
+                    traceback: Vec::new(),
+                }).await;
+                return end;
             }
             _ = exit_check.tick() => {
                 if let Some(status) = kernel.exit_status() {

@@ -5,6 +5,7 @@ pub mod archive;
 pub mod audit;
 pub mod contexts;
 pub mod events;
+pub mod exec_stream;
 pub mod files;
 pub mod files_meta;
 pub mod network;

@@ -154,11 +154,11 @@ pub async fn close_session(
     path = "/v1/sessions/{id}/exec",
     tag = "sessions",
     summary = "Run one command to completion",
-    description = "Each command is its own process: a `cd` does not carry to the next one; chain with `&&`. A command past its timeout is killed with its children (`timed_out`); output past `policy.max_output_bytes` per stream keeps its head and its tail around a line saying how many bytes were left out between them (`stdout_truncated`, `stderr_truncated`).",
+    description = "Each command is its own process: a `cd` does not carry to the next one; chain with `&&`. A command past its timeout is killed with its children (`timed_out`); output past `policy.max_output_bytes` per stream keeps its head and its tail around a line saying how many bytes were left out between them (`stdout_truncated`, `stderr_truncated`). With `Accept: text/event-stream`, the answer is Server-Sent Events: `output` (data: an OutputChunk in base64, stdout and stderr together, as the command writes them; a reader that lags may miss some), then `result` (data: the ExecResult the JSON answer would be), last. A failure after the stream began is a `failed` event (data: an ErrorDetail); one found before the command starts is an ordinary error answer.",
     params(("id" = String, Path, description = "The session's id")),
     request_body(content = ExecRequest, description = "Exactly one of `command` (run by /bin/sh -c) or `argv`"),
     responses(
-        (status = 200, description = "How the command ended, and its output", body = ExecResult),
+        (status = 200, description = "How the command ended, and its output; with `Accept: text/event-stream`, its output as it comes, then the same result (see the description)", content((ExecResult = "application/json"), (String = "text/event-stream"))),
         (status = 400, description = "`invalid_request`, `invalid_timeout`, `timeout_too_large` (above `policy.max_timeout_secs`) or `spawn_failed` (the program cannot be started)", body = sandboxd_api::ErrorBody),
         (status = 410, description = "`sandbox_gone`: the sandbox vanished from the engine", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`: the body is over its limit", body = sandboxd_api::ErrorBody),
@@ -169,9 +169,14 @@ pub async fn exec_command(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
     Path(id): Path<String>,
+    headers: axum::http::HeaderMap,
     ApiJson(request): ApiJson<ExecRequest>,
-) -> Result<Json<ExecResult>, ApiError> {
-    Ok(Json(state.core.exec(&caller, &id, request).await?))
+) -> Result<axum::response::Response, ApiError> {
+    if super::exec_stream::wants_events(&headers) {
+        return super::exec_stream::streamed(state, caller, id, request).await;
+    }
+    let result: ExecResult = state.core.exec(&caller, &id, request).await?;
+    Ok(axum::response::IntoResponse::into_response(Json(result)))
 }
 
 #[utoipa::path(

@@ -130,6 +130,7 @@ impl TestService {
             router: self.router.clone(),
             token: Some(token.to_string()),
             client_name: None,
+            accept: None,
             peer: None,
         }
     }
@@ -140,6 +141,7 @@ impl TestService {
             router: self.router.clone(),
             token: None,
             client_name: None,
+            accept: None,
             peer: None,
         }
     }
@@ -202,6 +204,7 @@ pub struct Client {
     token: Option<String>,
     client_name: Option<String>,
     peer: Option<SocketAddr>,
+    accept: Option<String>,
 }
 
 /// An answer: its status, headers and body.
@@ -222,6 +225,12 @@ impl Client {
     /// The same client, naming its interface in `X-Sandboxd-Client`.
     pub fn via(mut self, client_name: &str) -> Client {
         self.client_name = Some(client_name.to_string());
+        self
+    }
+
+    /// The same client, sending `Accept: accept`.
+    pub fn accepting(mut self, accept: &str) -> Client {
+        self.accept = Some(accept.to_string());
         self
     }
 
@@ -250,6 +259,9 @@ impl Client {
         }
         if let Some(content_type) = content_type {
             request = request.header(header::CONTENT_TYPE, content_type);
+        }
+        if let Some(accept) = &self.accept {
+            request = request.header(header::ACCEPT, accept);
         }
         let mut request = request.body(Body::from(body)).unwrap();
         if let Some(peer) = self.peer {
