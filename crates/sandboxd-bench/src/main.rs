@@ -117,7 +117,10 @@ async fn main() -> Result<()> {
             result = Err(e);
         }
     }
-    raw.clean_up(&service.instance).await;
+    // Stopped first, so its warm pool cannot start sandboxes again behind the clean-up.
+    let instance = service.instance.clone();
+    drop(service);
+    raw.clean_up(&instance).await;
     let figures = result?;
     if let Some(kubeconfig) = &args.kubeconfig {
         kubernetes::run(

@@ -73,7 +73,9 @@ image = "{image}"
     );
     let mut service = Service::start_with_config(sandboxd, agent, &config, "-scale")?;
     let result = measure(count, clients, &mut service, raw).await;
-    raw.clean_up(&service.instance).await;
+    let instance = service.instance.clone();
+    drop(service);
+    raw.clean_up(&instance).await;
     result
 }
 
