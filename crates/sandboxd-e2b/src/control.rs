@@ -3,16 +3,16 @@
 //! snapshot, metadata become the session's labels, envVars the environment of its every
 //! command, and the timeout its own idle expiry (which pauses it with `autoPause`). Authenticated by `X-API-Key`: the service token or a tenant's.
 
+use crate::caller::{answer, done, existing, ApiCaller};
 use crate::errors::E2bError;
 use crate::network::{self, NetworkOptions};
 use crate::{Face, ENVD_VERSION};
-use axum::extract::{FromRequestParts, Path, Query, State};
-use axum::http::request::Parts;
+use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sandboxd_api::{CreateSession, SessionInfo, SessionState, SnapshotInfo};
-use sandboxd_core::{Caller, Interface};
+use sandboxd_core::Caller;
 use serde::Deserialize;
 use serde_json::{json, Value};
 use std::collections::BTreeMap;
@@ -62,32 +62,6 @@ pub struct ListQuery {
     state: Option<String>,
     limit: Option<usize>,
     next_token: Option<String>,
-}
-
-/// The caller an `X-API-Key` stands for; a handler taking it answers 401 without one.
-pub struct ApiCaller(pub(crate) Caller);
-
-impl FromRequestParts<Face> for ApiCaller {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut Parts, face: &Face) -> Result<Self, Response> {
-        let Ok(address) = crate::ClientAddress::from_request_parts(parts, face).await;
-        let key = parts
-            .headers
-            .get("x-api-key")
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("");
-        face.core
-            .authenticate(key, address.0)
-            .map(|principal| ApiCaller(Caller::new(principal, Interface::E2b)))
-            .map_err(|e| match e {
-                sandboxd_core::Error::Unauthorized => E2bError::unauthenticated(
-                    "missing or wrong API key: set E2B_API_KEY to the service token or a tenant token (sandboxd e2b env prints it)",
-                ),
-                other => other.into(),
-            })
-            .map_err(E2bError::into_http)
-    }
 }
 
 impl NewSandbox {
@@ -332,20 +306,6 @@ pub async fn unsupported(uri: axum::http::Uri) -> Response {
     E2bError::unsupported(what).into_http()
 }
 
-/// The session, if the caller may reach it and it is open (running or paused); an ended one
-/// is "not found", as a killed sandbox is to E2B.
-pub(crate) async fn existing(
-    face: &Face,
-    caller: &Caller,
-    id: &str,
-) -> Result<SessionInfo, E2bError> {
-    let info = face.core.get_session(caller, id).await?;
-    match info.state {
-        SessionState::Running | SessionState::Paused => Ok(info),
-        SessionState::Ended => Err(E2bError::sandbox_not_found(id)),
-    }
-}
-
 /// What create and connect answer: how to reach the sandbox's envd.
 pub(crate) fn sandbox(face: &Face, caller: &Caller, info: &SessionInfo) -> Result<Value, E2bError> {
     let token = face.core.session_access_token(caller, &info.id)?;
@@ -397,20 +357,6 @@ fn state_name(state: &SessionState) -> &'static str {
     match state {
         SessionState::Paused => "paused",
         _ => "running",
-    }
-}
-
-pub(crate) fn done(result: Result<(), E2bError>) -> Response {
-    match result {
-        Ok(()) => StatusCode::NO_CONTENT.into_response(),
-        Err(e) => e.into_http(),
-    }
-}
-
-pub(crate) fn answer(status: StatusCode, result: Result<Value, E2bError>) -> Response {
-    match result {
-        Ok(body) => (status, Json(body)).into_response(),
-        Err(e) => e.into_http(),
     }
 }
 

@@ -10,6 +10,7 @@
 //! plane, and the rest to the service's own answer for unknown routes. Mounted as the
 //! service's fallback, so it never shadows a route of sandboxd's own.
 
+mod caller;
 mod connect;
 mod control;
 mod envd;

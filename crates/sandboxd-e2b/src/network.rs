@@ -5,7 +5,7 @@
 //! cannot express (addresses, ranges, a name below an allowed wildcard) is refused, as are
 //! the options sandboxd has no counterpart for.
 
-use crate::control::{done, existing, ApiCaller};
+use crate::caller::{done, existing, ApiCaller};
 use crate::errors::E2bError;
 use crate::Face;
 use axum::extract::{Path, State};

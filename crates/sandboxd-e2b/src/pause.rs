@@ -5,7 +5,8 @@
 //! `memory` says (a filesystem-only pause would keep less); a resume that asks to cold-boot
 //! from disk (`memory: false`) is refused, as E2B refuses it where it is not offered.
 
-use crate::control::{answer, done, existing, sandbox, ApiCaller};
+use crate::caller::{answer, done, existing, ApiCaller};
+use crate::control::sandbox;
 use crate::errors::{Code, E2bError};
 use crate::Face;
 use axum::extract::{Path, State};

@@ -7,7 +7,8 @@
 //! all or none, each with the files and environment of the one forked and none of its
 //! processes.
 
-use crate::control::{answer, existing, paged, sandbox, ApiCaller};
+use crate::caller::{answer, existing, ApiCaller};
+use crate::control::{paged, sandbox};
 use crate::errors::E2bError;
 use crate::Face;
 use axum::extract::{Path, Query, State};

@@ -3,7 +3,7 @@
 //! right ([`crate::secrets`]), and sent on over the proxy's own TLS to the host, verified.
 //! Hosts of no secret are never intercepted.
 
-use crate::http::{forward, refusal_answer};
+use crate::forward::{forward, refusal_answer};
 use crate::secrets::{substitute, Destination};
 use crate::{Client, ConnectionRecord, Door, Refusal, SecretRecord, Shared};
 use hyper::body::Incoming;
@@ -88,11 +88,11 @@ async fn handle(
     host: &str,
     port: u16,
     door: Door,
-) -> hyper::Response<crate::http::ProxyBody> {
+) -> hyper::Response<crate::forward::ProxyBody> {
     let session = &client.session;
     if request.method() == hyper::Method::CONNECT {
         let message = "CONNECT goes to the proxy, not inside TLS to a host";
-        return crate::http::answer(hyper::StatusCode::METHOD_NOT_ALLOWED, message);
+        return crate::forward::answer(hyper::StatusCode::METHOD_NOT_ALLOWED, message);
     }
     let (mut parts, body) = request.into_parts();
     let to = Destination {
@@ -121,7 +121,7 @@ async fn handle(
                 host: host.to_string(),
                 why,
             };
-            return crate::http::failed(&shared, record, refusal);
+            return crate::forward::failed(&shared, record, refusal);
         }
     };
     for secret in put {

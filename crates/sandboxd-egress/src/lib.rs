@@ -26,6 +26,7 @@ mod addresses;
 mod ca;
 mod counted;
 mod dns;
+mod forward;
 mod http;
 mod intercept;
 mod limits;
@@ -387,12 +388,12 @@ impl Shared {
         host: &str,
         port: u16,
         misplaced: secrets::Misplaced,
-    ) -> ::http::Response<http::ProxyBody> {
+    ) -> ::http::Response<forward::ProxyBody> {
         let refusal = Refusal::Secret {
             secret: misplaced.secret.clone(),
             why: misplaced.why,
         };
-        let response = http::refusal_answer(&refusal);
+        let response = forward::refusal_answer(&refusal);
         self.policy.record_secret(SecretRecord {
             session_id: session.session_id.clone(),
             host: host.to_string(),

@@ -1,0 +1,158 @@
+//! The config's own tests: parsing, the embedded default, and its errors.
+
+use super::*;
+
+fn error_of(text: &str) -> String {
+    Config::parse(text).unwrap_err().to_string()
+}
+
+const MINIMAL: &str = "[runtimes.sh]\nimage = \"sandboxd/busybox:local\"\n";
+
+#[test]
+fn embedded_default_matches_the_seed() {
+    let config = Config::embedded().unwrap();
+    assert_eq!(config.default_runtime, "python");
+    assert_eq!(config.max_sessions, 20);
+    assert_eq!(config.token, TokenSource::Generated);
+    let python = config.runtime("python").unwrap();
+    assert_eq!(python.limits.pids_limit, 512);
+    assert_eq!(python.interpreter, vec!["python3"]);
+    let datascience = config.runtime("datascience").unwrap();
+    assert_eq!(datascience.recipe.as_deref(), Some("python-datascience"));
+    assert_eq!(datascience.limits.mem_limit_bytes, 4 << 30);
+    assert_eq!(datascience.limits.cpus, 2.0);
+    assert_eq!(datascience.limits.network_mode, NetworkMode::None);
+    let interpreter = config.runtime("interpreter").unwrap();
+    assert_eq!(interpreter.recipe.as_deref(), Some("python-interpreter"));
+    assert!(
+        interpreter.kernels.contains_key("python"),
+        "inherits the recipe's kernel"
+    );
+    assert!(python.kernels.is_empty());
+    let scraping = config.runtime("scraping").unwrap();
+    assert_eq!(scraping.limits.network_mode, NetworkMode::Bridge);
+    assert_eq!(
+        scraping.limits.mem_limit_bytes,
+        1 << 30,
+        "inherits the default"
+    );
+    assert_eq!(config.worst_case_memory_bytes(), 20 * (4 << 30));
+}
+
+#[test]
+fn a_runtime_may_name_more_than_the_default() {
+    let config = Config::parse(
+        "default_runtime = \"big\"\nmem_limit = \"512m\"\n[runtimes.big]\nimage = \"x\"\nmem_limit = \"2g\"\n[runtimes.small]\nimage = \"y\"\n",
+    )
+    .unwrap();
+    assert_eq!(
+        config.runtime("big").unwrap().limits.mem_limit_bytes,
+        2 << 30
+    );
+    assert_eq!(
+        config.runtime("small").unwrap().limits.mem_limit_bytes,
+        512 << 20
+    );
+}
+
+#[test]
+fn extra_allowed_origins_are_exact_origins() {
+    assert!(Config::parse(MINIMAL)
+        .unwrap()
+        .extra_allowed_origins
+        .is_empty());
+    let config = Config::parse(&format!(
+        "extra_allowed_origins = [\"http://localhost:6274\", \"HTTPS://Inspector.example\"]\n{MINIMAL}"
+    ))
+    .unwrap();
+    assert_eq!(
+        config.extra_allowed_origins,
+        ["http://localhost:6274", "https://inspector.example"]
+    );
+    for bad in [
+        "localhost:6274",
+        "http://x/",
+        "http://x/path",
+        "ftp://x",
+        "*",
+        "http://u@x",
+    ] {
+        let error = error_of(&format!("extra_allowed_origins = [\"{bad}\"]\n{MINIMAL}"));
+        assert!(error.contains("extra_allowed_origins"), "{bad}: {error}");
+    }
+    let policy = Config::parse(MINIMAL).unwrap().policy;
+    assert_eq!(policy.mcp_output_bytes, 24 << 10);
+}
+
+#[test]
+fn single_runtime_is_the_default() {
+    assert_eq!(Config::parse(MINIMAL).unwrap().default_runtime, "sh");
+}
+
+#[test]
+fn precise_errors() {
+    let cases = [
+        (format!("bogus = 1\n{MINIMAL}"), "unknown field `bogus`"),
+        (
+            "[runtimes.sh]\nimage = \"x\"\nprivileged = true\n".to_string(),
+            "unknown field `privileged`",
+        ),
+        (
+            "[runtimes.sh]\nimage = \"x\"\nmem_limit = \"lots\"\n".to_string(),
+            "runtimes.sh.mem_limit",
+        ),
+        (
+            "[runtimes.sh]\nimage = \"x\"\ncpus = 0\n".to_string(),
+            "runtimes.sh.cpus: must be a number above 0",
+        ),
+        (
+            "[runtimes.sh]\nimage = \"x\"\ncpus = -1.5\n".to_string(),
+            "must be a number above 0",
+        ),
+        (
+            "[runtimes.sh]\nimage = \"x\"\nnetwork_mode = \"host\"\n".to_string(),
+            "unknown network mode \"host\"",
+        ),
+        (
+            format!("default_runtime = \"nope\"\n{MINIMAL}"),
+            "default_runtime: \"nope\" is not one of the configured runtimes (sh)",
+        ),
+        (
+            "max_sessions = 3\n".to_string(),
+            "no runtimes are configured",
+        ),
+        (
+            "[runtimes.sh]\nimage = \"x\"\nruntime = \"y\"\n".to_string(),
+            "not both",
+        ),
+        ("[runtimes.sh]\ncpus = 1.0\n".to_string(), "give `image`"),
+        (
+            format!("max_sessions = 0\n{MINIMAL}"),
+            "max_sessions: must be at least 1",
+        ),
+        (
+            format!("[policy]\ndefault_timeout_secs = 900\nmax_timeout_secs = 60\n{MINIMAL}"),
+            "policy.default_timeout_secs",
+        ),
+        (format!("token = \"short\"\n{MINIMAL}"), "at least 16"),
+        (
+            format!("mem_limit = \"1k\"\n{MINIMAL}"),
+            "below the minimum",
+        ),
+    ];
+    for (text, expected) in cases {
+        let message = error_of(&text);
+        assert!(
+            message.contains(expected),
+            "config {text:?}\n  gave {message:?}\n  expected it to contain {expected:?}"
+        );
+    }
+}
+
+#[test]
+fn view_redacts_the_token() {
+    let config = Config::parse(&format!("token = \"0123456789abcdef-secret\"\n{MINIMAL}")).unwrap();
+    let json = format!("{:?}", config.view());
+    assert!(!json.contains("secret"));
+    assert_eq!(config.view().token, "<redacted>");
+}
