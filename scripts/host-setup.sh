@@ -50,6 +50,16 @@ start_dockerd() {
                    setsid nohup dockerd >>"$1" 2>&1 </dev/null &' sh "$SANDBOXD_DOCKERD_LOG"
 }
 
+# An idle sandbox holds about 20 tasks (the engine's shim threads and its agent's), so the
+# kernel's default of 32768 process ids runs out near 1,600 sandboxes: runc then fails with
+# "can't get final child's PID from pipe".
+SANDBOXD_PID_MAX=4194304
+if (( $(cat /proc/sys/kernel/pid_max 2>/dev/null || echo "$SANDBOXD_PID_MAX") < SANDBOXD_PID_MAX )); then
+    log "raising kernel.pid_max to $SANDBOXD_PID_MAX (room for thousands of sandboxes)"
+    as_root sh -c "echo $SANDBOXD_PID_MAX > /proc/sys/kernel/pid_max" ||
+        warn "cannot raise kernel.pid_max: about 1,600 sandboxes at once is this host's limit"
+fi
+
 if docker_ping; then
     log "Docker engine answers on $DOCKER_SOCK"
 else
