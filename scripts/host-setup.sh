@@ -11,7 +11,7 @@ set -euo pipefail
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 
-DOCKERD_WAIT_SECONDS="${DOCKERD_WAIT_SECONDS:-60}"
+DOCKERD_WAIT_SECONDS="${DOCKERD_WAIT_SECONDS:-600}"
 
 # shellcheck disable=SC2086 # the list is one word per package
 ensure_packages $SANDBOXD_HOST_PACKAGES
@@ -60,12 +60,39 @@ if (( $(cat /proc/sys/kernel/pid_max 2>/dev/null || echo "$SANDBOXD_PID_MAX") < 
         warn "cannot raise kernel.pid_max: about 1,600 sandboxes at once is this host's limit"
 fi
 
+dockerd_alive() {
+    pgrep -x dockerd >/dev/null 2>&1
+}
+
+dead_shims_cleaned() {
+    awk '/started by sandboxd host-setup/ {n = 0} /cleaning up dead shim/ {n++} END {print n + 0}' \
+        "$SANDBOXD_DOCKERD_LOG" 2>/dev/null || echo 0
+}
+
+# After a crash with many containers, dockerd's containerd spends its first seconds cleaning up
+# after their dead shims (tens of milliseconds each); dockerd gives up on it after about 15 s and
+# exits, but each attempt gets further through the list. So an engine that exits while we wait
+# is started again, up to the deadline.
+wait_for_engine() {
+    local deadline=$((SECONDS + DOCKERD_WAIT_SECONDS)) attempt=1
+    while ((SECONDS < deadline)); do
+        docker_ping && return 0
+        if ! dockerd_alive && ((SECONDS < deadline - 5)); then
+            attempt=$((attempt + 1))
+            log "dockerd exited before answering (its containerd was still cleaning up after dead shims: $(dead_shims_cleaned) so far); starting it again (attempt $attempt)"
+            start_dockerd
+        fi
+        sleep 1
+    done
+    docker_ping
+}
+
 if docker_ping; then
     log "Docker engine answers on $DOCKER_SOCK"
 else
     start_dockerd
     log "waiting up to ${DOCKERD_WAIT_SECONDS}s for the Docker engine"
-    if ! wait_docker "$DOCKERD_WAIT_SECONDS"; then
+    if ! wait_for_engine; then
         if [[ -f "$SANDBOXD_DOCKERD_LOG" ]]; then
             log "last lines of $SANDBOXD_DOCKERD_LOG:"
             tail -n 30 "$SANDBOXD_DOCKERD_LOG" >&2 || true

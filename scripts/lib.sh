@@ -33,7 +33,7 @@ export SANDBOXD_ROOT
 # which bundles npm and conflicts with Debian's npm package): scripts/test.sh installs
 # Debian's nodejs and npm only when `node` or `npm` is missing.
 # What running the service needs (scripts/up.sh), installed without recommended packages.
-SANDBOXD_HOST_PACKAGES="docker.io cgroupfs-mount busybox-static debootstrap curl ca-certificates file iptables"
+SANDBOXD_HOST_PACKAGES="docker.io cgroupfs-mount busybox-static debootstrap curl ca-certificates file iptables procps"
 # What only the tests need besides: gcc for the adversarial probes, Chromium for the dashboard.
 SANDBOXD_TEST_PACKAGES="gcc libc6-dev chromium fonts-liberation tmux iproute2"
 
