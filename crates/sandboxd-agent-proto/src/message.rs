@@ -85,7 +85,7 @@ pub const ERROR_CROSS_DEVICE: &str = "cross_device";
 pub enum Request {
     /// Answered with [`Event::Pong`].
     Ping,
-    /// Runs a process: [`Event::Started`], output frames, then [`Event::Exited`].
+    /// Runs a process: output frames, then [`Event::Exited`].
     Exec(ExecRequest),
     /// Lists a directory, describing symlinks rather than what they point to:
     /// [`Event::DirEntries`] batches with at most `max_entries` entries in all, then
@@ -329,6 +329,8 @@ pub enum Event {
         secret: Option<AgentSecret>,
     },
     Pong,
+    /// Sent before the output by agents of earlier builds, which may still run in sandboxes
+    /// that a restarted service takes back; ignored.
     Started {
         pid: u32,
     },

@@ -236,9 +236,10 @@ async fn acquire_hands_out_a_greeted_connection() {
 #[tokio::test]
 async fn acquire_skips_connections_the_agent_closed() {
     let setup = setup();
-    let gone = greeted(&setup.socket).await;
-    wait_for_idle(&setup.hub, 1).await;
     let mut alive = greeted(&setup.socket).await;
+    wait_for_idle(&setup.hub, 1).await;
+    // The newest parked connection is taken first: this one, closed, must be skipped.
+    let gone = greeted(&setup.socket).await;
     wait_for_idle(&setup.hub, 2).await;
     drop(gone);
     let mut connection = setup.hub.acquire(Duration::from_secs(1)).await.unwrap();

@@ -207,7 +207,7 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
 
 pub(crate) struct Pool {
     state: Mutex<PoolState>,
-    /// Signalled whenever a connection leaves the idle set.
+    /// Signalled when a spare is missing (see [`PoolState::has_vacancy`]).
     changed: Condvar,
 }
 
@@ -245,18 +245,21 @@ impl Pool {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// Changes the counters and wakes the dialer only when that made room for a dial: a
+    /// request taking one of several spares, as nearly every request does, wakes nobody.
     fn update(&self, change: impl FnOnce(&mut PoolState)) {
-        change(&mut self.lock());
-        self.changed.notify_one();
+        let mut state = self.lock();
+        change(&mut state);
+        if state.has_vacancy() {
+            self.changed.notify_one();
+        }
     }
 
     /// Blocks until a spare is missing; returns how long to back off first, if at all.
     fn wait_for_vacancy(&self) -> Option<Duration> {
         let mut state = self
             .changed
-            .wait_while(self.lock(), |s| {
-                s.idle >= SPARES || s.open >= MAX_CONNECTIONS
-            })
+            .wait_while(self.lock(), |s| !s.has_vacancy())
             .unwrap_or_else(PoisonError::into_inner);
         std::mem::take(&mut state.backoff_due).then(|| state.bump_retry_delay())
     }
@@ -293,6 +296,11 @@ impl Pool {
 }
 
 impl PoolState {
+    /// A spare is missing and there is room for another connection.
+    fn has_vacancy(&self) -> bool {
+        self.idle < SPARES && self.open < MAX_CONNECTIONS
+    }
+
     fn bump_retry_delay(&mut self) -> Duration {
         let delay = self.retry_delay;
         self.retry_delay = (delay * 2).min(MAX_RETRY_DELAY);

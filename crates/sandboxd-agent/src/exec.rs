@@ -51,8 +51,9 @@ pub fn run(connection: &mut UnixStream, request: &ExecRequest) -> Result<(), Pro
         }
     };
     let mut exec = Supervised::new(child, request)?;
-    let outcome = write_json(connection, &Event::Started { pid: exec.pid })
-        .and_then(|()| exec.supervise(connection, request));
+    // No word before the output or the exit: nobody waits for one, and it would wake the
+    // service in the middle of every command.
+    let outcome = exec.supervise(connection, request);
     let (status, timed_out) = match outcome {
         Ok(finished) => finished,
         Err(e) => {

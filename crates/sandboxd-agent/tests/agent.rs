@@ -351,7 +351,6 @@ async fn output_streams_while_the_process_runs() {
         match frame.kind {
             FrameKind::Stdout => events.push((text(&frame.payload).to_string(), started.elapsed())),
             FrameKind::Json => match frame.parse_json::<Event>().unwrap() {
-                Event::Started { .. } => {}
                 Event::Exited(report) => {
                     assert_eq!(report.exit_code, Some(0));
                     break;

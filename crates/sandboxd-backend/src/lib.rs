@@ -150,11 +150,6 @@ pub trait Backend: Send + Sync + 'static {
 
     async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError>;
 
-    /// How many processes the kernel has killed for lack of memory in the sandbox so far, read
-    /// from the platform (the sandbox cannot forge it); `None` when the platform cannot say.
-    /// A command was OOM-killed when this rose while it ran, whichever of its processes died.
-    async fn oom_kills(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError>;
-
     /// The sandboxes of this service instance that exist on the platform.
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError>;
 

@@ -50,19 +50,13 @@ impl Core {
         planned.stdin = stdin.is_some();
         // Recorded also when the caller goes away before the command ends.
         let mut entry = self.entry(caller, &session, "exec", &program_name(&planned.argv));
-        let oom_kills_before = self.oom_kills(&session).await;
-        let mut result = match self.connect(&session).await {
+        // `oom_killed` is the sandbox cgroup's count, which the agent reads before and after:
+        // an OOM kill of any process of the command (e.g. a child of `sh -c`, which then exits
+        // 137) counts.
+        let result = match self.connect(&session).await {
             Ok(stream) => run(stream, &planned, stdin).await,
             Err(e) => Err(e),
         };
-        if let Ok(done) = &mut result {
-            // The platform's count, not the agent's word: an OOM kill of any process of the
-            // command (e.g. a child of `sh -c`, which then exits 137) counts.
-            if let (Some(before), Some(after)) = (oom_kills_before, self.oom_kills(&session).await)
-            {
-                done.oom_killed = after > before;
-            }
-        }
         match &result {
             Ok(r) => entry.end_command(&CommandEnding {
                 exit_code: r.exit_code,
@@ -88,17 +82,6 @@ impl Core {
         proto::OUTPUT_SINK
             .scope(sink, self.exec(caller, session_id, request))
             .await
-    }
-}
-
-impl Core {
-    /// The sandbox's OOM kills so far, as its platform counts them.
-    async fn oom_kills(&self, session: &crate::sessions::Session) -> Option<u64> {
-        self.backend()
-            .oom_kills(&session.sandbox)
-            .await
-            .ok()
-            .flatten()
     }
 }
 

@@ -5,8 +5,8 @@
 //!
 //! What it runs (the script is `command`, or the last element of `argv`): `exit N` exits with
 //! N; `sleep` waits until the request's timeout (it is then reported `timed_out`); `oom` exits
-//! 137 as a shell does when the kernel OOM-killed its child, and counts an OOM kill in the
-//! sandbox (which [`Backend::oom_kills`] reports); `seq N` prints the numbers 1 to N; any other
+//! 137 as a shell does when the kernel OOM-killed its child, reported `oom_killed` as the agent
+//! does from the sandbox cgroup's count; `seq N` prints the numbers 1 to N; any other
 //! script prints its last word and exits 0 (`echo hello` prints `hello`). With stdin, the
 //! input is echoed to stdout instead. An upload the service cancels (over its limit) writes
 //! nothing.
@@ -23,7 +23,7 @@ use sandboxd_backend::{
 };
 use std::collections::{BTreeMap, HashSet};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -45,8 +45,6 @@ struct State {
     stopped: HashSet<String>,
     /// Sandboxes that are paused: their agent does not answer.
     paused: HashSet<String>,
-    /// The OOM kills in each sandbox, as its memory cgroup would count them.
-    oom_kills: BTreeMap<String, Arc<AtomicU64>>,
 }
 
 /// The fake platform. Its knobs let a test make creates fail, images go missing or a sandbox
@@ -123,9 +121,6 @@ impl Backend for FakeBackend {
             spec.session_id.clone(),
             (sandbox.clone(), spec.runtime.clone(), Files::default()),
         );
-        state
-            .oom_kills
-            .insert(spec.session_id.clone(), Arc::default());
         drop(state);
         Ok(sandbox)
     }
@@ -174,13 +169,8 @@ impl Backend for FakeBackend {
         let Some((_, _, files)) = state.sandboxes.get(&sandbox.session_id) else {
             return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
         };
-        let oom_kills = state
-            .oom_kills
-            .get(&sandbox.session_id)
-            .cloned()
-            .unwrap_or_default();
         let (service_end, agent_end) = tokio::io::duplex(1 << 16);
-        tokio::spawn(serve_agent(agent_end, files.clone(), oom_kills));
+        tokio::spawn(serve_agent(agent_end, files.clone()));
         Ok(Box::new(FakeConnection(service_end)))
     }
 
@@ -192,14 +182,6 @@ impl Backend for FakeBackend {
             }),
             false => Err(BackendError::SandboxGone(sandbox.session_id.clone())),
         }
-    }
-
-    async fn oom_kills(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
-        let state = self.state();
-        Ok(state
-            .oom_kills
-            .get(&sandbox.session_id)
-            .map(|kills| kills.load(Ordering::SeqCst)))
     }
 
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
@@ -294,11 +276,7 @@ impl AsyncWrite for FakeConnection {
 }
 
 /// Answers one request on the connection, as the real agent would.
-async fn serve_agent(
-    mut stream: DuplexStream,
-    files: Files,
-    oom_kills: Arc<AtomicU64>,
-) -> Option<()> {
+async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
     let request: Request = read_frame(&mut stream).await.ok()?.parse_json().ok()?;
     match request {
         Request::Ping => write_json(&mut stream, &Event::Pong).await.ok(),
@@ -311,7 +289,7 @@ async fn serve_agent(
             );
             refuse(&mut stream, "spawn_failed", &message).await
         }
-        Request::Exec(exec) => run(&mut stream, exec, &oom_kills).await,
+        Request::Exec(exec) => run(&mut stream, exec).await,
         Request::ListDir { path, .. } => {
             let prefix = format!("{}/", path.trim_end_matches('/'));
             let listed = files.lock().ok()?.clone();
@@ -549,8 +527,7 @@ fn is_dir(files: &Files, path: &str) -> bool {
             .is_ok_and(|f| f.keys().any(|name| name.starts_with(&prefix)))
 }
 
-async fn run(stream: &mut DuplexStream, exec: ExecRequest, oom_kills: &AtomicU64) -> Option<()> {
-    write_json(stream, &Event::Started { pid: 2 }).await.ok()?;
+async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
     let script = exec.argv.last().cloned().unwrap_or_default();
     let mut report = ExitReport {
         exit_code: Some(0),
@@ -565,7 +542,7 @@ async fn run(stream: &mut DuplexStream, exec: ExecRequest, oom_kills: &AtomicU64
         report.exit_code = code.trim().parse().ok();
         Vec::new()
     } else if script == "oom" {
-        oom_kills.fetch_add(1, Ordering::SeqCst);
+        report.oom_killed = true;
         report.exit_code = Some(137);
         b"Killed\n".to_vec()
     } else if let Some(count) = script.strip_prefix("seq ") {

@@ -62,21 +62,6 @@ impl CgroupLayout {
             processes: pids.trim().parse().unwrap_or(0),
         }
     }
-
-    /// The OOM kills in the container's memory cgroup so far: the `oom_kill` line of v1's
-    /// `memory.oom_control` (kernels since 4.13) or v2's `memory.events`. `None` when the
-    /// file or the line is missing (a gone container, an older kernel).
-    pub async fn oom_kills(&self, container_id: &str) -> Option<u64> {
-        if !is_container_id(container_id) {
-            return None;
-        }
-        let file = match self {
-            CgroupLayout::V1 { .. } => "memory.oom_control",
-            CgroupLayout::V2 { .. } => "memory.events",
-        };
-        let counters = read_small(self.container_dir("memory", container_id).join(file));
-        stat_value(&counters, "oom_kill")
-    }
 }
 
 /// Container ids are hex; anything else must not be joined into a path.

@@ -561,10 +561,6 @@ impl Backend for DockerBackend {
         Ok(self.cgroups.usage(&sandbox.backend_id).await)
     }
 
-    async fn oom_kills(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
-        Ok(self.cgroups.oom_kills(&sandbox.backend_id).await)
-    }
-
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
         let filters = HashMap::from([(
             "label".to_string(),

@@ -368,10 +368,6 @@ impl Backend for KubernetesBackend {
     /// The API reports OOM kills only of containers that died of one; a command killed inside
     /// a living sandbox is seen by the agent alone, in its container's cgroup's counter (which
     /// it reads before and after each command, and reports in the command's exit).
-    async fn oom_kills(&self, _sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
-        Ok(None)
-    }
-
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
         let selector = format!(
             "{LABEL_MANAGED}=true,{LABEL_INSTANCE}={}",

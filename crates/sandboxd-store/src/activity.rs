@@ -15,11 +15,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 /// Entries queued at most before recording waits for the writer.
 const QUEUE_LEN: usize = 4096;
 /// Entries written in one transaction at most.
 const MAX_BATCH: usize = 512;
+/// How long the writer gathers entries before it commits them.
+const GATHER: Duration = Duration::from_millis(10);
 
 enum Job {
     /// Boxed, so the queue's slots (allocated up front) stay small.
@@ -84,6 +87,10 @@ impl Writer {
         }
         let (done, written) = mpsc::channel();
         if queue.send(Job::Flush(done)).is_ok() {
+            // It may be gathering entries: the flush ends that wait.
+            if let Some(thread) = &self.thread {
+                thread.thread().unpark();
+            }
             // An error means the writer ended: nothing more will be written by it.
             let _ = written.recv();
         }
@@ -95,17 +102,23 @@ impl Drop for Writer {
     fn drop(&mut self) {
         drop(self.queue.take());
         if let Some(thread) = self.thread.take() {
+            thread.thread().unpark();
             let _ = thread.join();
         }
     }
 }
 
 /// The writer thread: takes what is queued, up to [`MAX_BATCH`], and writes it in one
-/// transaction, until the queue closes.
+/// transaction, until the queue closes. After the first entry of a batch it sleeps up to
+/// [`GATHER`] (entries queued meanwhile wake nobody), so a steady stream of operations costs a
+/// wakeup and a commit per window rather than one each; a flush unparks it at once.
 fn write_queued(connection: &Mutex<Connection>, jobs: &Receiver<Job>, pending: &AtomicUsize) {
     let mut batch = Vec::new();
     let mut flushes = Vec::new();
     while let Ok(first) = jobs.recv() {
+        if matches!(first, Job::Record(_)) {
+            std::thread::park_timeout(GATHER);
+        }
         let mut next = Some(first);
         while let Some(job) = next {
             match job {

@@ -186,9 +186,11 @@ impl Shared {
         self.idle.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
+    /// The most recently parked usable connection: its agent thread is the one most likely
+    /// still warm in the caches.
     fn pop_usable(&self) -> Option<UnixStream> {
         let mut idle = self.lock_idle();
-        while let Some(stream) = idle.pop_front() {
+        while let Some(stream) = idle.pop_back() {
             if awaits_request(&stream) {
                 return Some(stream);
             }

@@ -110,6 +110,9 @@ pub fn run(args: ServeArgs) -> Result<()> {
 
     let state_dir = args.state_dir.clone().unwrap_or_else(default_state_dir);
     create_private_dir(&state_dir)?;
+    // Paths under it are handed to the engine, which takes only absolute ones.
+    let state_dir = std::fs::canonicalize(&state_dir)
+        .with_context(|| format!("cannot resolve the state directory {}", state_dir.display()))?;
     let (token, token_origin) = resolve_token(&config, args.token.clone(), &state_dir)?;
     let agent = install_agent(args.agent.as_deref(), &state_dir)?;
     let instance_id = instance_id(&state_dir)?;
