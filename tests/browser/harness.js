@@ -179,7 +179,18 @@ export async function signIn(browserHandle, service, { viewport = { width: 1280,
   const page = await context.newPage();
   const pageErrors = [];
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  const failedLoads = [];
+  page.on('requestfailed', (request) => failedLoads.push(`${request.url()}: ${request.failure()?.errorText}`));
   await page.goto(`${service.url}/`);
+  // The form shows once every script module has loaded. A few runs (the network suite's, twice
+  // in a row, then never in nine) had a fresh browser's first page never get there, for a cause
+  // not found: one reload is allowed, and what went wrong is printed.
+  const form = page.locator('#signin:not([hidden])');
+  if (!(await form.waitFor({ timeout: 10_000 }).then(() => true, () => false))) {
+    console.error(`# the sign-in form did not show within 10 s; reloading once (page errors: ${JSON.stringify(pageErrors)}, failed loads: ${JSON.stringify(failedLoads)})`);
+    await page.reload();
+    await form.waitFor();
+  }
   await page.fill('#signin-token', TOKEN);
   await page.click('#signin-submit');
   await page.locator('#app:not([hidden])').waitFor();
