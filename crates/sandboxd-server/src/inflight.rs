@@ -185,7 +185,9 @@ async fn collect(
     let mut buffer = Vec::new();
     if let Some(declared) = declared {
         let declared = usize::try_from(declared).unwrap_or(usize::MAX);
-        share.cover(declared).await?;
+        if let Err(refused) = share.cover(declared).await {
+            return Err(drained(body, refused).await);
+        }
         buffer.reserve_exact(declared);
     }
     while let Some(frame) = body.frame().await {
@@ -197,12 +199,24 @@ async fn collect(
         if needed > buffer.capacity() {
             // Doubling keeps copies few; the share covers the capacity, not just the length.
             let capacity = needed.max(buffer.capacity().saturating_mul(2).min(ceiling));
-            share.cover(capacity).await?;
+            if let Err(refused) = share.cover(capacity).await {
+                return Err(drained(body, refused).await);
+            }
             buffer.reserve_exact(capacity - buffer.len());
         }
         buffer.extend_from_slice(&data);
     }
     Ok(Bytes::from(buffer))
+}
+
+/// `refused`, once the rest of a body refused as busy has been read and dropped: its client is
+/// still sending, and a connection closed with bytes unread is reset under it before it reads
+/// the answer. The route's limit and the read timeout bound the reading; nothing is kept.
+async fn drained(mut body: Body, refused: BodyError) -> BodyError {
+    if matches!(refused, BodyError::Busy(_)) {
+        while let Some(Ok(_)) = body.frame().await {}
+    }
+    refused
 }
 
 /// A body over the route's limit, or cut off.
