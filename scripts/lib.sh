@@ -112,16 +112,6 @@ require_docker() {
     docker version >/dev/null 2>&1 || die "cannot use the Docker engine as $(id -un) (root or the docker group needed)"
 }
 
-# wait_docker SECONDS: poll _ping until it answers OK.
-wait_docker() {
-    local deadline=$((SECONDS + $1))
-    while ((SECONDS < deadline)); do
-        docker_ping && return 0
-        sleep 1
-    done
-    docker_ping
-}
-
 # remove_labelled LABEL: force-remove containers (then networks, volumes and
 # images) carrying LABEL (e.g. org.sandboxd.test=true). Never fails.
 remove_labelled() {
