@@ -194,9 +194,17 @@ fn cpu_ticks(pid: u32) -> u64 {
         .sum()
 }
 
-/// The share of one CPU that the service, and the engine's daemons, use over `window` while
-/// nothing is asked of them.
-pub(crate) async fn idle_cpu(service: u32, window: std::time::Duration) -> (f64, f64) {
+/// The CPU used over a window while nothing is asked of the service, each as a share of one
+/// CPU.
+pub(crate) struct IdleCpu {
+    pub(crate) service: f64,
+    /// dockerd and containerd.
+    pub(crate) daemons: f64,
+    /// The whole host: also the shims, the sandboxes and whatever else runs here.
+    pub(crate) host: f64,
+}
+
+pub(crate) async fn idle_cpu(service: u32, window: std::time::Duration) -> IdleCpu {
     let daemons = || -> u64 {
         process_table()
             .iter()
@@ -204,12 +212,28 @@ pub(crate) async fn idle_cpu(service: u32, window: std::time::Duration) -> (f64,
             .map(|(pid, _)| cpu_ticks(*pid))
             .sum()
     };
-    let (service_before, daemons_before) = (cpu_ticks(service), daemons());
+    let before = (cpu_ticks(service), daemons(), host_busy_ticks());
     tokio::time::sleep(window).await;
     // /proc counts in USER_HZ, 100 per second on Linux whatever the kernel's own tick.
     let share = |ticks: u64| ticks as f64 / 100.0 / window.as_secs_f64();
-    (
-        share(cpu_ticks(service).saturating_sub(service_before)),
-        share(daemons().saturating_sub(daemons_before)),
-    )
+    IdleCpu {
+        service: share(cpu_ticks(service).saturating_sub(before.0)),
+        daemons: share(daemons().saturating_sub(before.1)),
+        host: share(host_busy_ticks().saturating_sub(before.2)),
+    }
+}
+
+/// The host's busy time from `/proc/stat`: every CPU's time but idle and waiting for I/O.
+fn host_busy_ticks() -> u64 {
+    let stat = std::fs::read_to_string("/proc/stat").unwrap_or_default();
+    let Some(all) = stat.lines().next().and_then(|l| l.strip_prefix("cpu ")) else {
+        return 0;
+    };
+    all.split_whitespace()
+        .filter_map(|n| n.parse::<u64>().ok())
+        .enumerate()
+        // user nice system idle iowait irq softirq steal (guest time is inside user).
+        .filter(|(i, _)| !matches!(i, 3 | 4) && *i < 8)
+        .map(|(_, n)| n)
+        .sum()
 }

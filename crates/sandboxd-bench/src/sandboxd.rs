@@ -18,7 +18,7 @@ pub(crate) struct Service {
     pub(crate) instance: String,
     sandboxd: PathBuf,
     agent: PathBuf,
-    _state: tempfile::TempDir,
+    state_dir: tempfile::TempDir,
 }
 
 impl Service {
@@ -84,7 +84,7 @@ max_upload_bytes = "16m"
             instance,
             sandboxd: sandboxd.to_path_buf(),
             agent: agent.to_path_buf(),
-            _state: state,
+            state_dir: state,
         })
     }
 
@@ -93,9 +93,19 @@ max_upload_bytes = "16m"
     pub(crate) fn kill_and_restart(&mut self) -> Result<()> {
         self.child.kill()?;
         self.child.wait()?;
-        let (child, url) = spawn(&self.sandboxd, &self.agent, self._state.path())?;
+        let (child, url) = spawn(&self.sandboxd, &self.agent, self.state_dir.path())?;
         (self.child, self.url) = (child, url);
         Ok(())
+    }
+
+    /// The lines the service's latest start wrote to its standard error that contain `what`.
+    pub(crate) fn said(&self, what: &str) -> Vec<String> {
+        std::fs::read_to_string(self.state_dir.path().join(SERVICE_LOG))
+            .unwrap_or_default()
+            .lines()
+            .filter(|l| l.contains(what))
+            .map(str::to_string)
+            .collect()
     }
 
     pub(crate) fn pid(&self) -> u32 {
@@ -114,6 +124,9 @@ max_upload_bytes = "16m"
     }
 }
 
+/// The service's standard error, in its state directory, from its latest start.
+const SERVICE_LOG: &str = "service.log";
+
 /// Starts `sandboxd serve` on the state directory `state`; returns it and its URL once it
 /// listens.
 fn spawn(sandboxd: &Path, agent: &Path, state: &Path) -> Result<(Child, String)> {
@@ -126,7 +139,8 @@ fn spawn(sandboxd: &Path, agent: &Path, state: &Path) -> Result<(Child, String)>
         .arg(agent)
         .env("SANDBOXD_LOG", "warn")
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        // Its start-up lines say where a slow start went (see `Service::said`).
+        .stderr(std::fs::File::create(state.join(SERVICE_LOG))?)
         .spawn()
         .with_context(|| format!("cannot start {}", sandboxd.display()))?;
     let stdout = child.stdout.take().context("no stdout")?;
@@ -215,6 +229,17 @@ impl Api {
             bail!("{request} failed: {result}");
         }
         Ok(result)
+    }
+
+    /// A stat of the session's working directory: a request its agent serves, spawning
+    /// nothing.
+    pub(crate) async fn stat_workdir(&self, id: &str) -> Result<Value> {
+        self.call(
+            reqwest::Method::GET,
+            &format!("/v1/sessions/{id}/files/stat?path=."),
+            None,
+        )
+        .await
     }
 
     pub(crate) async fn close(&self, id: &str) -> Result<()> {

@@ -39,6 +39,11 @@ struct Inner {
     egress: NarrowedLists,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
+    /// Held for writing while the sessions taken back at start are judged against the
+    /// engine's sandboxes ([`Core::reconcile`]); sandbox creations and the checks for vanished
+    /// sandboxes read it, so none is made meanwhile (it would look unowned) and none is judged
+    /// twice.
+    restoring: Arc<tokio::sync::RwLock<()>>,
 }
 
 impl Core {
@@ -66,6 +71,7 @@ impl Core {
                 contexts: Default::default(),
                 engine: OnceLock::new(),
                 egress: NarrowedLists::default(),
+                restoring: Arc::default(),
             }),
         }
     }
@@ -96,6 +102,10 @@ impl Core {
     /// The backend, shared with tasks that outlive a call (image provisioning).
     pub(crate) fn shared_backend(&self) -> &Arc<dyn Backend> {
         &self.inner.backend
+    }
+
+    pub(crate) fn restoring(&self) -> &Arc<tokio::sync::RwLock<()>> {
+        &self.inner.restoring
     }
 
     pub(crate) fn images(&self) -> &images::Images {

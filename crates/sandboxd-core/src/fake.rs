@@ -58,6 +58,8 @@ pub struct FakeBackend {
     pub creates: AtomicU32,
     /// How long a create takes.
     pub create_delay: Mutex<Duration>,
+    /// Read by every listing: held for writing, it keeps listings waiting as a slow engine does.
+    listing: Arc<tokio::sync::RwLock<()>>,
 }
 
 impl FakeBackend {
@@ -89,6 +91,14 @@ impl FakeBackend {
     }
 
     /// Removes a sandbox behind the service's back.
+    /// Keeps every listing waiting until the guard is dropped.
+    pub fn hold_listings(&self) -> tokio::sync::OwnedRwLockWriteGuard<()> {
+        self.listing
+            .clone()
+            .try_write_owned()
+            .expect("listings are held once at a time")
+    }
+
     pub fn vanish(&self, session_id: &str) {
         self.state().sandboxes.remove(session_id);
     }
@@ -185,6 +195,7 @@ impl Backend for FakeBackend {
     }
 
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
+        let _answering = self.listing.read().await;
         let state = self.state();
         Ok(state
             .sandboxes

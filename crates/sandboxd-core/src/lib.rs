@@ -57,6 +57,6 @@ pub use archive::ArchiveDownload;
 pub use auth::Principal;
 pub use error::Error;
 pub use files::Download;
-pub use maintenance::RestoreReport;
+pub use maintenance::{RestoreReport, TakenBack};
 pub use processes::Attachment;
 pub use terminal::Terminal;

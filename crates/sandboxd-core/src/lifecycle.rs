@@ -81,6 +81,7 @@ impl Core {
                     image,
                     limits: runtime.limits.clone(),
                 };
+                let _judged = self.restoring().read().await;
                 (reservation, self.backend().create(&spec).await?)
             }
         };
@@ -476,7 +477,11 @@ impl Core {
                 image: image.clone(),
                 limits: runtime.limits.clone(),
             };
-            match self.backend().create(&spec).await {
+            let created = {
+                let _judged = self.restoring().read().await;
+                self.backend().create(&spec).await
+            };
+            match created {
                 Ok(sandbox) => self.pools().push(
                     runtime_name,
                     Pooled {

@@ -40,7 +40,7 @@ const ADOPT_CONCURRENCY: usize = 256;
 /// Pings in flight at once, so a round stays bounded however many sessions run.
 const PING_CONCURRENCY: usize = 16;
 
-/// What [`restore`] did, for the start-up message.
+/// What [`Core::restore`] did, for the start-up message.
 #[derive(Debug, Default)]
 pub struct RestoreReport {
     /// Taken back; one whose agent then does not dial back is ended in the background.
@@ -49,53 +49,45 @@ pub struct RestoreReport {
     pub orphans_removed: usize,
 }
 
-/// Takes back the sessions that were open when the service last stopped: a session whose
-/// sandbox still runs is resumed (it answers once its agent dials back; it is ended if the
-/// agent does not), any other is ended with the reason;
-/// sandboxes of this instance that no open session owns are removed.
+/// The sessions [`Core::take_back`] took from the store, for [`Core::reconcile`] to judge
+/// against the engine.
+pub struct TakenBack {
+    sessions: Vec<Session>,
+    /// Those that could not be taken back (their socket directory was gone), already ended.
+    ended: usize,
+    /// Released once they are judged, or when the judging fails.
+    _restoring: tokio::sync::OwnedRwLockWriteGuard<()>,
+}
+
+impl TakenBack {
+    /// The sessions serving again.
+    pub fn count(&self) -> usize {
+        self.sessions.len()
+    }
+}
+
+/// Taking back the sessions that were open when the service last stopped. It comes in two
+/// steps so the service can serve between them: asking an engine that runs thousands of
+/// containers which of them still run takes seconds, while binding their agents' sockets
+/// again takes milliseconds.
 impl Core {
+    /// [`Core::take_back`], then [`Core::reconcile`].
     pub async fn restore(&self) -> Result<RestoreReport, Error> {
-        let stored = self.sessions().stored_open()?;
-        let mut existing: HashMap<String, ExistingSandbox> = self
-            .backend()
-            .list()
-            .await?
-            .into_iter()
-            .map(|e| (e.sandbox.session_id.clone(), e))
-            .collect();
-        let mut report = RestoreReport::default();
-        let mut to_adopt = Vec::new();
-        for session in stored {
-            match existing.remove(&session.id) {
-                Some(found) if found.running && found.sandbox == session.sandbox => {
-                    // The engine knows best whether it is paused (a crash may have come
-                    // between the pause and its record).
-                    let paused_at = found
-                        .paused
-                        .then(|| session.paused_at.unwrap_or_else(OffsetDateTime::now_utc));
-                    to_adopt.push((session, paused_at))
-                }
-                Some(found) => {
-                    self.end(
-                        &session,
-                        "its sandbox had stopped when the service restarted",
-                    )
-                    .await;
-                    let _ = self.backend().destroy(&found.sandbox).await;
-                    report.ended += 1;
-                }
-                None => {
-                    self.end(&session, "its sandbox was gone when the service restarted")
-                        .await;
-                    report.ended += 1;
-                }
-            }
-        }
-        // Serving does not wait for the agents to dial back: once its socket is bound again a
-        // session's requests wait for its agent, and those that never come back are ended in
-        // the background.
-        let mut waiting = Vec::new();
-        for (session, paused_at) in to_adopt {
+        let taken = self.take_back().await?;
+        self.reconcile(taken).await
+    }
+
+    /// Takes back every session the store holds as open, as the store left it (paused or
+    /// not): its agent socket is bound again, so its agent dials back within its retry delay
+    /// and its requests are served from then on. [`Core::reconcile`] then ends those whose
+    /// sandbox did not survive.
+    pub async fn take_back(&self) -> Result<TakenBack, Error> {
+        let mut taken = TakenBack {
+            sessions: Vec::new(),
+            ended: 0,
+            _restoring: self.restoring().clone().write_owned().await,
+        };
+        for session in self.sessions().stored_open()? {
             if let Err(e) = self.backend().reattach(&session.sandbox) {
                 tracing::warn!(session = %session.id, error = %e, "cannot resume a session");
                 self.end(
@@ -103,15 +95,73 @@ impl Core {
                     "its sandbox could not be taken back after the service restarted",
                 )
                 .await;
-                report.ended += 1;
+                taken.ended += 1;
                 continue;
             }
-            let id = session.id.clone();
+            // As the store left it, paused or not.
             self.sessions().restore(session.clone());
-            self.sessions().set_paused(&id, paused_at);
-            self.contexts().to_learn(&id);
-            report.resumed += 1;
-            waiting.push((session, paused_at));
+            self.contexts().to_learn(&session.id);
+            taken.sessions.push(session);
+        }
+        Ok(taken)
+    }
+
+    /// Judges the sessions taken back against the engine's sandboxes: a session whose sandbox
+    /// still runs keeps serving (paused if the engine says so: a crash may have come between a
+    /// pause and its record) and its agent is awaited in the background; any other is ended
+    /// with the reason; sandboxes of this instance that no open session owns are removed. A
+    /// session closed meanwhile is left as it is.
+    pub async fn reconcile(&self, taken: TakenBack) -> Result<RestoreReport, Error> {
+        let mut existing: HashMap<String, ExistingSandbox> = self
+            .backend()
+            .list()
+            .await?
+            .into_iter()
+            .map(|e| (e.sandbox.session_id.clone(), e))
+            .collect();
+        let mut report = RestoreReport {
+            ended: taken.ended,
+            ..RestoreReport::default()
+        };
+        let mut waiting = Vec::new();
+        for session in taken.sessions {
+            let found = existing.remove(&session.id);
+            if !self
+                .sessions()
+                .get(&session.id)
+                .is_ok_and(|s| s.is_running())
+            {
+                continue;
+            }
+            match found {
+                Some(found) if found.running && found.sandbox == session.sandbox => {
+                    let paused_at = found
+                        .paused
+                        .then(|| session.paused_at.unwrap_or_else(OffsetDateTime::now_utc));
+                    self.sessions().set_paused(&session.id, paused_at);
+                    report.resumed += 1;
+                    waiting.push((session, paused_at));
+                }
+                Some(found) => {
+                    self.end_for(
+                        &session,
+                        "end",
+                        "its sandbox had stopped when the service restarted",
+                    )
+                    .await;
+                    let _ = self.backend().destroy(&found.sandbox).await;
+                    report.ended += 1;
+                }
+                None => {
+                    self.end_for(
+                        &session,
+                        "end",
+                        "its sandbox was gone when the service restarted",
+                    )
+                    .await;
+                    report.ended += 1;
+                }
+            }
         }
         let core = self.clone();
         tokio::spawn(async move { core.await_agents(waiting).await });
@@ -274,6 +324,7 @@ impl Core {
     /// Ends the sessions (and drops the pooled sandboxes) whose sandbox no longer runs;
     /// false when the platform could not say.
     async fn end_vanished(&self) -> bool {
+        let _judged = self.restoring().read().await;
         let running = self.sessions().running();
         let pooled = self.pools().sandboxes();
         if running.is_empty() && pooled.is_empty() {

@@ -420,20 +420,21 @@ impl Sessions {
         Some(())
     }
 
-    /// Records that an open session was paused at `at`, or (`None`) that it runs again.
+    /// Records that an open session was paused at `at`, or (`None`) that it runs again. A
+    /// session already so is left as it is (taking thousands back at start writes nothing).
     pub fn set_paused(&self, id: &str, at: Option<OffsetDateTime>) {
         let changed = {
             let mut table = self.lock();
             let Some(session) = table.running.get_mut(id) else {
                 return;
             };
-            let changed = session.paused_at.is_some() != at.is_some();
+            if session.paused_at.is_some() == at.is_some() {
+                return;
+            }
             session.paused_at = at;
-            changed.then(|| session.clone())
+            session.clone()
         };
-        if let Some(session) = changed {
-            self.announce(&session);
-        }
+        self.announce(&changed);
         if let Err(e) = self.store.set_paused(id, at.map(rfc3339).as_deref()) {
             tracing::error!(session = id, error = %e, "cannot record a pause or resume");
         }

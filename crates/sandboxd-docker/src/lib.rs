@@ -123,10 +123,12 @@ impl DockerBackend {
         .negotiate_version()
         .await
         .map_err(socket_hint)?;
-        let info = docker.info().await.map_err(engine_error)?;
+        // Together: an engine running thousands of containers takes a while over its info.
+        let (info, version) = tokio::join!(docker.info(), docker.version());
+        let info = info.map_err(engine_error)?;
         let cgroups = CgroupLayout::from_info(&info);
         // The versions only inform the report: an engine that does not answer this is usable.
-        let version = docker.version().await.ok();
+        let version = version.ok();
         let engine =
             engine::EngineReport::new(&info, version.as_ref(), docker.client_version().to_string());
         let setup = |e: std::io::Error| {

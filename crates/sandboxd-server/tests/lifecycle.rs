@@ -151,3 +151,54 @@ async fn a_restart_resumes_ends_and_cleans_up() {
     let (_, list) = service.get("/v1/sessions").await;
     assert_eq!(list["sessions"].as_array().unwrap().len(), 2);
 }
+
+#[tokio::test]
+async fn taken_back_sessions_serve_before_the_engine_answers_and_what_opens_meanwhile_is_kept() {
+    let config_toml = config(4, 0, "");
+    let service = TestService::start(&config_toml);
+    let kept = service.open(None).await;
+    let vanished = service.open(None).await;
+    let (dir, backend) = service.shut_down();
+    backend.vanish(&vanished);
+
+    // An engine slow to list its sandboxes, as one running thousands is.
+    let service = TestService::over(&config_toml, dir, backend);
+    let listing = service.backend.hold_listings();
+    let taken = service.core.take_back().await.unwrap();
+    assert_eq!(taken.count(), 2);
+    let (status, result) = service.admin().exec(&kept, "echo served").await;
+    assert_eq!(status, StatusCode::OK, "{result}");
+    assert_eq!(result["stdout"], "served\n");
+
+    // A session opened before the engine answered waits for the judging, so it is not taken
+    // for an unowned sandbox.
+    let opening = tokio::spawn({
+        let client = service.admin();
+        async move { client.open(None).await }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    assert!(!opening.is_finished(), "a create ran before the judging");
+    let judging = tokio::spawn({
+        let core = service.core.clone();
+        async move { core.reconcile(taken).await }
+    });
+    drop(listing);
+    let report = judging.await.unwrap().unwrap();
+    assert_eq!(
+        (report.resumed, report.ended, report.orphans_removed),
+        (1, 1, 0),
+        "{report:?}"
+    );
+    let opened = opening.await.unwrap();
+    assert_eq!(
+        service.admin().exec(&opened, "echo new").await.0,
+        StatusCode::OK
+    );
+    let (_, info) = service.get(&format!("/v1/sessions/{vanished}")).await;
+    assert_eq!(info["state"], "ended", "{info}");
+    assert!(
+        info["end_reason"].as_str().unwrap().contains("was gone"),
+        "{info}"
+    );
+    assert_eq!(service.backend.running(), 2);
+}

@@ -241,11 +241,18 @@ async fn at_start_orphans_are_removed_and_vanished_sandboxes_are_reported() {
 
     // While the service is down, one sandbox disappears.
     service.crash_and_restart_with(|| remove_sandbox_outside(&vanished));
-    assert_eq!(session(&service, &vanished).await["state"], "ended");
-    assert!(session(&service, &vanished).await["end_reason"]
-        .as_str()
-        .unwrap()
-        .contains("gone"));
+    // Judged against the engine beside serving, so within moments of the restart.
+    let info = service
+        .wait_for_end(&vanished, Duration::from_secs(15))
+        .await;
+    assert_eq!(info["state"], "ended", "{info}");
+    assert!(
+        info["end_reason"]
+            .as_str()
+            .unwrap()
+            .contains("was gone when the service restarted"),
+        "{info}"
+    );
     assert_eq!(service.sh(&kept, "echo ok").await["stdout"], "ok\n");
 
     // A sandbox removed behind a running service's back is noticed and reported.
@@ -267,6 +274,12 @@ async fn an_unowned_sandbox_of_this_instance_is_removed_at_start() {
     let kept = service.open("sh").await;
     let instance = service.instance_id.clone();
     service.crash_and_restart_with(|| start_unowned_sandbox(&instance));
+    // Removed beside serving, so within moments of the restart; the owned one serves at once.
+    assert_eq!(service.sh(&kept, "echo ok").await["stdout"], "ok\n");
+    let deadline = std::time::Instant::now() + Duration::from_secs(15);
+    while service.sandbox_session_ids().len() > 1 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
     assert_eq!(
         service.sandbox_session_ids(),
         [kept],

@@ -120,8 +120,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
 
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
+        let starting = std::time::Instant::now();
         let (backend, engine, docker) =
             connect_backend(&config, &args, instance_id, agent, &state_dir).await?;
+        let engine_answered = starting.elapsed();
         let store = Arc::new(
             Store::open(&state_dir.join("sandboxd.db")).context("cannot open the state database")?,
         );
@@ -130,16 +132,34 @@ pub fn run(args: ServeArgs) -> Result<()> {
         if let Some(docker) = &docker {
             crate::egress::start(&core, docker, &state_dir, egress_ca).await?;
         }
-        let restored = core
-            .restore()
+        let taken = core
+            .take_back()
             .await
             .context("cannot take back the sessions of the last run")?;
-        if restored.resumed + restored.ended + restored.orphans_removed > 0 {
+        if taken.count() > 0 {
+            // The times say where a slow start went: an engine running thousands of
+            // containers can take seconds over its first answers.
             eprintln!(
-                "sandboxd: from the last run: {} sessions resumed, {} ended (their sandboxes were gone), {} unowned sandboxes removed",
-                restored.resumed, restored.ended, restored.orphans_removed
+                "sandboxd: from the last run: {} sessions serving again {} ms after the start (the engine's first answers took {} ms); asking the engine which sandboxes survived",
+                taken.count(),
+                starting.elapsed().as_millis(),
+                engine_answered.as_millis()
             );
         }
+        // Beside serving: with thousands of sandboxes the engine takes seconds to list them.
+        let judging = core.clone();
+        tokio::spawn(async move {
+            match judging.reconcile(taken).await {
+                Ok(r) if r.resumed + r.ended + r.orphans_removed == 0 => {}
+                Ok(r) => eprintln!(
+                    "sandboxd: from the last run: {} sessions resumed, {} ended (their sandboxes were gone), {} unowned sandboxes removed",
+                    r.resumed, r.ended, r.orphans_removed
+                ),
+                Err(e) => eprintln!(
+                    "sandboxd: cannot ask the engine which sandboxes of the last run survived: {e}; the sandbox checks will end those that did not"
+                ),
+            }
+        });
         let listener = tokio::net::TcpListener::bind(args.listen)
             .await
             .with_context(|| format!("cannot listen on {}", args.listen))?;
