@@ -103,6 +103,17 @@ impl Core {
             self.contexts().to_learn(&session.id);
             taken.sessions.push(session);
         }
+        // Leftovers only take room: a failure to clean them must not keep the service down.
+        match self.remove_unrecorded_snapshots() {
+            Ok(0) => {}
+            Ok(leftovers) => {
+                tracing::info!(
+                    leftovers,
+                    "removed snapshot files a crash left without a record"
+                )
+            }
+            Err(e) => tracing::warn!(error = %e, "cannot remove leftover snapshot files"),
+        }
         Ok(taken)
     }
 
@@ -168,17 +179,6 @@ impl Core {
         for orphan in existing.into_values() {
             self.backend().destroy(&orphan.sandbox).await?;
             report.orphans_removed += 1;
-        }
-        // Leftovers only take room: a failure to clean them must not keep the service down.
-        match self.remove_unrecorded_snapshots() {
-            Ok(0) => {}
-            Ok(leftovers) => {
-                tracing::info!(
-                    leftovers,
-                    "removed snapshot files a crash left without a record"
-                )
-            }
-            Err(e) => tracing::warn!(error = %e, "cannot remove leftover snapshot files"),
         }
         Ok(report)
     }
