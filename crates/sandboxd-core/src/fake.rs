@@ -90,7 +90,6 @@ impl FakeBackend {
         self.state().paused.contains(session_id)
     }
 
-    /// Removes a sandbox behind the service's back.
     /// Keeps every listing waiting until the guard is dropped.
     pub fn hold_listings(&self) -> tokio::sync::OwnedRwLockWriteGuard<()> {
         self.listing
@@ -99,6 +98,7 @@ impl FakeBackend {
             .expect("listings are held once at a time")
     }
 
+    /// Removes a sandbox behind the service's back.
     pub fn vanish(&self, session_id: &str) {
         self.state().sandboxes.remove(session_id);
     }

@@ -186,7 +186,7 @@ async fn collect(
     if let Some(declared) = declared {
         let declared = usize::try_from(declared).unwrap_or(usize::MAX);
         if let Err(refused) = share.cover(declared).await {
-            return Err(drained(body, refused).await);
+            return Err(drained(body, refused, ceiling).await);
         }
         buffer.reserve_exact(declared);
     }
@@ -200,7 +200,7 @@ async fn collect(
             // Doubling keeps copies few; the share covers the capacity, not just the length.
             let capacity = needed.max(buffer.capacity().saturating_mul(2).min(ceiling));
             if let Err(refused) = share.cover(capacity).await {
-                return Err(drained(body, refused).await);
+                return Err(drained(body, refused, ceiling).await);
             }
             buffer.reserve_exact(capacity - buffer.len());
         }
@@ -209,12 +209,12 @@ async fn collect(
     Ok(Bytes::from(buffer))
 }
 
-/// `refused`, once the rest of a body refused as busy has been read and dropped: its client is
-/// still sending, and a connection closed with bytes unread is reset under it before it reads
-/// the answer. The route's limit and the read timeout bound the reading; nothing is kept.
-async fn drained(mut body: Body, refused: BodyError) -> BodyError {
+/// `refused`, once the rest of a body refused as busy has been read and dropped (see
+/// [`crate::linger`]): its client is still sending. Up to the route's limit, within the read
+/// timeout; nothing is kept.
+async fn drained(body: Body, refused: BodyError, ceiling: usize) -> BodyError {
     if matches!(refused, BodyError::Busy(_)) {
-        while let Some(Ok(_)) = body.frame().await {}
+        crate::linger::drain(body, ceiling, BODY_READ_TIMEOUT).await;
     }
     refused
 }
