@@ -3,6 +3,13 @@
 # sure a Docker engine answers on /var/run/docker.sock. Idempotent: installs
 # only what is missing, starts dockerd only when the socket does not answer.
 #
+# The engine is dockerd built from its Go module at the version scripts/engine/go.mod
+# pins (once per machine, about 2 minutes), not Debian's 20.10: 20.10 speaks API 1.41,
+# which has no container annotations, so sandboxes cannot share the engine's per-container
+# shim (about 4 MB of host memory each, against under 1 MB sharing), and it wedges here at
+# 2,000-3,000 containers. Debian's docker.io still brings the client, containerd and runc;
+# without Go its dockerd is started instead, with a warning.
+#
 # dockerd is started as a plain background process (no systemd needed), its
 # log goes to /var/log/sandboxd-dockerd.log, and it keeps running after this
 # script exits.
@@ -16,8 +23,44 @@ DOCKERD_WAIT_SECONDS="${DOCKERD_WAIT_SECONDS:-600}"
 # shellcheck disable=SC2086 # the list is one word per package
 ensure_packages $SANDBOXD_HOST_PACKAGES
 
+SANDBOXD_ENGINE_MODULE="$SANDBOXD_SCRIPTS/engine"
+SANDBOXD_ENGINE_VERSION="$(awk '$1 == "require" && $2 == "github.com/docker/docker" { print $3 }' "$SANDBOXD_ENGINE_MODULE/go.mod")"
+SANDBOXD_ENGINE_VERSION="${SANDBOXD_ENGINE_VERSION%+incompatible}"
+SANDBOXD_ENGINE_BIN="${SANDBOXD_ENGINE_CACHE:-/var/cache/sandboxd-engine/$SANDBOXD_ENGINE_VERSION}/bin"
+
+# build_engine: dockerd and docker-proxy from the engine's Go module, unless built already.
+# Static (no cgo), so running needs no compiler; the version flags make `docker version` tell.
+build_engine() {
+    [[ -x "$SANDBOXD_ENGINE_BIN/dockerd" && -x "$SANDBOXD_ENGINE_BIN/docker-proxy" ]] && return 0
+    have go || return 1
+    local version=${SANDBOXD_ENGINE_VERSION#v} t0
+    log "building the Docker engine $version from its Go module (once per machine; a few minutes)"
+    t0="$(now)"
+    mkdir -p "$SANDBOXD_ENGINE_BIN.partial"
+    (cd "$SANDBOXD_ENGINE_MODULE" &&
+        CGO_ENABLED=0 go build -trimpath -o "$SANDBOXD_ENGINE_BIN.partial/" \
+            -ldflags="-s -w -X github.com/docker/docker/dockerversion.Version=$version -X github.com/docker/docker/dockerversion.GitCommit=go-module -X 'github.com/docker/docker/dockerversion.PlatformName=Docker Engine (built by sandboxd)'" \
+            github.com/docker/docker/cmd/dockerd github.com/docker/docker/cmd/docker-proxy) ||
+        die "building the Docker engine failed (see above)"
+    rm -rf "$SANDBOXD_ENGINE_BIN"
+    mv "$SANDBOXD_ENGINE_BIN.partial" "$SANDBOXD_ENGINE_BIN"
+    log "built the Docker engine in $(elapsed_since "$t0")"
+}
+
+# The dockerd to start: the one built here, or Debian's when Go is missing.
+engine_binary() {
+    if build_engine; then
+        echo "$SANDBOXD_ENGINE_BIN/dockerd"
+        return 0
+    fi
+    have dockerd || die "no Go to build the Docker engine with, and no dockerd from docker.io either"
+    warn "no Go to build the Docker engine with: starting Debian's $(dockerd --version 2>/dev/null || echo dockerd); each sandbox then costs the engine a shim of its own"
+    command -v dockerd
+}
+
 start_dockerd() {
-    have dockerd || die "dockerd not found although docker.io is installed"
+    local dockerd
+    dockerd="$(engine_binary)"
 
     # Without systemd nobody may have mounted the cgroup hierarchies.
     if ! mountpoint -q /sys/fs/cgroup 2>/dev/null; then
@@ -41,13 +84,13 @@ start_dockerd() {
         as_root rm -f "$pidfile"
     fi
 
-    log "starting dockerd in the background (log: $SANDBOXD_DOCKERD_LOG)"
+    log "starting $dockerd in the background (log: $SANDBOXD_DOCKERD_LOG)"
     as_root mkdir -p "$(dirname "$SANDBOXD_DOCKERD_LOG")"
     # setsid + nohup + no stdin: the daemon outlives this script and its
     # process group / session (CI runners kill those at the end of a step).
     # shellcheck disable=SC2016 # expanded by the inner shell
     as_root sh -c 'printf "\n==== %s: started by sandboxd host-setup ====\n" "$(date -Is)" >>"$1"
-                   setsid nohup dockerd >>"$1" 2>&1 </dev/null &' sh "$SANDBOXD_DOCKERD_LOG"
+                   PATH="$(dirname "$2"):$PATH" setsid nohup "$2" >>"$1" 2>&1 </dev/null &' sh "$SANDBOXD_DOCKERD_LOG" "$dockerd"
 }
 
 # An idle sandbox holds about 20 tasks (the engine's shim threads and its agent's), so the
@@ -102,4 +145,9 @@ else
     log "Docker engine is up"
 fi
 
-log "engine: $(docker version --format 'Docker {{.Server.Version}} (API {{.Server.APIVersion}})' 2>/dev/null || echo unknown)"
+api="$(docker version --format '{{.Server.APIVersion}}' 2>/dev/null || echo unknown)"
+log "engine: Docker $(docker version --format '{{.Server.Version}}' 2>/dev/null || echo unknown) (API $api)"
+# Annotations came with API 1.43; older engines give every sandbox a shim of its own.
+if [[ "$api" =~ ^1\.([0-9]+)$ ]] && ((BASH_REMATCH[1] < 43)); then
+    warn "this engine (API $api) cannot let sandboxes share a shim: each costs about 4 MB more; stop it and run this script again to start the engine built from scripts/engine ($SANDBOXD_ENGINE_BIN/dockerd)"
+fi

@@ -19,7 +19,7 @@ export SANDBOXD_ROOT
 
 # Debian packages the project needs on the host. Later additions (chromium,
 # python test deps, ...) are one edit here.
-#   docker.io       engine (Debian's 20.10, API 1.41) + docker-init (tini)
+#   docker.io       the client, containerd and runc (the engine is built: host-setup.sh)
 #   busybox-static  source of /bin/busybox for sandboxd/busybox:local
 #   debootstrap     builds the rootfs of sandboxd/python:3.11-bookworm
 #   curl            talks to the engine socket (_ping) and fetches rustup

@@ -10,13 +10,38 @@ use std::path::PathBuf;
 pub const DEFAULT_NAMESPACE: &str = "sandboxd";
 /// The image holding the agent that Kubernetes sandboxes start with, when none is named.
 pub const DEFAULT_AGENT_IMAGE: &str = "sandboxd/agent:local";
+/// How many Docker sandboxes share an engine shim when `[backend]` names no number.
+pub const DEFAULT_SANDBOXES_PER_SHIM: u32 = 16;
+/// More would put too many sandboxes behind one host process.
+const MAX_SANDBOXES_PER_SHIM: u32 = 256;
 
-#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "kind", rename_all = "lowercase")]
 pub enum BackendSettings {
-    #[default]
-    Docker,
+    Docker(DockerSettings),
     Kubernetes(KubernetesSettings),
+}
+
+impl Default for BackendSettings {
+    fn default() -> Self {
+        BackendSettings::Docker(DockerSettings::default())
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DockerSettings {
+    /// Sandboxes made one after another share one containerd shim, this many to a shim: an
+    /// idle sandbox then costs the host under 1 MB instead of about 4. A shim is one host
+    /// process, so a fault in it reaches all of its sandboxes; 1 gives each its own.
+    pub sandboxes_per_shim: u32,
+}
+
+impl Default for DockerSettings {
+    fn default() -> Self {
+        DockerSettings {
+            sandboxes_per_shim: DEFAULT_SANDBOXES_PER_SHIM,
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -41,6 +66,7 @@ pub(crate) struct BackendFile {
     #[serde(default)]
     runtime_class: BTreeMap<String, String>,
     agent_image: Option<String>,
+    sandboxes_per_shim: Option<u32>,
 }
 
 pub(crate) fn resolve(
@@ -48,7 +74,7 @@ pub(crate) fn resolve(
     runtimes: &BTreeMap<String, RuntimeInfo>,
 ) -> Result<BackendSettings, ConfigError> {
     let Some(file) = file else {
-        return Ok(BackendSettings::Docker);
+        return Ok(BackendSettings::default());
     };
     let kubernetes_only = [
         ("kubeconfig", file.kubeconfig.is_some()),
@@ -63,9 +89,15 @@ pub(crate) fn resolve(
                 format!("backend.{key}"),
                 "is a setting of kind = \"kubernetes\"",
             )),
-            None => Ok(BackendSettings::Docker),
+            None => docker(file.sandboxes_per_shim),
         },
         "kubernetes" => {
+            if file.sandboxes_per_shim.is_some() {
+                return Err(invalid(
+                    "backend.sandboxes_per_shim",
+                    "is a setting of kind = \"docker\" (a pod's containers share its shim already)",
+                ));
+            }
             if let Some(alias) = file
                 .runtime_class
                 .keys()
@@ -101,6 +133,19 @@ pub(crate) fn resolve(
     }
 }
 
+fn docker(sandboxes_per_shim: Option<u32>) -> Result<BackendSettings, ConfigError> {
+    let sandboxes_per_shim = sandboxes_per_shim.unwrap_or(DEFAULT_SANDBOXES_PER_SHIM);
+    if !(1..=MAX_SANDBOXES_PER_SHIM).contains(&sandboxes_per_shim) {
+        return Err(invalid(
+            "backend.sandboxes_per_shim",
+            format!("must be 1 to {MAX_SANDBOXES_PER_SHIM} (1: each sandbox its own shim)"),
+        ));
+    }
+    Ok(BackendSettings::Docker(DockerSettings {
+        sandboxes_per_shim,
+    }))
+}
+
 fn is_dns_label(name: &str) -> bool {
     (1..=63).contains(&name.len())
         && name
@@ -122,7 +167,15 @@ mod tests {
 
     #[test]
     fn docker_without_the_table_and_kubernetes_with_it() {
-        assert_eq!(parse("").unwrap().backend, BackendSettings::Docker);
+        assert_eq!(parse("").unwrap().backend, BackendSettings::default());
+        let BackendSettings::Docker(docker) =
+            parse("[backend]\nkind = \"docker\"\nsandboxes_per_shim = 4\n")
+                .unwrap()
+                .backend
+        else {
+            panic!("docker expected")
+        };
+        assert_eq!(docker.sandboxes_per_shim, 4);
         let config = parse(
             "[backend]\nkind = \"kubernetes\"\nnamespace = \"sb\"\n[backend.runtime_class]\npython = \"runsc\"\n[backend.node_selector]\npool = \"s\"\n",
         )
@@ -159,5 +212,28 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(bad.contains("DNS label"), "{bad}");
+        for (backend, wanted) in [
+            (
+                "kind = \"docker\"\nsandboxes_per_shim = 0",
+                "must be 1 to 256",
+            ),
+            (
+                "kind = \"docker\"\nsandboxes_per_shim = 1000",
+                "must be 1 to 256",
+            ),
+            (
+                "kind = \"kubernetes\"\nsandboxes_per_shim = 4",
+                "of kind = \"docker\"",
+            ),
+        ] {
+            let error = parse(&format!("[backend]\n{backend}\n"))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(
+                error.contains("backend.sandboxes_per_shim") && error.contains(wanted),
+                "{error}"
+            );
+        }
     }
 }

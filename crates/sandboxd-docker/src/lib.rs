@@ -14,6 +14,7 @@ pub mod egress;
 pub mod engine;
 mod network;
 mod pause;
+mod shim;
 mod stops;
 
 use access::SandboxAccess;
@@ -32,6 +33,7 @@ use sandboxd_backend::{
     AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Sandbox,
     SandboxSpec, Usage,
 };
+use shim::ShimGroups;
 use std::collections::HashMap;
 use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
@@ -68,6 +70,8 @@ pub struct DockerOptions {
     pub agent_binary: PathBuf,
     /// Host directory for the per-sandbox agent sockets, made private to the service (0700).
     pub socket_root: PathBuf,
+    /// How many sandboxes made one after another share one engine shim (1: each its own).
+    pub sandboxes_per_shim: u32,
 }
 
 pub struct DockerBackend {
@@ -78,6 +82,7 @@ pub struct DockerBackend {
     cgroups: CgroupLayout,
     hubs: Mutex<HashMap<String, Arc<AgentHub>>>,
     engine: engine::EngineReport,
+    shims: ShimGroups,
     bridge: BridgeNetwork,
     /// Set up at the first egress sandbox (or when the service starts its proxy).
     egress: tokio::sync::OnceCell<Arc<egress::EgressNetwork>>,
@@ -129,8 +134,14 @@ impl DockerBackend {
         let cgroups = CgroupLayout::from_info(&info);
         // The versions only inform the report: an engine that does not answer this is usable.
         let version = version.ok();
-        let engine =
+        let mut engine =
             engine::EngineReport::new(&info, version.as_ref(), docker.client_version().to_string());
+        let shims = ShimGroups::new(
+            &options.instance_id,
+            options.sandboxes_per_shim,
+            docker.client_version(),
+        );
+        engine.findings.extend(shims.finding());
         let setup = |e: std::io::Error| {
             BackendError::Setup(format!(
                 "cannot prepare {}: {e}",
@@ -156,6 +167,7 @@ impl DockerBackend {
             cgroups,
             hubs: Mutex::new(HashMap::new()),
             engine,
+            shims,
             bridge: BridgeNetwork::default(),
             egress: tokio::sync::OnceCell::new(),
             secrets: std::sync::OnceLock::new(),
@@ -362,6 +374,7 @@ impl DockerBackend {
                 }),
                 network_mode: Some(network.to_string()),
                 privileged: Some(false),
+                annotations: self.shims.next_annotations(),
                 ..Default::default()
             }),
             ..Default::default()

@@ -197,12 +197,13 @@ async fn connect_backend(
     Option<Arc<DockerBackend>>,
 )> {
     match &config.backend {
-        BackendSettings::Docker => {
+        BackendSettings::Docker(settings) => {
             let backend = DockerBackend::connect(DockerOptions {
                 socket: args.docker_socket.clone(),
                 instance_id,
                 agent_binary: agent,
                 socket_root: state_dir.join("sandboxes"),
+                sandboxes_per_shim: settings.sandboxes_per_shim,
             })
             .await?;
             // What the engine is, and what that means against known container escapes.
