@@ -93,9 +93,9 @@ start_dockerd() {
                    PATH="$(dirname "$2"):$PATH" setsid nohup "$2" >>"$1" 2>&1 </dev/null &' sh "$SANDBOXD_DOCKERD_LOG" "$dockerd"
 }
 
-# An idle sandbox holds about 20 tasks (the engine's shim threads and its agent's), so the
-# kernel's default of 32768 process ids runs out near 1,600 sandboxes: runc then fails with
-# "can't get final child's PID from pipe".
+# An idle sandbox with a shim of its own holds about 20 tasks (the shim's threads and its
+# agent's), so the kernel's default of 32768 process ids runs out near 1,600 such sandboxes:
+# runc then fails with "can't get final child's PID from pipe".
 SANDBOXD_PID_MAX=4194304
 if (( $(cat /proc/sys/kernel/pid_max 2>/dev/null || echo "$SANDBOXD_PID_MAX") < SANDBOXD_PID_MAX )); then
     log "raising kernel.pid_max to $SANDBOXD_PID_MAX (room for thousands of sandboxes)"

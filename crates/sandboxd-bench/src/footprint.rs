@@ -54,8 +54,9 @@ pub(crate) struct Processes {
     /// Every other process in the containers (the agent, or the raw side's `sleep`).
     pub(crate) rest: u64,
     pub(crate) rest_threads: u64,
-    /// The engine's per-container shim.
+    /// The engine's shims (one per container, or one per group sharing it).
     pub(crate) shim: u64,
+    pub(crate) shims: usize,
     /// The engine's daemons (dockerd, containerd).
     pub(crate) daemons: u64,
     /// The containers' memory cgroups' own count (memory.usage_in_bytes): their processes'
@@ -63,59 +64,67 @@ pub(crate) struct Processes {
     pub(crate) cgroups: u64,
 }
 
-/// One process's parent, name, thread count and PSS.
+/// One process's parent, name and thread count.
 struct Process {
     parent: u32,
     name: String,
     threads: u64,
-    command_line: String,
 }
 
 /// Reads the processes of the containers with these ids (full ids) and the engine's daemons.
+/// A container's processes are its cgroup's; its PID 1 is the one whose parent is outside,
+/// the engine's shim, which sandboxes may share: each shim counts once.
 pub(crate) fn processes(container_ids: &[String]) -> Processes {
     let table = process_table();
-    let mut children: HashMap<u32, Vec<u32>> = HashMap::new();
-    for (pid, process) in &table {
-        children.entry(process.parent).or_default().push(*pid);
-    }
-    let mut shim_of: HashMap<&str, u32> = HashMap::new();
-    let mut daemons = 0;
-    for (pid, process) in &table {
-        if process.name.starts_with("containerd-shim") {
-            // `containerd-shim-runc-v2 -namespace moby -id ID -address ...`
-            let mut words = process.command_line.split('\0');
-            if words.by_ref().any(|w| w == "-id") {
-                if let Some(id) = words.next() {
-                    shim_of.insert(id, *pid);
-                }
-            }
-        } else if process.name == "dockerd" || process.name == "containerd" {
-            daemons += pss(*pid);
-        }
-    }
+    let daemons = table
+        .iter()
+        .filter(|(_, p)| p.name == "dockerd" || p.name == "containerd")
+        .map(|(pid, _)| pss(*pid))
+        .sum();
     let mut sum = Processes {
         daemons,
         ..Processes::default()
     };
+    let mut shims = std::collections::HashSet::new();
     for id in container_ids {
-        let Some(&shim) = shim_of.get(id.as_str()) else {
+        let inside: Vec<u32> = cgroup_file(id, "pids", "cgroup.procs")
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect();
+        let parent = |pid: &u32| table.get(pid).map_or(0, |p| p.parent);
+        let Some(&init) = inside.iter().find(|pid| !inside.contains(&parent(pid))) else {
             continue;
         };
         sum.containers += 1;
-        sum.shim += pss(shim);
-        sum.cgroups += cgroup_usage(id);
-        // The shim's child is the container's PID 1; everything below it is the container's.
-        for &init in children.get(&shim).into_iter().flatten() {
-            sum.init += pss(init);
-            let mut below: Vec<u32> = children.get(&init).cloned().unwrap_or_default();
-            while let Some(pid) = below.pop() {
-                sum.rest += pss(pid);
-                sum.rest_threads += table.get(&pid).map_or(0, |p| p.threads);
-                below.extend(children.get(&pid).into_iter().flatten());
+        sum.cgroups += cgroup_file(id, "memory", "memory.usage_in_bytes")
+            .or_else(|| cgroup_file(id, "", "memory.current"))
+            .and_then(|text| text.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+        shims.insert(parent(&init));
+        for pid in &inside {
+            if *pid == init {
+                sum.init += pss(init);
+            } else {
+                sum.rest += pss(*pid);
+                sum.rest_threads += table.get(pid).map_or(0, |p| p.threads);
             }
         }
     }
+    sum.shims = shims.len();
+    sum.shim = shims.iter().map(|pid| pss(*pid)).sum();
     sum
+}
+
+/// A file of a container's cgroup: v1 (cgroupfs driver, under `controller`) or v2.
+fn cgroup_file(id: &str, controller: &str, file: &str) -> Option<String> {
+    [
+        format!("/sys/fs/cgroup/{controller}/docker/{id}/{file}"),
+        format!("/sys/fs/cgroup/docker/{id}/{file}"),
+        format!("/sys/fs/cgroup/system.slice/docker-{id}.scope/{file}"),
+    ]
+    .iter()
+    .find_map(|path| std::fs::read_to_string(path).ok())
 }
 
 fn process_table() -> HashMap<u32, Process> {
@@ -147,8 +156,6 @@ fn process_table() -> HashMap<u32, Process> {
                 parent: field("PPid:").parse().unwrap_or(0),
                 name: field("Name:"),
                 threads: field("Threads:").parse().unwrap_or(0),
-                command_line: std::fs::read_to_string(format!("/proc/{pid}/cmdline"))
-                    .unwrap_or_default(),
             },
         );
     }
@@ -164,19 +171,6 @@ pub(crate) fn pss(pid: u32) -> u64 {
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
         .unwrap_or(0)
         * 1024
-}
-
-/// A container's memory cgroup's usage: v1 (cgroupfs driver) or v2.
-fn cgroup_usage(id: &str) -> u64 {
-    [
-        format!("/sys/fs/cgroup/memory/docker/{id}/memory.usage_in_bytes"),
-        format!("/sys/fs/cgroup/docker/{id}/memory.current"),
-        format!("/sys/fs/cgroup/system.slice/docker-{id}.scope/memory.current"),
-    ]
-    .iter()
-    .find_map(|path| std::fs::read_to_string(path).ok())
-    .and_then(|text| text.trim().parse().ok())
-    .unwrap_or(0)
 }
 
 /// CPU time used so far (user + system), in clock ticks, by the process `pid`.

@@ -357,11 +357,13 @@ impl Costs {
         let kib = |bytes: f64| format!("{:.0} KiB", bytes / 1024.0);
         println!("{what}, each (PSS; kernel from /proc/meminfo):");
         println!(
-            "  PID 1 {}, other processes {} ({:.1} threads), shim {}, kernel objects {}, service {}; attributed {:.2} MB",
+            "  PID 1 {}, other processes {} ({:.1} threads), shim {} ({} shims for {}), kernel objects {}, service {}; attributed {:.2} MB",
             kib(self.each(p.init)),
             kib(self.each(p.rest)),
             self.each(p.rest_threads),
             kib(self.each(p.shim)),
+            p.shims,
+            p.containers,
             kib(self.each(self.after.kernel.saturating_sub(self.before.kernel))),
             kib(self.each(self.service_growth)),
             self.attributed() / MIB as f64
