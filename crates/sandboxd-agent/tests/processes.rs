@@ -254,17 +254,34 @@ async fn output_beyond_the_ring_is_reported_dropped() {
     let mut request = sh("head -c 100000 /dev/zero; echo; echo end");
     request.command.output_limit = 10_000;
     let info = fixture.start_process(&request).await.unwrap();
-    // Once it has exited, only the newest bytes are left to replay.
+    // Once it has exited, its start (a quarter of the ring) and its newest bytes are left to
+    // replay: the middle is reported dropped.
     let done = fixture.wait_for_exit(&info.id).await;
-    assert_eq!(done.output_end, 100_005);
+    assert_eq!((done.output_start, done.output_end), (0, 100_005));
     let (mut replay, _) = fixture.attach(&info.id, 0, false).await;
-    match replay.next().await.unwrap() {
-        OutputEvent::Dropped { offset: 0, bytes } => assert!(bytes > 90_000, "{bytes}"),
-        other => panic!("{other:?}"),
-    }
+    let mut start = Vec::new();
+    let dropped = loop {
+        match replay.next().await.unwrap() {
+            OutputEvent::Output { offset, data, .. } => {
+                assert_eq!(offset, start.len() as u64);
+                start.extend(data);
+            }
+            OutputEvent::Dropped { offset, bytes } => {
+                assert_eq!(offset, start.len() as u64);
+                break bytes;
+            }
+            other => panic!("{other:?}"),
+        }
+    };
+    assert!(
+        !start.is_empty() && start.len() <= 2_500 && start.iter().all(|b| *b == 0),
+        "{} bytes of the start",
+        start.len()
+    );
+    assert!(dropped > 90_000, "{dropped}");
     let (pieces, _) = read_to_exit(&mut replay).await;
     assert!(joined(&pieces).ends_with("\nend\n"));
-    assert!(joined(&pieces).len() <= 10_000);
+    assert!(joined(&pieces).len() <= 7_500);
 }
 
 #[tokio::test]

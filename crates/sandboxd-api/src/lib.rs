@@ -556,8 +556,10 @@ pub struct ProcessInfo {
     pub signal: Option<i32>,
     pub timed_out: bool,
     pub oom_killed: bool,
-    /// The offset of the oldest byte of output still kept (stdout and stderr count together);
-    /// a stream resumed from before it misses the difference.
+    /// The offset of the oldest byte of output still kept (stdout and stderr count together).
+    /// The first quarter of `policy.max_output_bytes` is kept to the end and the newest output
+    /// in the rest, so a stream that lags loses the middle (a `dropped` event says how much),
+    /// never the start or the end.
     pub output_start: u64,
     /// The bytes of output so far: the offset of the next byte.
     pub output_bytes: u64,

@@ -34,7 +34,7 @@ impl Process {
             .iter()
             .map(|c| c.load(Ordering::Acquire))
             .min()
-            .unwrap_or(state.output.start);
+            .unwrap_or(state.output.start());
         let reserve = PACE_RESERVE.min(state.output.capacity() / 2);
         state.output.has_room_after(behind, reserve)
     }

@@ -93,7 +93,7 @@ impl Process {
             stdin_open: self.stdin_open.load(Ordering::Acquire),
             started_at_ms: self.started_at_ms,
             timeout_ms: self.timeout.as_millis().try_into().unwrap_or(u64::MAX),
-            output_start: state.output.start,
+            output_start: state.output.start(),
             output_end: state.output.end,
             exit: state.exit.clone(),
         }

@@ -62,7 +62,7 @@ export class OutputView {
   dropped(bytes) {
     this.droppedBytes += bytes;
     if (this.partial) this.completeLine();
-    this.pushLine({ stream: 'note', text: `[${fmt.bytes(bytes)} of output cut here: more came than the service keeps (policy.max_output_bytes), and only its newest part was still there]` });
+    this.pushLine({ stream: 'note', text: `[${fmt.bytes(bytes)} of output cut here: more came than the service keeps (policy.max_output_bytes): it keeps the start and the newest part]` });
     this.keep(`\n[${bytes} bytes of output cut here]\n`);
     this.schedule();
   }
