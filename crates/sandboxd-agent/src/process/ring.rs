@@ -44,17 +44,22 @@ impl Chunk {
 }
 
 impl Ring {
-    pub(super) fn new(capacity: u64) -> Self {
+    /// A ring of `capacity`, a quarter of it for the start when `keep_start`. A paced
+    /// process loses nothing anyway, so it keeps its whole budget for the pacing's room.
+    pub(super) fn new(capacity: u64, keep_start: bool) -> Self {
         Self {
             head: Vec::new(),
             head_end: 0,
             head_cost: 0,
-            head_open: true,
+            head_open: keep_start,
             chunks: VecDeque::new(),
             tail_start: 0,
             end: 0,
             cost: 0,
-            capacity: capacity - capacity / HEAD_SHARE,
+            capacity: match keep_start {
+                true => capacity - capacity / HEAD_SHARE,
+                false => capacity,
+            },
             stdout_bytes: 0,
             stderr_bytes: 0,
         }
@@ -219,7 +224,7 @@ mod tests {
 
     #[test]
     fn ring_keeps_order_merges_small_writes_and_counts_per_stream() {
-        let mut ring = Ring::new(1 << 20);
+        let mut ring = Ring::new(1 << 20, true);
         ring.push(FrameKind::Stdout, b"ab");
         ring.push(FrameKind::Stdout, b"c");
         ring.push(FrameKind::Stderr, b"E");
@@ -244,7 +249,7 @@ mod tests {
     #[test]
     fn ring_keeps_the_start_and_drops_the_oldest_after_it_beyond_its_capacity() {
         // A head of one chunk, a tail of three.
-        let mut ring = Ring::new(4 * (10 + CHUNK_OVERHEAD));
+        let mut ring = Ring::new(4 * (10 + CHUNK_OVERHEAD), true);
         for (kind, byte) in [
             (FrameKind::Stdout, b'a'),
             (FrameKind::Stderr, b'b'),
@@ -271,16 +276,27 @@ mod tests {
         assert_eq!(pieces.len(), 3);
 
         // A ring too small for one chunk keeps nothing, and says so.
-        let mut tiny = Ring::new(4);
+        let mut tiny = Ring::new(4, true);
         tiny.push(FrameKind::Stdout, b"hello");
         assert_eq!((tiny.start(), tiny.end), (5, 5));
         assert_eq!(ring_contents(&tiny, 0), (5, vec![]));
     }
 
     #[test]
+    fn a_ring_that_does_not_keep_the_start_has_its_whole_capacity_for_the_newest() {
+        let mut ring = Ring::new(4 * (10 + CHUNK_OVERHEAD), false);
+        for byte in [b'a', b'b', b'c', b'd', b'e'] {
+            ring.push(FrameKind::Stdout, &[byte; 10]);
+        }
+        assert_eq!((ring.start(), ring.end), (0, 50));
+        assert_eq!(ring.capacity(), 4 * (10 + CHUNK_OVERHEAD));
+        assert!(ring.head.is_empty());
+    }
+
+    #[test]
     fn a_write_larger_than_the_head_fills_it_and_the_rest_comes_after() {
         // A head of 1,000 and a tail of 3,000.
-        let mut ring = Ring::new(4_000);
+        let mut ring = Ring::new(4_000, true);
         ring.push(FrameKind::Stdout, &[b'x'; 5_000]);
         let head = 1_000 - CHUNK_OVERHEAD;
         assert_eq!((ring.start(), ring.head_end, ring.end), (0, head, 5_000));
@@ -297,7 +313,7 @@ mod tests {
     #[test]
     fn a_growing_chunk_loses_its_oldest_bytes_never_its_newest() {
         // A tail of one chunk of 8 bytes, a head too small for any.
-        let mut ring = Ring::new(4 * (CHUNK_OVERHEAD + 8) / 3);
+        let mut ring = Ring::new(4 * (CHUNK_OVERHEAD + 8) / 3, true);
         ring.push(FrameKind::Stdout, b"aaaa");
         ring.push(FrameKind::Stdout, b"bbbbbbbb");
         assert_eq!((ring.start(), ring.end), (4, 12));
@@ -310,7 +326,7 @@ mod tests {
 
     #[test]
     fn ring_reads_are_batched() {
-        let mut ring = Ring::new(1 << 20);
+        let mut ring = Ring::new(1 << 20, true);
         for kind in [FrameKind::Stdout, FrameKind::Stderr, FrameKind::Stdout] {
             ring.push(kind, &[0; 100]);
         }

@@ -61,7 +61,7 @@ pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refus
         terminal: Mutex::new(terminal),
         paced: request.paced,
         state: Mutex::new(State {
-            output: Ring::new(command.output_limit),
+            output: Ring::new(command.output_limit, !request.paced),
             exit: None,
             watchers: Vec::new(),
             cursors: Vec::new(),
