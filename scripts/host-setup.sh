@@ -145,8 +145,8 @@ else
     log "Docker engine is up"
 fi
 
-api="$(docker version --format '{{.Server.APIVersion}}' 2>/dev/null || echo unknown)"
-log "engine: Docker $(docker version --format '{{.Server.Version}}' 2>/dev/null || echo unknown) (API $api)"
+read -r engine_version api < <(docker version --format '{{.Server.Version}} {{.Server.APIVersion}}' 2>/dev/null || echo unknown unknown)
+log "engine: Docker $engine_version (API $api)"
 # Annotations came with API 1.43; older engines give every sandbox a shim of its own.
 if [[ "$api" =~ ^1\.([0-9]+)$ ]] && ((BASH_REMATCH[1] < 43)); then
     warn "this engine (API $api) cannot let sandboxes share a shim: each costs about 4 MB more; stop it and run this script again to start the engine built from scripts/engine ($SANDBOXD_ENGINE_BIN/dockerd)"

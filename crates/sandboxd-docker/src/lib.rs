@@ -136,12 +136,11 @@ impl DockerBackend {
         let version = version.ok();
         let mut engine =
             engine::EngineReport::new(&info, version.as_ref(), docker.client_version().to_string());
-        let shims = ShimGroups::new(
-            &options.instance_id,
-            options.sandboxes_per_shim,
-            docker.client_version(),
-        );
-        engine.findings.extend(shims.finding());
+        let api = docker.client_version();
+        let shims = ShimGroups::new(&options.instance_id, options.sandboxes_per_shim, &api);
+        engine
+            .findings
+            .extend(shim::finding(options.sandboxes_per_shim, &api));
         let setup = |e: std::io::Error| {
             BackendError::Setup(format!(
                 "cannot prepare {}: {e}",

@@ -24,69 +24,61 @@ const FIRST_API_WITH_ANNOTATIONS: ClientVersion = ClientVersion {
 pub(crate) struct ShimGroups {
     /// Unique to this instance and this start, so a group is never one a past run filled.
     prefix: String,
-    /// How many sandboxes share a shim; 0 when the engine cannot group them.
-    per_shim: u64,
+    /// How many sandboxes share a shim; none when each gets its own.
+    per_shim: Option<u64>,
     created: AtomicU64,
-    /// What was asked for, and what the engine allows, for the report.
-    asked: u32,
-    api: ClientVersion,
+}
+
+/// Whether an engine speaking `api` can put `per_shim` sandboxes behind one shim.
+fn groups(per_shim: u32, api: &ClientVersion) -> bool {
+    per_shim > 1 && *api >= FIRST_API_WITH_ANNOTATIONS
 }
 
 impl ShimGroups {
-    pub(crate) fn new(instance_id: &str, per_shim: u32, api: ClientVersion) -> ShimGroups {
+    pub(crate) fn new(instance_id: &str, per_shim: u32, api: &ClientVersion) -> ShimGroups {
         let started = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map(|d| d.as_millis())
             .unwrap_or_default();
-        let supported = api >= FIRST_API_WITH_ANNOTATIONS;
         ShimGroups {
             prefix: format!("sandboxd-{instance_id}-{started}"),
-            per_shim: if supported && per_shim > 1 {
-                u64::from(per_shim)
-            } else {
-                0
-            },
+            per_shim: groups(per_shim, api).then_some(u64::from(per_shim)),
             created: AtomicU64::new(0),
-            asked: per_shim,
-            api,
         }
     }
 
     /// The annotations of the next sandbox: none when it gets a shim of its own.
     pub(crate) fn next_annotations(&self) -> Option<HashMap<String, String>> {
-        if self.per_shim == 0 {
-            return None;
-        }
-        let group = self.created.fetch_add(1, Ordering::Relaxed) / self.per_shim;
+        let per_shim = self.per_shim?;
+        let group = self.created.fetch_add(1, Ordering::Relaxed) / per_shim;
         Some(HashMap::from([(
             GROUP_ANNOTATION.to_string(),
             format!("{}-{group}", self.prefix),
         )]))
     }
+}
 
-    /// What the operator should know about how sandboxes share shims here.
-    pub(crate) fn finding(&self) -> Option<Finding> {
-        if self.asked <= 1 {
-            return None;
-        }
-        Some(if self.per_shim == 0 {
-            Finding {
-                level: Level::Warning,
-                message: format!(
-                    "the engine speaks API {} (annotations need 1.43, Docker 23 or later): each sandbox gets an engine shim of its own, about 4 MB of host memory more than sharing one among {}",
-                    self.api, self.asked
-                ),
-            }
-        } else {
-            Finding {
-                level: Level::Info,
-                message: format!(
-                    "sandboxes share the engine's shims, {} to a shim (backend.sandboxes_per_shim)",
-                    self.per_shim
-                ),
-            }
-        })
+/// What the operator should know about how sandboxes share shims with `per_shim` asked of an
+/// engine speaking `api`.
+pub(crate) fn finding(per_shim: u32, api: &ClientVersion) -> Option<Finding> {
+    if per_shim <= 1 {
+        return None;
     }
+    Some(if groups(per_shim, api) {
+        Finding {
+            level: Level::Info,
+            message: format!(
+                "sandboxes share the engine's shims, {per_shim} to a shim (backend.sandboxes_per_shim)"
+            ),
+        }
+    } else {
+        Finding {
+            level: Level::Warning,
+            message: format!(
+                "the engine speaks API {api} (annotations need 1.43, Docker 23 or later): each sandbox gets an engine shim of its own, about 4 MB of host memory more than sharing one among {per_shim}"
+            ),
+        }
+    })
 }
 
 #[cfg(test)]
@@ -108,7 +100,7 @@ mod tests {
 
     #[test]
     fn sandboxes_fill_a_group_then_start_the_next() {
-        let groups = ShimGroups::new("inst", 3, api(51));
+        let groups = ShimGroups::new("inst", 3, &api(51));
         let names: Vec<String> = (0..7).map(|_| group_of(&groups).unwrap()).collect();
         assert_eq!(names[0], names[1]);
         assert_eq!(names[1], names[2]);
@@ -116,18 +108,18 @@ mod tests {
         assert_eq!(names[3], names[5]);
         assert_ne!(names[5], names[6]);
         assert!(names[0].starts_with("sandboxd-inst-"), "{}", names[0]);
-        assert_eq!(groups.finding().unwrap().level, Level::Info);
+        assert_eq!(finding(3, &api(51)).unwrap().level, Level::Info);
     }
 
     #[test]
     fn an_engine_without_annotations_or_a_share_of_one_gives_each_its_own() {
-        let old = ShimGroups::new("inst", 16, api(41));
+        let old = ShimGroups::new("inst", 16, &api(41));
         assert_eq!(group_of(&old), None);
-        let warning = old.finding().unwrap();
+        let warning = finding(16, &api(41)).unwrap();
         assert_eq!(warning.level, Level::Warning);
         assert!(warning.message.contains("API 1.41"), "{}", warning.message);
-        let alone = ShimGroups::new("inst", 1, api(51));
+        let alone = ShimGroups::new("inst", 1, &api(51));
         assert_eq!(group_of(&alone), None);
-        assert!(alone.finding().is_none());
+        assert!(finding(1, &api(51)).is_none());
     }
 }

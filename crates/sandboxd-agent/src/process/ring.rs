@@ -13,9 +13,8 @@ const HEAD_SHARE: u64 = 4;
 /// The first and the newest output of a process, stdout and stderr together in the order
 /// they came. Offsets count every byte the process wrote to either since it started.
 pub(super) struct Ring {
-    /// The output's start, `[0, head_end)`, kept to the end: a quarter of the limit.
+    /// The output's start, kept to the end: a quarter of the limit.
     head: Vec<Chunk>,
-    head_end: u64,
     head_cost: u64,
     /// Closed at the first write that does not fit, so the head stays one stretch.
     head_open: bool,
@@ -49,7 +48,6 @@ impl Ring {
     pub(super) fn new(capacity: u64, keep_start: bool) -> Self {
         Self {
             head: Vec::new(),
-            head_end: 0,
             head_cost: 0,
             head_open: keep_start,
             chunks: VecDeque::new(),
@@ -157,9 +155,13 @@ impl Ring {
             self.end += taken as u64;
             data = &data[taken..];
         }
-        self.head_end = self.end;
         self.tail_start = self.end;
         data
+    }
+
+    /// The offset just past the head.
+    fn head_end(&self) -> u64 {
+        self.head.last().map_or(0, Chunk::end)
     }
 
     pub(super) fn capacity(&self) -> u64 {
@@ -185,7 +187,7 @@ impl Ring {
     /// Copies up to about `budget` bytes from `offset` on (or from the next byte kept, if
     /// that is later); returns where the copy starts and the pieces.
     pub(super) fn read_from(&self, offset: u64, budget: usize) -> (u64, Vec<(FrameKind, Vec<u8>)>) {
-        if offset < self.head_end {
+        if offset < self.head_end() {
             return (offset, copy_from(self.head.iter(), offset, budget));
         }
         let from = offset.max(self.tail_start);
@@ -260,7 +262,7 @@ mod tests {
             ring.push(kind, &[byte; 10]);
         }
         assert_eq!(
-            (ring.start(), ring.head_end, ring.tail_start, ring.end),
+            (ring.start(), ring.head_end(), ring.tail_start, ring.end),
             (0, 10, 20, 50)
         );
         assert!(ring.cost <= ring.capacity);
@@ -299,7 +301,7 @@ mod tests {
         let mut ring = Ring::new(4_000, true);
         ring.push(FrameKind::Stdout, &[b'x'; 5_000]);
         let head = 1_000 - CHUNK_OVERHEAD;
-        assert_eq!((ring.start(), ring.head_end, ring.end), (0, head, 5_000));
+        assert_eq!((ring.start(), ring.head_end(), ring.end), (0, head, 5_000));
         assert_eq!(
             ring_contents(&ring, 0),
             (0, vec![(FrameKind::Stdout, vec![b'x'; head as usize])])
