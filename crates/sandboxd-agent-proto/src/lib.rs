@@ -40,8 +40,8 @@ pub use host::{
 };
 pub use message::{
     AgentSecret, Event, ExecRequest, ExitReport, Request, AGENT_SECRET_FILE, AGENT_SECRET_LEN,
-    AGENT_SPARES, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN, PROTOCOL_VERSION,
-    STDIN_CHUNK_LEN,
+    AGENT_SPARES, AGENT_WAKE_FILE, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN,
+    PROTOCOL_VERSION, STDIN_CHUNK_LEN,
 };
 pub use message::{ArchiveSummary, MAX_ARCHIVE_ENTRIES};
 pub use message::{ChangeKind, FileChange, FileStat, ERROR_CROSS_DEVICE, ERROR_EXISTS};

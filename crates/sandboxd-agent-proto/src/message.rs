@@ -18,6 +18,10 @@ pub const PROTOCOL_VERSION: u32 = 2;
 /// The service removes it once the agent has said hello, before anything else runs in the
 /// sandbox, so no sandbox process can read it.
 pub const AGENT_SECRET_FILE: &str = "agent-secret";
+/// The FIFO beside the agent socket on which a dialing agent waits while the service is away:
+/// the service writes a byte to it once it listens on the socket again (see
+/// `host::wake_agent`), so thousands of agents need not keep retrying through a restart.
+pub const AGENT_WAKE_FILE: &str = "agent-wake";
 /// The secret's length in bytes: 32 bytes, written as 64 hex digits.
 pub const AGENT_SECRET_LEN: usize = 32;
 /// Idle connections the agent keeps open to the service, ready for requests.

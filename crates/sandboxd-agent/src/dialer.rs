@@ -4,8 +4,8 @@
 //! hello, and the request arriving on it makes the dialer open a replacement. A connection
 //! stays open after answering, idle again, since the service may send it another request.
 //! When the service goes away (restart, or the sandbox's hub closed) the spares see
-//! end-of-file and the dialer keeps retrying with backoff until a socket answers at the same
-//! path again.
+//! end-of-file and the dialer dials again once the service says it listens at the same path
+//! again (see [`crate::wake`]).
 
 use crate::exec;
 use crate::files;
@@ -13,6 +13,7 @@ use crate::kernel;
 use crate::kill_all;
 use crate::ports;
 use crate::process;
+use crate::wake::Wake;
 use sandboxd_agent_proto::{
     read_frame, write_json, AgentSecret, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
     PROTOCOL_VERSION,
@@ -28,8 +29,8 @@ const SPARES: usize = sandboxd_agent_proto::AGENT_SPARES;
 /// Connections open at once, idle or busy; this bounds the agent's threads.
 const MAX_CONNECTIONS: usize = 64;
 const MIN_RETRY_DELAY: Duration = Duration::from_millis(5);
-/// A restarted service sees its agents back within this long of binding their sockets again;
-/// while it is down, a dial that fails at once costs the sandbox little.
+/// Without a wake FIFO, a restarted service sees its agents back within this long of binding
+/// their sockets again.
 const MAX_RETRY_DELAY: Duration = Duration::from_millis(250);
 /// A connection thread needs little: buffers live on the heap.
 const CONNECTION_STACK_SIZE: usize = 256 * 1024;
@@ -38,13 +39,14 @@ const CONNECTION_STACK_SIZE: usize = 256 * 1024;
 /// proving `secret`.
 pub fn run(socket: &Path, secret: &AgentSecret) -> ! {
     let pool = Arc::new(Pool::default());
+    let wake = Wake::open(socket);
     loop {
         if let Some(delay) = pool.wait_for_vacancy() {
             thread::sleep(delay);
         }
         match dial(socket, secret) {
             Ok(connection) => serve_connection(connection, &pool),
-            Err(_) => thread::sleep(pool.next_retry_delay()),
+            Err(_) => wake.wait(|| pool.next_retry_delay()),
         }
     }
 }

@@ -17,6 +17,7 @@ mod ports;
 mod process;
 mod seccomp;
 mod sys;
+mod wake;
 
 use sandboxd_agent_proto::{AgentSecret, AGENT_SECRET_FILE};
 use std::ffi::OsString;

@@ -1,7 +1,7 @@
 //! End-to-end tests: the real agent binary, started as a local child process, dials an
 //! `AgentHub` in a temporary directory and runs real commands.
 
-use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
+use sandboxd_agent_proto::host::{make_wake_fifo, read_frame, wake_agent, write_frame, write_json};
 use sandboxd_agent_proto::{
     ping, run_exec, AgentHub, AgentLease, AgentSecret, Event, ExecRequest, ExecResult, FrameKind,
     ProtoError, Request, AGENT_SECRET_FILE, AGENT_SECRET_LEN, ERROR_BAD_REQUEST,
@@ -63,6 +63,7 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("agent.sock");
         let hub = AgentHub::bind(&socket, secret_beside(&socket)).unwrap();
+        make_wake_fifo(&socket).unwrap();
         let agent = Agent::spawn(&socket);
         hub.wait_ready(READY_TIMEOUT)
             .await
@@ -522,22 +523,48 @@ async fn twenty_concurrent_execs() {
     );
 }
 
+/// Within this long of the service's word the agent is back: well before its fallback, the
+/// earliest it dials again without the word (6 s after its dial failed).
+const WOKEN_WITHIN: Duration = Duration::from_secs(4);
+
 #[tokio::test]
 async fn agent_reconnects_when_the_service_comes_back() {
     let mut fixture = Fixture::start().await;
     fixture.hub.close();
-    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Long enough for its dial to fail and its wait to begin.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     fixture.hub = AgentHub::bind(&fixture.socket, secret_beside(&fixture.socket)).unwrap();
+    wake_agent(&fixture.socket);
     fixture
         .hub
-        .wait_ready(READY_TIMEOUT)
+        .wait_ready(WOKEN_WITHIN)
         .await
-        .expect("the agent dials the new hub");
+        .expect("the agent dials the new hub at the word");
     let result = fixture
         .exec(&request(&["echo", "back"]), None)
         .await
         .unwrap();
     assert_eq!(text(&result.stdout), "back\n");
+}
+
+#[tokio::test]
+async fn without_the_word_the_agent_comes_back_at_its_fallback() {
+    let mut fixture = Fixture::start().await;
+    fixture.hub.close();
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    fixture.hub = AgentHub::bind(&fixture.socket, secret_beside(&fixture.socket)).unwrap();
+    // Nobody wakes it: the word was lost (a sandbox process may read the FIFO too).
+    assert!(
+        fixture.hub.wait_ready(WOKEN_WITHIN).await.is_err(),
+        "without the word it waits"
+    );
+    fixture
+        .hub
+        .wait_ready(Duration::from_secs(15))
+        .await
+        .expect("the agent dials again at its fallback");
+    let result = fixture.exec(&request(&["echo", "back"]), None).await;
+    assert_eq!(text(&result.unwrap().stdout), "back\n");
 }
 
 #[tokio::test]

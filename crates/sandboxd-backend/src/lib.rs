@@ -126,6 +126,11 @@ pub trait Backend: Send + Sync + 'static {
         Ok(())
     }
 
+    /// Called once the sandboxes of the last run are reattached: their agents may come back
+    /// now. A step of its own, so thousands of agents dialing back do not slow the
+    /// reattaching. Nothing by default.
+    fn call_agents_back(&self) {}
+
     /// Takes back a sandbox that was paused when this service process started: its frozen
     /// agent cannot dial back, so this returns at once and [`Backend::resume`] waits for it.
     async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError>;

@@ -78,8 +78,8 @@ impl Core {
     }
 
     /// Takes back every session the store holds as open, as the store left it (paused or
-    /// not): its agent socket is bound again, so its agent dials back within its retry delay
-    /// and its requests are served from then on. [`Core::reconcile`] then ends those whose
+    /// not): its agent socket is bound again, and once all are its agent is called back, so
+    /// its requests are served from then on. [`Core::reconcile`] then ends those whose
     /// sandbox did not survive.
     pub async fn take_back(&self) -> Result<TakenBack, Error> {
         let mut taken = TakenBack {
@@ -103,6 +103,7 @@ impl Core {
             self.contexts().to_learn(&session.id);
             taken.sessions.push(session);
         }
+        self.backend().call_agents_back();
         // Leftovers only take room: a failure to clean them must not keep the service down.
         match self.remove_unrecorded_snapshots() {
             Ok(0) => {}

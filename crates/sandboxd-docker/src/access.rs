@@ -12,6 +12,7 @@
 //! at start (removed once it said hello, see [`remove_secret`]).
 
 use crate::SANDBOX_UID;
+use sandboxd_agent_proto::host::make_wake_fifo;
 use sandboxd_agent_proto::{AgentSecret, AGENT_SECRET_FILE};
 use std::fs::{self, DirBuilder, OpenOptions, Permissions};
 use std::io::{self, ErrorKind, Write};
@@ -69,6 +70,13 @@ impl SandboxAccess {
         self.hand_over(socket, 0o600, 0o666)
     }
 
+    /// Makes the FIFO beside `socket` on which the agent waits while the service is away, for
+    /// the agent alone, like its socket.
+    pub fn make_wake(self, socket: &Path) -> io::Result<()> {
+        let fifo = make_wake_fifo(socket)?;
+        self.hand_over(&fifo, 0o600, 0o666)
+    }
+
     /// Writes `secret` where the agent reads it at start, readable by the agent only.
     pub fn write_secret(self, dir: &Path, secret: &AgentSecret) -> io::Result<()> {
         let path = dir.join(AGENT_SECRET_FILE);
@@ -96,7 +104,7 @@ pub fn remove_secret(dir: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
     use sandboxd_agent_proto::AGENT_SECRET_LEN;
-    use std::os::unix::fs::MetadataExt;
+    use std::os::unix::fs::{FileTypeExt, MetadataExt};
 
     fn mode(path: &Path) -> u32 {
         fs::metadata(path).unwrap().mode() & 0o7777
@@ -127,6 +135,11 @@ mod tests {
         remove_secret(dir.path()).unwrap();
         assert!(!file.exists());
         remove_secret(dir.path()).unwrap();
+        access.make_wake(&dir.path().join("agent.sock")).unwrap();
+        assert_eq!(
+            mode(&dir.path().join(sandboxd_agent_proto::AGENT_WAKE_FILE)),
+            0o666
+        );
     }
 
     #[test]
@@ -148,6 +161,11 @@ mod tests {
         let file = dir.path().join(AGENT_SECRET_FILE);
         let meta = fs::metadata(&file).unwrap();
         assert_eq!((meta.uid(), mode(&file)), (SANDBOX_UID, 0o400));
+        access.make_wake(&dir.path().join("agent.sock")).unwrap();
+        let fifo = dir.path().join(sandboxd_agent_proto::AGENT_WAKE_FILE);
+        let meta = fs::metadata(&fifo).unwrap();
+        assert!(meta.file_type().is_fifo());
+        assert_eq!((meta.uid(), mode(&fifo)), (SANDBOX_UID, 0o600));
     }
 
     fn is_root() -> bool {

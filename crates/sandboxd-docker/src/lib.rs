@@ -26,7 +26,7 @@ use bollard::query_parameters::{
 use bollard::Docker;
 use cgroup::CgroupLayout;
 use network::BridgeNetwork;
-use sandboxd_agent_proto::host::AgentKey;
+use sandboxd_agent_proto::host::{wake_agent, AgentKey};
 use sandboxd_agent_proto::AgentHub;
 use sandboxd_api::NetworkMode;
 use sandboxd_backend::{
@@ -81,6 +81,8 @@ pub struct DockerBackend {
     access: SandboxAccess,
     cgroups: CgroupLayout,
     hubs: Mutex<HashMap<String, Arc<AgentHub>>>,
+    /// Sockets bound again whose agents are not yet woken (see `Backend::call_agents_back`).
+    uncalled_agents: Mutex<Vec<PathBuf>>,
     engine: engine::EngineReport,
     shims: ShimGroups,
     bridge: BridgeNetwork,
@@ -165,6 +167,7 @@ impl DockerBackend {
             access,
             cgroups,
             hubs: Mutex::new(HashMap::new()),
+            uncalled_agents: Mutex::new(Vec::new()),
             engine,
             shims,
             bridge: BridgeNetwork::default(),
@@ -217,6 +220,7 @@ impl DockerBackend {
                 .map_err(setup)?;
             self.access.hand_over_dir(&dir).map_err(setup)?;
             self.access.write_secret(&dir, &secret).map_err(setup)?;
+            self.access.make_wake(&socket).map_err(setup)?;
         } else if dir.is_dir() {
             self.access.hand_over_dir(&dir).map_err(setup)?;
         } else {
@@ -247,6 +251,10 @@ impl DockerBackend {
                 tracing::warn!(dir = %dir.display(), error = %e, "cannot remove agent socket directory");
             }
         }
+    }
+
+    fn lock_uncalled(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
+        self.uncalled_agents.lock().expect("uncalled agents lock")
     }
 
     fn hub(&self, session_id: &str) -> Option<Arc<AgentHub>> {
@@ -501,7 +509,11 @@ impl Backend for DockerBackend {
     async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         let hub = match self.hub(&sandbox.session_id) {
             Some(hub) => hub,
-            None => self.open_hub(&sandbox.session_id, false)?,
+            None => {
+                let hub = self.open_hub(&sandbox.session_id, false)?;
+                wake_agent(hub.path());
+                hub
+            }
         };
         if hub.wait_ready(AGENT_START_TIMEOUT).await.is_err() {
             self.close_hub(&sandbox.session_id);
@@ -514,11 +526,19 @@ impl Backend for DockerBackend {
         Ok(())
     }
 
-    /// Binds the sandbox's agent socket again: its agent dials it within its retry delay.
+    /// Binds the sandbox's agent socket again; its agent, waiting since the service went
+    /// away, is woken by [`Backend::call_agents_back`].
     fn reattach(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        match self.hub(&sandbox.session_id) {
-            Some(_) => Ok(()),
-            None => self.open_hub(&sandbox.session_id, false).map(drop),
+        if self.hub(&sandbox.session_id).is_none() {
+            let hub = self.open_hub(&sandbox.session_id, false)?;
+            self.lock_uncalled().push(hub.path().to_path_buf());
+        }
+        Ok(())
+    }
+
+    fn call_agents_back(&self) {
+        for socket in std::mem::take(&mut *self.lock_uncalled()) {
+            wake_agent(&socket);
         }
     }
 

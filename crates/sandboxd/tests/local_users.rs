@@ -92,16 +92,23 @@ fn assert_private(state: &Path, session: &str) {
         (state.join("sandboxd.db-shm"), (0o600, 0)),
         (sandbox_dir.clone(), (0o700, SANDBOX_UID)),
         (sandbox_dir.join("agent.sock"), (0o600, SANDBOX_UID)),
+        (sandbox_dir.join("agent-wake"), (0o600, SANDBOX_UID)),
     ];
     for (path, want) in expected {
         assert_eq!(mode_and_owner(&path), want, "{}", path.display());
     }
     // The agent read its secret at start; the file went before any command could run.
-    let left: Vec<String> = std::fs::read_dir(&sandbox_dir)
+    let mut left: Vec<String> = std::fs::read_dir(&sandbox_dir)
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .collect();
-    assert_eq!(left, ["agent.sock"], "{}", sandbox_dir.display());
+    left.sort();
+    assert_eq!(
+        left,
+        ["agent-wake", "agent.sock"],
+        "{}",
+        sandbox_dir.display()
+    );
 }
 
 /// What the service's earlier versions left: readable state, a socket anyone could dial.

@@ -4,7 +4,7 @@ mod common;
 
 use common::{base_config, remove_sandbox_outside, start_unowned_sandbox, TestService};
 use serde_json::{json, Value};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 async fn activity(service: &TestService, id: &str) -> Vec<Value> {
     let log: Value = service
@@ -199,6 +199,7 @@ async fn a_crash_and_restart_keeps_sessions_and_their_files() {
         .await
         .unwrap();
 
+    let crashed = Instant::now();
     service.crash_and_restart();
 
     let listed: Value = service.get_json("/v1/sessions").await;
@@ -216,6 +217,13 @@ async fn a_crash_and_restart_keeps_sessions_and_their_files() {
     assert_eq!(
         service.sh(&second, "python3 -c 'print(6*7)'").await["stdout"],
         "42\n"
+    );
+    // Their agents dialed at the new service's word: without it, the earliest they dial
+    // again is 6 s after the crash.
+    assert!(
+        crashed.elapsed() < Duration::from_secs(5),
+        "the agents came back {:?} after the crash",
+        crashed.elapsed()
     );
     assert_eq!(
         session(&service, &closed).await["end_reason"],

@@ -9,6 +9,7 @@ mod kernel;
 mod ports;
 mod process;
 mod secret;
+mod wake;
 
 pub use archive::{archive_stream_limit, open_archive, upload_archive, ArchiveDownload};
 pub use exec::{ping, run_exec, ExecResult, OutputSink, OUTPUT_SINK};
@@ -28,6 +29,7 @@ pub use process::{
     start_process, write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
 };
 pub use secret::{claim, AgentKey};
+pub use wake::{make_wake_fifo, wake_agent};
 
 use crate::frame::{decode_header, encode_header, json_frame, HEADER_LEN};
 use crate::{Frame, FrameKind, ProtoError, MAX_FRAME_LEN};

@@ -1,0 +1,105 @@
+//! Waiting for the service to come back after a failed dial.
+//!
+//! The service writes a byte to the FIFO beside the socket ([`AGENT_WAKE_FILE`]) once it
+//! listens there again, so a dialer waits on it rather than retrying every few milliseconds:
+//! thousands of agents retrying through a restart kept the restarting service from the CPU.
+
+use crate::sys;
+use sandboxd_agent_proto::AGENT_WAKE_FILE;
+use std::fs::{File, OpenOptions};
+use std::io::Read;
+use std::os::fd::AsRawFd;
+use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+use std::path::Path;
+use std::thread;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The shortest wait for the service's word: it is only the backstop for a word lost (any
+/// sandbox process may read the FIFO too), and thousands of agents retrying this often cost
+/// the host little.
+const FALLBACK_MIN: Duration = Duration::from_secs(6);
+/// Spread of the wait beyond [`FALLBACK_MIN`], so agents that lost the service together do
+/// not retry together.
+const FALLBACK_SPREAD_MS: u32 = 4000;
+/// Bytes read per wake: a sandbox process writing in a loop cannot keep the agent reading.
+const DRAIN_BYTES: usize = 64;
+/// Pause after a wake, so such a writer cannot make the agent dial in a tight loop either.
+const AFTER_WAKE: Duration = Duration::from_millis(5);
+
+/// The wake FIFO, when the service made one.
+pub struct Wake {
+    fifo: Option<File>,
+}
+
+impl Wake {
+    /// Opens the FIFO beside `socket` for reading and writing: with a writer always there it
+    /// never reports a hang-up, and the service's non-blocking write always finds a reader.
+    /// Opened at start, so a byte written while the agent dials waits for its next wait.
+    pub fn open(socket: &Path) -> Wake {
+        let fifo = OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(libc::O_NONBLOCK | libc::O_NOFOLLOW)
+            .open(socket.with_file_name(AGENT_WAKE_FILE))
+            .ok()
+            .filter(|f| f.metadata().is_ok_and(|m| m.file_type().is_fifo()));
+        Wake { fifo }
+    }
+
+    /// Waits after a failed dial: for the service's word, at most a spread fallback; without
+    /// a FIFO (a service that made none), for `retry_delay`.
+    pub fn wait(&self, retry_delay: impl FnOnce() -> Duration) {
+        let Some(fifo) = &self.fifo else {
+            thread::sleep(retry_delay());
+            return;
+        };
+        let mut fds = [libc::pollfd {
+            fd: fifo.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        }];
+        let fallback = FALLBACK_MIN + Duration::from_millis(u64::from(spread_ms()));
+        let woken = sys::poll(&mut fds, fallback.as_millis() as i32).is_ok()
+            && fds[0].revents & libc::POLLIN != 0;
+        if woken {
+            let _ = (&*fifo).read(&mut [0; DRAIN_BYTES]);
+            thread::sleep(AFTER_WAKE);
+        }
+    }
+}
+
+/// A spread in [0, FALLBACK_SPREAD_MS): any varying number will do, no need for randomness.
+fn spread_ms() -> u32 {
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.subsec_nanos());
+    (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % FALLBACK_SPREAD_MS
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Write;
+    use std::time::Instant;
+
+    #[test]
+    fn a_byte_ends_the_wait_and_without_a_fifo_the_retry_delay_is_slept() {
+        let dir = tempfile::tempdir().unwrap();
+        let socket = dir.path().join("agent.sock");
+        let without = Wake::open(&socket);
+        let started = Instant::now();
+        without.wait(|| Duration::from_millis(20));
+        assert!(started.elapsed() >= Duration::from_millis(20));
+
+        let fifo = socket.with_file_name(AGENT_WAKE_FILE);
+        let c_path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+        // SAFETY: a NUL-terminated path that outlives the call.
+        assert_eq!(unsafe { libc::mkfifo(c_path.as_ptr(), 0o600) }, 0);
+        let wake = Wake::open(&socket);
+        let mut writer = OpenOptions::new().write(true).open(&fifo).unwrap();
+        writer.write_all(&[1]).unwrap();
+        let started = Instant::now();
+        wake.wait(|| unreachable!("a FIFO is there"));
+        assert!(started.elapsed() < FALLBACK_MIN, "the byte woke it");
+    }
+}
