@@ -5,7 +5,9 @@
 //! stays open after answering, idle again, since the service may send it another request.
 //! When the service goes away (restart, or the sandbox's hub closed) the spares see
 //! end-of-file and the dialer dials again once the service says it listens at the same path
-//! again (see [`crate::wake`]).
+//! again (see [`crate::wake`]). Back, it dials one connection at once and the other spares a
+//! few seconds later: thousands of agents come back together, and their first connections
+//! are what makes their sessions answer.
 
 use crate::exec;
 use crate::files;
@@ -13,7 +15,7 @@ use crate::kernel;
 use crate::kill_all;
 use crate::ports;
 use crate::process;
-use crate::wake::Wake;
+use crate::wake::{spread, Wake};
 use sandboxd_agent_proto::{
     read_frame, write_json, AgentSecret, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
     PROTOCOL_VERSION,
@@ -22,7 +24,7 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Idle connections (greeted, or done with a request) below which the dialer adds one.
 const SPARES: usize = sandboxd_agent_proto::AGENT_SPARES;
@@ -32,6 +34,10 @@ const MIN_RETRY_DELAY: Duration = Duration::from_millis(5);
 /// Without a wake FIFO, a restarted service sees its agents back within this long of binding
 /// their sockets again.
 const MAX_RETRY_DELAY: Duration = Duration::from_millis(250);
+/// After the service came back, the other spares are dialed this long after the first, plus
+/// up to [`REFILL_SPREAD`]: past the rush of every session's first requests, and not all at once.
+const REFILL_AFTER: Duration = Duration::from_millis(1500);
+const REFILL_SPREAD: Duration = Duration::from_millis(3000);
 /// A connection thread needs little: buffers live on the heap.
 const CONNECTION_STACK_SIZE: usize = 256 * 1024;
 
@@ -46,7 +52,10 @@ pub fn run(socket: &Path, secret: &AgentSecret) -> ! {
         }
         match dial(socket, secret) {
             Ok(connection) => serve_connection(connection, &pool),
-            Err(_) => wake.wait(|| pool.next_retry_delay()),
+            Err(_) => {
+                wake.wait(|| pool.next_retry_delay());
+                pool.one_spare_until(Instant::now() + REFILL_AFTER + spread(REFILL_SPREAD));
+            }
         }
     }
 }
@@ -221,6 +230,8 @@ struct PoolState {
     /// A connection closed without a request: the service is going away or turning us
     /// away, so the next dial waits instead of spinning.
     backoff_due: bool,
+    /// Until then one spare is enough (the service just came back).
+    one_spare_until: Option<Instant>,
 }
 
 impl Default for Pool {
@@ -231,6 +242,7 @@ impl Default for Pool {
                 open: 0,
                 retry_delay: MIN_RETRY_DELAY,
                 backoff_due: false,
+                one_spare_until: None,
             }),
             changed: Condvar::new(),
         }
@@ -259,11 +271,27 @@ impl Pool {
 
     /// Blocks until a spare is missing; returns how long to back off first, if at all.
     fn wait_for_vacancy(&self) -> Option<Duration> {
-        let mut state = self
-            .changed
-            .wait_while(self.lock(), |s| !s.has_vacancy())
-            .unwrap_or_else(PoisonError::into_inner);
+        let mut state = self.lock();
+        while !state.has_vacancy() {
+            state = match state.one_spare_until {
+                // The rest of the spares are missing from then on.
+                Some(until) => {
+                    let left = until.saturating_duration_since(Instant::now());
+                    let waited = self.changed.wait_timeout(state, left);
+                    waited.unwrap_or_else(PoisonError::into_inner).0
+                }
+                None => self
+                    .changed
+                    .wait(state)
+                    .unwrap_or_else(PoisonError::into_inner),
+            };
+        }
         std::mem::take(&mut state.backoff_due).then(|| state.bump_retry_delay())
+    }
+
+    /// Keeps one spare only, until `until`.
+    fn one_spare_until(&self, until: Instant) {
+        self.lock().one_spare_until = Some(until);
     }
 
     fn next_retry_delay(&self) -> Duration {
@@ -299,8 +327,15 @@ impl Pool {
 
 impl PoolState {
     /// A spare is missing and there is room for another connection.
-    fn has_vacancy(&self) -> bool {
-        self.idle < SPARES && self.open < MAX_CONNECTIONS
+    fn has_vacancy(&mut self) -> bool {
+        let spares = match self.one_spare_until {
+            Some(until) if Instant::now() < until => 1,
+            _ => {
+                self.one_spare_until = None;
+                SPARES
+            }
+        };
+        self.idle < spares && self.open < MAX_CONNECTIONS
     }
 
     fn bump_retry_delay(&mut self) -> Duration {

@@ -20,7 +20,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 const FALLBACK_MIN: Duration = Duration::from_secs(6);
 /// Spread of the wait beyond [`FALLBACK_MIN`], so agents that lost the service together do
 /// not retry together.
-const FALLBACK_SPREAD_MS: u32 = 4000;
+const FALLBACK_SPREAD: Duration = Duration::from_secs(4);
 /// Bytes read per wake: a sandbox process writing in a loop cannot keep the agent reading.
 const DRAIN_BYTES: usize = 64;
 /// Pause after a wake, so such a writer cannot make the agent dial in a tight loop either.
@@ -58,7 +58,7 @@ impl Wake {
             events: libc::POLLIN,
             revents: 0,
         }];
-        let fallback = FALLBACK_MIN + Duration::from_millis(u64::from(spread_ms()));
+        let fallback = FALLBACK_MIN + spread(FALLBACK_SPREAD);
         let woken = sys::poll(&mut fds, fallback.as_millis() as i32).is_ok()
             && fds[0].revents & libc::POLLIN != 0;
         if woken {
@@ -68,12 +68,16 @@ impl Wake {
     }
 }
 
-/// A spread in [0, FALLBACK_SPREAD_MS): any varying number will do, no need for randomness.
-fn spread_ms() -> u32 {
+/// A duration in [0, `max`), different from agent to agent and call to call, so agents that
+/// act on the same event do not act at once: any varying number will do, no need for
+/// randomness.
+pub fn spread(max: Duration) -> Duration {
     let nanos = SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
-    (nanos ^ std::process::id().wrapping_mul(2_654_435_761)) % FALLBACK_SPREAD_MS
+    let varying = nanos ^ std::process::id().wrapping_mul(2_654_435_761);
+    let max_ms = (max.as_millis() as u32).max(1);
+    Duration::from_millis(u64::from(varying % max_ms))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 use sandboxd_agent_proto::host::{make_wake_fifo, read_frame, wake_agent, write_frame, write_json};
 use sandboxd_agent_proto::{
     ping, run_exec, AgentHub, AgentLease, AgentSecret, Event, ExecRequest, ExecResult, FrameKind,
-    ProtoError, Request, AGENT_SECRET_FILE, AGENT_SECRET_LEN, ERROR_BAD_REQUEST,
+    ProtoError, Request, AGENT_SECRET_FILE, AGENT_SECRET_LEN, AGENT_SPARES, ERROR_BAD_REQUEST,
     ERROR_SPAWN_FAILED, MAX_IDLE,
 };
 use std::collections::BTreeMap;
@@ -73,6 +73,19 @@ impl Fixture {
             hub,
             socket,
             _dir: dir,
+        }
+    }
+
+    /// Waits until the agent holds all its spares open, for at most `within`.
+    async fn await_spares(&self, within: Duration) {
+        let give_up = Instant::now() + within;
+        while self.hub.idle_count() < AGENT_SPARES {
+            assert!(
+                Instant::now() < give_up,
+                "only {} spares",
+                self.hub.idle_count()
+            );
+            tokio::time::sleep(Duration::from_millis(10)).await;
         }
     }
 
@@ -165,15 +178,7 @@ async fn says_hello_and_answers_pings() {
     ping(&mut connection, Duration::from_secs(2)).await.unwrap();
     // Once it answered, a connection counts as a spare again; closed, it is replaced.
     drop(connection);
-    let give_up = Instant::now() + Duration::from_secs(2);
-    while fixture.hub.idle_count() < 4 {
-        assert!(
-            Instant::now() < give_up,
-            "only {} spares",
-            fixture.hub.idle_count()
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    fixture.await_spares(Duration::from_secs(2)).await;
 }
 
 #[tokio::test]
@@ -540,11 +545,16 @@ async fn agent_reconnects_when_the_service_comes_back() {
         .wait_ready(WOKEN_WITHIN)
         .await
         .expect("the agent dials the new hub at the word");
+    // One connection first: thousands of agents come back at once.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(fixture.hub.idle_count(), 1, "one connection at first");
     let result = fixture
         .exec(&request(&["echo", "back"]), None)
         .await
         .unwrap();
     assert_eq!(text(&result.stdout), "back\n");
+    // The other spares follow within 1.5 + 3 s.
+    fixture.await_spares(Duration::from_secs(6)).await;
 }
 
 #[tokio::test]
