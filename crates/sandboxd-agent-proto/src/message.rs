@@ -25,7 +25,7 @@ pub const AGENT_WAKE_FILE: &str = "agent-wake";
 /// The secret's length in bytes: 32 bytes, written as 64 hex digits.
 pub const AGENT_SECRET_LEN: usize = 32;
 /// Idle connections the agent keeps open to the service, ready for requests.
-pub const AGENT_SPARES: usize = 2;
+pub const AGENT_SPARES: usize = 4;
 /// The largest stdin frame the service sends.
 pub const STDIN_CHUNK_LEN: usize = 64 * 1024;
 /// The largest stdout/stderr frame the agent sends.

@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 /// After the process exits, how long output still held open by its background children is
 /// forwarded before the exit is reported.
 pub(crate) const DRAIN_GRACE: Duration = Duration::from_millis(50);
+/// The most a pipe can hold (`fs.pipe-max-size`, as a process may raise its pipe's size).
+const MAX_PIPE_BYTES: u64 = 1 << 20;
 /// How often to check for the exit where pidfds are unavailable.
 pub(crate) const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(10);
 /// Threads that discard output of background processes only need a small stack.
@@ -263,6 +265,11 @@ impl Supervised {
                 Some((status, exited_at)) => {
                     let drained_by = exited_at + DRAIN_GRACE;
                     if (self.stdout.is_closed() && self.stderr.is_closed()) || now >= drained_by {
+                        // What the process itself wrote may still be in the pipes: the grace
+                        // is for its background children, and on a loaded host (or behind a
+                        // slow reader) it can pass before the pipes were read.
+                        self.stdout.pump_ready(connection, &mut buffer)?;
+                        self.stderr.pump_ready(connection, &mut buffer)?;
                         return Ok((status, timed_out));
                     }
                     Some(drained_by)
@@ -442,6 +449,28 @@ impl Output {
             }
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(_) => self.pipe = None,
+        }
+        Ok(())
+    }
+
+    /// Pumps what the pipe holds right now, without waiting for more: at most
+    /// [`MAX_PIPE_BYTES`], so a background child writing on cannot keep the report back.
+    fn pump_ready(
+        &mut self,
+        connection: &mut UnixStream,
+        buffer: &mut [u8],
+    ) -> Result<(), ProtoError> {
+        let budget = self.total + MAX_PIPE_BYTES;
+        while self.total < budget {
+            let mut fds = [poll_entry(self.pipe.as_ref(), libc::POLLIN)];
+            if self.pipe.is_none() || sys::poll(&mut fds, 0).is_err() || fds[0].revents == 0 {
+                break;
+            }
+            let before = self.total;
+            self.pump(connection, buffer)?;
+            if self.total == before {
+                break;
+            }
         }
         Ok(())
     }

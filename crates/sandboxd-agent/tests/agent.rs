@@ -341,6 +341,43 @@ async fn output_over_the_limit_keeps_head_and_tail_with_true_totals() {
 }
 
 #[tokio::test]
+async fn output_still_in_the_pipe_after_the_grace_is_forwarded_and_counted() {
+    let fixture = Fixture::start().await;
+    let mut connection = fixture.connection().await;
+    // The process fills a pipe of 1 MiB and exits at once. Read slower than the agent's grace
+    // after the exit, most of it is still in the pipe when the grace has passed (as on a
+    // loaded host, where the agent is not scheduled in time), and it must still come.
+    let script = "import fcntl, sys; F_SETPIPE_SZ = 1031; fcntl.fcntl(1, F_SETPIPE_SZ, 1 << 20); \
+                  sys.stdout.buffer.write(bytes(900000) + b'the-end')";
+    let total = 900_000 + "the-end".len();
+    write_json(
+        &mut connection,
+        &Request::Exec(request(&["python3", "-c", script])),
+    )
+    .await
+    .unwrap();
+    let mut stdout = Vec::new();
+    let report = loop {
+        let frame = read_frame(&mut connection).await.unwrap();
+        match frame.kind {
+            FrameKind::Stdout => {
+                stdout.extend_from_slice(&frame.payload);
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            FrameKind::Json => match frame.parse_json::<Event>().unwrap() {
+                Event::Exited(report) => break report,
+                other => panic!("unexpected {other:?}"),
+            },
+            other => panic!("unexpected {other:?} frame"),
+        }
+    };
+    assert_eq!(report.exit_code, Some(0));
+    assert_eq!(report.stdout_bytes, total as u64, "the true total");
+    assert_eq!(stdout.len(), total, "every byte forwarded");
+    assert!(stdout.ends_with(b"\0the-end"));
+}
+
+#[tokio::test]
 async fn output_streams_while_the_process_runs() {
     let fixture = Fixture::start().await;
     let mut connection = fixture.connection().await;
