@@ -273,7 +273,7 @@ impl Pool {
     fn wait_for_vacancy(&self) -> Option<Duration> {
         let mut state = self.lock();
         while !state.has_vacancy() {
-            state = match state.one_spare_until {
+            state = match state.rationed_until() {
                 // The rest of the spares are missing from then on.
                 Some(until) => {
                     let left = until.saturating_duration_since(Instant::now());
@@ -327,15 +327,18 @@ impl Pool {
 
 impl PoolState {
     /// A spare is missing and there is room for another connection.
-    fn has_vacancy(&mut self) -> bool {
-        let spares = match self.one_spare_until {
-            Some(until) if Instant::now() < until => 1,
-            _ => {
-                self.one_spare_until = None;
-                SPARES
-            }
+    fn has_vacancy(&self) -> bool {
+        let spares = if self.rationed_until().is_some() {
+            1
+        } else {
+            SPARES
         };
         self.idle < spares && self.open < MAX_CONNECTIONS
+    }
+
+    /// When the one-spare ration ends, while it lasts.
+    fn rationed_until(&self) -> Option<Instant> {
+        self.one_spare_until.filter(|until| Instant::now() < *until)
     }
 
     fn bump_retry_delay(&mut self) -> Duration {

@@ -462,8 +462,9 @@ impl Output {
     ) -> Result<(), ProtoError> {
         let budget = self.total + MAX_PIPE_BYTES;
         while self.total < budget {
-            let mut fds = [poll_entry(self.pipe.as_ref(), libc::POLLIN)];
-            if self.pipe.is_none() || sys::poll(&mut fds, 0).is_err() || fds[0].revents == 0 {
+            let Some(pipe) = &self.pipe else { break };
+            let mut fds = [poll_entry(Some(pipe), libc::POLLIN)];
+            if sys::poll(&mut fds, 0).is_err() || fds[0].revents == 0 {
                 break;
             }
             let before = self.total;

@@ -89,6 +89,14 @@ impl Fixture {
         }
     }
 
+    /// Closes the hub, lets the agent's dial fail and its wait begin, and binds a new hub at
+    /// the same path: a service restart, without its word to the agent.
+    async fn restart_hub(&mut self) {
+        self.hub.close();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        self.hub = AgentHub::bind(&self.socket, secret_beside(&self.socket)).unwrap();
+    }
+
     async fn connection(&self) -> AgentLease {
         self.hub
             .acquire(ACQUIRE_TIMEOUT)
@@ -572,10 +580,7 @@ const WOKEN_WITHIN: Duration = Duration::from_secs(4);
 #[tokio::test]
 async fn agent_reconnects_when_the_service_comes_back() {
     let mut fixture = Fixture::start().await;
-    fixture.hub.close();
-    // Long enough for its dial to fail and its wait to begin.
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    fixture.hub = AgentHub::bind(&fixture.socket, secret_beside(&fixture.socket)).unwrap();
+    fixture.restart_hub().await;
     wake_agent(&fixture.socket);
     fixture
         .hub
@@ -597,9 +602,7 @@ async fn agent_reconnects_when_the_service_comes_back() {
 #[tokio::test]
 async fn without_the_word_the_agent_comes_back_at_its_fallback() {
     let mut fixture = Fixture::start().await;
-    fixture.hub.close();
-    tokio::time::sleep(Duration::from_millis(500)).await;
-    fixture.hub = AgentHub::bind(&fixture.socket, secret_beside(&fixture.socket)).unwrap();
+    fixture.restart_hub().await;
     // Nobody wakes it: the word was lost (a sandbox process may read the FIFO too).
     assert!(
         fixture.hub.wait_ready(WOKEN_WITHIN).await.is_err(),
