@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 /// forwarded before the exit is reported.
 pub(crate) const DRAIN_GRACE: Duration = Duration::from_millis(50);
 /// The most a pipe can hold (`fs.pipe-max-size`, as a process may raise its pipe's size).
-const MAX_PIPE_BYTES: u64 = 1 << 20;
+pub(crate) const MAX_PIPE_BYTES: u64 = 1 << 20;
 /// How often to check for the exit where pidfds are unavailable.
 pub(crate) const EXIT_CHECK_INTERVAL: Duration = Duration::from_millis(10);
 /// Threads that discard output of background processes only need a small stack.

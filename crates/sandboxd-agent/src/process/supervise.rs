@@ -57,8 +57,7 @@ impl Process {
             let now = Instant::now();
             if let Some(status) = self.reap(&mut child) {
                 let duration = self.started.elapsed();
-                // Output still held open by background children is taken for a short grace.
-                self.read_until(&mut outputs, &mut buffer, now + exec::DRAIN_GRACE);
+                self.finish_reading(&mut outputs, &mut buffer, now + exec::DRAIN_GRACE);
                 break (status, duration);
             }
             let wake_at = match deadline {
@@ -152,20 +151,49 @@ impl Process {
         outputs.retain_mut(|(kind, pipe)| {
             let ready = fds[index].revents != 0;
             index += 1;
-            !ready || self.read_once(*kind, pipe, buffer)
+            !ready || self.read_once(*kind, pipe, buffer).is_some()
         });
     }
 
-    /// Reads what `pipe` holds into the ring; returns whether it is still open.
-    fn read_once(&self, kind: FrameKind, mut pipe: &File, buffer: &mut [u8]) -> bool {
+    /// Reads what `pipe` holds into the ring; returns how much, or `None` once it is closed.
+    fn read_once(&self, kind: FrameKind, mut pipe: &File, buffer: &mut [u8]) -> Option<usize> {
         match pipe.read(buffer) {
-            Ok(0) => false,
+            Ok(0) => None,
             Ok(read) => {
                 self.append(kind, &buffer[..read]);
-                true
+                Some(read)
             }
             // A terminal's master gives EIO once the process side has closed it: its end.
-            Err(e) => matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock),
+            Err(e) => {
+                matches!(e.kind(), ErrorKind::Interrupted | ErrorKind::WouldBlock).then_some(0)
+            }
+        }
+    }
+
+    /// Reads the outputs after the exit: output still held open by background children for
+    /// a short grace (until `grace_until`), then, without waiting, what the pipes still
+    /// hold. That is the process's own last output, which a supervisor not scheduled in time
+    /// during the grace would otherwise leave to be discarded. At most [`exec::MAX_PIPE_BYTES`]
+    /// a pipe, so a child writing on cannot hold the exit back.
+    fn finish_reading(
+        &self,
+        outputs: &mut Vec<(FrameKind, File)>,
+        buffer: &mut [u8],
+        grace_until: Instant,
+    ) {
+        self.read_until(outputs, buffer, grace_until);
+        for (kind, pipe) in outputs.iter() {
+            let mut taken = 0;
+            while (taken as u64) < exec::MAX_PIPE_BYTES && self.may_read() {
+                let mut fds = [poll_entry(Some(pipe), libc::POLLIN)];
+                if sys::poll(&mut fds, 0).is_err() || fds[0].revents == 0 {
+                    break;
+                }
+                match self.read_once(*kind, pipe, buffer) {
+                    Some(read) if read > 0 => taken += read,
+                    _ => break,
+                }
+            }
         }
     }
 
@@ -197,5 +225,67 @@ impl Process {
             }
             self.read_ready(outputs, &fds, buffer);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::ring::Ring;
+    use super::super::table::State;
+    use super::*;
+    use std::io::Write;
+    use std::os::fd::{AsRawFd, OwnedFd};
+    use std::sync::atomic::AtomicBool;
+    use std::sync::Mutex;
+
+    fn process(output_limit: u64) -> Process {
+        Process {
+            id: "p1".into(),
+            pid: 0,
+            program: "test".into(),
+            pty: false,
+            started_at_ms: 0,
+            started: Instant::now(),
+            timeout: Duration::from_secs(1),
+            stdin: Mutex::new(None),
+            stdin_open: AtomicBool::new(false),
+            terminal: Mutex::new(None),
+            paced: false,
+            state: Mutex::new(State {
+                output: Ring::new(output_limit, true),
+                exit: None,
+                watchers: Vec::new(),
+                cursors: Vec::new(),
+            }),
+        }
+    }
+
+    #[test]
+    fn what_the_pipe_holds_when_the_grace_has_passed_is_still_read() {
+        let (reader, mut writer) = std::io::pipe().unwrap();
+        // SAFETY: F_SETPIPE_SZ on a pipe this test owns.
+        let sized = unsafe { libc::fcntl(writer.as_raw_fd(), libc::F_SETPIPE_SZ, 1 << 20) };
+        assert!(sized >= 1 << 20, "{}", std::io::Error::last_os_error());
+        let total = 900_000 + "the-end".len();
+        writer.write_all(&[0; 900_000]).unwrap();
+        writer.write_all(b"the-end").unwrap();
+        // The writer stays open, as a background child would hold it: the read must not wait
+        // for its end.
+        let process = process(2 << 20);
+        let mut outputs = vec![(FrameKind::Stdout, File::from(OwnedFd::from(reader)))];
+        let mut buffer = vec![0; OUTPUT_CHUNK_LEN];
+        // As on a loaded host: the grace had passed before the supervisor read anything.
+        process.finish_reading(&mut outputs, &mut buffer, Instant::now());
+        let state = lock(&process.state);
+        assert_eq!(state.output.stdout_bytes, total as u64);
+        let mut kept = Vec::new();
+        while (kept.len() as u64) < state.output.end {
+            let (from, pieces) = state.output.read_from(kept.len() as u64, 1 << 20);
+            assert_eq!(from, kept.len() as u64, "nothing dropped");
+            kept.extend(pieces.into_iter().flat_map(|(_, data)| data));
+        }
+        assert_eq!(kept.len(), total);
+        assert!(kept.ends_with(b"\0the-end"));
+        drop(writer);
     }
 }
