@@ -1,4 +1,5 @@
-//! Keeps spare connections to the service open, each served by its own thread.
+//! Keeps spare connections to the service open, each served by its own thread; a thread
+//! whose connection closed waits for the next one rather than exiting.
 //!
 //! The service never waits for the agent to connect: it takes a connection that already said
 //! hello, and the request arriving on it makes the dialer open a replacement. A connection
@@ -38,6 +39,8 @@ const MAX_RETRY_DELAY: Duration = Duration::from_millis(250);
 /// up to [`REFILL_SPREAD`]: past the rush of every session's first requests, and not all at once.
 const REFILL_AFTER: Duration = Duration::from_millis(1500);
 const REFILL_SPREAD: Duration = Duration::from_millis(3000);
+/// Threads kept for new connections after theirs closed: enough for every spare.
+const PARKED_THREADS: usize = SPARES;
 /// A connection thread needs little: buffers live on the heap.
 const CONNECTION_STACK_SIZE: usize = 256 * 1024;
 
@@ -71,19 +74,30 @@ fn dial(socket: &Path, secret: &AgentSecret) -> Result<UnixStream, ProtoError> {
     Ok(connection)
 }
 
-/// Serves `connection` on a thread of its own, counted in `pool`.
+/// Serves `connection` on a thread, counted in `pool`: one parked by a connection that closed
+/// if there is one, else a new one.
 pub(crate) fn serve_connection(connection: UnixStream, pool: &Arc<Pool>) {
     pool.update(|state| {
         state.idle += 1;
         state.open += 1;
     });
+    let Err(connection) = pool.hand_to_parked(connection) else {
+        return;
+    };
     let thread_pool = pool.clone();
     let spawned = thread::Builder::new()
         .name("connection".into())
         .stack_size(CONNECTION_STACK_SIZE)
         .spawn(move || {
-            let end = serve(connection, &thread_pool);
-            thread_pool.connection_closed(end);
+            let mut connection = connection;
+            loop {
+                let end = serve(connection, &thread_pool);
+                thread_pool.connection_closed(end);
+                match thread_pool.park() {
+                    Some(next) => connection = next,
+                    None => return,
+                }
+            }
         });
     if spawned.is_err() {
         // The connection was dropped with the closure; count it as a failed dial.
@@ -220,6 +234,8 @@ pub(crate) struct Pool {
     state: Mutex<PoolState>,
     /// Signalled when a spare is missing (see [`PoolState::has_vacancy`]).
     changed: Condvar,
+    /// Signalled when a connection is handed to the parked threads.
+    handed: Condvar,
 }
 
 struct PoolState {
@@ -232,6 +248,10 @@ struct PoolState {
     backoff_due: bool,
     /// Until then one spare is enough (the service just came back).
     one_spare_until: Option<Instant>,
+    /// Threads whose connection closed, waiting to serve a new one.
+    parked: usize,
+    /// New connections for the parked threads.
+    handed_over: Vec<UnixStream>,
 }
 
 impl Default for Pool {
@@ -243,8 +263,11 @@ impl Default for Pool {
                 retry_delay: MIN_RETRY_DELAY,
                 backoff_due: false,
                 one_spare_until: None,
+                parked: 0,
+                handed_over: Vec::new(),
             }),
             changed: Condvar::new(),
+            handed: Condvar::new(),
         }
     }
 }
@@ -309,6 +332,39 @@ impl Pool {
         // One more spare never makes room for a dial, so the dialer is not woken: this runs
         // after every request.
         self.lock().idle += 1;
+    }
+
+    /// Gives `connection` to a parked thread; hands it back if none is waiting for one.
+    fn hand_to_parked(&self, connection: UnixStream) -> Result<(), UnixStream> {
+        let mut state = self.lock();
+        if state.handed_over.len() >= state.parked {
+            return Err(connection);
+        }
+        state.handed_over.push(connection);
+        self.handed.notify_one();
+        Ok(())
+    }
+
+    /// Parks the calling thread, whose connection closed, until a new connection is handed
+    /// to it; `None` (the thread ends) when [`PARKED_THREADS`] already wait. When the service
+    /// goes away every spare's connection closes at once: across thousands of sandboxes,
+    /// their threads exiting and being made again when it is back took seconds of CPU.
+    fn park(&self) -> Option<UnixStream> {
+        let mut state = self.lock();
+        if state.parked >= PARKED_THREADS {
+            return None;
+        }
+        state.parked += 1;
+        loop {
+            if let Some(connection) = state.handed_over.pop() {
+                state.parked -= 1;
+                return Some(connection);
+            }
+            state = self
+                .handed
+                .wait(state)
+                .unwrap_or_else(PoisonError::into_inner);
+        }
     }
 
     fn connection_closed(&self, end: ConnectionEnd) {

@@ -599,6 +599,34 @@ async fn agent_reconnects_when_the_service_comes_back() {
     fixture.await_spares(Duration::from_secs(6)).await;
 }
 
+/// The agent's threads named "connection", by id.
+fn connection_threads(agent: &Agent) -> std::collections::BTreeSet<u32> {
+    let tasks = std::fs::read_dir(format!("/proc/{}/task", agent.0.id())).unwrap();
+    tasks
+        .map(|task| task.unwrap().path())
+        .filter(|task| {
+            std::fs::read_to_string(task.join("comm")).is_ok_and(|c| c.trim_end() == "connection")
+        })
+        .map(|task| task.file_name().unwrap().to_str().unwrap().parse().unwrap())
+        .collect()
+}
+
+#[tokio::test]
+async fn connections_after_the_service_came_back_are_served_by_the_same_threads() {
+    let mut fixture = Fixture::start().await;
+    fixture.await_spares(READY_TIMEOUT).await;
+    let before = connection_threads(&fixture._agent);
+    assert_eq!(before.len(), AGENT_SPARES, "a thread per spare: {before:?}");
+    fixture.restart_hub().await;
+    wake_agent(&fixture.socket);
+    fixture.await_spares(Duration::from_secs(10)).await;
+    // Thousands of agents losing the service at once: their threads exiting and being made
+    // again cost the host seconds of CPU, so they wait for the next connections instead.
+    assert_eq!(connection_threads(&fixture._agent), before);
+    let result = fixture.exec(&request(&["echo", "back"]), None).await;
+    assert_eq!(text(&result.unwrap().stdout), "back\n");
+}
+
 #[tokio::test]
 async fn without_the_word_the_agent_comes_back_at_its_fallback() {
     let mut fixture = Fixture::start().await;
