@@ -20,12 +20,15 @@ pub const PROTOCOL_VERSION: u32 = 2;
 pub const AGENT_SECRET_FILE: &str = "agent-secret";
 /// The FIFO beside the agent socket on which a dialing agent waits while the service is away:
 /// the service writes a byte to it once it listens on the socket again (see
-/// `host::wake_agent`), so thousands of agents need not keep retrying through a restart.
+/// `host::wake_agent`), so thousands of agents need not keep retrying through a restart. A
+/// byte while the agent is connected asks it for one more connection.
 pub const AGENT_WAKE_FILE: &str = "agent-wake";
 /// The secret's length in bytes: 32 bytes, written as 64 hex digits.
 pub const AGENT_SECRET_LEN: usize = 32;
-/// Idle connections the agent keeps open to the service, ready for requests.
-pub const AGENT_SPARES: usize = 4;
+/// Idle connections the agent keeps open to the service, ready for requests; the service
+/// asks for more when it finds none (see `host::AgentHub::acquire`). Each costs a thread in
+/// the agent, and all of them wake at once when the service goes away.
+pub const AGENT_SPARES: usize = 2;
 /// The largest stdin frame the service sends.
 pub const STDIN_CHUNK_LEN: usize = 64 * 1024;
 /// The largest stdout/stderr frame the agent sends.

@@ -16,11 +16,13 @@ use crate::kernel;
 use crate::kill_all;
 use crate::ports;
 use crate::process;
+use crate::sys::EventFd;
 use crate::wake::{spread, Wake};
 use sandboxd_agent_proto::{
     read_frame, write_json, AgentSecret, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
     PROTOCOL_VERSION,
 };
+use std::convert::Infallible;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
@@ -45,12 +47,13 @@ const PARKED_THREADS: usize = SPARES;
 const CONNECTION_STACK_SIZE: usize = 256 * 1024;
 
 /// Dials `socket` forever, keeping [`SPARES`] idle connections, each opened with a hello
-/// proving `secret`.
-pub fn run(socket: &Path, secret: &AgentSecret) -> ! {
-    let pool = Arc::new(Pool::default());
+/// proving `secret`, and one more whenever the service asks through the wake FIFO (it may
+/// still hold connections this agent counts as spares). Returns only if it cannot start.
+pub fn run(socket: &Path, secret: &AgentSecret) -> Result<Infallible, String> {
+    let pool = Pool::shared()?;
     let wake = Wake::open(socket);
     loop {
-        if let Some(delay) = pool.wait_for_vacancy() {
+        if let Some(delay) = pool.wait_for_vacancy(&wake) {
             thread::sleep(delay);
         }
         match dial(socket, secret) {
@@ -232,8 +235,9 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
 
 pub(crate) struct Pool {
     state: Mutex<PoolState>,
-    /// Signalled when a spare is missing (see [`PoolState::has_vacancy`]).
-    changed: Condvar,
+    /// Notified when a spare is missing (see [`PoolState::has_vacancy`]); the dialer polls it
+    /// beside the wake FIFO.
+    changed: EventFd,
     /// Signalled when a connection is handed to the parked threads.
     handed: Condvar,
 }
@@ -248,33 +252,32 @@ struct PoolState {
     backoff_due: bool,
     /// Until then one spare is enough (the service just came back).
     one_spare_until: Option<Instant>,
+    /// The service asked for one more connection than the spares.
+    asked: bool,
     /// Threads whose connection closed, waiting to serve a new one.
     parked: usize,
     /// New connections for the parked threads.
     handed_over: Vec<UnixStream>,
 }
 
-impl Default for Pool {
-    fn default() -> Self {
-        Self {
+impl Pool {
+    pub(crate) fn shared() -> Result<Arc<Pool>, String> {
+        let changed =
+            EventFd::new().map_err(|e| format!("cannot make the dialer's eventfd: {e}"))?;
+        Ok(Arc::new(Self {
             state: Mutex::new(PoolState {
                 idle: 0,
                 open: 0,
                 retry_delay: MIN_RETRY_DELAY,
                 backoff_due: false,
                 one_spare_until: None,
+                asked: false,
                 parked: 0,
                 handed_over: Vec::new(),
             }),
-            changed: Condvar::new(),
+            changed,
             handed: Condvar::new(),
-        }
-    }
-}
-
-impl Pool {
-    pub(crate) fn shared() -> Arc<Pool> {
-        Arc::new(Pool::default())
+        }))
     }
 
     fn lock(&self) -> MutexGuard<'_, PoolState> {
@@ -288,28 +291,31 @@ impl Pool {
         let mut state = self.lock();
         change(&mut state);
         if state.has_vacancy() {
-            self.changed.notify_one();
+            self.changed.notify();
         }
     }
 
-    /// Blocks until a spare is missing; returns how long to back off first, if at all.
-    fn wait_for_vacancy(&self) -> Option<Duration> {
-        let mut state = self.lock();
-        while !state.has_vacancy() {
-            state = match state.rationed_until() {
-                // The rest of the spares are missing from then on.
-                Some(until) => {
-                    let left = until.saturating_duration_since(Instant::now());
-                    let waited = self.changed.wait_timeout(state, left);
-                    waited.unwrap_or_else(PoisonError::into_inner).0
+    /// Blocks until a spare is missing or the service asks for a connection through `wake`;
+    /// returns how long to back off first, if at all.
+    fn wait_for_vacancy(&self, wake: &Wake) -> Option<Duration> {
+        loop {
+            let rationed_until = {
+                let mut state = self.lock();
+                if state.has_vacancy() || (state.asked && state.open < MAX_CONNECTIONS) {
+                    state.asked = false;
+                    return std::mem::take(&mut state.backoff_due)
+                        .then(|| state.bump_retry_delay());
                 }
-                None => self
-                    .changed
-                    .wait(state)
-                    .unwrap_or_else(PoisonError::into_inner),
+                // The rest of the spares are missing from then on.
+                state.rationed_until()
             };
+            let asked = wake.wait_beside(&self.changed, rationed_until);
+            // Before the counters are looked at again, so a change after this wakes the poll.
+            self.changed.clear();
+            if asked {
+                self.lock().asked = true;
+            }
         }
-        std::mem::take(&mut state.backoff_due).then(|| state.bump_retry_delay())
     }
 
     /// Keeps one spare only, until `until`.

@@ -36,7 +36,7 @@ pub fn run(address: &str) -> Result<(), String> {
         TcpListener::bind(address).map_err(|e| format!("cannot listen on {address}: {e}"))?;
     let claimed: Arc<OnceLock<AgentSecret>> = Arc::new(OnceLock::new());
     let open = Arc::new(AtomicUsize::new(0));
-    let pool = dialer::Pool::shared();
+    let pool = dialer::Pool::shared()?;
     for stream in listener.incoming() {
         let Ok(stream) = stream else {
             // Out of descriptors or memory: let the peer retry later.

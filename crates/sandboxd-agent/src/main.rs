@@ -60,7 +60,8 @@ fn main() -> ExitCode {
         // the sandbox would be weaker than promised: refuse to serve.
         Mode::Connect(socket) => init::become_init_parent()
             .and_then(|()| harden())
-            .and_then(|()| read_secret(&socket).map(|secret| dialer::run(&socket, &secret))),
+            .and_then(|()| read_secret(&socket))
+            .and_then(|secret| dialer::run(&socket, &secret).map(|never| match never {})),
         Mode::Listen(address) => init::become_init_parent()
             .and_then(|()| harden())
             .and_then(|()| listener::run(&address)),

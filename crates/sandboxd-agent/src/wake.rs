@@ -1,18 +1,23 @@
-//! Waiting for the service to come back after a failed dial.
+//! Waiting for the service to come back after a failed dial, and for its asking for one more
+//! connection than the spares.
 //!
 //! The service writes a byte to the FIFO beside the socket ([`AGENT_WAKE_FILE`]) once it
 //! listens there again, so a dialer waits on it rather than retrying every few milliseconds:
 //! thousands of agents retrying through a restart kept the restarting service from the CPU.
+//! While the agent is connected, a byte there asks it for one more connection: the service
+//! writes one when it finds no spare, since it may still hold connections the agent counts
+//! as spares.
 
 use crate::sys;
+use crate::sys::EventFd;
 use sandboxd_agent_proto::AGENT_WAKE_FILE;
 use std::fs::{File, OpenOptions};
 use std::io::Read;
-use std::os::fd::AsRawFd;
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
 use std::path::Path;
 use std::thread;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 /// The shortest wait for the service's word: it is only the backstop for a word lost (any
 /// sandbox process may read the FIFO too), and thousands of agents retrying this often cost
@@ -53,18 +58,50 @@ impl Wake {
             thread::sleep(retry_delay());
             return;
         };
-        let mut fds = [libc::pollfd {
-            fd: fifo.as_raw_fd(),
-            events: libc::POLLIN,
-            revents: 0,
-        }];
+        let mut fds = [poll_entry(fifo.as_raw_fd())];
         let fallback = FALLBACK_MIN + spread(FALLBACK_SPREAD);
         let woken = sys::poll(&mut fds, fallback.as_millis() as i32).is_ok()
             && fds[0].revents & libc::POLLIN != 0;
         if woken {
-            let _ = (&*fifo).read(&mut [0; DRAIN_BYTES]);
-            thread::sleep(AFTER_WAKE);
+            self.take_word();
         }
+    }
+
+    /// Waits for `other` to be notified, for a byte on the FIFO (returns `true`: the service
+    /// asks for a connection), or until `until`.
+    pub fn wait_beside(&self, other: &EventFd, until: Option<Instant>) -> bool {
+        let timeout = until.map_or(-1, |until| {
+            let left = until.saturating_duration_since(Instant::now());
+            // Rounded up, so the wait never ends just before `until` and spins.
+            i32::try_from(left.as_millis() + 1).unwrap_or(i32::MAX)
+        });
+        let mut fds = [
+            poll_entry(other.as_raw_fd()),
+            poll_entry(self.fifo.as_ref().map_or(-1, |f| f.as_raw_fd())),
+        ];
+        if sys::poll(&mut fds, timeout).is_err() || fds[1].revents & libc::POLLIN == 0 {
+            return false;
+        }
+        self.take_word();
+        true
+    }
+
+    /// Reads the bytes written to the FIFO, then pauses: a sandbox process writing in a loop
+    /// can neither keep the agent reading nor make it dial in a tight loop.
+    fn take_word(&self) {
+        if let Some(fifo) = &self.fifo {
+            let _ = (&*fifo).read(&mut [0; DRAIN_BYTES]);
+        }
+        thread::sleep(AFTER_WAKE);
+    }
+}
+
+/// Polled for input; a negative descriptor is left out by poll.
+fn poll_entry(fd: RawFd) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
     }
 }
 

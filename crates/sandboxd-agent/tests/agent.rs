@@ -190,6 +190,31 @@ async fn says_hello_and_answers_pings() {
 }
 
 #[tokio::test]
+async fn with_no_spare_left_in_the_hub_the_agent_dials_one_more_when_asked() {
+    let fixture = Fixture::start().await;
+    fixture.await_spares(READY_TIMEOUT).await;
+    // Connections that answered and are still held, as a request's lease is until it is
+    // given back: the agent counts them as spares, so it dials no replacement by itself.
+    let mut held = Vec::new();
+    while fixture.hub.idle_count() > 0 {
+        assert!(
+            held.len() < 3 * AGENT_SPARES,
+            "the hub keeps getting connections"
+        );
+        let mut lease = fixture.connection().await;
+        ping(&mut lease, Duration::from_secs(2)).await.unwrap();
+        held.push(lease);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    let mut more = fixture
+        .hub
+        .acquire(Duration::from_secs(2))
+        .await
+        .expect("asked through its wake FIFO, the agent dials one more");
+    ping(&mut more, Duration::from_secs(2)).await.unwrap();
+}
+
+#[tokio::test]
 async fn connections_carry_request_after_request_and_spares_do_not_pile_up() {
     let fixture = Fixture::start().await;
     let echo = |round: usize| request(&["sh", "-c", "echo $0", &round.to_string()]);

@@ -2,7 +2,7 @@
 //! dials an `AgentHub` in a temporary directory; the service side uses the host clients.
 
 use sandboxd_agent_proto::host::{
-    attach_process, list_processes, resize_process, signal_process, start_process,
+    attach_process, list_processes, make_wake_fifo, resize_process, signal_process, start_process,
     write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
 };
 use sandboxd_agent_proto::AgentLease;
@@ -48,6 +48,9 @@ impl Fixture {
         let dir = tempfile::tempdir().unwrap();
         let socket: PathBuf = dir.path().join("agent.sock");
         let hub = AgentHub::bind(&socket, secret_beside(&socket)).unwrap();
+        // As the service makes it: the hub asks the agent there for connections beyond its
+        // spares, which these tests hold several of at once.
+        make_wake_fifo(&socket).unwrap();
         let mut command = Command::new(env!("CARGO_BIN_EXE_sandboxd-agent"));
         command.arg("--connect").arg(&socket).stdin(Stdio::null());
         // In a sandbox the agent starts with every signal at its default action. A test run

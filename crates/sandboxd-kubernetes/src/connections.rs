@@ -15,8 +15,9 @@ use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
 
-/// Idle connections kept per sandbox.
-const MAX_IDLE: usize = sandboxd_agent_proto::AGENT_SPARES;
+/// Idle connections kept per sandbox: here they cost the agent nothing while idle, and each
+/// new one a WebSocket and a claim.
+const MAX_IDLE: usize = 4;
 /// An idle connection older than this is closed rather than reused: the API server or the
 /// kubelet may have dropped its stream meanwhile.
 const MAX_IDLE_AGE: Duration = Duration::from_secs(60);

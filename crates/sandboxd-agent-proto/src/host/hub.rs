@@ -10,7 +10,7 @@
 //! A connection whose request ended cleanly can be given back ([`AgentLease::give_back`]) and
 //! serves a later request: the agent keeps answering on a connection until it closes.
 
-use super::read_frame_limited;
+use super::{read_frame_limited, wake_agent};
 use crate::{AgentSecret, Event, ProtoError, PROTOCOL_VERSION};
 use std::collections::VecDeque;
 use std::fs::{self, Permissions};
@@ -113,9 +113,17 @@ impl AgentHub {
     }
 
     /// Takes an idle agent connection for one request, waiting up to `timeout` for one.
-    /// Connections the agent has closed meanwhile are skipped.
+    /// Connections the agent has closed meanwhile are skipped. With none parked, the agent is
+    /// asked for one more through its wake FIFO: it counts as spares the connections that
+    /// answered their request, and some of those may still be held here.
     pub async fn acquire(&self, timeout: Duration) -> Result<AgentLease, ProtoError> {
-        let stream = self.wait_for(timeout, Shared::pop_usable).await?;
+        let stream = match self.shared.pop_usable() {
+            Some(stream) => stream,
+            None => {
+                wake_agent(&self.shared.path);
+                self.wait_for(timeout, Shared::pop_usable).await?
+            }
+        };
         Ok(AgentLease {
             stream,
             hub: Arc::downgrade(&self.shared),
