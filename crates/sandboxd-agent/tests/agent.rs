@@ -636,18 +636,33 @@ fn connection_threads(agent: &Agent) -> std::collections::BTreeSet<u32> {
         .collect()
 }
 
+/// The agent's "connection" threads once there is one per spare: the hub counts a connection
+/// at its hello, which the agent writes before the thread serving it runs.
+async fn connection_threads_per_spare(agent: &Agent) -> std::collections::BTreeSet<u32> {
+    let give_up = Instant::now() + READY_TIMEOUT;
+    loop {
+        let threads = connection_threads(agent);
+        if threads.len() >= AGENT_SPARES || Instant::now() > give_up {
+            return threads;
+        }
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
 #[tokio::test]
 async fn connections_after_the_service_came_back_are_served_by_the_same_threads() {
     let mut fixture = Fixture::start().await;
     fixture.await_spares(READY_TIMEOUT).await;
-    let before = connection_threads(&fixture._agent);
+    let before = connection_threads_per_spare(&fixture._agent).await;
     assert_eq!(before.len(), AGENT_SPARES, "a thread per spare: {before:?}");
     fixture.restart_hub().await;
     wake_agent(&fixture.socket);
     fixture.await_spares(Duration::from_secs(10)).await;
     // Thousands of agents losing the service at once: their threads exiting and being made
     // again cost the host seconds of CPU, so they wait for the next connections instead.
-    assert_eq!(connection_threads(&fixture._agent), before);
+    // (A dial that wins the race with a thread seeing its connection close gets a new one.)
+    let after = connection_threads_per_spare(&fixture._agent).await;
+    assert!(after.is_superset(&before), "{before:?} then {after:?}");
     let result = fixture.exec(&request(&["echo", "back"]), None).await;
     assert_eq!(text(&result.unwrap().stdout), "back\n");
 }
