@@ -976,8 +976,16 @@ except OSError as e:
                 json!({"argv": ["python3", "-c", program], "timeout_secs": 45}),
             )
             .await;
-        assert_eq!(status, 200, "{result}");
-        let ended = if result["oom_killed"] == true {
+        // Kubernetes caps a memory-backed emptyDir's size, not its inodes: the flood fills the
+        // pod's memory, and once the kernel has killed the creator, which frees nothing, the
+        // next page the agent needs may get it killed too (SECURITY.md).
+        let agent_killed = on_kubernetes()
+            && status == 502
+            && result["error"]["code"] == "agent_unavailable";
+        assert!(status == 200 || agent_killed, "{status}: {result}");
+        let ended = if agent_killed {
+            "the agent was OOM-killed after the creator".to_string()
+        } else if result["oom_killed"] == true {
             "the creator was OOM-killed".to_string()
         } else if result["timed_out"] == true {
             "the creator timed out".to_string()

@@ -39,6 +39,8 @@ fn resident_bytes(pid: u32) -> u64 {
 }
 
 const MIB: u64 = 1 << 20;
+/// What the service may keep of a flood once it is over: its allocator's small caches.
+const RETAINED_AFTER_A_FLOOD: u64 = 16 * MIB;
 
 /// What a flood of exec requests came to.
 struct Flood {
@@ -113,12 +115,20 @@ async fn flood(budget: u64, command: &str, count: usize) -> Flood {
             other => panic!("{other}: {json}"),
         }
     }
+    let after = resident_bytes(pid);
     eprintln!(
         "{count} x 10 MB, budget {} MiB: {ran} ran, {busy} busy in {elapsed:?}; RSS {} MiB before, peak {} MiB (sampled every 20 ms), {} MiB after",
         budget / MIB,
         baseline / MIB,
         peak / MIB,
-        resident_bytes(pid) / MIB
+        after / MIB
+    );
+    // What the bodies took goes back to the host once they are answered.
+    assert!(
+        after < baseline + RETAINED_AFTER_A_FLOOD,
+        "RSS {} MiB after the flood, {} MiB before",
+        after / MIB,
+        baseline / MIB
     );
     // The service is still usable.
     let result = service.sh(&id, "echo still here").await;

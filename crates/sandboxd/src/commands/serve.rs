@@ -74,6 +74,7 @@ pub struct ServeArgs {
 }
 
 pub fn run(args: ServeArgs) -> Result<()> {
+    return_large_buffers_when_freed();
     let mut config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::embedded()?,
@@ -181,6 +182,16 @@ pub fn run(args: ServeArgs) -> Result<()> {
         eprintln!("sandboxd: stopped; open sessions keep running and resume at the next start");
         Ok(())
     })
+}
+
+/// Request bodies and files pass through buffers of megabytes. The allocator's default raises
+/// its threshold for mapping a block of its own to the largest block freed so far, after which
+/// such buffers come from per-thread heaps that keep them: a flood of 10 MB bodies left the
+/// service at 280 MB when it had ended. With a fixed threshold they are unmapped when freed.
+fn return_large_buffers_when_freed() {
+    const MAP_FROM_BYTES: libc::c_int = 256 * 1024;
+    // SAFETY: mallopt takes integers and only changes the allocator's settings.
+    unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, MAP_FROM_BYTES) };
 }
 
 /// The backend the config names, what it reports about its platform, and the Docker backend
