@@ -624,24 +624,20 @@ async fn agent_reconnects_when_the_service_comes_back() {
     fixture.await_spares(Duration::from_secs(6)).await;
 }
 
-/// The agent's threads named "connection", by id.
-fn connection_threads(agent: &Agent) -> std::collections::BTreeSet<u32> {
-    let tasks = std::fs::read_dir(format!("/proc/{}/task", agent.0.id())).unwrap();
-    tasks
-        .map(|task| task.unwrap().path())
-        .filter(|task| {
-            std::fs::read_to_string(task.join("comm")).is_ok_and(|c| c.trim_end() == "connection")
-        })
-        .map(|task| task.file_name().unwrap().to_str().unwrap().parse().unwrap())
-        .collect()
-}
-
-/// The agent's "connection" threads once there is one per spare: the hub counts a connection
-/// at its hello, which the agent writes before the thread serving it runs.
-async fn connection_threads_per_spare(agent: &Agent) -> std::collections::BTreeSet<u32> {
+/// The agent's threads named "connection", by id, once there is one per spare: the hub counts
+/// a connection at its hello, which the agent writes before the thread serving it runs.
+async fn connection_threads(agent: &Agent) -> std::collections::BTreeSet<u32> {
     let give_up = Instant::now() + READY_TIMEOUT;
     loop {
-        let threads = connection_threads(agent);
+        let tasks = std::fs::read_dir(format!("/proc/{}/task", agent.0.id())).unwrap();
+        let threads: std::collections::BTreeSet<u32> = tasks
+            .map(|task| task.unwrap().path())
+            .filter(|task| {
+                std::fs::read_to_string(task.join("comm"))
+                    .is_ok_and(|c| c.trim_end() == "connection")
+            })
+            .map(|task| task.file_name().unwrap().to_str().unwrap().parse().unwrap())
+            .collect();
         if threads.len() >= AGENT_SPARES || Instant::now() > give_up {
             return threads;
         }
@@ -653,7 +649,7 @@ async fn connection_threads_per_spare(agent: &Agent) -> std::collections::BTreeS
 async fn connections_after_the_service_came_back_are_served_by_the_same_threads() {
     let mut fixture = Fixture::start().await;
     fixture.await_spares(READY_TIMEOUT).await;
-    let before = connection_threads_per_spare(&fixture._agent).await;
+    let before = connection_threads(&fixture._agent).await;
     assert_eq!(before.len(), AGENT_SPARES, "a thread per spare: {before:?}");
     fixture.restart_hub().await;
     wake_agent(&fixture.socket);
@@ -661,7 +657,7 @@ async fn connections_after_the_service_came_back_are_served_by_the_same_threads(
     // Thousands of agents losing the service at once: their threads exiting and being made
     // again cost the host seconds of CPU, so they wait for the next connections instead.
     // (A dial that wins the race with a thread seeing its connection close gets a new one.)
-    let after = connection_threads_per_spare(&fixture._agent).await;
+    let after = connection_threads(&fixture._agent).await;
     assert!(after.is_superset(&before), "{before:?} then {after:?}");
     let result = fixture.exec(&request(&["echo", "back"]), None).await;
     assert_eq!(text(&result.unwrap().stdout), "back\n");
