@@ -40,22 +40,37 @@ pub fn write_archive(
     answered
 }
 
+/// Answers only once what a refused upload made is gone (and, once accepted, the work
+/// directory), so whoever reads the answer never sees a half-removed tree.
 fn receive_archive(
     connection: &mut UnixStream,
     path: &str,
     max_bytes: u64,
 ) -> Result<(), ProtoError> {
+    match unpack(connection, path, max_bytes)? {
+        Ok(summary) => write_json(connection, &Event::ArchiveWritten(summary)),
+        Err(refusal) => refuse(connection, refusal),
+    }
+}
+
+/// Unpacks the upload and moves it into place; every return drops `work` and then
+/// `new_dirs`, removing what was made unless it was kept.
+fn unpack(
+    connection: &mut UnixStream,
+    path: &str,
+    max_bytes: u64,
+) -> Result<Result<ArchiveSummary, Refusal>, ProtoError> {
     let target = match std::path::absolute(path) {
         Ok(target) => target,
-        Err(e) => return refuse(connection, Refusal::io(path, e)),
+        Err(e) => return Ok(Err(Refusal::io(path, e))),
     };
     let new_dirs = match create_missing_dirs(&target) {
         Ok(new_dirs) => new_dirs,
-        Err(refusal) => return refuse(connection, refusal),
+        Err(refusal) => return Ok(Err(refusal)),
     };
     let work = match WorkDir::create(&target) {
         Ok(work) => work,
-        Err(e) => return refuse(connection, Refusal::io(path, e)),
+        Err(e) => return Ok(Err(Refusal::io(path, e))),
     };
     write_json(connection, &Event::WriteReady)?;
     let mut upload = Upload {
@@ -66,35 +81,30 @@ fn receive_archive(
         failure: None,
     };
     let extracted = extract(&mut TarReader::new(&mut upload), &work.path, max_bytes);
-    let (connection, failure, ended) = (upload.connection, upload.failure, upload.ended);
-    // Every early return drops `work` and then `new_dirs`, removing what was made.
-    let summary = match (failure, extracted) {
+    let summary = match (upload.failure, extracted) {
         (Some(Interruption::Broken(e)), _) => return Err(e),
         (Some(Interruption::Cancelled), _) => {
-            let refusal = Refusal::new(ERROR_CANCELLED, "upload cancelled".into());
-            return refuse(connection, refusal);
+            return Ok(Err(Refusal::new(
+                ERROR_CANCELLED,
+                "upload cancelled".into(),
+            )));
         }
         (Some(Interruption::Request), _) => {
             let refusal = Refusal::new(ERROR_BAD_REQUEST, "a request during an upload".into());
-            return refuse(connection, refusal);
+            return Ok(Err(refusal));
         }
-        (None, Err(refusal)) => return refuse(connection, refusal),
+        (None, Err(refusal)) => return Ok(Err(refusal)),
         (None, Ok(summary)) => summary,
     };
-    if !ended {
-        let refusal = Refusal::new(
-            ERROR_BAD_REQUEST,
-            "data follows the archive's end marker".into(),
-        );
-        return refuse(connection, refusal);
+    if !upload.ended {
+        let message = "data follows the archive's end marker".into();
+        return Ok(Err(Refusal::new(ERROR_BAD_REQUEST, message)));
     }
-    match work.move_into(&target, path) {
-        Ok(()) => {
-            new_dirs.keep();
-            write_json(connection, &Event::ArchiveWritten(summary))
-        }
-        Err(refusal) => refuse(connection, refusal),
+    let moved = work.move_into(&target, path);
+    if moved.is_ok() {
+        new_dirs.keep();
     }
+    Ok(moved.map(|()| summary))
 }
 
 /// Extracts every entry under `root`, the hidden work directory.

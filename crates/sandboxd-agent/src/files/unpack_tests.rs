@@ -20,14 +20,16 @@ fn raw(kind: tar::EntryType, name: &str, size: u64) -> tar::Header {
     header
 }
 
-/// Sends `tar` to an extraction into `target`; returns the agent's answer.
-fn upload(target: &Path, tar: &[u8], max_bytes: u64) -> Event {
+/// Sends `tar` to an extraction into `target`; returns the agent's answer and the names in
+/// `watched` as it came, so that what the agent removes after answering counts as left.
+fn upload(target: &Path, tar: &[u8], max_bytes: u64, watched: &Path) -> (Event, Vec<String>) {
     let path = target.to_str().unwrap().to_string();
     let (mut service, agent) = start(move |c| write_archive(c, &path, max_bytes));
     let ready = event(&mut service);
     if ready != Event::WriteReady {
+        let seen = names_in(watched);
         agent.join().unwrap().unwrap();
-        return ready;
+        return (ready, seen);
     }
     for chunk in tar.chunks(FILE_CHUNK_LEN) {
         // An early refusal stops the agent reading; the rest is not needed.
@@ -37,8 +39,9 @@ fn upload(target: &Path, tar: &[u8], max_bytes: u64) -> Event {
     }
     let _ = write_frame(&mut service, FrameKind::Stdin, &[]);
     let answer = event(&mut service);
+    let seen = names_in(watched);
     agent.join().unwrap().unwrap();
-    answer
+    (answer, seen)
 }
 
 #[test]
@@ -69,7 +72,7 @@ fn an_archive_is_extracted_with_plain_modes_and_symlinks_kept() {
     let tar = builder.into_inner().unwrap();
     let target = dir.path().join("new/target");
 
-    let answer = upload(&target, &tar, 1 << 20);
+    let (answer, seen) = upload(&target, &tar, 1 << 20, &target);
     let expected = ArchiveSummary {
         files: 2,
         dirs: 1,
@@ -78,7 +81,7 @@ fn an_archive_is_extracted_with_plain_modes_and_symlinks_kept() {
         skipped: 0,
     };
     assert_eq!(answer, Event::ArchiveWritten(expected));
-    assert_eq!(names_in(&target), ["a", "ro"], "no work directory left");
+    assert_eq!(seen, ["a", "ro"], "no work directory left");
     assert_eq!(fs::read(target.join("ro/tool")).unwrap(), data);
     let mode = |p: &str| fs::symlink_metadata(target.join(p)).unwrap().mode() & 0o7777;
     assert_eq!(mode("ro/tool"), 0o755, "setuid cleared");
@@ -159,14 +162,12 @@ fn escapes_links_devices_and_oversize_are_refused_and_leave_nothing() {
     for (case, tar, said) in cases {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("target");
-        match upload(&target, &tar, 1000) {
+        let (answer, seen) = upload(&target, &tar, 1000, dir.path());
+        match answer {
             Event::Error { message, .. } => assert!(message.contains(said), "{case}: {message}"),
             other => panic!("{case}: {other:?}"),
         }
-        assert!(
-            names_in(dir.path()).is_empty(),
-            "{case}: something was left"
-        );
+        assert!(seen.is_empty(), "{case}: something was left: {seen:?}");
     }
     assert!(names_in(through_symlink.1.path()).is_empty());
 }
@@ -180,9 +181,9 @@ fn an_existing_name_is_refused_and_what_moved_goes_back() {
         let mut h = header(tar::EntryType::Regular, 3, 0o644);
         builder.append_data(&mut h, name, &b"new"[..]).unwrap();
     }
-    let answer = upload(dir.path(), &builder.into_inner().unwrap(), 1000);
+    let (answer, seen) = upload(dir.path(), &builder.into_inner().unwrap(), 1000, dir.path());
     assert_eq!(error_code(answer), ERROR_BUSY);
-    assert_eq!(names_in(dir.path()), ["taken"]);
+    assert_eq!(seen, ["taken"]);
     assert_eq!(fs::read(dir.path().join("taken")).unwrap(), b"mine");
 }
 
@@ -203,6 +204,7 @@ fn a_cancelled_or_broken_upload_leaves_nothing() {
         if cancel {
             write_json(&mut service, &Request::Cancel).unwrap();
             assert_eq!(error_code(event(&mut service)), ERROR_CANCELLED);
+            assert!(names_in(dir.path()).is_empty(), "left at the answer");
             agent.join().unwrap().unwrap();
         } else {
             drop(service);
