@@ -220,7 +220,8 @@ async fn background_output_resumes_from_an_offset_without_gaps() {
     let mut stream = OutputStream::open(&service, &id, pid, &format!("?since={resume_at}")).await;
     let (rest, exit, last_id) = stream.read_to_exit().await;
     assert_eq!(format!("{seen}{rest}"), "1\n2\n3\n4\n5\n");
-    assert_eq!(exit["exit_code"], 0);
+    // Seen once in CI with no code (a signal?): the whole event says which.
+    assert_eq!(exit["exit_code"], 0, "{exit}");
     assert_eq!(exit["state"], "exited");
     assert_eq!(last_id.as_deref(), Some("10"));
 
