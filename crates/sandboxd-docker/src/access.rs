@@ -14,9 +14,9 @@
 use crate::SANDBOX_UID;
 use sandboxd_agent_proto::host::make_wake_fifo;
 use sandboxd_agent_proto::{AgentSecret, AGENT_SECRET_FILE};
-use std::fs::{self, DirBuilder, OpenOptions, Permissions};
+use std::fs::{self, DirBuilder, Metadata, OpenOptions, Permissions};
 use std::io::{self, ErrorKind, Write};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
 /// Creates `dir` (and missing parents) as 0700, or tightens it to 0700 if it exists.
@@ -65,6 +65,21 @@ impl SandboxAccess {
         self.hand_over(dir, 0o700, 0o711)
     }
 
+    /// Hands an adopted directory, `found` as it is, to the agent again unless it is already
+    /// as handed over: a restart with thousands of sessions is spared two calls for each.
+    pub fn hand_back_dir(self, dir: &Path, found: &Metadata) -> io::Result<()> {
+        let handed_over = match self {
+            SandboxAccess::Owner(uid) => {
+                found.uid() == uid && found.gid() == uid && found.mode() & 0o7777 == 0o700
+            }
+            SandboxAccess::Others => found.mode() & 0o7777 == 0o711,
+        };
+        match handed_over {
+            true => Ok(()),
+            false => self.hand_over_dir(dir),
+        }
+    }
+
     /// Hands the listening socket to the agent: it needs write permission to connect.
     pub fn hand_over_socket(self, socket: &Path) -> io::Result<()> {
         self.hand_over(socket, 0o600, 0o666)
@@ -104,7 +119,7 @@ pub fn remove_secret(dir: &Path) -> io::Result<()> {
 mod tests {
     use super::*;
     use sandboxd_agent_proto::AGENT_SECRET_LEN;
-    use std::os::unix::fs::{FileTypeExt, MetadataExt};
+    use std::os::unix::fs::FileTypeExt;
 
     fn mode(path: &Path) -> u32 {
         fs::metadata(path).unwrap().mode() & 0o7777
@@ -119,6 +134,25 @@ mod tests {
         fs::set_permissions(&nested, Permissions::from_mode(0o755)).unwrap();
         private_dir(&nested).unwrap();
         assert_eq!(mode(&nested), 0o700);
+    }
+
+    #[test]
+    fn an_adopted_directory_is_handed_back_only_when_it_changed() {
+        let dir = tempfile::tempdir().unwrap();
+        let access = SandboxAccess::Others;
+        let changed = |path: &Path| {
+            let meta = fs::metadata(path).unwrap();
+            (meta.ctime(), meta.ctime_nsec())
+        };
+        fs::set_permissions(dir.path(), Permissions::from_mode(0o755)).unwrap();
+        let found = fs::metadata(dir.path()).unwrap();
+        access.hand_back_dir(dir.path(), &found).unwrap();
+        assert_eq!(mode(dir.path()), 0o711, "loosened: handed over again");
+        let before = changed(dir.path());
+        std::thread::sleep(std::time::Duration::from_millis(20));
+        let found = fs::metadata(dir.path()).unwrap();
+        access.hand_back_dir(dir.path(), &found).unwrap();
+        assert_eq!(changed(dir.path()), before, "as handed over: left alone");
     }
 
     #[test]

@@ -221,8 +221,8 @@ impl DockerBackend {
             self.access.hand_over_dir(&dir).map_err(setup)?;
             self.access.write_secret(&dir, &secret).map_err(setup)?;
             self.access.make_wake(&socket).map_err(setup)?;
-        } else if dir.is_dir() {
-            self.access.hand_over_dir(&dir).map_err(setup)?;
+        } else if let Some(found) = std::fs::symlink_metadata(&dir).ok().filter(|m| m.is_dir()) {
+            self.access.hand_back_dir(&dir, &found).map_err(setup)?;
         } else {
             return Err(BackendError::SandboxGone(format!(
                 "{session_id}: its agent socket directory {} is gone",

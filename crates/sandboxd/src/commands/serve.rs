@@ -133,6 +133,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
         if let Some(docker) = &docker {
             crate::egress::start(&core, docker, &state_dir, egress_ca).await?;
         }
+        let taking_back = std::time::Instant::now();
         let taken = core
             .take_back()
             .await
@@ -141,10 +142,11 @@ pub fn run(args: ServeArgs) -> Result<()> {
             // The times say where a slow start went: an engine running thousands of
             // containers can take seconds over its first answers.
             eprintln!(
-                "sandboxd: from the last run: {} sessions serving again {} ms after the start (the engine's first answers took {} ms); asking the engine which sandboxes survived",
+                "sandboxd: from the last run: {} sessions serving again {} ms after the start (the engine's first answers took {} ms, taking the sessions back {} ms); asking the engine which sandboxes survived",
                 taken.count(),
                 starting.elapsed().as_millis(),
-                engine_answered.as_millis()
+                engine_answered.as_millis(),
+                taking_back.elapsed().as_millis()
             );
         }
         // Beside serving: with thousands of sandboxes the engine takes seconds to list them.
