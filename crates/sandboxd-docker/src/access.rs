@@ -19,6 +19,10 @@ use std::io::{self, ErrorKind, Write};
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 
+/// A sandbox's directory's mode when its agent's uid owns it, and when it stays the service's.
+const DIR_OWNER_MODE: u32 = 0o700;
+const DIR_OPEN_MODE: u32 = 0o711;
+
 /// Creates `dir` (and missing parents) as 0700, or tightens it to 0700 if it exists.
 pub fn private_dir(dir: &Path) -> io::Result<()> {
     DirBuilder::new().recursive(true).mode(0o700).create(dir)?;
@@ -62,22 +66,23 @@ impl SandboxAccess {
     /// Hands the sandbox's directory to the agent (a new one, or one adopted from an earlier
     /// run, which may have been left with looser modes).
     pub fn hand_over_dir(self, dir: &Path) -> io::Result<()> {
-        self.hand_over(dir, 0o700, 0o711)
+        self.hand_over(dir, DIR_OWNER_MODE, DIR_OPEN_MODE)
     }
 
     /// Hands an adopted directory, `found` as it is, to the agent again unless it is already
     /// as handed over: a restart with thousands of sessions is spared two calls for each.
     pub fn hand_back_dir(self, dir: &Path, found: &Metadata) -> io::Result<()> {
+        let mode = found.mode() & 0o7777;
         let handed_over = match self {
             SandboxAccess::Owner(uid) => {
-                found.uid() == uid && found.gid() == uid && found.mode() & 0o7777 == 0o700
+                found.uid() == uid && found.gid() == uid && mode == DIR_OWNER_MODE
             }
-            SandboxAccess::Others => found.mode() & 0o7777 == 0o711,
+            SandboxAccess::Others => mode == DIR_OPEN_MODE,
         };
-        match handed_over {
-            true => Ok(()),
-            false => self.hand_over_dir(dir),
+        if handed_over {
+            return Ok(());
         }
+        self.hand_over_dir(dir)
     }
 
     /// Hands the listening socket to the agent: it needs write permission to connect.
