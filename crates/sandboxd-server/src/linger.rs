@@ -43,8 +43,19 @@ pub async fn drain_unread(request: Request, next: Next) -> Response {
 /// Reads and drops `body` until its end, `bytes` or `time`, whichever comes first: whichever
 /// it was, the answer is sent as it is.
 pub async fn drain(body: Body, bytes: usize, time: Duration) {
-    let limited = http_body_util::Limited::new(body, bytes);
-    let _ = tokio::time::timeout(time, limited.collect()).await;
+    let _ = tokio::time::timeout(time, discard(body, bytes)).await;
+}
+
+/// Reads `body` until its end or past `bytes`, dropping each frame as it comes: a refused body
+/// takes no memory beyond the frame in hand.
+async fn discard(mut body: Body, bytes: usize) {
+    let mut read = 0usize;
+    while read <= bytes {
+        let Some(Ok(frame)) = body.frame().await else {
+            return;
+        };
+        read = read.saturating_add(frame.data_ref().map_or(0, Bytes::len));
+    }
 }
 
 /// A body that gives itself back to `slot` when dropped before its end.
@@ -88,5 +99,58 @@ impl Drop for Returning {
         if let Some(body) = self.inner.take().filter(|body| !body.is_end_stream()) {
             *self.slot.lock().unwrap_or_else(PoisonError::into_inner) = Some(body);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use futures_util::StreamExt;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+
+    /// A frame's bytes that count their own drop.
+    struct Counted(Arc<AtomicUsize>, Vec<u8>);
+
+    impl AsRef<[u8]> for Counted {
+        fn as_ref(&self) -> &[u8] {
+            &self.1
+        }
+    }
+
+    impl Drop for Counted {
+        fn drop(&mut self) {
+            self.0.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+
+    /// A body of `frames` frames of 1 KiB, and for each frame pulled, how many had been
+    /// dropped by then.
+    fn counted_body(frames: usize) -> (Body, Arc<Mutex<Vec<usize>>>) {
+        let dropped = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::new(Mutex::new(Vec::new()));
+        let stream = futures_util::stream::iter(0..frames).map({
+            let seen = seen.clone();
+            move |_| {
+                seen.lock().unwrap().push(dropped.load(Ordering::SeqCst));
+                let bytes = Bytes::from_owner(Counted(dropped.clone(), vec![0; 1024]));
+                Ok::<_, std::io::Error>(Frame::data(bytes))
+            }
+        });
+        (Body::new(http_body_util::StreamBody::new(stream)), seen)
+    }
+
+    #[tokio::test]
+    async fn a_drained_body_is_dropped_frame_by_frame() {
+        let (body, seen) = counted_body(8);
+        drain(body, 1 << 20, Duration::from_secs(5)).await;
+        // Frame i is pulled once the i frames before it are gone.
+        assert_eq!(*seen.lock().unwrap(), (0..8).collect::<Vec<_>>());
+    }
+
+    #[tokio::test]
+    async fn a_drain_stops_past_its_bytes() {
+        let (body, seen) = counted_body(100);
+        drain(body, 4 * 1024, Duration::from_secs(5)).await;
+        assert_eq!(seen.lock().unwrap().len(), 5);
     }
 }
