@@ -92,6 +92,10 @@ pub const ERROR_CROSS_DEVICE: &str = "cross_device";
 pub enum Request {
     /// Answered with [`Event::Pong`].
     Ping,
+    /// The service closes this idle connection by choice, and stays: the agent dials a
+    /// replacement at once instead of waiting for its word, as after the service went away.
+    /// Not answered.
+    Dismiss,
     /// Runs a process: output frames, then [`Event::Exited`].
     Exec(ExecRequest),
     /// Lists a directory, describing symlinks rather than what they point to:

@@ -51,11 +51,26 @@ async fn greeted_with(socket: &PathBuf, version: u32, secret: Option<AgentSecret
 
 /// Whether the hub closed `stream` within `within`.
 async fn closed_by_hub(stream: &mut UnixStream, within: Duration) -> bool {
-    let mut byte = [0];
-    matches!(
-        tokio::time::timeout(within, stream.read(&mut byte)).await,
-        Ok(Ok(0) | Err(_))
-    )
+    closed_saying(stream, within).await.is_some()
+}
+
+/// Whether the hub closed `stream` within `within`, and if so whether it dismissed it first
+/// (a [`Request::Dismiss`] frame, the only thing it may send before closing).
+async fn closed_saying(stream: &mut UnixStream, within: Duration) -> Option<bool> {
+    let mut sent = Vec::new();
+    let mut bounded = (&mut *stream).take(4096);
+    let read = tokio::time::timeout(within, bounded.read_to_end(&mut sent)).await;
+    if !matches!(read, Ok(Ok(_) | Err(_))) {
+        return None;
+    }
+    if sent.is_empty() {
+        return Some(false);
+    }
+    let frame = read_frame(&mut sent.as_slice())
+        .await
+        .expect("a whole frame");
+    assert_eq!(frame.parse_json::<Request>().unwrap(), Request::Dismiss);
+    Some(true)
 }
 
 async fn wait_for_idle(hub: &AgentHub, count: usize) {
@@ -302,13 +317,15 @@ async fn idle_connections_are_capped() {
         dialers.push(greeted(&setup.socket).await);
     }
     wait_for_idle(&setup.hub, MAX_IDLE).await;
-    let mut refused = 0;
+    let mut dismissed = 0;
     for dialer in &mut dialers {
-        if closed_by_hub(dialer, Duration::from_millis(200)).await {
-            refused += 1;
+        match closed_saying(dialer, Duration::from_millis(200)).await {
+            Some(true) => dismissed += 1,
+            Some(false) => panic!("closed without a dismissal: the agent would wait"),
+            None => {}
         }
     }
-    assert_eq!(refused, 12);
+    assert_eq!(dismissed, 12);
     assert_eq!(setup.hub.idle_count(), MAX_IDLE);
 
     // When parked connections die, newcomers take their places.
@@ -350,7 +367,11 @@ async fn dialers_that_do_not_say_hello_are_dropped() {
     }
 
     let started = Instant::now();
-    assert!(closed_by_hub(&mut silent, HELLO_TIMEOUT + Duration::from_secs(1)).await);
+    // Dismissed: a real agent whose hello came late on a starved host dials again at once.
+    assert_eq!(
+        closed_saying(&mut silent, HELLO_TIMEOUT + Duration::from_secs(1)).await,
+        Some(true)
+    );
     assert!(started.elapsed() > HELLO_TIMEOUT - Duration::from_millis(500));
     assert_eq!(setup.hub.idle_count(), 0);
 }
@@ -400,7 +421,24 @@ async fn close_drops_parked_connections() {
     let mut parked = greeted(&setup.socket).await;
     wait_for_idle(&setup.hub, 1).await;
     setup.hub.close();
-    assert!(closed_by_hub(&mut parked, Duration::from_secs(1)).await);
+    // Not dismissed: the service is not there for this sandbox any more.
+    assert_eq!(
+        closed_saying(&mut parked, Duration::from_secs(1)).await,
+        Some(false)
+    );
+}
+
+#[tokio::test]
+async fn a_lease_dropped_instead_of_given_back_is_dismissed() {
+    let setup = setup();
+    let mut agent = greeted(&setup.socket).await;
+    let lease = setup.hub.acquire(Duration::from_secs(1)).await.unwrap();
+    drop(lease);
+    assert_eq!(
+        closed_saying(&mut agent, Duration::from_secs(1)).await,
+        Some(true),
+        "the agent is told to dial again at once"
+    );
 }
 
 #[tokio::test]

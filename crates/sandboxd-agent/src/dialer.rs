@@ -6,7 +6,8 @@
 //! stays open after answering, idle again, since the service may send it another request.
 //! When the service goes away (restart, or the sandbox's hub closed) the spares see
 //! end-of-file and the dialer dials again once the service says it listens at the same path
-//! again (see [`crate::wake`]). Back, it dials one connection at once and the other spares a
+//! again (see [`crate::wake`]): dialing at once reached the dying service's listener, which
+//! still accepts until it is released, seconds later with thousands of sandboxes. Back, it dials one connection at once and the other spares a
 //! few seconds later: thousands of agents come back together, and their first connections
 //! are what makes their sessions answer.
 
@@ -43,6 +44,10 @@ const REFILL_AFTER: Duration = Duration::from_millis(1500);
 const REFILL_SPREAD: Duration = Duration::from_millis(3000);
 /// Threads kept for new connections after theirs closed: enough for every spare.
 const PARKED_THREADS: usize = SPARES;
+/// A connection that closes this soon after a word from the service is no sign of its going
+/// away: a sandbox thawed after a restart of the service finds the new service's word and
+/// its old connections closed at once, in either order.
+const HEARD_LATELY: Duration = Duration::from_secs(1);
 /// A connection thread needs little: buffers live on the heap.
 const CONNECTION_STACK_SIZE: usize = 256 * 1024;
 
@@ -54,16 +59,23 @@ pub fn run(socket: &Path, secret: &AgentSecret) -> Result<Infallible, String> {
     let wake = Wake::open(socket);
     loop {
         if let Some(delay) = pool.wait_for_vacancy(&wake) {
-            thread::sleep(delay);
+            await_service(&wake, &pool, delay);
         }
+        // A word written before this dial asked for a connection this dial makes.
+        wake.forget_words();
         match dial(socket, secret) {
             Ok(connection) => serve_connection(connection, &pool),
-            Err(_) => {
-                wake.wait(|| pool.next_retry_delay());
-                pool.one_spare_until(Instant::now() + REFILL_AFTER + spread(REFILL_SPREAD));
-            }
+            Err(_) => await_service(&wake, &pool, pool.next_retry_delay()),
         }
     }
+}
+
+/// Waits for the service's word that it listens (or `retry_delay` without a wake FIFO). If it
+/// had to wait, keeps one spare for a while: the service is back, and so are thousands of
+/// other agents. A word there already came with a connection the service closed by choice.
+fn await_service(wake: &Wake, pool: &Pool, retry_delay: Duration) {
+    let was_away = wake.wait(|| retry_delay);
+    pool.service_back(was_away.then(|| Instant::now() + REFILL_AFTER + spread(REFILL_SPREAD)));
 }
 
 fn dial(socket: &Path, secret: &AgentSecret) -> Result<UnixStream, ProtoError> {
@@ -104,10 +116,7 @@ pub(crate) fn serve_connection(connection: UnixStream, pool: &Arc<Pool>) {
         });
     if spawned.is_err() {
         // The connection was dropped with the closure; count it as a failed dial.
-        pool.connection_closed(ConnectionEnd {
-            idle: true,
-            used: false,
-        });
+        pool.connection_closed(ConnectionEnd { idle: true });
     }
 }
 
@@ -116,16 +125,11 @@ pub(crate) fn serve_connection(connection: UnixStream, pool: &Arc<Pool>) {
 struct ConnectionEnd {
     /// It was waiting for a request (counted as idle).
     idle: bool,
-    /// It answered at least one request.
-    used: bool,
 }
 
 /// Answers requests on one connection until it closes.
 fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
-    let mut end = ConnectionEnd {
-        idle: true,
-        used: false,
-    };
+    let mut end = ConnectionEnd { idle: true };
     loop {
         let Ok(frame) = read_frame(&mut connection) else {
             return end;
@@ -136,12 +140,11 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
             FrameKind::Stdin => continue,
             FrameKind::Stdout | FrameKind::Stderr => return end,
         }
-        end = ConnectionEnd {
-            idle: false,
-            used: true,
-        };
+        end.idle = false;
         pool.connection_taken();
         let answered = match frame.parse_json::<Request>() {
+            // Taken like a request that ends with the connection: the service is there.
+            Ok(Request::Dismiss) => return end,
             Ok(Request::Ping) => write_json(&mut connection, &Event::Pong),
             Ok(Request::Exec(request)) => exec::run(&mut connection, &request),
             Ok(Request::ListDir { path, max_entries }) => {
@@ -247,13 +250,15 @@ struct PoolState {
     open: usize,
     /// Slept after the next failure; doubles per failure, reset once the service uses us.
     retry_delay: Duration,
-    /// A connection closed without a request: the service is going away or turning us
-    /// away, so the next dial waits instead of spinning.
+    /// A connection closed while it waited for a request: the service is going away or
+    /// turning us away, so the next dial waits for its word instead of spinning.
     backoff_due: bool,
     /// Until then one spare is enough (the service just came back).
     one_spare_until: Option<Instant>,
     /// The service asked for one more connection than the spares.
     asked: bool,
+    /// When the dialer last took a word from the service.
+    heard_at: Option<Instant>,
     /// Threads whose connection closed, waiting to serve a new one.
     parked: usize,
     /// New connections for the parked threads.
@@ -272,6 +277,7 @@ impl Pool {
                 backoff_due: false,
                 one_spare_until: None,
                 asked: false,
+                heard_at: None,
                 parked: 0,
                 handed_over: Vec::new(),
             }),
@@ -303,8 +309,9 @@ impl Pool {
                 let mut state = self.lock();
                 if state.has_vacancy() || (state.asked && state.open < MAX_CONNECTIONS) {
                     state.asked = false;
-                    return std::mem::take(&mut state.backoff_due)
-                        .then(|| state.bump_retry_delay());
+                    let heard_lately = state.heard_at.is_some_and(|at| at.elapsed() < HEARD_LATELY);
+                    let backoff_due = std::mem::take(&mut state.backoff_due);
+                    return (backoff_due && !heard_lately).then(|| state.bump_retry_delay());
                 }
                 // The rest of the spares are missing from then on.
                 state.rationed_until()
@@ -313,14 +320,22 @@ impl Pool {
             // Before the counters are looked at again, so a change after this wakes the poll.
             self.changed.clear();
             if asked {
-                self.lock().asked = true;
+                let mut state = self.lock();
+                state.asked = true;
+                state.heard_at = Some(Instant::now());
             }
         }
     }
 
-    /// Keeps one spare only, until `until`.
-    fn one_spare_until(&self, until: Instant) {
-        self.lock().one_spare_until = Some(until);
+    /// The service said it is there: forgets the connections that closed as it went away
+    /// (they close over seconds, also during the wait), and keeps one spare only until
+    /// `ration_until`, if given.
+    fn service_back(&self, ration_until: Option<Instant>) {
+        let mut state = self.lock();
+        state.backoff_due = false;
+        if ration_until.is_some() {
+            state.one_spare_until = ration_until;
+        }
     }
 
     fn next_retry_delay(&self) -> Duration {
@@ -379,8 +394,9 @@ impl Pool {
             if end.idle {
                 state.idle -= 1;
             }
-            // Closed before any request: the service is going away or turning us away.
-            if !end.used {
+            // Closed while waiting for a request, without a dismissal: the service is
+            // going away. One that closed during a request was ended by its requester.
+            if end.idle {
                 state.backoff_due = true;
             }
         });

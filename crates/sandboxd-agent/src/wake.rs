@@ -51,20 +51,23 @@ impl Wake {
         Wake { fifo }
     }
 
-    /// Waits after a failed dial: for the service's word, at most a spread fallback; without
-    /// a FIFO (a service that made none), for `retry_delay`.
-    pub fn wait(&self, retry_delay: impl FnOnce() -> Duration) {
+    /// Waits for the service's word, at most a spread fallback; without a FIFO (a service
+    /// that made none), for `retry_delay`. Whether the word was not there already: the
+    /// service was away.
+    pub fn wait(&self, retry_delay: impl FnOnce() -> Duration) -> bool {
         let Some(fifo) = &self.fifo else {
             thread::sleep(retry_delay());
-            return;
+            return true;
         };
         let mut fds = [poll_entry(fifo.as_raw_fd())];
-        let fallback = FALLBACK_MIN + spread(FALLBACK_SPREAD);
-        let woken = sys::poll(&mut fds, fallback.as_millis() as i32).is_ok()
-            && fds[0].revents & libc::POLLIN != 0;
-        if woken {
+        let readable = |fds: &mut [libc::pollfd; 1], timeout: Duration| {
+            sys::poll(fds, timeout.as_millis() as i32).is_ok() && fds[0].revents & libc::POLLIN != 0
+        };
+        let there = readable(&mut fds, Duration::ZERO);
+        if there || readable(&mut fds, FALLBACK_MIN + spread(FALLBACK_SPREAD)) {
             self.take_word();
         }
+        !there
     }
 
     /// Waits for `other` to be notified, for a byte on the FIFO (returns `true`: the service
@@ -89,10 +92,15 @@ impl Wake {
     /// Reads the bytes written to the FIFO, then pauses: a sandbox process writing in a loop
     /// can neither keep the agent reading nor make it dial in a tight loop.
     fn take_word(&self) {
+        self.forget_words();
+        thread::sleep(AFTER_WAKE);
+    }
+
+    /// Reads the bytes written to the FIFO so far, if any (the FIFO does not block).
+    pub fn forget_words(&self) {
         if let Some(fifo) = &self.fifo {
             let _ = (&*fifo).read(&mut [0; DRAIN_BYTES]);
         }
-        thread::sleep(AFTER_WAKE);
     }
 }
 

@@ -11,7 +11,7 @@
 //! serves a later request: the agent keeps answering on a connection until it closes.
 
 use super::{read_frame_limited, wake_agent};
-use crate::{AgentSecret, Event, ProtoError, PROTOCOL_VERSION};
+use crate::{AgentSecret, Event, ProtoError, Request, PROTOCOL_VERSION};
 use std::collections::VecDeque;
 use std::fs::{self, Permissions};
 use std::io::{self, ErrorKind};
@@ -125,7 +125,7 @@ impl AgentHub {
             }
         };
         Ok(AgentLease {
-            stream,
+            stream: Some(stream),
             hub: Arc::downgrade(&self.shared),
         })
     }
@@ -217,7 +217,8 @@ impl Shared {
                 idle.retain(awaits_request);
             }
             if idle.len() >= at_most {
-                return; // dropping the stream closes it
+                dismiss(stream);
+                return;
             }
             idle.push_back(stream);
         }
@@ -255,11 +256,12 @@ impl Shared {
     }
 }
 
-/// An agent connection taken from the hub. Dropping it closes it; [`AgentLease::give_back`]
-/// parks it for another request.
+/// An agent connection taken from the hub. Dropping it dismisses it (see [`dismiss`]);
+/// [`AgentLease::give_back`] parks it for another request.
 #[derive(Debug)]
 pub struct AgentLease {
-    stream: UnixStream,
+    /// Taken only by [`AgentLease::give_back`], which consumes the lease.
+    stream: Option<UnixStream>,
     hub: Weak<Shared>,
 }
 
@@ -267,38 +269,65 @@ impl AgentLease {
     /// Parks the connection again. Only for a connection whose last request ended cleanly:
     /// its answer read to the end and nothing half-written. Anything the agent sends before
     /// the next request makes the hub discard it (see [`awaits_request`]).
-    pub fn give_back(self) {
-        if let Some(shared) = self.hub.upgrade() {
-            shared.park(self.stream, RETURNED_PARKED_AT_MOST);
+    pub fn give_back(mut self) {
+        if let (Some(shared), Some(stream)) = (self.hub.upgrade(), self.stream.take()) {
+            shared.park(stream, RETURNED_PARKED_AT_MOST);
         }
+    }
+
+    fn stream(self: Pin<&mut Self>) -> Pin<&mut UnixStream> {
+        Pin::new(
+            self.get_mut()
+                .stream
+                .as_mut()
+                .expect("a lease has its stream until given back"),
+        )
+    }
+}
+
+impl Drop for AgentLease {
+    fn drop(&mut self) {
+        if let Some(stream) = self.stream.take() {
+            dismiss(stream);
+        }
+    }
+}
+
+/// Closes an agent connection the service chose not to keep, saying so first if the socket
+/// takes the few bytes at once: an agent whose idle connection just closes takes it for the
+/// service going away and waits for its word before dialing again. On a connection in the
+/// middle of a request the agent is not waiting for one and dials again anyway.
+fn dismiss(stream: UnixStream) {
+    if let Ok(frame) = crate::frame::json_frame(&Request::Dismiss) {
+        let _ = stream.try_write(&frame);
     }
 }
 
 impl AsyncRead for AgentLease {
     fn poll_read(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
+        self.stream().poll_read(cx, buf)
     }
 }
 
 impl AsyncWrite for AgentLease {
     fn poll_write(
-        mut self: Pin<&mut Self>,
+        self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        self.stream().poll_write(cx, buf)
     }
 
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.stream().poll_flush(cx)
     }
 
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.stream().poll_shutdown(cx)
     }
 }
 
@@ -359,8 +388,14 @@ async fn greet(mut stream: UnixStream, shared: Arc<Shared>) {
         HELLO_TIMEOUT,
         read_frame_limited(&mut stream, MAX_HELLO_LEN),
     );
-    let Ok(Ok(frame)) = first.await else {
-        return;
+    let frame = match first.await {
+        Ok(Ok(frame)) => frame,
+        Ok(Err(_)) => return,
+        // A starved host can make a hello late; the agent is told to dial again.
+        Err(_) => {
+            dismiss(stream);
+            return;
+        }
     };
     let Ok(Event::Hello {
         version, secret, ..
