@@ -51,6 +51,8 @@ pub(crate) struct ScaleFigures {
     pub(crate) serving: Duration,
     /// From the kill to the last session answering an exec.
     pub(crate) all_answered: Duration,
+    /// The floor of `all_answered`: asking every session once the same way, before the kill.
+    pub(crate) ask_all: Duration,
     pub(crate) answered: usize,
 }
 
@@ -213,6 +215,17 @@ async fn measure(
         "engine answering",
         asked.elapsed().as_secs_f64()
     );
+    // The floor of the answers after the restart: asking all N takes time of its own.
+    let asking = Instant::now();
+    let asked: Vec<Option<Duration>> = stream::iter(&ids)
+        .map(|id| time_an_answer(&api, id, asking))
+        .buffer_unordered(ANSWER_CONCURRENCY)
+        .collect()
+        .await;
+    let ask_all = asking.elapsed();
+    if asked.iter().any(Option::is_none) {
+        bail!("a session did not answer a stat before the restart");
+    }
     let killed = Instant::now();
     tokio::task::block_in_place(|| service.kill_and_restart())?;
     let serving = killed.elapsed();
@@ -221,7 +234,7 @@ async fn measure(
         url: service.url.clone(),
     };
     let answers: Vec<Option<Duration>> = stream::iter(&ids)
-        .map(|id| answer_after_restart(&api, id, killed))
+        .map(|id| time_an_answer(&api, id, killed))
         .buffer_unordered(ANSWER_CONCURRENCY)
         .collect()
         .await;
@@ -231,11 +244,13 @@ async fn measure(
     let answered = answers.iter().flatten().count();
     let all_answered = answers.iter().flatten().max().copied().unwrap_or_default();
     println!(
-        "{:<34} serving again {:.2} s after the kill; {answered} of {} sessions answered a stat of their working directory, the last {:.2} s after the kill",
+        "{:<34} serving again {:.2} s after the kill; {answered} of {} sessions answered a stat of their working directory, the last {:.2} s after the kill (asking all {} before the kill took {:.3} s)",
         "kill -9 restart",
         serving.as_secs_f64(),
         ids.len(),
-        all_answered.as_secs_f64()
+        all_answered.as_secs_f64(),
+        ids.len(),
+        ask_all.as_secs_f64()
     );
 
     let closed: Vec<Result<()>> = stream::iter(&ids)
@@ -256,6 +271,7 @@ async fn measure(
         rss_bytes,
         serving,
         all_answered,
+        ask_all,
         answered,
     })
 }
@@ -280,13 +296,13 @@ async fn exec_samples(api: &Api, id: &str) -> Result<Sample> {
     Ok(Sample(samples))
 }
 
-/// Asks the session's agent for a stat until it answers; how long after the kill that was.
+/// Asks the session's agent for a stat until it answers; how long after `since` that was.
 /// A stat rather than an exec: thousands of spawns at once would measure two cores' spawn
 /// rate, not the restart.
-async fn answer_after_restart(api: &Api, id: &str, killed: Instant) -> Option<Duration> {
-    while killed.elapsed() < ANSWER_DEADLINE {
+async fn time_an_answer(api: &Api, id: &str, since: Instant) -> Option<Duration> {
+    while since.elapsed() < ANSWER_DEADLINE {
         if api.stat_workdir(id).await.is_ok() {
-            return Some(killed.elapsed());
+            return Some(since.elapsed());
         }
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
@@ -430,7 +446,8 @@ impl ScaleFigures {
             Goal {
                 name: format!("... and the last of {n} answering ({} did)", self.answered),
                 figure: Figure::Latency(last_answer),
-                floor: None,
+                // Asking all N once, before the kill: what the answers take with no restart.
+                floor: Some(Figure::Latency(self.ask_all)),
                 target: Target::AtMost(Figure::Latency(Duration::from_secs(2))),
             },
         ]
