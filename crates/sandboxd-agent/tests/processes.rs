@@ -1,83 +1,33 @@
 //! Tracked processes end to end: the real agent binary, started as a local child process,
 //! dials an `AgentHub` in a temporary directory; the service side uses the host clients.
 
+mod common;
+
 use sandboxd_agent_proto::host::{
-    attach_process, list_processes, make_wake_fifo, resize_process, signal_process, start_process,
+    attach_process, list_processes, resize_process, signal_process, start_process,
     write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
 };
-use sandboxd_agent_proto::AgentLease;
 use sandboxd_agent_proto::{
-    AgentHub, AgentSecret, ExecRequest, FrameKind, ProcessInfo, ProcessStartRequest, ProtoError,
-    TermSize, AGENT_SECRET_FILE, AGENT_SECRET_LEN,
+    AgentLease, ExecRequest, FrameKind, ProcessInfo, ProcessStartRequest, ProtoError, TermSize,
 };
-use std::os::unix::process::CommandExt;
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 use tokio::io::{ReadHalf, WriteHalf};
 
 const TIMEOUT: Duration = Duration::from_secs(5);
 
-/// The hub's secret, written beside the socket where the agent reads it at start.
-fn secret_beside(socket: &Path) -> AgentSecret {
-    let secret = AgentSecret::from_bytes(&[7; AGENT_SECRET_LEN]);
-    std::fs::write(socket.with_file_name(AGENT_SECRET_FILE), secret.expose()).unwrap();
-    secret
-}
-
-/// The agent and the hub it dials; the agent is killed when dropped.
-struct Fixture {
-    agent: Child,
-    hub: Arc<AgentHub>,
-    _dir: tempfile::TempDir,
-}
-
-impl Drop for Fixture {
-    fn drop(&mut self) {
-        let _ = self.agent.kill();
-        let _ = self.agent.wait();
-    }
-}
+/// The agent and the hub it dials, with the process requests these tests make.
+struct Fixture(common::Fixture);
 
 type Output = ProcessOutput<ReadHalf<AgentLease>>;
 type Input = ProcessInput<WriteHalf<AgentLease>>;
 
 impl Fixture {
     async fn start() -> Self {
-        let dir = tempfile::tempdir().unwrap();
-        let socket: PathBuf = dir.path().join("agent.sock");
-        let hub = AgentHub::bind(&socket, secret_beside(&socket)).unwrap();
-        // As the service makes it: the hub asks the agent there for connections beyond its
-        // spares, which these tests hold several of at once.
-        make_wake_fifo(&socket).unwrap();
-        let mut command = Command::new(env!("CARGO_BIN_EXE_sandboxd-agent"));
-        command.arg("--connect").arg(&socket).stdin(Stdio::null());
-        // In a sandbox the agent starts with every signal at its default action. A test run
-        // started in the background (`cmd &` ignores SIGINT and SIGQUIT) or under nohup
-        // (SIGHUP) would hand its ignored signals down to the agent and so to the processes
-        // it starts, and Ctrl-C or a hang-up would then do nothing.
-        // SAFETY: signal() is async-signal-safe and takes no pointers; the closure touches
-        // nothing else between fork and exec.
-        unsafe {
-            command.pre_exec(|| {
-                for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
-                    libc::signal(signal, libc::SIG_DFL);
-                }
-                Ok(())
-            });
-        }
-        let agent = command.spawn().expect("start the agent");
-        hub.wait_ready(Duration::from_secs(10)).await.unwrap();
-        Self {
-            agent,
-            hub,
-            _dir: dir,
-        }
+        Self(common::Fixture::start().await)
     }
 
     async fn connection(&self) -> AgentLease {
-        self.hub.acquire(TIMEOUT).await.unwrap()
+        self.0.hub.acquire(TIMEOUT).await.unwrap()
     }
 
     async fn start_process(

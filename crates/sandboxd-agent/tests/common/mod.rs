@@ -7,6 +7,7 @@ use sandboxd_agent_proto::{
     run_exec, AgentHub, AgentLease, AgentSecret, ExecRequest, ExecResult, ProtoError,
     AGENT_SECRET_FILE, AGENT_SECRET_LEN, AGENT_SPARES,
 };
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
@@ -29,15 +30,28 @@ pub struct Agent(pub Child);
 
 impl Agent {
     pub fn spawn(socket: &Path) -> Self {
-        let child = Command::new(env!("CARGO_BIN_EXE_sandboxd-agent"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sandboxd-agent"));
+        command
             .arg("--connect")
             .arg(socket)
             .env("SANDBOXD_AGENT_TOKEN", "must not leak")
             .env("FROM_AGENT", "agent")
-            .stdin(Stdio::null())
-            .spawn()
-            .expect("start the agent");
-        Self(child)
+            .stdin(Stdio::null());
+        // In a sandbox the agent starts with every signal at its default action. A test run
+        // started in the background (`cmd &` ignores SIGINT and SIGQUIT) or under nohup
+        // (SIGHUP) would hand its ignored signals down to the agent and so to the processes
+        // it starts, and Ctrl-C or a hang-up would then do nothing.
+        // SAFETY: signal() is async-signal-safe and takes no pointers; the closure touches
+        // nothing else between fork and exec.
+        unsafe {
+            command.pre_exec(|| {
+                for signal in [libc::SIGHUP, libc::SIGINT, libc::SIGQUIT, libc::SIGTERM] {
+                    libc::signal(signal, libc::SIG_DFL);
+                }
+                Ok(())
+            });
+        }
+        Self(command.spawn().expect("start the agent"))
     }
 }
 
