@@ -404,9 +404,19 @@ impl Core {
                 .collect()
                 .await;
             let mut still_failing = HashMap::new();
-            for session in silent {
-                let count = failures.get(&session.id).map_or(1, |n| n + 1);
-                if count < PING_FAILURES_TO_END {
+            let counted: Vec<(Session, u32)> = silent
+                .into_iter()
+                .map(|s| {
+                    let count = failures.get(&s.id).map_or(1, |n| n + 1);
+                    (s, count)
+                })
+                .collect();
+            // A sandbox that stopped is ended for that, the truer reason; an engine that does
+            // not answer is likely restarting, and its sandboxes are judged once it answers.
+            let to_end = counted.iter().any(|(_, n)| *n >= PING_FAILURES_TO_END);
+            let engine_answered = !to_end || self.end_vanished().await;
+            for (session, count) in counted {
+                if count < PING_FAILURES_TO_END || !engine_answered {
                     still_failing.insert(session.id, count);
                 } else if self
                     .sessions()
