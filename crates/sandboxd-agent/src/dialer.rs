@@ -7,9 +7,11 @@
 //! When the service goes away (restart, or the sandbox's hub closed) the spares see
 //! end-of-file and the dialer dials again once the service says it listens at the same path
 //! again (see [`crate::wake`]): dialing at once reached the dying service's listener, which
-//! still accepts until it is released, seconds later with thousands of sandboxes. Back, it dials one connection at once and the other spares a
-//! few seconds later: thousands of agents come back together, and their first connections
-//! are what makes their sessions answer.
+//! still accepts until it is released, seconds later with thousands of sandboxes. A
+//! connection the service closes by choice comes with a dismissal and is replaced at once.
+//! Back, it dials one connection at once and the other spares a few seconds later: thousands
+//! of agents come back together, and their first connections are what makes their sessions
+//! answer.
 
 use crate::exec;
 use crate::files;
@@ -72,7 +74,8 @@ pub fn run(socket: &Path, secret: &AgentSecret) -> Result<Infallible, String> {
 
 /// Waits for the service's word that it listens (or `retry_delay` without a wake FIFO). If it
 /// had to wait, keeps one spare for a while: the service is back, and so are thousands of
-/// other agents. A word there already came with a connection the service closed by choice.
+/// other agents. A word there already means the service is there (it spoke while the agent
+/// was frozen, or asked for a connection).
 fn await_service(wake: &Wake, pool: &Pool, retry_delay: Duration) {
     let was_away = wake.wait(|| retry_delay);
     pool.service_back(was_away.then(|| Instant::now() + REFILL_AFTER + spread(REFILL_SPREAD)));
@@ -391,12 +394,10 @@ impl Pool {
     fn connection_closed(&self, end: ConnectionEnd) {
         self.update(|state| {
             state.open -= 1;
-            if end.idle {
-                state.idle -= 1;
-            }
             // Closed while waiting for a request, without a dismissal: the service is
             // going away. One that closed during a request was ended by its requester.
             if end.idle {
+                state.idle -= 1;
                 state.backoff_due = true;
             }
         });
