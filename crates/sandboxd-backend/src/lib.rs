@@ -126,9 +126,9 @@ pub trait Backend: Send + Sync + 'static {
         Ok(())
     }
 
-    /// Called once the sandboxes of the last run are reattached: their agents may come back
-    /// now. A step of its own, so thousands of agents dialing back do not slow the
-    /// reattaching. Nothing by default.
+    /// Called once the sandboxes of the last run are reattached: the backend may now do in
+    /// the background what makes their agents reachable again (the Docker backend binds their
+    /// sockets, then calls the agents back), while the service serves. Nothing by default.
     fn call_agents_back(&self) {}
 
     /// Takes back a sandbox that was paused when this service process started: its frozen

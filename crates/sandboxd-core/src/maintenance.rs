@@ -53,7 +53,7 @@ pub struct RestoreReport {
 /// against the engine.
 pub struct TakenBack {
     sessions: Vec<Session>,
-    /// Those that could not be taken back (their socket directory was gone), already ended.
+    /// Those the backend could not take back, already ended.
     ended: usize,
     /// Released once they are judged, or when the judging fails.
     _restoring: tokio::sync::OwnedRwLockWriteGuard<()>,
@@ -68,8 +68,8 @@ impl TakenBack {
 
 /// Taking back the sessions that were open when the service last stopped. It comes in two
 /// steps so the service can serve between them: asking an engine that runs thousands of
-/// containers which of them still run takes seconds, while binding their agents' sockets
-/// again takes milliseconds.
+/// containers which of them still run takes seconds, while taking them back is in memory
+/// (the backend makes their agents reachable again in the background).
 impl Core {
     /// [`Core::take_back`], then [`Core::reconcile`].
     pub async fn restore(&self) -> Result<RestoreReport, Error> {
@@ -78,9 +78,9 @@ impl Core {
     }
 
     /// Takes back every session the store holds as open, as the store left it (paused or
-    /// not): its agent socket is bound again, and once all are its agent is called back, so
-    /// its requests are served from then on. [`Core::reconcile`] then ends those whose
-    /// sandbox did not survive.
+    /// not): it is reattached to the backend, whose requests to it wait for its agent from
+    /// then on, and once all are the backend calls their agents back. [`Core::reconcile`]
+    /// then ends those whose sandbox did not survive.
     pub async fn take_back(&self) -> Result<TakenBack, Error> {
         let mut taken = TakenBack {
             sessions: Vec::new(),

@@ -8,6 +8,7 @@
 //! the host never resolves a path the sandbox controls.
 
 mod access;
+mod agent_sockets;
 mod build;
 mod cgroup;
 pub mod egress;
@@ -18,6 +19,7 @@ mod shim;
 mod stops;
 
 use access::SandboxAccess;
+use agent_sockets::AgentSockets;
 use async_trait::async_trait;
 use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
 use bollard::query_parameters::{
@@ -26,7 +28,7 @@ use bollard::query_parameters::{
 use bollard::Docker;
 use cgroup::CgroupLayout;
 use network::BridgeNetwork;
-use sandboxd_agent_proto::host::{wake_agent, AgentKey};
+use sandboxd_agent_proto::host::AgentKey;
 use sandboxd_agent_proto::AgentHub;
 use sandboxd_api::NetworkMode;
 use sandboxd_backend::{
@@ -35,9 +37,8 @@ use sandboxd_backend::{
 };
 use shim::ShimGroups;
 use std::collections::HashMap;
-use std::os::unix::fs::DirBuilderExt;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 /// The uid and gid every sandbox process runs as: high, so it owns nothing on the host.
@@ -58,8 +59,6 @@ const AGENT_START_TIMEOUT: Duration = Duration::from_secs(15);
 const AGENT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 /// Engine calls that should answer quickly (create, remove, inspect).
 const ENGINE_TIMEOUT: u64 = 60;
-/// The longest path a unix socket address can hold.
-const MAX_SOCKET_PATH: usize = 107;
 
 pub struct DockerOptions {
     /// The engine's socket, e.g. `/var/run/docker.sock`.
@@ -77,12 +76,8 @@ pub struct DockerOptions {
 pub struct DockerBackend {
     docker: Docker,
     options: DockerOptions,
-    key: AgentKey,
-    access: SandboxAccess,
     cgroups: CgroupLayout,
-    hubs: Mutex<HashMap<String, Arc<AgentHub>>>,
-    /// Sockets bound again whose agents are not yet woken (see `Backend::call_agents_back`).
-    uncalled_agents: Mutex<Vec<PathBuf>>,
+    sockets: Arc<AgentSockets>,
     engine: engine::EngineReport,
     shims: ShimGroups,
     bridge: BridgeNetwork,
@@ -162,12 +157,9 @@ impl DockerBackend {
         }
         Ok(DockerBackend {
             docker,
+            sockets: Arc::new(AgentSockets::new(options.socket_root.clone(), key, access)),
             options,
-            key,
-            access,
             cgroups,
-            hubs: Mutex::new(HashMap::new()),
-            uncalled_agents: Mutex::new(Vec::new()),
             engine,
             shims,
             bridge: BridgeNetwork::default(),
@@ -189,80 +181,19 @@ impl DockerBackend {
         format!("sandboxd-{session_id}")
     }
 
-    fn socket_dir(&self, session_id: &str) -> PathBuf {
-        self.options.socket_root.join(session_id)
+    /// The hub of a sandbox's agent, bound first if it was taken back and not yet bound.
+    async fn open_hub(&self, sandbox: &Sandbox) -> Result<Arc<AgentHub>, BackendError> {
+        self.sockets
+            .hub(&sandbox.session_id)
+            .await?
+            .ok_or_else(|| BackendError::SandboxGone(sandbox.session_id.clone()))
     }
 
-    /// Listens for the session's agent in its socket directory. A new sandbox gets a fresh
-    /// directory holding the secret file its agent reads at start; an adopted one keeps the
-    /// directory its container has mounted, since a new one would not be visible inside, and
-    /// its agent still knows the secret. Both are handed to the sandbox's uid alone.
-    fn open_hub(&self, session_id: &str, fresh_dir: bool) -> Result<Arc<AgentHub>, BackendError> {
-        let dir = self.socket_dir(session_id);
-        let socket = dir.join("agent.sock");
-        if socket.as_os_str().len() > MAX_SOCKET_PATH {
-            return Err(BackendError::Setup(format!(
-                "the agent socket path {} is longer than a unix socket allows; use a shorter --state-dir",
-                socket.display()
-            )));
-        }
-        let setup = |e: std::io::Error| {
-            BackendError::Setup(format!("cannot prepare {}: {e}", dir.display()))
-        };
-        let secret = self.key.secret_for(session_id);
-        if fresh_dir {
-            if dir.exists() {
-                std::fs::remove_dir_all(&dir).map_err(setup)?;
-            }
-            std::fs::DirBuilder::new()
-                .mode(0o700)
-                .create(&dir)
-                .map_err(setup)?;
-            self.access.hand_over_dir(&dir).map_err(setup)?;
-            self.access.write_secret(&dir, &secret).map_err(setup)?;
-            self.access.make_wake(&socket).map_err(setup)?;
-        } else if let Some(found) = std::fs::symlink_metadata(&dir).ok().filter(|m| m.is_dir()) {
-            self.access.hand_back_dir(&dir, &found).map_err(setup)?;
-        } else {
-            return Err(BackendError::SandboxGone(format!(
-                "{session_id}: its agent socket directory {} is gone",
-                dir.display()
-            )));
-        }
-        let hub = AgentHub::bind(&socket, secret).map_err(setup)?;
-        if let Err(e) = self.access.hand_over_socket(&socket) {
-            hub.close();
-            return Err(setup(e));
-        }
-        self.hubs
-            .lock()
-            .expect("hub map lock")
-            .insert(session_id.to_string(), hub.clone());
-        Ok(hub)
-    }
-
-    fn close_hub(&self, session_id: &str) {
-        if let Some(hub) = self.hubs.lock().expect("hub map lock").remove(session_id) {
-            hub.close();
-        }
-        let dir = self.socket_dir(session_id);
-        if let Err(e) = std::fs::remove_dir_all(&dir) {
-            if e.kind() != std::io::ErrorKind::NotFound {
-                tracing::warn!(dir = %dir.display(), error = %e, "cannot remove agent socket directory");
-            }
-        }
-    }
-
-    fn lock_uncalled(&self) -> std::sync::MutexGuard<'_, Vec<PathBuf>> {
-        self.uncalled_agents.lock().expect("uncalled agents lock")
-    }
-
-    fn hub(&self, session_id: &str) -> Option<Arc<AgentHub>> {
-        self.hubs
-            .lock()
-            .expect("hub map lock")
-            .get(session_id)
-            .cloned()
+    /// [`DockerBackend::open_hub`] of a sandbox started before this service process, taken
+    /// back first unless it was ([`Backend::reattach`]).
+    async fn taken_back_hub(&self, sandbox: &Sandbox) -> Result<Arc<AgentHub>, BackendError> {
+        self.sockets.take_back(&sandbox.session_id);
+        self.open_hub(sandbox).await
     }
 
     /// Gives egress sandboxes started from now on their secrets' placeholders and CA bundle;
@@ -328,7 +259,7 @@ impl DockerBackend {
             ),
             format!(
                 "{}:{SOCKET_DIR_IN_SANDBOX}:ro",
-                self.socket_dir(&spec.session_id).display()
+                self.sockets.dir(&spec.session_id).display()
             ),
         ];
         if let Some(egress) = egress.filter(|_| limits.network_mode == NetworkMode::Egress) {
@@ -466,13 +397,7 @@ impl DockerBackend {
                 self.describe_failed_start(&name).await,
             ));
         }
-        let dir = self.socket_dir(&spec.session_id);
-        access::remove_secret(&dir).map_err(|e| {
-            BackendError::Setup(format!(
-                "cannot remove the agent secret file in {}: {e}",
-                dir.display()
-            ))
-        })?;
+        self.sockets.remove_secret(&spec.session_id)?;
         Ok(created.id)
     }
 }
@@ -489,7 +414,7 @@ fn image_hint(image: &str) -> String {
 #[async_trait]
 impl Backend for DockerBackend {
     async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
-        let hub = self.open_hub(&spec.session_id, true)?;
+        let hub = self.sockets.open_new(&spec.session_id)?;
         match self.start_container(spec, &hub).await {
             Ok(backend_id) => Ok(Sandbox {
                 session_id: spec.session_id.clone(),
@@ -500,23 +425,16 @@ impl Backend for DockerBackend {
                 if let Err(cleanup) = self.remove_container(&name).await {
                     tracing::warn!(container = %name, error = %cleanup, "cannot remove a sandbox that failed to start");
                 }
-                self.close_hub(&spec.session_id);
+                self.sockets.close(&spec.session_id);
                 Err(e)
             }
         }
     }
 
     async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        let hub = match self.hub(&sandbox.session_id) {
-            Some(hub) => hub,
-            None => {
-                let hub = self.open_hub(&sandbox.session_id, false)?;
-                wake_agent(hub.path());
-                hub
-            }
-        };
+        let hub = self.taken_back_hub(sandbox).await?;
         if hub.wait_ready(AGENT_START_TIMEOUT).await.is_err() {
-            self.close_hub(&sandbox.session_id);
+            self.sockets.close(&sandbox.session_id);
             return Err(BackendError::AgentUnavailable(format!(
                 "the agent of sandbox {} did not dial back within {}s",
                 sandbox.session_id,
@@ -526,24 +444,19 @@ impl Backend for DockerBackend {
         Ok(())
     }
 
-    /// Binds the sandbox's agent socket again; its agent, waiting since the service went
-    /// away, is woken by [`Backend::call_agents_back`].
+    /// Takes the sandbox's agent socket back; it is bound again in the background, from
+    /// [`Backend::call_agents_back`] on, or at the first call that needs it.
     fn reattach(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        if self.hub(&sandbox.session_id).is_none() {
-            let hub = self.open_hub(&sandbox.session_id, false)?;
-            self.lock_uncalled().push(hub.path().to_path_buf());
-        }
+        self.sockets.take_back(&sandbox.session_id);
         Ok(())
     }
 
     fn call_agents_back(&self) {
-        for socket in std::mem::take(&mut *self.lock_uncalled()) {
-            wake_agent(&socket);
-        }
+        self.sockets.bind_taken_back();
     }
 
     async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        self.reattach(sandbox)
+        self.taken_back_hub(sandbox).await.map(drop)
     }
 
     async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
@@ -553,9 +466,7 @@ impl Backend for DockerBackend {
     async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         pause::set_frozen(&self.docker, &sandbox.backend_id, false).await?;
         // An agent frozen across a restart of the service dials the new socket only now.
-        let hub = self
-            .hub(&sandbox.session_id)
-            .ok_or_else(|| BackendError::SandboxGone(sandbox.session_id.clone()))?;
+        let hub = self.open_hub(sandbox).await?;
         hub.wait_ready(AGENT_START_TIMEOUT).await.map_err(|_| {
             BackendError::AgentUnavailable(format!(
                 "the agent of sandbox {} did not answer within {}s of being resumed",
@@ -572,7 +483,7 @@ impl Backend for DockerBackend {
 
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         let result = self.remove_container(&sandbox.backend_id).await;
-        self.close_hub(&sandbox.session_id);
+        self.sockets.close(&sandbox.session_id);
         if let Some(egress) = self.egress.get() {
             egress.forget_addresses();
         }
@@ -580,9 +491,7 @@ impl Backend for DockerBackend {
     }
 
     async fn agent(&self, sandbox: &Sandbox) -> Result<AgentStream, BackendError> {
-        let hub = self
-            .hub(&sandbox.session_id)
-            .ok_or_else(|| BackendError::SandboxGone(sandbox.session_id.clone()))?;
+        let hub = self.open_hub(sandbox).await?;
         let stream = hub.acquire(AGENT_ACQUIRE_TIMEOUT).await.map_err(|e| {
             BackendError::AgentUnavailable(format!(
                 "{e}; the sandbox may have killed its agent or be overloaded"
