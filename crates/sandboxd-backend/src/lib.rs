@@ -122,9 +122,7 @@ pub trait Backend: Send + Sync + 'static {
     /// process: from here on, requests to it wait for its agent instead of failing, so the
     /// service can serve before [`Backend::adopt`] has seen every agent back. Nothing by
     /// default.
-    fn reattach(&self, _sandbox: &Sandbox) -> Result<(), BackendError> {
-        Ok(())
-    }
+    fn reattach(&self, _sandbox: &Sandbox) {}
 
     /// Called once the sandboxes of the last run are reattached: the backend may now do in
     /// the background what makes their agents reachable again (the Docker backend binds their

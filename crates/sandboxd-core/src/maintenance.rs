@@ -53,8 +53,6 @@ pub struct RestoreReport {
 /// against the engine.
 pub struct TakenBack {
     sessions: Vec<Session>,
-    /// Those the backend could not take back, already ended.
-    ended: usize,
     /// Released once they are judged, or when the judging fails.
     _restoring: tokio::sync::OwnedRwLockWriteGuard<()>,
 }
@@ -84,20 +82,10 @@ impl Core {
     pub async fn take_back(&self) -> Result<TakenBack, Error> {
         let mut taken = TakenBack {
             sessions: Vec::new(),
-            ended: 0,
             _restoring: self.restoring().clone().write_owned().await,
         };
         for session in self.sessions().stored_open()? {
-            if let Err(e) = self.backend().reattach(&session.sandbox) {
-                tracing::warn!(session = %session.id, error = %e, "cannot resume a session");
-                self.end(
-                    &session,
-                    "its sandbox could not be taken back after the service restarted",
-                )
-                .await;
-                taken.ended += 1;
-                continue;
-            }
+            self.backend().reattach(&session.sandbox);
             // As the store left it, paused or not.
             self.sessions().restore(session.clone());
             self.contexts().to_learn(&session.id);
@@ -131,10 +119,7 @@ impl Core {
             .into_iter()
             .map(|e| (e.sandbox.session_id.clone(), e))
             .collect();
-        let mut report = RestoreReport {
-            ended: taken.ended,
-            ..RestoreReport::default()
-        };
+        let mut report = RestoreReport::default();
         let mut waiting = Vec::new();
         for session in taken.sessions {
             let found = existing.remove(&session.id);
@@ -208,12 +193,6 @@ impl Core {
                 }
             })
             .await;
-    }
-
-    /// Records the end of a session that is not (or no longer) in the running table.
-    async fn end(&self, session: &Session, reason: &str) {
-        self.sessions().restore(session.clone());
-        self.end_for(session, "end", reason).await;
     }
 
     /// Expires sessions and ends those whose sandbox vanished or whose agent stopped

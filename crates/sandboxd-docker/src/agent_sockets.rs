@@ -198,36 +198,19 @@ impl AgentSockets {
     /// failed or the session was closed meanwhile (whose directory this then removes again,
     /// since the binding may have come after the close removed it).
     fn bind_claimed(&self, session_id: &str) -> Result<Arc<AgentHub>, BackendError> {
-        let _unwinding = Claim {
+        let claim = Claim {
             sockets: self,
             session_id,
         };
-        let bound = self.bind(session_id, false);
-        let still_claimed = {
-            let mut slots = self.lock();
-            let still_claimed = matches!(slots.get(session_id), Some(Slot::Binding));
-            match (&bound, still_claimed) {
-                (Ok(hub), true) => {
-                    slots.insert(session_id.to_string(), Slot::Open(hub.clone()));
-                }
-                (Err(_), true) => {
-                    slots.remove(session_id);
-                }
-                (_, false) => {}
-            }
-            still_claimed
-        };
-        self.settled.notify_waiters();
-        match bound {
-            Ok(hub) if !still_claimed => {
-                hub.close();
-                self.remove_dir(session_id);
-                Err(BackendError::SandboxGone(format!(
-                    "{session_id}: it was closed while its agent socket was bound again"
-                )))
-            }
-            other => other,
+        let hub = self.bind(session_id, false)?;
+        if claim.open(&hub) {
+            return Ok(hub);
         }
+        hub.close();
+        self.remove_dir(session_id);
+        Err(BackendError::SandboxGone(format!(
+            "{session_id}: it was closed while its agent socket was bound again"
+        )))
     }
 
     /// Listens for the session's agent in its directory. A new sandbox gets a fresh directory
@@ -295,18 +278,29 @@ impl AgentSockets {
     }
 }
 
-/// A slot claimed for binding. Should the binding panic, the slot is settled as gone, so
-/// no call waits for it forever.
+/// A slot claimed for binding, settled when dropped: gone unless [`Claim::open`] opened it, so
+/// no call waits for it forever, whether the binding failed, panicked or succeeded.
 struct Claim<'a> {
     sockets: &'a AgentSockets,
     session_id: &'a str,
 }
 
+impl Claim<'_> {
+    /// Opens the slot with `hub`, unless the session was closed meanwhile.
+    fn open(&self, hub: &Arc<AgentHub>) -> bool {
+        match self.sockets.lock().get_mut(self.session_id) {
+            Some(slot @ Slot::Binding) => {
+                *slot = Slot::Open(hub.clone());
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 impl Drop for Claim<'_> {
     fn drop(&mut self) {
-        if !std::thread::panicking() {
-            return;
-        }
+        // Not `lock()`: a poisoned lock must not panic again while unwinding.
         if let Ok(mut slots) = self.sockets.slots.lock() {
             if matches!(slots.get(self.session_id), Some(Slot::Binding)) {
                 slots.remove(self.session_id);

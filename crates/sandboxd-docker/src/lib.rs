@@ -446,9 +446,8 @@ impl Backend for DockerBackend {
 
     /// Takes the sandbox's agent socket back; it is bound again in the background, from
     /// [`Backend::call_agents_back`] on, or at the first call that needs it.
-    fn reattach(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+    fn reattach(&self, sandbox: &Sandbox) {
         self.sockets.take_back(&sandbox.session_id);
-        Ok(())
     }
 
     fn call_agents_back(&self) {
