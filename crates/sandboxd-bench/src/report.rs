@@ -162,6 +162,9 @@ pub(crate) enum Target {
     NotBelowTimes(f64),
     /// At most this, whatever the floor (a budget).
     AtMost(Figure),
+    /// At most this much over the floor, when the figure includes the floor's work (a budget
+    /// for what comes on top of it).
+    AtMostOver(Figure),
 }
 
 /// One goal of the issue: a figure of this run against the floor measured in the same run.
@@ -184,6 +187,9 @@ impl Goal {
             (Target::AtMostTimes(times), Some(ratio)) => ratio <= times,
             (Target::NotBelowTimes(times), Some(ratio)) => ratio >= times,
             (Target::AtMost(budget), _) => self.figure.value() <= budget.value(),
+            (Target::AtMostOver(budget), _) => self
+                .floor
+                .is_some_and(|floor| self.figure.value() <= floor.value() + budget.value()),
             // A ratio goal without its floor cannot be met.
             (_, None) => false,
         }
@@ -206,6 +212,7 @@ pub(crate) fn print_goals(title: &str, goals: &[Goal]) {
             Target::AtMostTimes(times) => format!("<= {times:.2}x"),
             Target::NotBelowTimes(times) => format!(">= {times:.2}x"),
             Target::AtMost(budget) => format!("<= {budget}"),
+            Target::AtMostOver(budget) => format!("<= +{budget}"),
         };
         let verdict = if goal.met() { "met" } else { "MISSED" };
         println!(
@@ -275,5 +282,11 @@ mod tests {
         );
         assert!(goal(Figure::Bytes(10), None, Target::AtMost(Figure::Bytes(10))).met());
         assert!(!goal(Figure::Bytes(11), None, Target::AtMost(Figure::Bytes(10))).met());
+        assert!(goal(ms(12), Some(ms(10)), Target::AtMostOver(ms(2))).met());
+        assert!(!goal(ms(13), Some(ms(10)), Target::AtMostOver(ms(2))).met());
+        assert!(
+            !goal(ms(1), None, Target::AtMostOver(ms(2))).met(),
+            "no floor, nothing to add to"
+        );
     }
 }

@@ -446,9 +446,11 @@ impl ScaleFigures {
             Goal {
                 name: format!("... and the last of {n} answering ({} did)", self.answered),
                 figure: Figure::Latency(last_answer),
-                // Asking all N once, before the kill: what the answers take with no restart.
+                // Asking all N once, before the kill: what the answers take with no restart,
+                // over 2 s on a 2-core host with 3,000 open. The restart may add what serving
+                // again may take.
                 floor: Some(Figure::Latency(self.ask_all)),
-                target: Target::AtMost(Figure::Latency(Duration::from_secs(2))),
+                target: Target::AtMostOver(Figure::Latency(Duration::from_secs(2))),
             },
         ]
     }

@@ -50,6 +50,18 @@ impl SandboxAccess {
         }
     }
 
+    /// The access a directory of an earlier run was handed over with, `found` as it is:
+    /// the sandbox's uid owns it only if it was given to it (the sandbox cannot give it away:
+    /// it is mounted read-only inside). Asks nothing of the engine, so a restarted service
+    /// binds the sockets of the last run before the engine has answered.
+    pub fn of_last_run(found: &Metadata) -> SandboxAccess {
+        if found.uid() == SANDBOX_UID {
+            SandboxAccess::Owner(SANDBOX_UID)
+        } else {
+            SandboxAccess::Others
+        }
+    }
+
     /// Gives `path` to the agent: `owner_mode` when it becomes the owner, `open_mode`
     /// (the same access for group and others) otherwise.
     fn hand_over(self, path: &Path, owner_mode: u32, open_mode: u32) -> io::Result<()> {
@@ -158,6 +170,27 @@ mod tests {
         let found = fs::metadata(dir.path()).unwrap();
         access.hand_back_dir(dir.path(), &found).unwrap();
         assert_eq!(changed(dir.path()), before, "as handed over: left alone");
+    }
+
+    #[test]
+    fn a_directory_of_the_last_run_says_how_it_was_handed_over() {
+        let dir = tempfile::tempdir().unwrap();
+        SandboxAccess::Others.hand_over_dir(dir.path()).unwrap();
+        let found = fs::metadata(dir.path()).unwrap();
+        assert_eq!(SandboxAccess::of_last_run(&found), SandboxAccess::Others);
+        // Giving a file away takes root, which the service has when it gives.
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } != 0 {
+            return;
+        }
+        SandboxAccess::Owner(SANDBOX_UID)
+            .hand_over_dir(dir.path())
+            .unwrap();
+        let found = fs::metadata(dir.path()).unwrap();
+        assert_eq!(
+            SandboxAccess::of_last_run(&found),
+            SandboxAccess::Owner(SANDBOX_UID)
+        );
     }
 
     #[test]

@@ -26,7 +26,6 @@ const BINDING_THREADS: usize = 4;
 pub(crate) struct AgentSockets {
     root: PathBuf,
     key: AgentKey,
-    access: SandboxAccess,
     slots: Mutex<HashMap<String, Slot>>,
     /// Woken each time a binding ends, bound or not.
     settled: Notify,
@@ -50,11 +49,10 @@ enum Found {
 }
 
 impl AgentSockets {
-    pub fn new(root: PathBuf, key: AgentKey, access: SandboxAccess) -> AgentSockets {
+    pub fn new(root: PathBuf, key: AgentKey) -> AgentSockets {
         AgentSockets {
             root,
             key,
-            access,
             slots: Mutex::new(HashMap::new()),
             settled: Notify::new(),
         }
@@ -66,9 +64,13 @@ impl AgentSockets {
     }
 
     /// A fresh directory for a new sandbox, holding the secret file its agent reads at start,
-    /// and the hub listening there.
-    pub fn open_new(&self, session_id: &str) -> Result<Arc<AgentHub>, BackendError> {
-        let hub = self.bind(session_id, true)?;
+    /// and the hub listening there, handed to its agent with `access`.
+    pub fn open_new(
+        &self,
+        session_id: &str,
+        access: SandboxAccess,
+    ) -> Result<Arc<AgentHub>, BackendError> {
+        let hub = self.bind(session_id, Some(access))?;
         self.lock()
             .insert(session_id.to_string(), Slot::Open(hub.clone()));
         Ok(hub)
@@ -202,7 +204,7 @@ impl AgentSockets {
             sockets: self,
             session_id,
         };
-        let hub = self.bind(session_id, false)?;
+        let hub = self.bind(session_id, None)?;
         if claim.open(&hub) {
             return Ok(hub);
         }
@@ -214,10 +216,14 @@ impl AgentSockets {
     }
 
     /// Listens for the session's agent in its directory. A new sandbox gets a fresh directory
-    /// holding the secret file its agent reads at start; one taken back keeps the directory
-    /// its container has mounted, since a new one would not be visible inside, and its agent
-    /// still knows the secret. Both are handed to the sandbox's uid alone.
-    fn bind(&self, session_id: &str, fresh_dir: bool) -> Result<Arc<AgentHub>, BackendError> {
+    /// holding the secret file its agent reads at start, handed over with `new_with`; one
+    /// taken back keeps the directory its container has mounted, since a new one would not be
+    /// visible inside, and its agent still knows the secret; it keeps its access too.
+    fn bind(
+        &self,
+        session_id: &str,
+        new_with: Option<SandboxAccess>,
+    ) -> Result<Arc<AgentHub>, BackendError> {
         let dir = self.dir(session_id);
         let socket = dir.join("agent.sock");
         if socket.as_os_str().len() > MAX_SOCKET_PATH {
@@ -230,7 +236,7 @@ impl AgentSockets {
             BackendError::Setup(format!("cannot prepare {}: {e}", dir.display()))
         };
         let secret = self.key.secret_for(session_id);
-        if fresh_dir {
+        let access = if let Some(access) = new_with {
             if dir.exists() {
                 std::fs::remove_dir_all(&dir).map_err(setup)?;
             }
@@ -238,19 +244,22 @@ impl AgentSockets {
                 .mode(0o700)
                 .create(&dir)
                 .map_err(setup)?;
-            self.access.hand_over_dir(&dir).map_err(setup)?;
-            self.access.write_secret(&dir, &secret).map_err(setup)?;
-            self.access.make_wake(&socket).map_err(setup)?;
+            access.hand_over_dir(&dir).map_err(setup)?;
+            access.write_secret(&dir, &secret).map_err(setup)?;
+            access.make_wake(&socket).map_err(setup)?;
+            access
         } else if let Some(found) = std::fs::symlink_metadata(&dir).ok().filter(|m| m.is_dir()) {
-            self.access.hand_back_dir(&dir, &found).map_err(setup)?;
+            let access = SandboxAccess::of_last_run(&found);
+            access.hand_back_dir(&dir, &found).map_err(setup)?;
+            access
         } else {
             return Err(BackendError::SandboxGone(format!(
                 "{session_id}: its agent socket directory {} is gone",
                 dir.display()
             )));
-        }
+        };
         let hub = AgentHub::bind(&socket, secret).map_err(setup)?;
-        if let Err(e) = self.access.hand_over_socket(&socket) {
+        if let Err(e) = access.hand_over_socket(&socket) {
             hub.close();
             return Err(setup(e));
         }
@@ -327,7 +336,7 @@ mod tests {
     ) -> (tempfile::TempDir, AgentSockets, Vec<std::fs::File>) {
         let root = tempfile::tempdir().unwrap();
         let key = AgentKey::load_or_create(root.path()).unwrap();
-        let sockets = AgentSockets::new(root.path().to_path_buf(), key, SandboxAccess::Others);
+        let sockets = AgentSockets::new(root.path().to_path_buf(), key);
         let fifos = sessions
             .iter()
             .map(|id| {

@@ -2,7 +2,8 @@
 //! API's build endpoint, with the context (the Dockerfile and the files beside it) packed in
 //! memory.
 
-use crate::{engine_error, image_hint, is_not_found};
+use crate::image_hint;
+use crate::link::{engine_error, is_not_found};
 use bollard::query_parameters::{BuildImageOptionsBuilder, CreateImageOptionsBuilder};
 use bollard::Docker;
 use futures_util::{Stream, StreamExt};

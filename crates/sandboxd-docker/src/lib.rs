@@ -13,12 +13,12 @@ mod build;
 mod cgroup;
 pub mod egress;
 pub mod engine;
+mod link;
 mod network;
 mod pause;
 mod shim;
 mod stops;
 
-use access::SandboxAccess;
 use agent_sockets::AgentSockets;
 use async_trait::async_trait;
 use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
@@ -26,7 +26,7 @@ use bollard::query_parameters::{
     CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
 };
 use bollard::Docker;
-use cgroup::CgroupLayout;
+use link::{engine_error, is_not_found, Engine, EngineLink};
 use network::BridgeNetwork;
 use sandboxd_agent_proto::host::AgentKey;
 use sandboxd_agent_proto::AgentHub;
@@ -35,7 +35,6 @@ use sandboxd_backend::{
     AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Sandbox,
     SandboxSpec, Usage,
 };
-use shim::ShimGroups;
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -57,8 +56,6 @@ pub use build::{LABEL_RECIPE, LABEL_RECIPE_HASH};
 const AGENT_START_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a request waits for an idle agent connection.
 const AGENT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
-/// Engine calls that should answer quickly (create, remove, inspect).
-const ENGINE_TIMEOUT: u64 = 60;
 
 pub struct DockerOptions {
     /// The engine's socket, e.g. `/var/run/docker.sock`.
@@ -74,12 +71,9 @@ pub struct DockerOptions {
 }
 
 pub struct DockerBackend {
-    docker: Docker,
+    link: Arc<EngineLink>,
     options: DockerOptions,
-    cgroups: CgroupLayout,
     sockets: Arc<AgentSockets>,
-    engine: engine::EngineReport,
-    shims: ShimGroups,
     bridge: BridgeNetwork,
     /// Set up at the first egress sandbox (or when the service starts its proxy).
     egress: tokio::sync::OnceCell<Arc<egress::EgressNetwork>>,
@@ -87,57 +81,9 @@ pub struct DockerBackend {
     secrets: std::sync::OnceLock<egress::SecretsSetup>,
 }
 
-fn engine_error(e: bollard::errors::Error) -> BackendError {
-    match e {
-        bollard::errors::Error::DockerResponseServerError {
-            status_code,
-            message,
-        } => BackendError::Engine(format!("{message} (status {status_code})")),
-        other => BackendError::EngineUnavailable(other.to_string()),
-    }
-}
-
-fn is_not_found(e: &bollard::errors::Error) -> bool {
-    matches!(
-        e,
-        bollard::errors::Error::DockerResponseServerError {
-            status_code: 404,
-            ..
-        }
-    )
-}
-
 impl DockerBackend {
-    /// Connects to the engine, negotiates the API version and reads how it lays out cgroups.
-    pub async fn connect(options: DockerOptions) -> Result<DockerBackend, BackendError> {
-        let socket_hint = |e: bollard::errors::Error| {
-            BackendError::EngineUnavailable(format!(
-                "cannot reach the Docker engine at {}: {e}; is dockerd running? (scripts/host-setup.sh starts it)",
-                options.socket
-            ))
-        };
-        let docker = Docker::connect_with_socket(
-            &options.socket,
-            ENGINE_TIMEOUT,
-            bollard::API_DEFAULT_VERSION,
-        )
-        .map_err(socket_hint)?
-        .negotiate_version()
-        .await
-        .map_err(socket_hint)?;
-        // Together: an engine running thousands of containers takes a while over its info.
-        let (info, version) = tokio::join!(docker.info(), docker.version());
-        let info = info.map_err(engine_error)?;
-        let cgroups = CgroupLayout::from_info(&info);
-        // The versions only inform the report: an engine that does not answer this is usable.
-        let version = version.ok();
-        let mut engine =
-            engine::EngineReport::new(&info, version.as_ref(), docker.client_version().to_string());
-        let api = docker.client_version();
-        let shims = ShimGroups::new(&options.instance_id, options.sandboxes_per_shim, &api);
-        engine
-            .findings
-            .extend(shim::finding(options.sandboxes_per_shim, &api));
+    /// Prepares the sockets' root and key. Asks nothing of the engine yet: see [`link`].
+    pub fn connect(options: DockerOptions) -> Result<DockerBackend, BackendError> {
         let setup = |e: std::io::Error| {
             BackendError::Setup(format!(
                 "cannot prepare {}: {e}",
@@ -146,35 +92,32 @@ impl DockerBackend {
         };
         access::private_dir(&options.socket_root).map_err(setup)?;
         let key = AgentKey::load_or_create(&options.socket_root).map_err(setup)?;
-        // SAFETY: geteuid has no preconditions.
-        let is_root = unsafe { libc::geteuid() } == 0;
-        let access = SandboxAccess::choose(is_root, engine.user_namespaces);
-        if access == SandboxAccess::Others {
-            tracing::info!(
-                "the sandboxes' agent sockets cannot be given to uid {SANDBOX_UID} (the service is not root, or the engine remaps uids): they are open to all users inside {}, which only the service's user can enter",
-                options.socket_root.display()
-            );
-        }
         Ok(DockerBackend {
-            docker,
-            sockets: Arc::new(AgentSockets::new(options.socket_root.clone(), key, access)),
+            link: Arc::new(EngineLink::new(
+                options.socket.clone(),
+                options.instance_id.clone(),
+                options.sandboxes_per_shim,
+            )),
+            sockets: Arc::new(AgentSockets::new(options.socket_root.clone(), key)),
             options,
-            cgroups,
-            engine,
-            shims,
             bridge: BridgeNetwork::default(),
             egress: tokio::sync::OnceCell::new(),
             secrets: std::sync::OnceLock::new(),
         })
     }
 
-    /// What the engine said about itself at connection, checked against known escapes.
-    pub fn engine_report(&self) -> &engine::EngineReport {
-        &self.engine
+    /// What the engine said about itself at its first answers, checked against known
+    /// escapes; asks it first if nothing did yet.
+    pub async fn engine_report(&self) -> Result<&engine::EngineReport, BackendError> {
+        Ok(&self.engine().await?.report)
     }
 
-    pub fn docker(&self) -> &Docker {
-        &self.docker
+    async fn engine(&self) -> Result<&Engine, BackendError> {
+        self.link.engine().await
+    }
+
+    async fn docker(&self) -> Result<&Docker, BackendError> {
+        Ok(&self.engine().await?.docker)
     }
 
     fn container_name(&self, session_id: &str) -> String {
@@ -209,7 +152,7 @@ impl DockerBackend {
         self.egress
             .get_or_try_init(|| async {
                 let network = egress::EgressNetwork::ensure(
-                    &self.docker,
+                    self.docker().await?,
                     &self.options.instance_id,
                     &self.options.socket_root,
                 )
@@ -222,6 +165,7 @@ impl DockerBackend {
 
     fn container_body(
         &self,
+        engine: &Engine,
         spec: &SandboxSpec,
         egress: Option<&egress::EgressNetwork>,
     ) -> ContainerCreateBody {
@@ -312,7 +256,7 @@ impl DockerBackend {
                 }),
                 network_mode: Some(network.to_string()),
                 privileged: Some(false),
-                annotations: self.shims.next_annotations(),
+                annotations: engine.shims.next_annotations(),
                 ..Default::default()
             }),
             ..Default::default()
@@ -324,7 +268,12 @@ impl DockerBackend {
             .force(true)
             .v(true)
             .build();
-        match self.docker.remove_container(name, Some(options)).await {
+        match self
+            .docker()
+            .await?
+            .remove_container(name, Some(options))
+            .await
+        {
             Ok(()) => Ok(()),
             Err(e) if is_not_found(&e) => Ok(()),
             // Removal already under way (e.g. two closes at once) ends the same way.
@@ -337,7 +286,11 @@ impl DockerBackend {
 
     /// Says why a container that never became ready stopped, for the error message.
     async fn describe_failed_start(&self, name: &str) -> String {
-        match self.docker.inspect_container(name, None).await {
+        let docker = match self.docker().await {
+            Ok(docker) => docker,
+            Err(e) => return e.to_string(),
+        };
+        match docker.inspect_container(name, None).await {
             Ok(inspect) => match inspect.state {
                 Some(state) if state.running != Some(true) => format!(
                     "the container exited with code {} before its agent started{}",
@@ -363,7 +316,7 @@ impl DockerBackend {
         hub: &AgentHub,
     ) -> Result<String, BackendError> {
         if spec.limits.network_mode == NetworkMode::Bridge {
-            self.bridge.ensure(&self.docker).await?;
+            self.bridge.ensure(self.docker().await?).await?;
         }
         let egress = match spec.limits.network_mode {
             NetworkMode::Egress => Some(self.egress_network().await?),
@@ -371,9 +324,13 @@ impl DockerBackend {
         };
         let name = self.container_name(&spec.session_id);
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
-        let created = self
+        let engine = self.engine().await?;
+        let created = engine
             .docker
-            .create_container(Some(options), self.container_body(spec, egress.as_deref()))
+            .create_container(
+                Some(options),
+                self.container_body(engine, spec, egress.as_deref()),
+            )
             .await
             .map_err(|e| {
                 if is_not_found(&e) {
@@ -385,7 +342,8 @@ impl DockerBackend {
                     engine_error(e)
                 }
             })?;
-        self.docker
+        engine
+            .docker
             .start_container(&created.id, None)
             .await
             .map_err(engine_error)?;
@@ -414,7 +372,8 @@ fn image_hint(image: &str) -> String {
 #[async_trait]
 impl Backend for DockerBackend {
     async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
-        let hub = self.sockets.open_new(&spec.session_id)?;
+        let access = self.engine().await?.access;
+        let hub = self.sockets.open_new(&spec.session_id, access)?;
         match self.start_container(spec, &hub).await {
             Ok(backend_id) => Ok(Sandbox {
                 session_id: spec.session_id.clone(),
@@ -459,11 +418,11 @@ impl Backend for DockerBackend {
     }
 
     async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        pause::set_frozen(&self.docker, &sandbox.backend_id, true).await
+        pause::set_frozen(self.docker().await?, &sandbox.backend_id, true).await
     }
 
     async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        pause::set_frozen(&self.docker, &sandbox.backend_id, false).await?;
+        pause::set_frozen(self.docker().await?, &sandbox.backend_id, false).await?;
         // An agent frozen across a restart of the service dials the new socket only now.
         let hub = self.open_hub(sandbox).await?;
         hub.wait_ready(AGENT_START_TIMEOUT).await.map_err(|_| {
@@ -500,7 +459,12 @@ impl Backend for DockerBackend {
     }
 
     async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError> {
-        Ok(self.cgroups.usage(&sandbox.backend_id).await)
+        Ok(self
+            .engine()
+            .await?
+            .cgroups
+            .usage(&sandbox.backend_id)
+            .await)
     }
 
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
@@ -513,7 +477,8 @@ impl Backend for DockerBackend {
             .filters(&filters)
             .build();
         let containers = self
-            .docker
+            .docker()
+            .await?
             .list_containers(Some(options))
             .await
             .map_err(engine_error)?;
@@ -537,11 +502,11 @@ impl Backend for DockerBackend {
 
     fn watch_stops(&self) -> Option<tokio::sync::mpsc::Receiver<()>> {
         let label = format!("{LABEL_INSTANCE}={}", self.options.instance_id);
-        Some(stops::watch(&self.docker, label))
+        Some(stops::watch(self.link.clone(), label))
     }
 
     async fn has_image(&self, image: &str) -> Result<bool, BackendError> {
-        build::has_image(&self.docker, image).await
+        build::has_image(self.docker().await?, image).await
     }
 
     async fn ensure_image(
@@ -549,7 +514,7 @@ impl Backend for DockerBackend {
         request: &ImageRequest,
         progress: &(dyn Fn(ImageProgress) + Send + Sync),
     ) -> Result<String, BackendError> {
-        build::ensure_image(&self.docker, request, progress).await
+        build::ensure_image(self.docker().await?, request, progress).await
     }
 }
 

@@ -2,7 +2,7 @@
 //! controller on cgroup v1, `cgroup.freeze` on v2): every process stops where it is and keeps
 //! its memory, and nothing in the sandbox can tell or prevent it.
 
-use crate::{engine_error, is_not_found};
+use crate::link::{engine_error, is_not_found};
 use bollard::Docker;
 use sandboxd_backend::BackendError;
 

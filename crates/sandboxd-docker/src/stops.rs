@@ -2,22 +2,29 @@
 //! the service lists its sandboxes on word from the engine instead of every second (with
 //! thousands of containers, each listing is the engine's JSON of all of them).
 
+use crate::link::EngineLink;
 use bollard::query_parameters::EventsOptionsBuilder;
-use bollard::Docker;
 use futures_util::StreamExt;
 use std::collections::HashMap;
+use std::sync::Arc;
 use tokio::sync::mpsc;
 
 /// Watches the engine's events for containers labelled `instance_label` (`KEY=VALUE`) that
 /// died or were destroyed; see `Backend::watch_stops`.
-pub(crate) fn watch(docker: &Docker, instance_label: String) -> mpsc::Receiver<()> {
+pub(crate) fn watch(link: Arc<EngineLink>, instance_label: String) -> mpsc::Receiver<()> {
     // One waiting word is enough: the listing it leads to sees every stop before it.
     let (sender, receiver) = mpsc::channel(1);
-    let docker = docker.clone();
     let since = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| d.as_secs().saturating_sub(1));
     tokio::spawn(async move {
+        let docker = match link.engine().await {
+            Ok(engine) => &engine.docker,
+            Err(e) => {
+                tracing::debug!(error = %e, "no engine to watch the events of");
+                return;
+            }
+        };
         let filters = HashMap::from([
             ("type", vec!["container".to_string()]),
             ("event", vec!["die".to_string(), "destroy".to_string()]),

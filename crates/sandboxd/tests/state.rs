@@ -294,3 +294,98 @@ async fn an_unowned_sandbox_of_this_instance_is_removed_at_start() {
         "the orphan was removed, the owned sandbox kept"
     );
 }
+
+/// A way to the Docker engine that can stop answering: connections made while it is held
+/// wait (none is refused), then go through once it opens.
+struct EngineGate {
+    dir: tempfile::TempDir,
+    open: tokio::sync::watch::Sender<bool>,
+}
+
+impl EngineGate {
+    fn start() -> EngineGate {
+        let dir = tempfile::Builder::new()
+            .prefix("sbdgate")
+            .tempdir_in("/tmp")
+            .unwrap();
+        let listener = tokio::net::UnixListener::bind(dir.path().join("docker.sock")).unwrap();
+        let (open, opened) = tokio::sync::watch::channel(true);
+        tokio::spawn(async move {
+            while let Ok((mut client, _)) = listener.accept().await {
+                let mut opened = opened.clone();
+                tokio::spawn(async move {
+                    if opened.wait_for(|open| *open).await.is_err() {
+                        return;
+                    }
+                    let mut engine = tokio::net::UnixStream::connect("/var/run/docker.sock")
+                        .await
+                        .unwrap();
+                    let _ = tokio::io::copy_bidirectional(&mut client, &mut engine).await;
+                });
+            }
+        });
+        EngineGate { dir, open }
+    }
+
+    fn socket(&self) -> std::path::PathBuf {
+        self.dir.path().join("docker.sock")
+    }
+
+    fn hold(&self) {
+        self.open.send_replace(false);
+    }
+
+    fn open(&self) {
+        self.open.send_replace(true);
+    }
+}
+
+// Threads of its own: the gate serves the engine while the test waits for the service.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn after_a_crash_the_sessions_are_served_before_the_engine_answers() {
+    if !common::docker_only(
+        "serving before the engine answers",
+        "the Docker engine's socket is what is held",
+    ) {
+        return;
+    }
+    let gate = EngineGate::start();
+    let mut service = TestService::start_with_engine_at(&base_config(2, ""), &gate.socket());
+    let id = service.open("sh").await;
+    service.sh(&id, "echo kept > /workspace/work.txt").await;
+
+    gate.hold();
+    service.crash_and_restart();
+    assert_eq!(
+        service.sh(&id, "cat /workspace/work.txt").await["stdout"],
+        "kept\n",
+        "served through its agent while the engine answers nothing"
+    );
+    let report = service.get("/v1/engine").send().await.unwrap();
+    assert_eq!(report.status(), 404, "the engine has not answered yet");
+
+    gate.open();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let report = service.get("/v1/engine").send().await.unwrap();
+        if report.status() == 200 {
+            let report: Value = report.json().await.unwrap();
+            assert!(report["engine_version"].is_string(), "{report}");
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no engine report after the engine answered"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    // What needs the engine works again: a new session, and closing one.
+    let fresh = service.open("sh").await;
+    assert_eq!(service.sh(&fresh, "echo new").await["stdout"], "new\n");
+    let closed = service
+        .delete(&format!("/v1/sessions/{id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(closed.status(), 200);
+}

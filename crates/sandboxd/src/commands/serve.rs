@@ -122,31 +122,42 @@ pub fn run(args: ServeArgs) -> Result<()> {
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
         let starting = std::time::Instant::now();
-        let (backend, engine, docker) =
+        let (backend, platform) =
             connect_backend(&config, &args, instance_id, agent, &state_dir).await?;
-        let engine_answered = starting.elapsed();
         let store = Arc::new(
             Store::open(&state_dir.join("sandboxd.db")).context("cannot open the state database")?,
         );
         let core = Core::new(config, token, backend, store);
-        core.set_engine_report(engine);
-        if let Some(docker) = &docker {
-            crate::egress::start(&core, docker, &state_dir, egress_ca).await?;
-        }
-        let taking_back = std::time::Instant::now();
         let taken = core
             .take_back()
             .await
             .context("cannot take back the sessions of the last run")?;
+        match platform {
+            Platform::Reported(report) => core.set_engine_report(report),
+            Platform::Docker(docker) => {
+                if taken.count() == 0 {
+                    // Nothing to serve yet: a service that cannot reach its engine says so now.
+                    report_engine(&core, &docker).await?;
+                } else {
+                    // The sessions of the last run need only their agents, and an engine running
+                    // thousands of containers took seconds over its first answers at such a start.
+                    let reporting = core.clone();
+                    let docker = docker.clone();
+                    tokio::spawn(async move {
+                        if let Err(e) = report_engine(&reporting, &docker).await {
+                            eprintln!("sandboxd: WARNING: {e:#}; the sessions of the last run are served through their agents, and whatever needs the engine fails until it answers");
+                        }
+                    });
+                }
+                // Before serving: sandboxes with egress reach out through it.
+                crate::egress::start(&core, &docker, &state_dir, egress_ca).await?;
+            }
+        }
         if taken.count() > 0 {
-            // The times say where a slow start went: an engine running thousands of
-            // containers can take seconds over its first answers.
             eprintln!(
-                "sandboxd: from the last run: {} sessions serving again {} ms after the start (the engine's first answers took {} ms, taking the sessions back {} ms); asking the engine which sandboxes survived",
+                "sandboxd: from the last run: {} sessions serving again {} ms after the start; asking the engine which sandboxes survived",
                 taken.count(),
                 starting.elapsed().as_millis(),
-                engine_answered.as_millis(),
-                taking_back.elapsed().as_millis()
             );
         }
         // Beside serving: with thousands of sandboxes the engine takes seconds to list them.
@@ -186,6 +197,24 @@ pub fn run(args: ServeArgs) -> Result<()> {
     })
 }
 
+/// What the backend says about its platform: known at connection, or asked of the Docker
+/// engine.
+enum Platform {
+    Reported(serde_json::Value),
+    Docker(Arc<DockerBackend>),
+}
+
+/// Waits for the engine's first answers, logs what they mean against known container escapes,
+/// and keeps the report for the administrator.
+async fn report_engine(core: &Core, docker: &DockerBackend) -> Result<()> {
+    let report = docker.engine_report().await?;
+    report.log();
+    core.set_engine_report(
+        serde_json::to_value(report).context("cannot encode the engine report")?,
+    );
+    Ok(())
+}
+
 /// Request bodies and files pass through buffers of megabytes. The allocator's default raises
 /// its threshold for mapping a block of its own to the largest block freed so far, after which
 /// such buffers come from per-thread heaps that keep them: a flood of 10 MB bodies left the
@@ -196,19 +225,16 @@ fn return_large_buffers_when_freed() {
     unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, MAP_FROM_BYTES) };
 }
 
-/// The backend the config names, what it reports about its platform, and the Docker backend
-/// itself when it is that one (the egress proxy needs its network).
+/// The backend the config names, and either what it reports about its platform (Kubernetes,
+/// which answered already) or the Docker backend itself (whose engine is asked later, see
+/// [`report_engine`]; the egress proxy needs its network too).
 async fn connect_backend(
     config: &Config,
     args: &ServeArgs,
     instance_id: String,
     agent: PathBuf,
     state_dir: &Path,
-) -> Result<(
-    Arc<dyn Backend>,
-    serde_json::Value,
-    Option<Arc<DockerBackend>>,
-)> {
+) -> Result<(Arc<dyn Backend>, Platform)> {
     match &config.backend {
         BackendSettings::Docker(settings) => {
             let backend = DockerBackend::connect(DockerOptions {
@@ -217,14 +243,9 @@ async fn connect_backend(
                 agent_binary: agent,
                 socket_root: state_dir.join("sandboxes"),
                 sandboxes_per_shim: settings.sandboxes_per_shim,
-            })
-            .await?;
-            // What the engine is, and what that means against known container escapes.
-            let engine = backend.engine_report();
-            engine.log();
-            let engine = serde_json::to_value(engine).context("cannot encode the engine report")?;
+            })?;
             let backend = Arc::new(backend);
-            Ok((backend.clone(), engine, Some(backend)))
+            Ok((backend.clone(), Platform::Docker(backend)))
         }
         BackendSettings::Kubernetes(settings) => {
             let backend = KubernetesBackend::connect(KubernetesOptions {
@@ -256,7 +277,7 @@ async fn connect_backend(
                 "namespace": settings.namespace,
                 "agent_image": settings.agent_image,
             });
-            Ok((Arc::new(backend), report, None))
+            Ok((Arc::new(backend), Platform::Reported(report)))
         }
     }
 }

@@ -225,6 +225,8 @@ pub struct TestService {
     pub state_dir: tempfile::TempDir,
     child: Child,
     pub client: reqwest::Client,
+    /// The Docker engine's socket the service is given, when not the default.
+    engine_socket: Option<PathBuf>,
 }
 
 /// The static agent: `SANDBOXD_AGENT`, or where scripts/build.sh puts the debug build.
@@ -258,7 +260,13 @@ impl TestService {
     /// As [`start`](TestService::start), keeping everything the service prints (stdout, and
     /// stderr at debug level) in a file of its state directory, for [`log`](TestService::log).
     pub fn start_logged(config: &str) -> TestService {
-        Self::start_in(config, true)
+        Self::start_in(config, true, None)
+    }
+
+    /// As [`start`](TestService::start), reaching the Docker engine at `socket`, after a
+    /// restart too.
+    pub fn start_with_engine_at(config: &str, socket: &std::path::Path) -> TestService {
+        Self::start_in(config, false, Some(socket.to_path_buf()))
     }
 
     /// What a service started with [`start_logged`](TestService::start_logged) printed.
@@ -267,10 +275,10 @@ impl TestService {
     }
 
     pub fn start(config: &str) -> TestService {
-        Self::start_in(config, false)
+        Self::start_in(config, false, None)
     }
 
-    fn start_in(config: &str, logged: bool) -> TestService {
+    fn start_in(config: &str, logged: bool, engine_socket: Option<PathBuf>) -> TestService {
         // Short paths: the agent socket path must fit a unix socket address.
         let state_dir = tempfile::Builder::new()
             .prefix("sbd")
@@ -284,8 +292,9 @@ impl TestService {
         let config_path = state_dir.path().join("config.toml");
         let backend = kubernetes().map(|k| k.backend_table()).unwrap_or_default();
         std::fs::write(&config_path, format!("{config}{backend}")).unwrap();
-        let (child, url) = spawn_service(state_dir.path());
+        let (child, url) = spawn_service(state_dir.path(), engine_socket.as_deref());
         TestService {
+            engine_socket,
             url,
             instance_id,
             state_dir,
@@ -308,7 +317,7 @@ impl TestService {
         self.child.kill().unwrap();
         self.child.wait().unwrap();
         while_down();
-        let (child, url) = spawn_service(self.state_dir.path());
+        let (child, url) = spawn_service(self.state_dir.path(), self.engine_socket.as_deref());
         self.child = child;
         self.url = url;
     }
@@ -470,7 +479,10 @@ impl TestService {
 
 /// Starts `sandboxd serve` on a free loopback port with the state directory's config, and
 /// returns it with its URL once it listens.
-fn spawn_service(state_dir: &std::path::Path) -> (Child, String) {
+fn spawn_service(
+    state_dir: &std::path::Path,
+    engine_socket: Option<&std::path::Path>,
+) -> (Child, String) {
     // A service started logged appends to its file, after a restart too.
     let log = std::fs::OpenOptions::new()
         .append(true)
@@ -483,11 +495,16 @@ fn spawn_service(state_dir: &std::path::Path) -> (Child, String) {
             std::env::var("SANDBOXD_LOG").unwrap_or_else(|_| "warn".into()),
         ),
     };
-    let mut child = Command::new(sandboxd_bin())
+    let mut command = Command::new(sandboxd_bin());
+    command
         .args(["serve", "--listen", "127.0.0.1:0", "--config"])
         .arg(state_dir.join("config.toml"))
         .arg("--state-dir")
-        .arg(state_dir)
+        .arg(state_dir);
+    if let Some(socket) = engine_socket {
+        command.arg("--docker-socket").arg(socket);
+    }
+    let mut child = command
         .env_remove("SANDBOXD_TOKEN")
         .env("SANDBOXD_AGENT", agent_binary())
         .env("SANDBOXD_LOG", filter)

@@ -1,0 +1,111 @@
+//! The engine as its first answers describe it (API version, cgroup layout, security report),
+//! asked once and awaited only by what needs it.
+//!
+//! A restarted service serves the sessions of the last run through their agents' sockets,
+//! which need nothing from the engine; an engine running thousands of containers took up to
+//! 2 s over its first answers during such a restart, which the service then spent not serving.
+
+use crate::access::SandboxAccess;
+use crate::cgroup::CgroupLayout;
+use crate::engine::EngineReport;
+use crate::shim::{self, ShimGroups};
+use bollard::Docker;
+use sandboxd_backend::BackendError;
+use tokio::sync::OnceCell;
+
+/// Engine calls that should answer quickly (create, remove, inspect).
+const ENGINE_TIMEOUT: u64 = 60;
+
+/// What the engine said about itself, with the client speaking its API version.
+pub(crate) struct Engine {
+    pub docker: Docker,
+    pub cgroups: CgroupLayout,
+    pub report: EngineReport,
+    pub shims: ShimGroups,
+    /// How new sandboxes' agent sockets are handed over (the engine may remap uids).
+    pub access: SandboxAccess,
+}
+
+/// The way to the engine: its socket, and what it answered once it did.
+pub(crate) struct EngineLink {
+    socket: String,
+    instance_id: String,
+    sandboxes_per_shim: u32,
+    engine: OnceCell<Engine>,
+}
+
+impl EngineLink {
+    pub fn new(socket: String, instance_id: String, sandboxes_per_shim: u32) -> EngineLink {
+        EngineLink {
+            socket,
+            instance_id,
+            sandboxes_per_shim,
+            engine: OnceCell::new(),
+        }
+    }
+
+    /// The engine, asked at the first call (again at the next if it did not answer).
+    pub async fn engine(&self) -> Result<&Engine, BackendError> {
+        self.engine.get_or_try_init(|| self.ask()).await
+    }
+
+    async fn ask(&self) -> Result<Engine, BackendError> {
+        let socket_hint = |e: bollard::errors::Error| {
+            BackendError::EngineUnavailable(format!(
+                "cannot reach the Docker engine at {}: {e}; is dockerd running? (scripts/host-setup.sh starts it)",
+                self.socket
+            ))
+        };
+        let docker =
+            Docker::connect_with_socket(&self.socket, ENGINE_TIMEOUT, bollard::API_DEFAULT_VERSION)
+                .map_err(socket_hint)?
+                .negotiate_version()
+                .await
+                .map_err(socket_hint)?;
+        // Together: an engine running thousands of containers takes a while over its info.
+        let (info, version) = tokio::join!(docker.info(), docker.version());
+        let info = info.map_err(engine_error)?;
+        // The versions only inform the report: an engine that does not answer this is usable.
+        let version = version.ok();
+        let api = docker.client_version();
+        let mut report = EngineReport::new(&info, version.as_ref(), api.to_string());
+        report
+            .findings
+            .extend(shim::finding(self.sandboxes_per_shim, &api));
+        // SAFETY: geteuid has no preconditions.
+        let is_root = unsafe { libc::geteuid() } == 0;
+        let access = SandboxAccess::choose(is_root, report.user_namespaces);
+        if access == SandboxAccess::Others {
+            tracing::info!(
+                "the sandboxes' agent sockets cannot be given to the sandboxes' uid (the service is not root, or the engine remaps uids): they are open to all users inside the socket root, which only the service's user can enter"
+            );
+        }
+        Ok(Engine {
+            access,
+            cgroups: CgroupLayout::from_info(&info),
+            shims: ShimGroups::new(&self.instance_id, self.sandboxes_per_shim, &api),
+            report,
+            docker,
+        })
+    }
+}
+
+pub(crate) fn engine_error(e: bollard::errors::Error) -> BackendError {
+    match e {
+        bollard::errors::Error::DockerResponseServerError {
+            status_code,
+            message,
+        } => BackendError::Engine(format!("{message} (status {status_code})")),
+        other => BackendError::EngineUnavailable(other.to_string()),
+    }
+}
+
+pub(crate) fn is_not_found(e: &bollard::errors::Error) -> bool {
+    matches!(
+        e,
+        bollard::errors::Error::DockerResponseServerError {
+            status_code: 404,
+            ..
+        }
+    )
+}
