@@ -295,11 +295,20 @@ async fn an_unowned_sandbox_of_this_instance_is_removed_at_start() {
     );
 }
 
-/// A way to the Docker engine that can stop answering: connections made while it is held
-/// wait (none is refused), then go through once it opens.
+/// What the gate in front of the engine does with a connection.
+#[derive(Clone, Copy, PartialEq)]
+enum Gate {
+    Open,
+    /// Keeps it waiting (none is refused) until the gate opens or refuses.
+    Hold,
+    /// Closes it unanswered.
+    Refuse,
+}
+
+/// A way to the Docker engine that can stop answering.
 struct EngineGate {
     dir: tempfile::TempDir,
-    open: tokio::sync::watch::Sender<bool>,
+    state: tokio::sync::watch::Sender<Gate>,
 }
 
 impl EngineGate {
@@ -309,12 +318,19 @@ impl EngineGate {
             .tempdir_in("/tmp")
             .unwrap();
         let listener = tokio::net::UnixListener::bind(dir.path().join("docker.sock")).unwrap();
-        let (open, opened) = tokio::sync::watch::channel(true);
+        let (state, watched) = tokio::sync::watch::channel(Gate::Open);
         tokio::spawn(async move {
             while let Ok((mut client, _)) = listener.accept().await {
-                let mut opened = opened.clone();
+                let mut watched = watched.clone();
                 tokio::spawn(async move {
-                    if opened.wait_for(|open| *open).await.is_err() {
+                    let Ok(gate) = watched
+                        .wait_for(|gate| *gate != Gate::Hold)
+                        .await
+                        .map(|gate| *gate)
+                    else {
+                        return;
+                    };
+                    if gate == Gate::Refuse {
                         return;
                     }
                     let mut engine = tokio::net::UnixStream::connect("/var/run/docker.sock")
@@ -324,23 +340,18 @@ impl EngineGate {
                 });
             }
         });
-        EngineGate { dir, open }
+        EngineGate { dir, state }
     }
 
     fn socket(&self) -> std::path::PathBuf {
         self.dir.path().join("docker.sock")
     }
 
-    fn hold(&self) {
-        self.open.send_replace(false);
-    }
-
-    fn open(&self) {
-        self.open.send_replace(true);
+    fn set(&self, gate: Gate) {
+        self.state.send_replace(gate);
     }
 }
 
-// Threads of its own: the gate serves the engine while the test waits for the service.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn after_a_crash_the_sessions_are_served_before_the_engine_answers() {
     if !common::docker_only(
@@ -354,7 +365,7 @@ async fn after_a_crash_the_sessions_are_served_before_the_engine_answers() {
     let id = service.open("sh").await;
     service.sh(&id, "echo kept > /workspace/work.txt").await;
 
-    gate.hold();
+    gate.set(Gate::Hold);
     service.crash_and_restart();
     assert_eq!(
         service.sh(&id, "cat /workspace/work.txt").await["stdout"],
@@ -363,8 +374,13 @@ async fn after_a_crash_the_sessions_are_served_before_the_engine_answers() {
     );
     let report = service.get("/v1/engine").send().await.unwrap();
     assert_eq!(report.status(), 404, "the engine has not answered yet");
+    // An engine that refuses is asked again for its report.
+    gate.set(Gate::Refuse);
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let report = service.get("/v1/engine").send().await.unwrap();
+    assert_eq!(report.status(), 404, "the engine refused");
 
-    gate.open();
+    gate.set(Gate::Open);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let report = service.get("/v1/engine").send().await.unwrap();

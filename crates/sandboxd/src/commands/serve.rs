@@ -144,8 +144,13 @@ pub fn run(args: ServeArgs) -> Result<()> {
                     let reporting = core.clone();
                     let docker = docker.clone();
                     tokio::spawn(async move {
-                        if let Err(e) = report_engine(&reporting, &docker).await {
-                            eprintln!("sandboxd: WARNING: {e:#}; the sessions of the last run are served through their agents, and whatever needs the engine fails until it answers");
+                        let mut warned = false;
+                        while let Err(e) = report_engine(&reporting, &docker).await {
+                            if !warned {
+                                eprintln!("sandboxd: WARNING: {e:#}; the sessions of the last run are served through their agents, and whatever needs the engine fails until it answers");
+                                warned = true;
+                            }
+                            tokio::time::sleep(ENGINE_RETRY).await;
                         }
                     });
                 }
@@ -196,6 +201,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
         Ok(())
     })
 }
+
+/// How often a start that took sessions back asks an engine that did not answer again, for its
+/// report.
+const ENGINE_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// What the backend says about its platform: known at connection, or asked of the Docker
 /// engine.
