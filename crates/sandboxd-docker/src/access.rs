@@ -50,15 +50,19 @@ impl SandboxAccess {
         }
     }
 
-    /// The access a directory of an earlier run was handed over with, `found` as it is:
-    /// the sandbox's uid owns it only if it was given to it (the sandbox cannot give it away:
-    /// it is mounted read-only inside). Asks nothing of the engine, so a restarted service
-    /// binds the sockets of the last run before the engine has answered.
-    pub fn of_last_run(found: &Metadata) -> SandboxAccess {
+    /// The access a directory of an earlier run was handed over with, `found` as it is: given
+    /// to the sandbox's uid, or open to others (the sandbox can change neither: the directory
+    /// is mounted read-only inside). Asks nothing of the engine, so a restarted service binds
+    /// the sockets of the last run before the engine has answered; one in neither state (left
+    /// loose by an earlier version) is handed over as by a service whose engine does not remap
+    /// uids.
+    pub fn of_last_run(found: &Metadata, service_is_root: bool) -> SandboxAccess {
         if found.uid() == SANDBOX_UID {
             SandboxAccess::Owner(SANDBOX_UID)
-        } else {
+        } else if found.mode() & 0o7777 == DIR_OPEN_MODE {
             SandboxAccess::Others
+        } else {
+            SandboxAccess::choose(service_is_root, false)
         }
     }
 
@@ -175,9 +179,23 @@ mod tests {
     #[test]
     fn a_directory_of_the_last_run_says_how_it_was_handed_over() {
         let dir = tempfile::tempdir().unwrap();
+        let found = |path: &Path| fs::metadata(path).unwrap();
         SandboxAccess::Others.hand_over_dir(dir.path()).unwrap();
-        let found = fs::metadata(dir.path()).unwrap();
-        assert_eq!(SandboxAccess::of_last_run(&found), SandboxAccess::Others);
+        assert_eq!(
+            SandboxAccess::of_last_run(&found(dir.path()), true),
+            SandboxAccess::Others
+        );
+        fs::set_permissions(dir.path(), Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            SandboxAccess::of_last_run(&found(dir.path()), false),
+            SandboxAccess::Others,
+            "left loose, with a service that cannot give files away"
+        );
+        assert_eq!(
+            SandboxAccess::of_last_run(&found(dir.path()), true),
+            SandboxAccess::Owner(SANDBOX_UID),
+            "left loose, with a root service"
+        );
         // Giving a file away takes root, which the service has when it gives.
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
@@ -186,9 +204,8 @@ mod tests {
         SandboxAccess::Owner(SANDBOX_UID)
             .hand_over_dir(dir.path())
             .unwrap();
-        let found = fs::metadata(dir.path()).unwrap();
         assert_eq!(
-            SandboxAccess::of_last_run(&found),
+            SandboxAccess::of_last_run(&found(dir.path()), false),
             SandboxAccess::Owner(SANDBOX_UID)
         );
     }

@@ -26,6 +26,8 @@ const BINDING_THREADS: usize = 4;
 pub(crate) struct AgentSockets {
     root: PathBuf,
     key: AgentKey,
+    /// Whether files can be given to the sandboxes' uid, for directories left loose.
+    service_is_root: bool,
     slots: Mutex<HashMap<String, Slot>>,
     /// Woken each time a binding ends, bound or not.
     settled: Notify,
@@ -53,6 +55,8 @@ impl AgentSockets {
         AgentSockets {
             root,
             key,
+            // SAFETY: geteuid has no preconditions.
+            service_is_root: unsafe { libc::geteuid() } == 0,
             slots: Mutex::new(HashMap::new()),
             settled: Notify::new(),
         }
@@ -249,7 +253,7 @@ impl AgentSockets {
             access.make_wake(&socket).map_err(setup)?;
             access
         } else if let Some(found) = std::fs::symlink_metadata(&dir).ok().filter(|m| m.is_dir()) {
-            let access = SandboxAccess::of_last_run(&found);
+            let access = SandboxAccess::of_last_run(&found, self.service_is_root);
             access.hand_back_dir(&dir, &found).map_err(setup)?;
             access
         } else {
