@@ -51,12 +51,11 @@ enum Found {
 }
 
 impl AgentSockets {
-    pub fn new(root: PathBuf, key: AgentKey) -> AgentSockets {
+    pub fn new(root: PathBuf, key: AgentKey, service_is_root: bool) -> AgentSockets {
         AgentSockets {
             root,
             key,
-            // SAFETY: geteuid has no preconditions.
-            service_is_root: unsafe { libc::geteuid() } == 0,
+            service_is_root,
             slots: Mutex::new(HashMap::new()),
             settled: Notify::new(),
         }
@@ -340,7 +339,7 @@ mod tests {
     ) -> (tempfile::TempDir, AgentSockets, Vec<std::fs::File>) {
         let root = tempfile::tempdir().unwrap();
         let key = AgentKey::load_or_create(root.path()).unwrap();
-        let sockets = AgentSockets::new(root.path().to_path_buf(), key);
+        let sockets = AgentSockets::new(root.path().to_path_buf(), key, false);
         let fifos = sessions
             .iter()
             .map(|id| {

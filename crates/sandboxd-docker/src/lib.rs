@@ -92,13 +92,20 @@ impl DockerBackend {
         };
         access::private_dir(&options.socket_root).map_err(setup)?;
         let key = AgentKey::load_or_create(&options.socket_root).map_err(setup)?;
+        // SAFETY: geteuid has no preconditions.
+        let service_is_root = unsafe { libc::geteuid() } == 0;
         Ok(DockerBackend {
             link: Arc::new(EngineLink::new(
                 options.socket.clone(),
                 options.instance_id.clone(),
                 options.sandboxes_per_shim,
+                service_is_root,
             )),
-            sockets: Arc::new(AgentSockets::new(options.socket_root.clone(), key)),
+            sockets: Arc::new(AgentSockets::new(
+                options.socket_root.clone(),
+                key,
+                service_is_root,
+            )),
             options,
             bridge: BridgeNetwork::default(),
             egress: tokio::sync::OnceCell::new(),

@@ -31,15 +31,23 @@ pub(crate) struct EngineLink {
     socket: String,
     instance_id: String,
     sandboxes_per_shim: u32,
+    /// Whether files can be given to the sandboxes' uid, unless the engine remaps uids.
+    service_is_root: bool,
     engine: OnceCell<Engine>,
 }
 
 impl EngineLink {
-    pub fn new(socket: String, instance_id: String, sandboxes_per_shim: u32) -> EngineLink {
+    pub fn new(
+        socket: String,
+        instance_id: String,
+        sandboxes_per_shim: u32,
+        service_is_root: bool,
+    ) -> EngineLink {
         EngineLink {
             socket,
             instance_id,
             sandboxes_per_shim,
+            service_is_root,
             engine: OnceCell::new(),
         }
     }
@@ -72,9 +80,7 @@ impl EngineLink {
         report
             .findings
             .extend(shim::finding(self.sandboxes_per_shim, &api));
-        // SAFETY: geteuid has no preconditions.
-        let is_root = unsafe { libc::geteuid() } == 0;
-        let access = SandboxAccess::choose(is_root, report.user_namespaces);
+        let access = SandboxAccess::choose(self.service_is_root, report.user_namespaces);
         if access == SandboxAccess::Others {
             tracing::info!(
                 "the sandboxes' agent sockets cannot be given to the sandboxes' uid (the service is not root, or the engine remaps uids): they are open to all users inside the socket root, which only the service's user can enter"
