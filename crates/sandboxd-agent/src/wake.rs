@@ -73,11 +73,7 @@ impl Wake {
     /// Waits for `other` to be notified, for a byte on the FIFO (returns `true`: the service
     /// asks for a connection), or until `until`.
     pub fn wait_beside(&self, other: &EventFd, until: Option<Instant>) -> bool {
-        let timeout = until.map_or(-1, |until| {
-            let left = until.saturating_duration_since(Instant::now());
-            // Rounded up, so the wait never ends just before `until` and spins.
-            i32::try_from(left.as_millis() + 1).unwrap_or(i32::MAX)
-        });
+        let timeout = crate::exec::poll_timeout(until, Instant::now());
         let mut fds = [
             poll_entry(other.as_raw_fd()),
             poll_entry(self.fifo.as_ref().map_or(-1, |f| f.as_raw_fd())),
