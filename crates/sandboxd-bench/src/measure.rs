@@ -235,7 +235,7 @@ async fn run_concurrent(api: &Api, raw: &Raw, service: &Service) -> Result<(Samp
 /// (with the host's busybox, the binary the bench image is built from, when there is one),
 /// output piped as the agent does. std spawns it with posix_spawn. No service, HTTP or
 /// container is in the way, so no service can do better on this machine.
-fn host_spawn() -> Result<Duration> {
+pub(crate) fn host_spawn() -> Result<Duration> {
     let mut command = if Path::new("/bin/busybox").exists() {
         let mut busybox = Command::new("/bin/busybox");
         busybox.arg0("sh");

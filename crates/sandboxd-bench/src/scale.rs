@@ -8,6 +8,7 @@
 //! cleans up, when the host's available memory falls under [`MIN_AVAILABLE`].
 
 use crate::footprint::{self, HostMemory, Processes};
+use crate::measure::host_spawn;
 use crate::raw::Raw;
 use crate::report::{time, Figure, Goal, Sample, Target, MIB};
 use crate::sandboxd::{Api, Service, TOKEN};
@@ -101,7 +102,7 @@ async fn measure(
         url: service.url.clone(),
     };
     let probe = api.open("cold").await?;
-    let exec_one = exec_samples(&api, &probe).await?;
+    let (exec_one, spawn_one) = exec_samples(&api, &probe).await?;
     let rss_one = service.rss_bytes();
 
     // In rounds, the raw side first and removed again before the service's side opens as
@@ -169,7 +170,7 @@ async fn measure(
     let sandboxes = sandbox_ids(raw, &service.instance).await?;
     let costs = Costs::read(&sandboxes, before, rss_one, rss_bytes);
     let idle = footprint::idle_cpu(service.pid(), Duration::from_secs(8)).await;
-    let exec_many = exec_samples(&api, &probe).await?;
+    let (exec_many, spawn_many) = exec_samples(&api, &probe).await?;
 
     println!(
         "{:<34} {:>11.1} /s                | {:>11.1} /s                | {:>6.2}x",
@@ -180,6 +181,19 @@ async fn measure(
     );
     crate::report::print_row("exec `true`, 1 session open", &exec_one, None);
     crate::report::print_row(&format!("exec `true`, {count} open"), &exec_many, None);
+    crate::report::print_row("host spawn `sh -c true`, 1 open", &spawn_one, None);
+    crate::report::print_row(
+        &format!("host spawn `sh -c true`, {count} open"),
+        &spawn_many,
+        None,
+    );
+    println!(
+        "  with {count} open the host's own spawn (no service, HTTP or container) moved p50 {:.2}x, p99 {:.2}x; the service's exec p50 {:.2}x, p99 {:.2}x",
+        ratio(spawn_many.p50(), spawn_one.p50()),
+        ratio(spawn_many.p99(), spawn_one.p99()),
+        ratio(exec_many.p50(), exec_one.p50()),
+        ratio(exec_many.p99(), exec_one.p99()),
+    );
     println!(
         "{:<34} {:>11.1} MB with 1 open, {:.1} MB with {count}",
         "service memory (VmRSS)",
@@ -288,12 +302,21 @@ fn guard_memory() -> Result<()> {
     Ok(())
 }
 
-async fn exec_samples(api: &Api, id: &str) -> Result<Sample> {
-    let mut samples = Vec::with_capacity(EXEC_SAMPLES);
+/// Sequential execs of `true` on the session, and in turn with them the host floor's spawn of
+/// the same (see [`host_spawn`]), so both see the same machine: with thousands of sandboxes the
+/// host itself slows, whatever the service does.
+async fn exec_samples(api: &Api, id: &str) -> Result<(Sample, Sample)> {
+    let mut execs = Vec::with_capacity(EXEC_SAMPLES);
+    let mut spawns = Vec::with_capacity(EXEC_SAMPLES);
     for _ in 0..EXEC_SAMPLES {
-        time(&mut samples, api.exec(id, "true")).await?;
+        time(&mut execs, api.exec(id, "true")).await?;
+        spawns.push(host_spawn()?);
     }
-    Ok(Sample(samples))
+    Ok((Sample(execs), Sample(spawns)))
+}
+
+fn ratio(figure: Duration, floor: Duration) -> f64 {
+    figure.as_secs_f64() / floor.as_secs_f64()
 }
 
 /// Asks the session's agent for a stat until it answers; how long after `since` that was.

@@ -270,12 +270,9 @@ impl Core {
     /// The figures across the sessions the caller may see: all of them, or its tenant's.
     pub async fn stats(&self, caller: &Caller) -> Stats {
         let tenant = caller.principal.tenant();
-        let running: Vec<Session> = self
+        let running = self
             .sessions()
-            .running()
-            .into_iter()
-            .filter(|s| tenant.is_none() || s.tenant.as_deref() == tenant)
-            .collect();
+            .running_where(|s| tenant.is_none() || s.tenant.as_deref() == tenant);
         let usages = join_all(running.iter().map(|s| self.backend().usage(&s.sandbox))).await;
         let (memory_bytes, processes) = usages
             .into_iter()

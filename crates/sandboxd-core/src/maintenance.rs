@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::sessions::Session;
 use futures_util::{stream, StreamExt};
 use sandboxd_agent_proto as proto;
-use sandboxd_api::IdleAction;
+use sandboxd_api::{IdleAction, Policy};
 use sandboxd_backend::ExistingSandbox;
 use std::collections::HashMap;
 use std::time::Duration;
@@ -242,51 +242,48 @@ impl Core {
     /// pauses (`policy.idle_action`) idle ones; see [`crate::pause`] for the clocks.
     async fn expire(&self) {
         let policy = &self.config().policy;
-        let seconds = |secs: u64| time::Duration::seconds(secs as i64);
         let now = OffsetDateTime::now_utc();
-        for session in self.sessions().running() {
-            let reason = if session.age(now) >= seconds(policy.max_lifetime_secs) {
-                format!(
+        let due = self
+            .sessions()
+            .running_where(|s| Expiry::of(policy, s, now).is_some());
+        for session in due {
+            let Some(expiry) = Expiry::of(policy, &session, now) else {
+                continue;
+            };
+            let reason = match expiry {
+                Expiry::Lifetime => format!(
                     "expired: it reached the maximum lifetime of {} s (policy.max_lifetime_secs)",
                     policy.max_lifetime_secs
-                )
-            } else if let Some(paused_at) = session.paused_at {
-                if now - paused_at < seconds(policy.paused_timeout_secs) {
-                    continue;
-                }
-                format!(
+                ),
+                Expiry::Paused => format!(
                     "expired: paused for more than {} s (policy.paused_timeout_secs)",
                     policy.paused_timeout_secs
-                )
-            } else if let Some(secs) = session
-                .idle_timeout_secs
-                .filter(|secs| session.idle(now) >= seconds(*secs))
-            {
-                if session.pause_at_own_timeout {
+                ),
+                Expiry::OwnIdle { secs, pause: true } => {
                     let why = format!("idle for more than its own timeout of {secs} s");
                     self.pause_when_idle(&session, &format!("{why} (auto-pause)"), &why)
                         .await;
                     continue;
                 }
-                format!("expired: idle for more than its own timeout of {secs} s")
-            } else if session.idle(now) < seconds(policy.idle_timeout_secs) {
-                continue;
-            } else if policy.idle_action == IdleAction::Pause {
-                let why = format!(
-                    "idle for more than {} s (policy.idle_timeout_secs)",
-                    policy.idle_timeout_secs
-                );
-                let target = format!(
-                    "idle for more than {} s (policy.idle_action = \"pause\")",
-                    policy.idle_timeout_secs
-                );
-                self.pause_when_idle(&session, &target, &why).await;
-                continue;
-            } else {
-                format!(
+                Expiry::OwnIdle { secs, pause: false } => {
+                    format!("expired: idle for more than its own timeout of {secs} s")
+                }
+                Expiry::Idle { pause: true } => {
+                    let why = format!(
+                        "idle for more than {} s (policy.idle_timeout_secs)",
+                        policy.idle_timeout_secs
+                    );
+                    let target = format!(
+                        "idle for more than {} s (policy.idle_action = \"pause\")",
+                        policy.idle_timeout_secs
+                    );
+                    self.pause_when_idle(&session, &target, &why).await;
+                    continue;
+                }
+                Expiry::Idle { pause: false } => format!(
                     "expired: idle for more than {} s (policy.idle_timeout_secs)",
                     policy.idle_timeout_secs
-                )
+                ),
             };
             self.end_for(&session, "expire", &reason).await;
         }
@@ -342,6 +339,49 @@ impl Core {
     }
 }
 
+/// Why a session is due for expiry: decided for every session each second, without a copy
+/// or an allocation, so only the due ones are copied out of the session table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Expiry {
+    Lifetime,
+    Paused,
+    /// Past its own idle timeout; `pause` when it pauses then instead of closing.
+    OwnIdle {
+        secs: u64,
+        pause: bool,
+    },
+    /// Past `policy.idle_timeout_secs`; `pause` with `idle_action = "pause"`.
+    Idle {
+        pause: bool,
+    },
+}
+
+impl Expiry {
+    fn of(policy: &Policy, session: &Session, now: OffsetDateTime) -> Option<Expiry> {
+        let seconds = |secs: u64| time::Duration::seconds(secs as i64);
+        if session.age(now) >= seconds(policy.max_lifetime_secs) {
+            return Some(Expiry::Lifetime);
+        }
+        if let Some(paused_at) = session.paused_at {
+            return (now - paused_at >= seconds(policy.paused_timeout_secs))
+                .then_some(Expiry::Paused);
+        }
+        let idle = session.idle(now);
+        if let Some(secs) = session
+            .idle_timeout_secs
+            .filter(|secs| idle >= seconds(*secs))
+        {
+            return Some(Expiry::OwnIdle {
+                secs,
+                pause: session.pause_at_own_timeout,
+            });
+        }
+        (idle >= seconds(policy.idle_timeout_secs)).then_some(Expiry::Idle {
+            pause: policy.idle_action == IdleAction::Pause,
+        })
+    }
+}
+
 /// The next word of stops, or `None` once the watch broke; never, without a watch.
 async fn next_stop(stops: &mut Option<tokio::sync::mpsc::Receiver<()>>) -> Option<()> {
     match stops {
@@ -363,12 +403,7 @@ impl Core {
         loop {
             ticks.tick().await;
             // A paused session's agent is frozen on purpose; it is pinged again once resumed.
-            let unpaused: Vec<Session> = self
-                .sessions()
-                .running()
-                .into_iter()
-                .filter(|s| s.paused_at.is_none())
-                .collect();
+            let unpaused = self.sessions().running_where(|s| s.paused_at.is_none());
             // Spread over the round, so thousands of agents never wake at once.
             let spacing = Duration::from_secs(1) / PINGS_PER_SECOND as u32;
             let apart = PING_INTERVAL.max(spacing * unpaused.len() as u32);
@@ -437,5 +472,98 @@ impl Core {
                 false
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sandboxd_backend::Sandbox;
+    use std::collections::BTreeMap;
+
+    fn policy(idle_action: &str) -> Policy {
+        let config = sandboxd_config::Config::parse(&format!(
+            "[runtimes.rt]\nimage = \"busybox\"\n[policy]\nidle_timeout_secs = 100\nmax_lifetime_secs = 1000\npaused_timeout_secs = 500\nidle_action = \"{idle_action}\"\n"
+        ))
+        .unwrap();
+        config.policy
+    }
+
+    /// A session opened `age` seconds before `now`, idle for `idle` of them.
+    fn session(now: OffsetDateTime, age: i64, idle: i64) -> Session {
+        let sandbox = Sandbox {
+            session_id: "s".into(),
+            backend_id: "c".into(),
+        };
+        let mut session = Session::new("s".into(), "rt".into(), None, BTreeMap::new(), sandbox);
+        session.created_at = now - time::Duration::seconds(age);
+        session.last_activity_at = now - time::Duration::seconds(idle);
+        session
+    }
+
+    #[test]
+    fn expiry_is_decided_in_the_order_of_the_clocks() {
+        let (close, pause) = (policy("close"), policy("pause"));
+        let now = OffsetDateTime::now_utc();
+        let of = |policy: &Policy, session: &Session| Expiry::of(policy, session, now);
+
+        assert_eq!(
+            of(&close, &session(now, 99, 99)),
+            None,
+            "not idle long enough"
+        );
+        assert_eq!(
+            of(&close, &session(now, 100, 100)),
+            Some(Expiry::Idle { pause: false })
+        );
+        assert_eq!(
+            of(&pause, &session(now, 100, 100)),
+            Some(Expiry::Idle { pause: true })
+        );
+        assert_eq!(
+            of(&pause, &session(now, 1000, 0)),
+            Some(Expiry::Lifetime),
+            "busy, but old"
+        );
+
+        let mut paused = session(now, 900, 900);
+        paused.paused_at = Some(now - time::Duration::seconds(499));
+        assert_eq!(
+            of(&close, &paused),
+            None,
+            "a paused session is not idle-expired"
+        );
+        paused.paused_at = Some(now - time::Duration::seconds(500));
+        assert_eq!(of(&close, &paused), Some(Expiry::Paused));
+        paused.created_at = now - time::Duration::seconds(1000);
+        assert_eq!(
+            of(&close, &paused),
+            Some(Expiry::Lifetime),
+            "the lifetime comes first"
+        );
+
+        let mut own = session(now, 10, 10);
+        own.idle_timeout_secs = Some(10);
+        assert_eq!(
+            of(&close, &own),
+            Some(Expiry::OwnIdle {
+                secs: 10,
+                pause: false
+            })
+        );
+        own.pause_at_own_timeout = true;
+        assert_eq!(
+            of(&close, &own),
+            Some(Expiry::OwnIdle {
+                secs: 10,
+                pause: true
+            })
+        );
+        own.idle_timeout_secs = Some(11);
+        assert_eq!(
+            of(&close, &own),
+            None,
+            "under its own timeout, under the policy's"
+        );
     }
 }
