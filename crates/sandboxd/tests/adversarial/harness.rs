@@ -1,0 +1,241 @@
+//! The harness of the suite: bounds, reports, the host check.
+
+use crate::common::{docker, TestService};
+use serde_json::Value;
+use std::fmt::Display;
+use std::future::Future;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::OnceLock;
+use std::time::{Duration, Instant};
+
+pub(crate) const MIB: u64 = 1 << 20;
+/// `policy.max_output_bytes` in `base_config`.
+pub(crate) const OUTPUT_CAP: usize = 64 << 10;
+/// How much the host's disk may grow during one test (the service itself writes its state
+/// directory and a copy of the agent, about 12 MB).
+const DISK_TOLERANCE: u64 = 50 * MIB;
+/// What the instance's containers may hold on the host's disk, each: the mount points made in
+/// the writable layer at creation and the engine's per-container files (hosts, resolv.conf).
+const CONTAINER_DISK_ALLOWANCE: u64 = MIB;
+
+/// Prints the line the suite's output lists for each attack.
+pub(crate) fn report(attack: &str, outcome: impl Display) {
+    println!("attack: {attack} -> {outcome}");
+}
+
+/// Runs an attack's test body, failing it when it takes longer than `secs`: a hang is a failure.
+pub(crate) async fn bounded<T>(secs: u64, attack: &str, body: impl Future<Output = T>) -> T {
+    match tokio::time::timeout(Duration::from_secs(secs), body).await {
+        Ok(value) => value,
+        Err(_) => panic!("attack {attack}: not over within {secs} s; something hangs"),
+    }
+}
+
+/// The engine's data directory, e.g. `/var/lib/docker`.
+fn docker_root() -> &'static str {
+    static ROOT: OnceLock<String> = OnceLock::new();
+    ROOT.get_or_init(|| {
+        let root = docker(&["info", "--format", "{{.DockerRootDir}}"]);
+        let root = root.trim();
+        if root.is_empty() {
+            "/var/lib/docker".to_string()
+        } else {
+            root.to_string()
+        }
+    })
+}
+
+/// Bytes used on the filesystem holding the engine's data (what `df` says).
+fn disk_used() -> Option<u64> {
+    let output = Command::new("df")
+        .args(["-B1", "--output=used", docker_root()])
+        .output()
+        .ok()?;
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .last()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Disk space a directory tree takes (allocated blocks, like `du`), without following links.
+pub(crate) fn disk_usage(path: &Path) -> u64 {
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    let mut total = meta.blocks() * 512;
+    if meta.is_dir() {
+        if let Ok(entries) = std::fs::read_dir(path) {
+            for entry in entries.flatten() {
+                total += disk_usage(&entry.path());
+            }
+        }
+    }
+    total
+}
+
+/// What an instance's containers hold on the host's disk: everything the engine keeps for
+/// them there. Their writable and work layers, the init layer the engine makes for each, the
+/// engine's per-container directory (where a log driver other than `none` would write), and
+/// any volume mounted into them.
+fn containers_disk(containers: &[Value]) -> u64 {
+    containers
+        .iter()
+        .map(|c| {
+            let data = &c["GraphDriver"]["Data"];
+            let mut places: Vec<PathBuf> = ["UpperDir", "WorkDir"]
+                .iter()
+                .filter_map(|key| data[key].as_str().map(PathBuf::from))
+                .collect();
+            // The first lower layer is the container's own init layer.
+            if let Some(init) = data["LowerDir"]
+                .as_str()
+                .and_then(|l| l.split(':').next())
+                .filter(|l| l.contains("-init"))
+            {
+                places.push(PathBuf::from(init));
+            }
+            if let Some(dir) = c["HostnamePath"]
+                .as_str()
+                .and_then(|p| Path::new(p).parent())
+            {
+                places.push(dir.to_path_buf());
+            }
+            for mount in c["Mounts"].as_array().into_iter().flatten() {
+                if mount["Type"] == "volume" {
+                    places.extend(mount["Source"].as_str().map(PathBuf::from));
+                }
+            }
+            places.iter().map(|p| disk_usage(p)).sum::<u64>()
+        })
+        .sum()
+}
+
+/// Whether a growth of the host's disk beyond the tolerance fails the test: in CI (nothing
+/// else runs) or when `SANDBOXD_TEST_STRICT_DISK=1`. On a shared development machine other
+/// processes (builds) write gigabytes meanwhile, so `df` is only reported there; the exact
+/// per-container figure is asserted everywhere.
+fn strict_disk() -> bool {
+    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
+        || std::env::var("SANDBOXD_TEST_STRICT_DISK").is_ok_and(|v| v == "1")
+}
+
+pub(crate) fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / MIB as f64)
+}
+
+/// The host as it was before an attack.
+pub(crate) struct Host {
+    disk_used: Option<u64>,
+}
+
+impl Host {
+    pub(crate) fn before() -> Host {
+        Host {
+            disk_used: disk_used(),
+        }
+    }
+
+    /// After an attack: the host forks quickly, its disk did not grow, and the service closes
+    /// every session and removes every container it made (checked again once it is gone).
+    pub(crate) async fn check_after(self, attack: &str, mut service: TestService) {
+        assert!(
+            service.is_running(),
+            "after {attack}: the service process is gone"
+        );
+        // The disk, while the containers still exist (removing them removes their layers).
+        let containers = service.containers();
+        let held = containers_disk(&containers);
+        for container in &containers {
+            assert_eq!(
+                container["LogPath"].as_str().unwrap_or(""),
+                "",
+                "after {attack}: a container has a log file on the host"
+            );
+        }
+        assert!(
+            held <= CONTAINER_DISK_ALLOWANCE * containers.len().max(1) as u64,
+            "after {attack}: the sandboxes hold {} on the host's disk",
+            mib(held)
+        );
+        let disk_note = self.check_disk(attack, held);
+
+        // Every session closed through the API takes its sandbox with it.
+        let sessions = service.get_json("/v1/sessions").await;
+        for session in sessions["sessions"].as_array().cloned().unwrap_or_default() {
+            let id = session["id"].as_str().unwrap();
+            let status = service
+                .delete(&format!("/v1/sessions/{id}"))
+                .send()
+                .await
+                .unwrap()
+                .status();
+            assert_eq!(status, 200, "after {attack}: closing session {id}");
+        }
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while service.sandbox_count() > 0 {
+            assert!(
+                Instant::now() < deadline,
+                "after {attack}: sandboxes are left 20 s after closing every session"
+            );
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let instance = service.instance_id.clone();
+        drop(service);
+        let left = docker(&[
+            "ps",
+            "-aq",
+            "--filter",
+            &format!("label=org.sandboxd.instance={instance}"),
+        ]);
+        assert!(
+            left.trim().is_empty(),
+            "after {attack}: containers left: {left}"
+        );
+
+        // The host can still start processes quickly.
+        let started = Instant::now();
+        for _ in 0..50 {
+            let status = Command::new("/bin/true")
+                .status()
+                .expect("the host can fork");
+            assert!(status.success());
+        }
+        let forks = started.elapsed();
+        assert!(
+            forks < Duration::from_secs(2),
+            "after {attack}: 50 forks on the host took {forks:?}"
+        );
+        println!(
+            "host after {attack}: 50 forks in {} ms; sandboxes held {} on disk{disk_note}; no sandbox left",
+            forks.as_millis(),
+            mib(held),
+        );
+    }
+
+    /// Compares `df` with its figure before the attack (see [`strict_disk`]).
+    fn check_disk(&self, attack: &str, held: u64) -> String {
+        let (Some(before), Some(after)) = (self.disk_used, disk_used()) else {
+            return "; df unavailable".into();
+        };
+        let change = (after as f64 - before as f64) / MIB as f64;
+        let grew = after.saturating_sub(before);
+        if grew <= DISK_TOLERANCE {
+            return format!("; df {change:+.1} MiB");
+        }
+        assert!(
+            !strict_disk(),
+            "after {attack}: the host's disk grew by {} (tolerance {}); the sandboxes hold {} of it",
+            mib(grew),
+            mib(DISK_TOLERANCE),
+            mib(held)
+        );
+        format!(
+            "; df {change:+.1} MiB, over the tolerance but not enforced on a shared machine (other writers; the sandboxes' own share is {})",
+            mib(held)
+        )
+    }
+}
