@@ -170,8 +170,8 @@ pub(crate) const BUILTIN_DEFAULTS: Limits = Limits {
 const MIN_MEM_LIMIT: u64 = 6 << 20;
 
 impl Config {
-    /// The embedded default configuration. It names the host's CA bundle for builds, so it can fail on a
-    /// host without one (the message says which file).
+    /// The embedded default configuration. It names the host's CA bundle for builds, so it can
+    /// fail on a host without one (the message says which file).
     pub fn embedded() -> Result<Config, ConfigError> {
         Config::parse(EMBEDDED_DEFAULT)
     }

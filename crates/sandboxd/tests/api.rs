@@ -9,12 +9,7 @@ use serde_json::{json, Value};
 #[tokio::test]
 async fn health_needs_no_token_everything_else_does() {
     let service = TestService::start(&base_config(4, ""));
-    let health = service
-        .client
-        .get(service.url("/healthz"))
-        .send()
-        .await
-        .unwrap();
+    let health = service.healthz().await;
     assert_eq!(health.status(), 200);
     assert_eq!(health.json::<Value>().await.unwrap()["status"], "ok");
 

@@ -40,12 +40,7 @@ async fn the_service_survives_an_engine_restart() {
 
     tokio::task::spawn_blocking(restart_engine).await.unwrap();
 
-    let health = service
-        .client
-        .get(service.url("/healthz"))
-        .send()
-        .await
-        .unwrap();
+    let health = service.healthz().await;
     assert_eq!(health.status(), 200, "the service kept serving");
     let info = service.wait_for_end(&id, Duration::from_secs(20)).await;
     assert_eq!(

@@ -198,12 +198,7 @@ async fn connections_that_never_finish_their_headers_are_closed() {
     let opened = Instant::now();
 
     // Others are served meanwhile.
-    let health = service
-        .client
-        .get(service.url("/healthz"))
-        .send()
-        .await
-        .unwrap();
+    let health = service.healthz().await;
     assert_eq!(health.status(), 200);
 
     for mut stream in slow {

@@ -310,13 +310,7 @@ async fn failed_authentication_is_answered_alike_and_throttled_without_locking_o
         throttled >= 250,
         "the attacker was throttled {throttled} times of 300"
     );
-    let health = t
-        .service
-        .client
-        .get(t.service.url("/healthz"))
-        .send()
-        .await
-        .unwrap();
+    let health = t.service.healthz().await;
     assert_eq!(health.status(), 200);
 }
 

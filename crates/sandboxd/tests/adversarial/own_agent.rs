@@ -91,7 +91,7 @@ async fn a_session_killing_or_freezing_its_agent_harms_only_itself() {
             "the killing command's own request: {first:?}"
         );
         assert_eq!(ended["state"], "ended", "{ended}");
-        let health = service.client.get(service.url("/healthz")).send().await.unwrap();
+        let health = service.healthz().await;
         assert_eq!(health.status(), 200);
         format!(
             "kill -9: its own request -> {} {} in {} ms, then {}; session ended within seconds ({}); SIGSTOP: {}; another session answered throughout (slowest {} ms); /healthz 200",
@@ -207,12 +207,7 @@ async fn an_impostor_agent_gets_bounded_errors_and_others_stay_healthy() {
         let rss_peak = rss_peak.stop().await;
         let grew = rss_peak.saturating_sub(rss_before);
         assert!(grew < 96 * MIB, "the service grew by {}", mib(grew));
-        let health = service
-            .client
-            .get(service.url("/healthz"))
-            .send()
-            .await
-            .unwrap();
+        let health = service.healthz().await;
         assert_eq!(health.status(), 200);
         format!(
             "{}; another session answered throughout (slowest {} ms); service RSS {} -> peak {}",

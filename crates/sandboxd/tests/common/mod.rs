@@ -411,6 +411,11 @@ impl TestService {
         (status, response.json().await.unwrap())
     }
 
+    /// `GET /healthz`, which needs no token.
+    pub async fn healthz(&self) -> reqwest::Response {
+        self.client.get(self.url("/healthz")).send().await.unwrap()
+    }
+
     pub async fn sh(&self, id: &str, command: &str) -> serde_json::Value {
         let (status, body) = self.exec(id, serde_json::json!({"command": command})).await;
         assert_eq!(status, 200, "exec {command:?} failed: {body}");

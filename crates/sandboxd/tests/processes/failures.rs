@@ -37,12 +37,7 @@ async fn a_killed_agent_fails_its_session_clearly_and_nothing_else() {
         "{status} {body}"
     );
 
-    let health = service
-        .client
-        .get(service.url("/healthz"))
-        .send()
-        .await
-        .unwrap();
+    let health = service.healthz().await;
     assert_eq!(health.status(), 200);
     assert_eq!(
         service.sh(&bystander, "echo alive").await["stdout"],
