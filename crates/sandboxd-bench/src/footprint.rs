@@ -188,6 +188,45 @@ fn cpu_ticks(pid: u32) -> u64 {
         .sum()
 }
 
+/// The kernel's DAMON threads (`kdamond.N`), which some hosts run to find cold memory to give
+/// back (the VMs this project is tested on do). Each sample walks every mapping of the page it
+/// samples, so with thousands of sandboxes a round takes tens of milliseconds, and a kernel
+/// without preemption gives that CPU to nothing else meanwhile.
+pub(crate) struct MemoryMonitor {
+    threads: Vec<u32>,
+    ticks: u64,
+    since: std::time::Instant,
+}
+
+impl MemoryMonitor {
+    /// Starts counting its CPU time; `None` where no DAMON thread runs.
+    pub(crate) fn start() -> Option<Self> {
+        let threads: Vec<u32> = process_table()
+            .into_iter()
+            .filter(|(_, p)| p.name.starts_with("kdamond"))
+            .map(|(pid, _)| pid)
+            .collect();
+        let ticks = threads.iter().map(|pid| cpu_ticks(*pid)).sum();
+        (!threads.is_empty()).then(|| MemoryMonitor {
+            threads,
+            ticks,
+            since: std::time::Instant::now(),
+        })
+    }
+
+    /// Its share of one CPU since the start.
+    pub(crate) fn share(&self) -> f64 {
+        let ticks: u64 = self.threads.iter().map(|pid| cpu_ticks(*pid)).sum();
+        ticks_share(ticks.saturating_sub(self.ticks), self.since.elapsed())
+    }
+}
+
+/// Clock ticks over `window` as a share of one CPU. /proc counts in USER_HZ, 100 per second on
+/// Linux whatever the kernel's own tick.
+fn ticks_share(ticks: u64, window: std::time::Duration) -> f64 {
+    ticks as f64 / 100.0 / window.as_secs_f64()
+}
+
 /// The CPU used over a window while nothing is asked of the service, each as a share of one
 /// CPU.
 pub(crate) struct IdleCpu {
@@ -208,8 +247,7 @@ pub(crate) async fn idle_cpu(service: u32, window: std::time::Duration) -> IdleC
     };
     let before = (cpu_ticks(service), daemons(), host_busy_ticks());
     tokio::time::sleep(window).await;
-    // /proc counts in USER_HZ, 100 per second on Linux whatever the kernel's own tick.
-    let share = |ticks: u64| ticks as f64 / 100.0 / window.as_secs_f64();
+    let share = |ticks: u64| ticks_share(ticks, window);
     IdleCpu {
         service: share(cpu_ticks(service).saturating_sub(before.0)),
         daemons: share(daemons().saturating_sub(before.1)),

@@ -7,7 +7,7 @@
 //! and removes every container it made by label, also on failure. It stops opening, and
 //! cleans up, when the host's available memory falls under [`MIN_AVAILABLE`].
 
-use crate::footprint::{self, HostMemory, Processes};
+use crate::footprint::{self, HostMemory, MemoryMonitor, Processes};
 use crate::measure::host_spawn;
 use crate::raw::Raw;
 use crate::report::{time, Figure, Goal, Sample, Target, MIB};
@@ -102,7 +102,7 @@ async fn measure(
         url: service.url.clone(),
     };
     let probe = api.open("cold").await?;
-    let (exec_one, spawn_one) = exec_samples(&api, &probe).await?;
+    let one = exec_samples(&api, &probe).await?;
     let rss_one = service.rss_bytes();
 
     // In rounds, the raw side first and removed again before the service's side opens as
@@ -170,7 +170,7 @@ async fn measure(
     let sandboxes = sandbox_ids(raw, &service.instance).await?;
     let costs = Costs::read(&sandboxes, before, rss_one, rss_bytes);
     let idle = footprint::idle_cpu(service.pid(), Duration::from_secs(8)).await;
-    let (exec_many, spawn_many) = exec_samples(&api, &probe).await?;
+    let many = exec_samples(&api, &probe).await?;
 
     println!(
         "{:<34} {:>11.1} /s                | {:>11.1} /s                | {:>6.2}x",
@@ -179,21 +179,28 @@ async fn measure(
         raw_rate,
         ours_rate / raw_rate
     );
-    crate::report::print_row("exec `true`, 1 session open", &exec_one, None);
-    crate::report::print_row(&format!("exec `true`, {count} open"), &exec_many, None);
-    crate::report::print_row("host spawn `sh -c true`, 1 open", &spawn_one, None);
+    crate::report::print_row("exec `true`, 1 session open", &one.exec, None);
+    crate::report::print_row(&format!("exec `true`, {count} open"), &many.exec, None);
+    crate::report::print_row("host spawn `sh -c true`, 1 open", &one.host_spawn, None);
     crate::report::print_row(
         &format!("host spawn `sh -c true`, {count} open"),
-        &spawn_many,
+        &many.host_spawn,
         None,
     );
     println!(
         "  with {count} open the host's own spawn (no service, HTTP or container) moved p50 {:.2}x, p99 {:.2}x; the service's exec p50 {:.2}x, p99 {:.2}x",
-        ratio(spawn_many.p50(), spawn_one.p50()),
-        ratio(spawn_many.p99(), spawn_one.p99()),
-        ratio(exec_many.p50(), exec_one.p50()),
-        ratio(exec_many.p99(), exec_one.p99()),
+        ratio(many.host_spawn.p50(), one.host_spawn.p50()),
+        ratio(many.host_spawn.p99(), one.host_spawn.p99()),
+        ratio(many.exec.p50(), one.exec.p50()),
+        ratio(many.exec.p99(), one.exec.p99()),
     );
+    if let (Some(with_one), Some(with_many)) = (one.memory_monitor, many.memory_monitor) {
+        println!(
+            "  the host's memory monitor (kdamond, DAMON) took {:.1}% of a CPU meanwhile with 1 open, {:.1}% with {count} open: each of its samples walks every mapping of a page, and a kernel without preemption lets nothing else on that CPU until a round ends",
+            with_one * 100.0,
+            with_many * 100.0
+        );
+    }
     println!(
         "{:<34} {:>11.1} MB with 1 open, {:.1} MB with {count}",
         "service memory (VmRSS)",
@@ -280,8 +287,8 @@ async fn measure(
         ours_rate,
         raw_rate,
         per_session,
-        exec_one,
-        exec_many,
+        exec_one: one.exec,
+        exec_many: many.exec,
         rss_bytes,
         serving,
         all_answered,
@@ -305,14 +312,27 @@ fn guard_memory() -> Result<()> {
 /// Sequential execs of `true` on the session, and in turn with them the host floor's spawn of
 /// the same (see [`host_spawn`]), so both see the same machine: with thousands of sandboxes the
 /// host itself slows, whatever the service does.
-async fn exec_samples(api: &Api, id: &str) -> Result<(Sample, Sample)> {
+async fn exec_samples(api: &Api, id: &str) -> Result<ExecSamples> {
     let mut execs = Vec::with_capacity(EXEC_SAMPLES);
     let mut spawns = Vec::with_capacity(EXEC_SAMPLES);
+    let monitor = MemoryMonitor::start();
     for _ in 0..EXEC_SAMPLES {
         time(&mut execs, api.exec(id, "true")).await?;
         spawns.push(host_spawn()?);
     }
-    Ok((Sample(execs), Sample(spawns)))
+    Ok(ExecSamples {
+        exec: Sample(execs),
+        host_spawn: Sample(spawns),
+        memory_monitor: monitor.map(|m| m.share()),
+    })
+}
+
+/// What [`exec_samples`] measured.
+struct ExecSamples {
+    exec: Sample,
+    host_spawn: Sample,
+    /// The host's memory monitor's share of a CPU meanwhile, where one runs.
+    memory_monitor: Option<f64>,
 }
 
 fn ratio(figure: Duration, floor: Duration) -> f64 {
