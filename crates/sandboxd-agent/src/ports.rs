@@ -253,7 +253,11 @@ mod tests {
             .find(|p| p.port == port)
             .expect("our port listed");
         assert_eq!(ours.address, "127.0.0.1");
-        assert_eq!(ours.pid, Some(std::process::id()));
+        // The owners are looked for among the first MAX_PROCESSES of /proc only; a test host
+        // (unlike a sandbox, held to its process limit) may run more, ours among those beyond.
+        let crowded = fs::read_dir("/proc").unwrap().count() > MAX_PROCESSES;
+        let found = ours.pid == Some(std::process::id());
+        assert!(found || (crowded && ours.pid.is_none()), "{ours:?}");
     }
 
     #[test]

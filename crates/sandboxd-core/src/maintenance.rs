@@ -245,11 +245,8 @@ impl Core {
         let now = OffsetDateTime::now_utc();
         let due = self
             .sessions()
-            .running_where(|s| Expiry::of(policy, s, now).is_some());
-        for session in due {
-            let Some(expiry) = Expiry::of(policy, &session, now) else {
-                continue;
-            };
+            .running_picked(|s| Expiry::of(policy, s, now).map(|e| (s.clone(), e)));
+        for (session, expiry) in due {
             let reason = match expiry {
                 Expiry::Lifetime => format!(
                     "expired: it reached the maximum lifetime of {} s (policy.max_lifetime_secs)",

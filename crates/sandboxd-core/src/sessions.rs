@@ -363,18 +363,23 @@ impl Sessions {
         self.running_where(|_| true)
     }
 
-    /// The open sessions `wanted` picks, oldest first. Only those are copied: a copy of
-    /// thousands, taken under the lock every second, held up the requests waiting for it.
+    /// The open sessions `wanted` picks, oldest first.
     pub fn running_where(&self, mut wanted: impl FnMut(&Session) -> bool) -> Vec<Session> {
-        let mut sessions: Vec<Session> = self
+        self.running_picked(|s| wanted(s).then(|| s.clone()))
+    }
+
+    /// What `pick` makes of each open session it picks, oldest first. Only those are copied:
+    /// a copy of thousands, taken under the lock every second, held up the requests waiting
+    /// for it.
+    pub fn running_picked<T>(&self, mut pick: impl FnMut(&Session) -> Option<T>) -> Vec<T> {
+        let mut picked: Vec<(OffsetDateTime, T)> = self
             .lock()
             .running
             .values()
-            .filter(|s| wanted(s))
-            .cloned()
+            .filter_map(|s| Some((s.created_at, pick(s)?)))
             .collect();
-        sessions.sort_by_key(|s| s.created_at);
-        sessions
+        picked.sort_by_key(|(created_at, _)| *created_at);
+        picked.into_iter().map(|(_, t)| t).collect()
     }
 
     /// The most recently ended sessions, newest first.

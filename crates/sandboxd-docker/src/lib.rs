@@ -14,6 +14,7 @@ mod cgroup;
 pub mod egress;
 pub mod engine;
 mod link;
+mod listing;
 mod network;
 mod pause;
 mod shim;
@@ -22,9 +23,7 @@ mod stops;
 use agent_sockets::AgentSockets;
 use async_trait::async_trait;
 use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
-use bollard::query_parameters::{
-    CreateContainerOptionsBuilder, ListContainersOptionsBuilder, RemoveContainerOptionsBuilder,
-};
+use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::Docker;
 use link::{engine_error, is_not_found, Engine, EngineLink};
 use network::BridgeNetwork;
@@ -475,36 +474,9 @@ impl Backend for DockerBackend {
     }
 
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
-        let filters = HashMap::from([(
-            "label".to_string(),
-            vec![format!("{LABEL_INSTANCE}={}", self.options.instance_id)],
-        )]);
-        let options = ListContainersOptionsBuilder::default()
-            .all(true)
-            .filters(&filters)
-            .build();
-        let containers = self
-            .docker()
-            .await?
-            .list_containers(Some(options))
-            .await
-            .map_err(engine_error)?;
-        Ok(containers
-            .into_iter()
-            .filter_map(|c| {
-                let labels = c.labels.unwrap_or_default();
-                let state = c.state.map(|s| s.to_string()).unwrap_or_default();
-                Some(ExistingSandbox {
-                    sandbox: Sandbox {
-                        session_id: labels.get(LABEL_SESSION)?.clone(),
-                        backend_id: c.id?,
-                    },
-                    runtime: labels.get(LABEL_RUNTIME).cloned().unwrap_or_default(),
-                    running: matches!(state.as_str(), "running" | "paused"),
-                    paused: state == "paused",
-                })
-            })
-            .collect())
+        // Once the engine answered, as every other call: its errors say what is wrong.
+        self.engine().await?;
+        listing::sandboxes(&self.options.socket, &self.options.instance_id).await
     }
 
     fn watch_stops(&self) -> Option<tokio::sync::mpsc::Receiver<()>> {
