@@ -13,8 +13,8 @@ use bollard::Docker;
 use sandboxd_backend::BackendError;
 use tokio::sync::OnceCell;
 
-/// Engine calls that should answer quickly (create, remove, inspect).
-const ENGINE_TIMEOUT: u64 = 60;
+/// Seconds for engine calls that should answer quickly (create, remove, inspect, list).
+pub(crate) const ENGINE_TIMEOUT: u64 = 60;
 
 /// What the engine said about itself, with the client speaking its API version.
 pub(crate) struct Engine {

@@ -3,6 +3,7 @@
 //! that is 4.4 MB of JSON, and each reconcile grew the service by 15-30 MB that the allocator
 //! kept. This keeps the id, the state and two labels, and skips the rest as it parses.
 
+use crate::link::ENGINE_TIMEOUT;
 use crate::{LABEL_INSTANCE, LABEL_RUNTIME, LABEL_SESSION};
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::body::Bytes;
@@ -15,8 +16,6 @@ use std::time::Duration;
 
 /// The most the listing may take: about 1.5 KB a container, so room for over 40,000.
 const MAX_LISTING_BYTES: usize = 64 << 20;
-/// An engine with thousands of containers lists them in well under a second.
-const LISTING_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Every container of `instance`, running or not, from the engine at `socket`.
 pub(crate) async fn sandboxes(
@@ -29,14 +28,13 @@ pub(crate) async fn sandboxes(
         BackendError::Engine(format!("cannot encode the listing's filters: {e}"))
     })?;
     let body = tokio::time::timeout(
-        LISTING_TIMEOUT,
+        Duration::from_secs(ENGINE_TIMEOUT),
         get(socket, &format!("/containers/json?{query}")),
     )
     .await
     .map_err(|_| {
         BackendError::EngineUnavailable(format!(
-            "the engine did not list its containers within {} s",
-            LISTING_TIMEOUT.as_secs()
+            "the engine did not list its containers within {ENGINE_TIMEOUT} s"
         ))
     })??;
     let listed: Vec<Listed> = serde_json::from_slice(&body)
@@ -62,6 +60,8 @@ async fn get(socket: &str, path: &str) -> Result<Bytes, BackendError> {
     let unavailable = |e: &dyn fmt::Display| {
         BackendError::EngineUnavailable(format!("cannot list the engine's containers: {e}"))
     };
+    // The option takes the forms bollard takes: a path, or a `unix://` URL of one.
+    let socket = socket.strip_prefix("unix://").unwrap_or(socket);
     let stream = tokio::net::UnixStream::connect(socket)
         .await
         .map_err(|e| unavailable(&format!("cannot reach {socket}: {e}")))?;
