@@ -175,7 +175,11 @@ pub(crate) fn pss(pid: u32) -> u64 {
 
 /// CPU time used so far (user + system), in clock ticks, by the process `pid`.
 fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    stat_ticks(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default())
+}
+
+/// utime + stime of a /proc/PID/stat line.
+fn stat_ticks(stat: &str) -> u64 {
     // The fields after the command name, which is in parentheses and may hold spaces.
     let fields: Vec<&str> = stat
         .rsplit_once(')')
@@ -188,37 +192,87 @@ fn cpu_ticks(pid: u32) -> u64 {
         .sum()
 }
 
-/// The kernel's DAMON threads (`kdamond.N`), which some hosts run to find cold memory to give
-/// back (the VMs this project is tested on do). Each sample walks every mapping of the page it
-/// samples, so with thousands of sandboxes a round takes tens of milliseconds, and a kernel
-/// without preemption gives that CPU to nothing else meanwhile.
-pub(crate) struct MemoryMonitor {
-    threads: Vec<u32>,
-    ticks: u64,
+/// What every program on the host used of the CPUs over a window, by command name: what else
+/// ran while the service was measured and slowed its answers without being its own (the
+/// machine's own agent, the kernel's memory monitor, the engine's shims). Counted from
+/// /proc/PID/stat, so it sees what `perf` may not (a VM's init hidden from it) and misses
+/// only processes that began and ended inside the window. The measuring process (the
+/// benchmark) is left out: its reading of every process is its own work, not the host's.
+pub(crate) struct HostActivity {
+    ticks: HashMap<u32, (String, u64)>,
+    busy: u64,
     since: std::time::Instant,
 }
 
-impl MemoryMonitor {
-    /// Starts counting its CPU time; `None` where no DAMON thread runs.
-    pub(crate) fn start() -> Option<Self> {
-        let threads: Vec<u32> = process_table()
-            .into_iter()
-            .filter(|(_, p)| p.name.starts_with("kdamond"))
-            .map(|(pid, _)| pid)
-            .collect();
-        let ticks = threads.iter().map(|pid| cpu_ticks(*pid)).sum();
-        (!threads.is_empty()).then(|| MemoryMonitor {
-            threads,
-            ticks,
+/// [`HostActivity`] over its window: each command name's share of one CPU.
+pub(crate) struct CpuShares {
+    /// The whole host's busy time, as a share of one CPU (at most the CPU count).
+    pub(crate) host: f64,
+    /// Command name, its processes, their share; the busiest first.
+    pub(crate) programs: Vec<(String, usize, f64)>,
+}
+
+impl HostActivity {
+    pub(crate) fn start() -> HostActivity {
+        HostActivity {
+            ticks: process_ticks(),
+            busy: host_busy_ticks(),
             since: std::time::Instant::now(),
-        })
+        }
     }
 
-    /// Its share of one CPU since the start.
-    pub(crate) fn share(&self) -> f64 {
-        let ticks: u64 = self.threads.iter().map(|pid| cpu_ticks(*pid)).sum();
-        ticks_share(ticks.saturating_sub(self.ticks), self.since.elapsed())
+    pub(crate) fn finish(self) -> CpuShares {
+        // Read before the processes, whose reading (thousands of files) is the window's no more.
+        let window = self.since.elapsed();
+        let busy = host_busy_ticks().saturating_sub(self.busy);
+        let mut by_name: HashMap<String, (usize, u64)> = HashMap::new();
+        let measurer = std::process::id();
+        for (pid, (name, ticks)) in process_ticks() {
+            if pid == measurer {
+                continue;
+            }
+            let before = self.ticks.get(&pid).filter(|(was, _)| *was == name);
+            let used = ticks.saturating_sub(before.map_or(0, |(_, t)| *t));
+            let entry = by_name.entry(name).or_default();
+            entry.0 += 1;
+            entry.1 += used;
+        }
+        let mut programs: Vec<(String, usize, f64)> = by_name
+            .into_iter()
+            .map(|(name, (count, ticks))| (name, count, ticks_share(ticks, window)))
+            .collect();
+        programs.sort_by(|a, b| b.2.total_cmp(&a.2));
+        CpuShares {
+            host: ticks_share(busy, window),
+            programs,
+        }
     }
+}
+
+impl CpuShares {
+    /// The share of the programs of this name, 0 where none ran.
+    pub(crate) fn of(&self, name: &str) -> f64 {
+        self.programs
+            .iter()
+            .find(|(n, _, _)| n == name)
+            .map_or(0.0, |(_, _, share)| *share)
+    }
+}
+
+/// Every process's command name and CPU time so far.
+fn process_ticks() -> HashMap<u32, (String, u64)> {
+    let Ok(entries) = std::fs::read_dir("/proc") else {
+        return HashMap::new();
+    };
+    entries
+        .flatten()
+        .filter_map(|entry| {
+            let pid = entry.file_name().to_str()?.parse::<u32>().ok()?;
+            let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+            let name = stat.split_once(" (")?.1.rsplit_once(')')?.0.to_string();
+            Some((pid, (name, stat_ticks(&stat))))
+        })
+        .collect()
 }
 
 /// Clock ticks over `window` as a share of one CPU. /proc counts in USER_HZ, 100 per second on

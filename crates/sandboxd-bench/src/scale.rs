@@ -7,7 +7,7 @@
 //! and removes every container it made by label, also on failure. It stops opening, and
 //! cleans up, when the host's available memory falls under [`MIN_AVAILABLE`].
 
-use crate::footprint::{self, HostMemory, MemoryMonitor, Processes};
+use crate::footprint::{self, CpuShares, HostActivity, HostMemory, Processes};
 use crate::measure::host_spawn;
 use crate::raw::Raw;
 use crate::report::{time, Figure, Goal, Sample, Target, MIB};
@@ -28,6 +28,8 @@ const ROUND: usize = 100;
 const COMPARED: usize = 1000;
 /// Sequential execs of `true` on one session, with one and with N open.
 const EXEC_SAMPLES: usize = 300;
+/// Programs named in the account of who else used the CPUs while exec was sampled.
+const BUSIEST_SHOWN: usize = 6;
 /// Sessions asked at once whether they answer after the restart: enough that the asking does
 /// not queue behind itself, few enough for two cores.
 const ANSWER_CONCURRENCY: usize = 64;
@@ -194,13 +196,7 @@ async fn measure(
         ratio(many.exec.p50(), one.exec.p50()),
         ratio(many.exec.p99(), one.exec.p99()),
     );
-    if let (Some(with_one), Some(with_many)) = (one.memory_monitor, many.memory_monitor) {
-        println!(
-            "  the host's memory monitor (kdamond, DAMON) took {:.1}% of a CPU meanwhile with 1 open, {:.1}% with {count} open: each of its samples walks every mapping of a page, and a kernel without preemption lets nothing else on that CPU until a round ends",
-            with_one * 100.0,
-            with_many * 100.0
-        );
-    }
+    print_activity(&one.activity, &many.activity, count);
     println!(
         "{:<34} {:>11.1} MB with 1 open, {:.1} MB with {count}",
         "service memory (VmRSS)",
@@ -315,7 +311,7 @@ fn guard_memory() -> Result<()> {
 async fn exec_samples(api: &Api, id: &str) -> Result<ExecSamples> {
     let mut execs = Vec::with_capacity(EXEC_SAMPLES);
     let mut spawns = Vec::with_capacity(EXEC_SAMPLES);
-    let monitor = MemoryMonitor::start();
+    let activity = HostActivity::start();
     for _ in 0..EXEC_SAMPLES {
         time(&mut execs, api.exec(id, "true")).await?;
         spawns.push(host_spawn()?);
@@ -323,7 +319,7 @@ async fn exec_samples(api: &Api, id: &str) -> Result<ExecSamples> {
     Ok(ExecSamples {
         exec: Sample(execs),
         host_spawn: Sample(spawns),
-        memory_monitor: monitor.map(|m| m.share()),
+        activity: activity.finish(),
     })
 }
 
@@ -331,8 +327,27 @@ async fn exec_samples(api: &Api, id: &str) -> Result<ExecSamples> {
 struct ExecSamples {
     exec: Sample,
     host_spawn: Sample,
-    /// The host's memory monitor's share of a CPU meanwhile, where one runs.
-    memory_monitor: Option<f64>,
+    /// What every program on the host used of the CPUs meanwhile.
+    activity: CpuShares,
+}
+
+/// Who used the CPUs while exec was sampled, with one open and with `count`: with thousands
+/// of sandboxes the host's own work grows (the kernel's memory monitor, DAMON, walks every
+/// mapping of the pages it samples; a VM's init may scan every network namespace), and with
+/// two cores and a kernel that does not preempt itself, an exec's hops wait behind it.
+fn print_activity(one: &CpuShares, many: &CpuShares, count: usize) {
+    println!(
+        "  CPU used while exec was sampled, as a share of one CPU, with 1 open -> {count} open: the whole host {:.0}% -> {:.0}%; the busiest programs but the benchmark:",
+        one.host * 100.0,
+        many.host * 100.0
+    );
+    for (name, processes, share) in many.programs.iter().take(BUSIEST_SHOWN) {
+        println!(
+            "    {name:<20} {:>5.1}% -> {:>5.1}% ({processes} processes)",
+            one.of(name) * 100.0,
+            share * 100.0
+        );
+    }
 }
 
 fn ratio(figure: Duration, floor: Duration) -> f64 {
