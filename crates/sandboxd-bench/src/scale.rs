@@ -28,6 +28,8 @@ const ROUND: usize = 100;
 const COMPARED: usize = 1000;
 /// Sequential execs of `true` on one session, with one and with N open.
 const EXEC_SAMPLES: usize = 300;
+/// The longest wait for the kernel's work after removals (see [`footprint::kernel_settled`]).
+const SETTLE_LIMIT: Duration = Duration::from_secs(300);
 /// Programs named in the account of who else used the CPUs while exec was sampled.
 const BUSIEST_SHOWN: usize = 6;
 /// Sessions asked at once whether they answer after the restart: enough that the asking does
@@ -166,8 +168,21 @@ async fn measure(
     let raw_rate = compared as f64 / raw_time.as_secs_f64();
     let ours_rate = compared as f64 / ours_time.as_secs_f64();
     ids.push(probe.clone());
-    // Let the agents' spare connections and the service's pings settle.
+    // Let the agents' spare connections and the service's pings settle, and the kernel free
+    // the raw side's removed containers.
     tokio::time::sleep(Duration::from_secs(3)).await;
+    let settling = footprint::kernel_settled(SETTLE_LIMIT).await;
+    if settling < SETTLE_LIMIT {
+        eprintln!(
+            "scale: the kernel's workers settled after {:.0} s",
+            settling.as_secs_f64()
+        );
+    } else {
+        eprintln!(
+            "scale: the kernel's workers were still busy after {} s; measuring anyway",
+            SETTLE_LIMIT.as_secs()
+        );
+    }
     let rss_bytes = service.rss_bytes();
     let sandboxes = sandbox_ids(raw, &service.instance).await?;
     let costs = Costs::read(&sandboxes, before, rss_one, rss_bytes);
