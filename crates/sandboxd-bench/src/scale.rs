@@ -26,8 +26,11 @@ const ROUND: usize = 100;
 /// Sessions whose opening is compared with the raw API's (the create goal's count); beyond
 /// them the service's side opens alone, which halves the time of a run of thousands.
 const COMPARED: usize = 1000;
-/// Sequential execs of `true` on one session, with one and with N open.
-const EXEC_SAMPLES: usize = 300;
+/// Sequential execs of `true` on one session, with one and with N open: a p99 of 1,000 is
+/// the tenth slowest (of 300 it was the third, one burst of the host's away from another), and
+/// the CPU account's window of about 2 s counts to half a point of a CPU (/proc's ticks are
+/// 10 ms).
+const EXEC_SAMPLES: usize = 1000;
 /// The longest wait for the kernel's work after removals (see [`footprint::kernel_settled`]).
 const SETTLE_LIMIT: Duration = Duration::from_secs(300);
 /// Programs named in the account of who else used the CPUs while exec was sampled.
