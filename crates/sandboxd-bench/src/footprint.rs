@@ -215,7 +215,7 @@ pub(crate) struct CpuShares {
 impl HostActivity {
     pub(crate) fn start() -> HostActivity {
         HostActivity {
-            ticks: process_ticks(),
+            ticks: process_usage(),
             busy: host_busy_ticks(),
             since: std::time::Instant::now(),
         }
@@ -227,7 +227,7 @@ impl HostActivity {
         let busy = host_busy_ticks().saturating_sub(self.busy);
         let mut by_name: HashMap<String, (usize, u64)> = HashMap::new();
         let measurer = std::process::id();
-        for (pid, usage) in process_ticks() {
+        for (pid, usage) in process_usage() {
             if pid == measurer {
                 continue;
             }
@@ -270,9 +270,9 @@ const SETTLED_SHARE: f64 = 0.1;
 
 /// Waits, at most `limit`, until the kernel's workers (`kworker/*`) have used under
 /// [`SETTLED_SHARE`] of a CPU for three seconds in a row, and returns how long it waited.
-/// Removed containers leave the kernel minutes of work: with thousands of network namespaces
-/// alive, freeing one takes a fraction of a second of CPU. That is the cost of the removals
-/// (the raw side's, in the scale run), not of the sessions left open.
+/// Removing containers costs the kernel's workers CPU after the removal (with thousands of
+/// network namespaces alive, freeing one took up to 0.9 s of CPU in a teardown measured): the
+/// cost of the removals (the raw side's, in the scale run), not of the sessions left open.
 pub(crate) async fn kernel_settled(limit: std::time::Duration) -> std::time::Duration {
     let started = std::time::Instant::now();
     let second = std::time::Duration::from_secs(1);
@@ -295,7 +295,7 @@ pub(crate) async fn kernel_settled(limit: std::time::Duration) -> std::time::Dur
 }
 
 fn kernel_worker_ticks() -> HashMap<u32, u64> {
-    process_ticks()
+    process_usage()
         .into_iter()
         .filter(|(_, usage)| usage.name == "kworker")
         .map(|(pid, usage)| (pid, usage.ticks))
@@ -311,7 +311,7 @@ struct ProcessUsage {
 
 /// Every process's [`ProcessUsage`]. The kernel's workers count as one program: their names
 /// change with the work they last did.
-fn process_ticks() -> HashMap<u32, ProcessUsage> {
+fn process_usage() -> HashMap<u32, ProcessUsage> {
     let Ok(entries) = std::fs::read_dir("/proc") else {
         return HashMap::new();
     };
