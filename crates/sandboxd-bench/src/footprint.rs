@@ -175,17 +175,20 @@ pub(crate) fn pss(pid: u32) -> u64 {
 
 /// CPU time used so far (user + system), in clock ticks, by the process `pid`.
 fn cpu_ticks(pid: u32) -> u64 {
-    stat_ticks(&std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default())
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    ticks_of(&fields_after_name(&stat))
 }
 
-/// utime + stime of a /proc/PID/stat line.
-fn stat_ticks(stat: &str) -> u64 {
-    // The fields after the command name, which is in parentheses and may hold spaces.
-    let fields: Vec<&str> = stat
-        .rsplit_once(')')
+/// The fields of a /proc/PID/stat line after the command name, which is in parentheses and
+/// may hold spaces: the line's field N is at N - 3.
+fn fields_after_name(stat: &str) -> Vec<&str> {
+    stat.rsplit_once(')')
         .map(|(_, rest)| rest.split_whitespace().collect())
-        .unwrap_or_default();
-    // utime and stime are fields 14 and 15 of the line, 12 and 13 after the name.
+        .unwrap_or_default()
+}
+
+/// utime + stime (fields 14 and 15) of [`fields_after_name`].
+fn ticks_of(fields: &[&str]) -> u64 {
     [11, 12]
         .iter()
         .filter_map(|i| fields.get(*i)?.parse::<u64>().ok())
@@ -277,8 +280,8 @@ pub(crate) async fn kernel_settled(limit: std::time::Duration) -> std::time::Dur
     let started = std::time::Instant::now();
     let second = std::time::Duration::from_secs(1);
     let mut calm = 0;
+    let mut before = kernel_worker_ticks();
     while calm < 3 && started.elapsed() < limit {
-        let before = kernel_worker_ticks();
         tokio::time::sleep(second).await;
         let after = kernel_worker_ticks();
         let used: u64 = after
@@ -290,6 +293,8 @@ pub(crate) async fn kernel_settled(limit: std::time::Duration) -> std::time::Dur
         } else {
             0
         };
+        // The end of one second is the start of the next: /proc is read once a second.
+        before = after;
     }
     started.elapsed()
 }
@@ -326,20 +331,14 @@ fn process_usage() -> HashMap<u32, ProcessUsage> {
             } else {
                 name
             };
-            // starttime is field 22 of the line, 20 after the name.
-            let started = stat
-                .rsplit_once(')')?
-                .1
-                .split_whitespace()
-                .nth(19)?
-                .parse()
-                .ok()?;
+            let fields = fields_after_name(&stat);
             Some((
                 pid,
                 ProcessUsage {
                     name: name.to_string(),
-                    ticks: stat_ticks(&stat),
-                    started,
+                    ticks: ticks_of(&fields),
+                    // starttime, field 22.
+                    started: fields.get(19)?.parse().ok()?,
                 },
             ))
         })
