@@ -53,6 +53,9 @@ pub use build::{LABEL_RECIPE, LABEL_RECIPE_HASH};
 
 /// How long a started container may take until its agent dials in.
 const AGENT_START_TIMEOUT: Duration = Duration::from_secs(15);
+/// How long a start whose shim did not come up waits before the second start: the other
+/// start of its shim group is then done.
+const SHIM_RETRY_DELAY: Duration = Duration::from_millis(50);
 /// How long a request waits for an idle agent connection.
 const AGENT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -348,11 +351,7 @@ impl DockerBackend {
                     engine_error(e)
                 }
             })?;
-        engine
-            .docker
-            .start_container(&created.id, None)
-            .await
-            .map_err(engine_error)?;
+        start_created(&engine.docker, &created.id).await?;
         if let Some(egress) = &egress {
             egress.forget_addresses();
         }
@@ -363,6 +362,19 @@ impl DockerBackend {
         }
         self.sockets.remove_secret(&spec.session_id)?;
         Ok(created.id)
+    }
+}
+
+/// Starts a created container, twice if containerd could not start its shim the first time
+/// (see [`link::shim_did_not_start`]).
+async fn start_created(docker: &Docker, id: &str) -> Result<(), BackendError> {
+    match docker.start_container(id, None).await {
+        Err(e) if link::shim_did_not_start(&e) => {
+            tracing::warn!(container = %id, error = %e, "the engine could not start the sandbox's shim; starting it again");
+            tokio::time::sleep(SHIM_RETRY_DELAY).await;
+            docker.start_container(id, None).await.map_err(engine_error)
+        }
+        started => started.map_err(engine_error),
     }
 }
 
