@@ -8,13 +8,15 @@ use sandboxd_agent_proto::{
     read_frame, write_frame, write_json, Event, ExecRequest, ExitReport, Frame, FrameKind,
     ProtoError, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN,
 };
-use std::fs::{self, File};
+use std::fs::File;
 use std::io::{self, ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::FileExt;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
 use std::thread;
 use std::time::{Duration, Instant};
 
@@ -34,6 +36,8 @@ const OOM_COUNTER_FILES: [&str; 2] = [
     "/sys/fs/cgroup/memory.events",
     "/sys/fs/cgroup/memory/memory.oom_control",
 ];
+/// More than either file holds (six counters of v2's, three of v1's).
+const COUNTERS_MAX_LEN: usize = 512;
 
 /// Answers `request` on `connection`. An error means the connection is unusable; the
 /// process group has been killed then, since nobody is listening any more.
@@ -131,13 +135,24 @@ pub(crate) fn command(request: &ExecRequest) -> Command {
         .stdin(if request.stdin {
             Stdio::piped()
         } else {
-            Stdio::null()
+            dev_null()
         })
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // Its own group, so a timeout kills whatever it started too.
         .process_group(0);
     command
+}
+
+/// `/dev/null` for a process's stdin, from a descriptor opened once (a copy of a descriptor is
+/// cheaper than a path walk at every exec).
+fn dev_null() -> Stdio {
+    static DEV_NULL: OnceLock<Option<File>> = OnceLock::new();
+    DEV_NULL
+        .get_or_init(|| File::open("/dev/null").ok())
+        .as_ref()
+        .and_then(|file| file.try_clone().ok())
+        .map_or_else(Stdio::null, Stdio::from)
 }
 
 /// The program with its arguments, environment and working directory; its stdio and process
@@ -167,13 +182,33 @@ pub(crate) fn oom_killed_between(before: Option<u64>, after: Option<u64>) -> boo
     matches!((before, after), (Some(before), Some(after)) if after > before)
 }
 
+/// The sandbox's OOM-kill count. The counter file is opened once and read from its start each
+/// time (the kernel writes it afresh for every read): an exec reads it twice, and opening a
+/// cgroup file, a path walk through sysfs, was the largest part of the agent's own system time
+/// per exec.
 pub(crate) fn oom_kill_count() -> Option<u64> {
-    OOM_COUNTER_FILES.iter().find_map(|path| {
-        let counters = fs::read_to_string(path).ok()?;
-        counters
-            .lines()
-            .find_map(|line| line.strip_prefix("oom_kill ")?.trim().parse().ok())
-    })
+    static COUNTERS: OnceLock<Option<File>> = OnceLock::new();
+    let counters = COUNTERS
+        .get_or_init(|| {
+            OOM_COUNTER_FILES
+                .iter()
+                .find_map(|path| File::open(path).ok())
+        })
+        .as_ref()?;
+    let mut text = [0; COUNTERS_MAX_LEN];
+    let mut len = 0;
+    while len < text.len() {
+        match counters.read_at(&mut text[len..], len as u64) {
+            Ok(0) => break,
+            Ok(read) => len += read,
+            Err(e) if e.kind() == ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
+    std::str::from_utf8(&text[..len])
+        .ok()?
+        .lines()
+        .find_map(|line| line.strip_prefix("oom_kill ")?.trim().parse().ok())
 }
 
 /// A running process and its pipes.
