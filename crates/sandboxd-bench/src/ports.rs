@@ -1,6 +1,8 @@
 //! The ports rows: a small GET (p50, p99) and the throughput of a 100 MB download through the
 //! reverse proxy (busybox httpd in a sandbox without a network, reached through its agent),
-//! beside the same files served by `python3 -m http.server` on the host's loopback.
+//! beside the same files served by `python3 -m http.server` on the host's loopback. The
+//! bench's service raises `policy.port_bytes_per_sec` far above its default (256 MB/s), so the
+//! download shows what the proxy carries rather than the cap.
 
 use crate::report::{print_row, Sample, MIB};
 use crate::sandboxd::{Api, TOKEN};

@@ -50,6 +50,8 @@ pool_size = 5
 [policy]
 max_output_bytes = "2m"
 max_upload_bytes = "16m"
+# The ports rows measure the proxy, not the default cap of 256 MB/s.
+port_bytes_per_sec = "16g"
 "#
         );
         let config = match e2b_image {
