@@ -5,6 +5,7 @@
 //! removes every container it made when it ends, also on failure. With `--kubeconfig` it also
 //! runs create, exec and close with the sandboxes as pods on that cluster.
 
+mod cgroup_floor;
 mod code;
 mod e2b;
 mod egress;
@@ -68,11 +69,20 @@ struct Args {
     /// Only the egress proxy's row (no service, no engine).
     #[arg(long)]
     egress_only: bool,
+    /// Internal: one chain of the host floor's spawns, in this cgroup (see `cgroup_floor`).
+    #[arg(long, hide = true)]
+    spawn_chain_in: Option<PathBuf>,
+    /// Internal: the spawns of that chain.
+    #[arg(long, hide = true, default_value_t = 0)]
+    spawn_chain_commands: usize,
 }
 
 #[tokio::main]
 async fn main() -> Result<()> {
     let args = Args::parse();
+    if let Some(cgroup) = &args.spawn_chain_in {
+        return cgroup_floor::run_chain(cgroup, args.spawn_chain_commands);
+    }
     if args.egress_only {
         return egress::run(args.iterations).await;
     }

@@ -109,6 +109,10 @@ pub(crate) async fn run(
     println!("\nhost floor: the same `sh -c true` spawned straight on this host (no service, no container)");
     print_row("spawn `true`", &floor_single, None);
     print_row("20 x 50 concurrent spawns", &floor_concurrent, None);
+    match crate::cgroup_floor::host_spawn_concurrent_in_cgroups(SESSIONS, COMMANDS)? {
+        Ok(in_cgroups) => print_row("the same, a CPU cgroup per chain", &in_cgroups, None),
+        Err(reason) => println!("(the same with a CPU cgroup per chain: skipped, {reason})"),
+    }
     Ok(Figures {
         cold,
         raw_create,
