@@ -115,6 +115,14 @@ fn make_cgroups(count: usize) -> Result<Cgroups> {
     if !root.is_dir() {
         bail!("no CPU cgroup hierarchy at {}", root.display());
     }
+    // The host's own setting is not the bench's to change.
+    let delegated = |dir: &Path| {
+        std::fs::read_to_string(dir.join("cgroup.subtree_control"))
+            .is_ok_and(|controllers| controllers.split_whitespace().any(|c| c == "cpu"))
+    };
+    if v2 && !delegated(&root) {
+        bail!("the cpu controller is not enabled below {}", root.display());
+    }
     let parent = root.join(name);
     std::fs::create_dir(&parent).with_context(|| format!("cannot make {}", parent.display()))?;
     let mut cgroups = Cgroups {
@@ -122,11 +130,8 @@ fn make_cgroups(count: usize) -> Result<Cgroups> {
         children: Vec::new(),
     };
     if v2 {
-        for dir in [&root, &parent] {
-            std::fs::write(dir.join("cgroup.subtree_control"), "+cpu").with_context(|| {
-                format!("cannot enable the cpu controller in {}", dir.display())
-            })?;
-        }
+        std::fs::write(parent.join("cgroup.subtree_control"), "+cpu")
+            .with_context(|| format!("cannot enable the cpu controller in {}", parent.display()))?;
     }
     for index in 0..count {
         let child = parent.join(index.to_string());
