@@ -199,6 +199,9 @@ async fn a_crash_and_restart_keeps_sessions_and_their_files() {
         .await
         .unwrap();
 
+    // Entries are written shortly after their operation (see `sandboxd_store::activity`); a
+    // read of the log waits for them, so these two are on disk before the crash.
+    assert_eq!(activity(&service, &first).await.len(), 2, "open and exec");
     let crashed = Instant::now();
     service.crash_and_restart();
 
