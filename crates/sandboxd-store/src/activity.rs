@@ -6,7 +6,10 @@
 //!
 //! The queue is bounded: when the writer falls that far behind, recording waits for room
 //! instead of holding more. Should the writer thread be gone, entries are written in place.
+//! Each queued entry is in the [`Journal`] first, so a service killed before the writer got to
+//! it loses none.
 
+use crate::journal::{self, Journal};
 use crate::{execute_cached, Store, StoreError, ACTIVITY_PER_SESSION};
 use rusqlite::{params, Connection};
 use sandboxd_api::ActivityEntry;
@@ -24,9 +27,12 @@ const MAX_BATCH: usize = 512;
 /// How long the writer gathers entries before it commits them.
 const GATHER: Duration = Duration::from_millis(10);
 
+/// An entry with its journal number and its session.
+pub(crate) type Numbered = (u64, String, ActivityEntry);
+
 enum Job {
     /// Boxed, so the queue's slots (allocated up front) stay small.
-    Record(Box<(String, ActivityEntry)>),
+    Record(Box<Numbered>),
     /// Answered once everything queued before it is written.
     Flush(mpsc::Sender<()>),
 }
@@ -36,22 +42,26 @@ pub(crate) struct Writer {
     queue: Option<SyncSender<Job>>,
     /// Entries queued and not yet written: a read need not wait when there are none.
     pending: Arc<AtomicUsize>,
+    /// Taken to append and queue an entry, so the queue's order is the journal's.
+    journal: Arc<Mutex<Journal>>,
     thread: Option<JoinHandle<()>>,
 }
 
 impl Writer {
-    pub(crate) fn start(connection: Arc<Mutex<Connection>>) -> Writer {
+    pub(crate) fn start(connection: Arc<Mutex<Connection>>, journal: Journal) -> Writer {
         let (queue, jobs) = mpsc::sync_channel(QUEUE_LEN);
         let pending = Arc::new(AtomicUsize::new(0));
-        let counted = pending.clone();
+        let journal = Arc::new(Mutex::new(journal));
+        let (counted, trimmed) = (pending.clone(), journal.clone());
         // Without a thread, entries are written in place (see `Store::record_activity`).
         let thread = std::thread::Builder::new()
             .name("activity-writer".into())
-            .spawn(move || write_queued(&connection, &jobs, &counted))
+            .spawn(move || write_queued(&connection, &jobs, &counted, &trimmed))
             .ok();
         Writer {
             queue: thread.is_some().then_some(queue),
             pending,
+            journal,
             thread,
         }
     }
@@ -61,8 +71,12 @@ impl Writer {
         let Some(queue) = &self.queue else {
             return Some(entry.clone());
         };
+        let mut journal = self.journal.lock().unwrap_or_else(PoisonError::into_inner);
+        let number = journal.append(session_id, entry);
         self.pending.fetch_add(1, Ordering::AcqRel);
-        let job = Job::Record(Box::new((session_id.to_string(), entry.clone())));
+        let job = Job::Record(Box::new((number, session_id.to_string(), entry.clone())));
+        // Sent under the journal's lock; the writer never waits for that lock, so waiting
+        // here for room cannot hold it up.
         let sent = match queue.try_send(job) {
             Ok(()) => Ok(()),
             // The writer is behind: wait for room rather than queue without bound.
@@ -73,7 +87,7 @@ impl Writer {
             Ok(()) => None,
             Err(Job::Record(record)) => {
                 self.pending.fetch_sub(1, Ordering::AcqRel);
-                Some(record.1)
+                Some(record.2)
             }
             Err(Job::Flush(_)) => None,
         }
@@ -111,8 +125,14 @@ impl Drop for Writer {
 /// The writer thread: takes what is queued, up to [`MAX_BATCH`], and writes it in one
 /// transaction, until the queue closes. After the first entry of a batch it sleeps up to
 /// [`GATHER`] (entries queued meanwhile wake nobody), so a steady stream of operations costs a
-/// wakeup and a commit per window rather than one each; a flush unparks it at once.
-fn write_queued(connection: &Mutex<Connection>, jobs: &Receiver<Job>, pending: &AtomicUsize) {
+/// wakeup and a commit per window rather than one each; a flush unparks it at once. After a
+/// batch it trims the journal, if nobody holds it.
+fn write_queued(
+    connection: &Mutex<Connection>,
+    jobs: &Receiver<Job>,
+    pending: &AtomicUsize,
+    journal: &Mutex<Journal>,
+) {
     let mut batch = Vec::new();
     let mut flushes = Vec::new();
     while let Ok(first) = jobs.recv() {
@@ -136,8 +156,14 @@ fn write_queued(connection: &Mutex<Connection>, jobs: &Receiver<Job>, pending: &
             if let Err(e) = write_batch(&mut connection, &batch) {
                 tracing::error!(entries = batch.len(), error = %e, "cannot write the activity log");
             }
+            let written = batch.last().map_or(0, |record| record.0);
             pending.fetch_sub(batch.len(), Ordering::AcqRel);
             batch.clear();
+            // Entries are appended and counted under this lock: with it held, none pending
+            // means the database has every entry the journal holds.
+            if let Ok(mut journal) = journal.try_lock() {
+                journal.trim(pending.load(Ordering::Acquire) == 0, written);
+            }
         }
         for done in flushes.drain(..) {
             let _ = done.send(());
@@ -145,16 +171,17 @@ fn write_queued(connection: &Mutex<Connection>, jobs: &Receiver<Job>, pending: &
     }
 }
 
-/// Appends the entries and drops what falls out of each session's ring.
-fn write_batch(
-    connection: &mut Connection,
-    batch: &[(String, ActivityEntry)],
-) -> rusqlite::Result<()> {
+/// Appends the entries, notes the highest journal number among them as written, and drops
+/// what falls out of each session's ring.
+pub(crate) fn write_batch(connection: &mut Connection, batch: &[Numbered]) -> rusqlite::Result<()> {
     let transaction = connection.transaction()?;
-    for (session_id, entry) in batch {
+    for (_, session_id, entry) in batch {
         insert(&transaction, session_id, entry)?;
     }
-    let sessions: BTreeSet<&str> = batch.iter().map(|(id, _)| id.as_str()).collect();
+    if let Some(highest) = batch.iter().map(|record| record.0).max() {
+        journal::note_written(&transaction, highest)?;
+    }
+    let sessions: BTreeSet<&str> = batch.iter().map(|(_, id, _)| id.as_str()).collect();
     for session_id in sessions {
         execute_cached(
             &transaction,
@@ -200,9 +227,10 @@ impl Store {
             None => Ok(()),
             Some(entry) => {
                 let mut connection = self.connection.lock().expect("store lock");
+                // Not in the journal: number 0, which notes nothing as written.
                 Ok(write_batch(
                     &mut connection,
-                    &[(session_id.to_string(), entry)],
+                    &[(0, session_id.to_string(), entry)],
                 )?)
             }
         }

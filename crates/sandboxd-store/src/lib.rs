@@ -8,6 +8,7 @@
 mod activity;
 mod audit;
 mod egress;
+mod journal;
 mod snapshots;
 
 pub use audit::AUDIT_KEPT;
@@ -35,6 +36,11 @@ pub enum StoreError {
     #[error("cannot make {path} private: {source}")]
     Permissions {
         path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("activity journal beside {database}: {source}")]
+    Journal {
+        database: PathBuf,
         source: std::io::Error,
     },
 }
@@ -92,6 +98,7 @@ fn migrations() -> Migrations<'static> {
         M::up(snapshots::MIGRATION),
         M::up(snapshots::ENV_MIGRATION),
         M::up(egress::MIGRATION),
+        M::up(journal::MIGRATION),
     ])
 }
 
@@ -168,9 +175,15 @@ impl Store {
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         connection.pragma_update(None, "foreign_keys", "ON")?;
         migrations().to_latest(&mut connection)?;
+        let journal = journal::Journal::open(path, &mut connection).map_err(|source| {
+            StoreError::Journal {
+                database: path.to_path_buf(),
+                source,
+            }
+        })?;
         let connection = Arc::new(Mutex::new(connection));
         Ok(Store {
-            activity: activity::Writer::start(connection.clone()),
+            activity: activity::Writer::start(connection.clone(), journal),
             connection,
             directory: path.parent().unwrap_or(Path::new(".")).to_path_buf(),
         })

@@ -1,0 +1,277 @@
+//! The activity journal: each entry is appended to a file as it is recorded (one write, no
+//! fsync: it survives the process, which is what a crash or SIGKILL takes), before it is
+//! queued for the database. Entries carry a number, and the database keeps the highest it has
+//! written in the same transaction as the entries, so the next open writes exactly the
+//! entries the database lacks. The file is emptied whenever the database has every entry in
+//! it, and rewritten with only the missing ones should it grow past [`COMPACT_AT`].
+//!
+//! The service holds the journal locked while it runs, so a second service started on the
+//! same state directory is refused rather than replaying, emptying, or taking back the
+//! first one's sessions and sandboxes.
+
+use crate::execute_cached;
+use rusqlite::{params, Connection};
+use sandboxd_api::ActivityEntry;
+use std::fs::{File, OpenOptions};
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::{Path, PathBuf};
+
+/// Past this size (while entries keep coming, so it is never found empty) the journal is
+/// rewritten with the entries the database lacks.
+const COMPACT_AT: u64 = 4 << 20;
+/// The most of a journal read at an open: far more than [`COMPACT_AT`] lets it hold.
+const MAX_REPLAY_BYTES: u64 = 64 << 20;
+
+pub(crate) const MIGRATION: &str =
+    "CREATE TABLE activity_journal (written INTEGER NOT NULL); INSERT INTO activity_journal VALUES (0);";
+
+/// One journal line: the entry's number, its session and the entry.
+type Line = crate::activity::Numbered;
+
+pub(crate) struct Journal {
+    path: PathBuf,
+    file: File,
+    /// The number of the next entry.
+    next: u64,
+    bytes: u64,
+}
+
+impl Journal {
+    /// Opens the journal beside the database at `database`, after writing to the database
+    /// the entries it holds that the database lacks (a crash's), then empties it.
+    pub(crate) fn open(database: &Path, connection: &mut Connection) -> io::Result<Journal> {
+        let mut path = database.as_os_str().to_owned();
+        path.push("-activity");
+        let path = PathBuf::from(path);
+        let file = open_locked(&path)?;
+        let written = written(connection).map_err(io::Error::other)?;
+        let lines = read_lines(&path)?;
+        let last = lines.iter().map(|line| line.0).max().unwrap_or(0);
+        let missing: Vec<Line> = lines.into_iter().filter(|line| line.0 > written).collect();
+        if !missing.is_empty() {
+            tracing::warn!(
+                entries = missing.len(),
+                "writing the activity entries the last run recorded and did not write"
+            );
+            crate::activity::write_batch(connection, &missing).map_err(io::Error::other)?;
+        }
+        file.set_len(0)?;
+        Ok(Journal {
+            path,
+            file,
+            next: written.max(last) + 1,
+            bytes: 0,
+        })
+    }
+
+    /// Appends the entry; returns its number. A failed write (a full disk) is logged and the
+    /// entry goes on to the database all the same.
+    pub(crate) fn append(&mut self, session_id: &str, entry: &ActivityEntry) -> u64 {
+        let number = self.next;
+        self.next += 1;
+        let mut line = serde_json::to_vec(&(number, session_id, entry)).unwrap_or_default();
+        line.push(b'\n');
+        match self.file.write_all(&line) {
+            Ok(()) => self.bytes += line.len() as u64,
+            Err(e) => tracing::error!(error = %e, "cannot append to the activity journal"),
+        }
+        number
+    }
+
+    /// With every entry in the database: empties the file. Otherwise, past [`COMPACT_AT`],
+    /// keeps only the entries after `written`.
+    pub(crate) fn trim(&mut self, all_written: bool, written: u64) {
+        let trimmed = if all_written {
+            self.file.set_len(0)
+        } else if self.bytes > COMPACT_AT {
+            self.compact(written)
+        } else {
+            return;
+        };
+        match trimmed {
+            Ok(()) if all_written => self.bytes = 0,
+            Ok(()) => {}
+            Err(e) => tracing::error!(error = %e, "cannot trim the activity journal"),
+        }
+    }
+
+    fn compact(&mut self, written: u64) -> io::Result<()> {
+        let kept: Vec<Line> = read_lines(&self.path)?
+            .into_iter()
+            .filter(|line| line.0 > written)
+            .collect();
+        let mut staging = self.path.as_os_str().to_owned();
+        staging.push(".new");
+        let staging = PathBuf::from(staging);
+        let mut text = Vec::new();
+        for line in &kept {
+            serde_json::to_writer(&mut text, line)?;
+            text.push(b'\n');
+        }
+        std::fs::write(&staging, &text)?;
+        // Locked before it takes the journal's name, so the name is never unlocked.
+        let compacted = open_locked(&staging)?;
+        std::fs::rename(&staging, &self.path)?;
+        self.file = compacted;
+        self.bytes = text.len() as u64;
+        Ok(())
+    }
+}
+
+/// The number of the last entry the database has.
+pub(crate) fn written(connection: &Connection) -> rusqlite::Result<u64> {
+    connection.query_row("SELECT written FROM activity_journal", [], |row| {
+        row.get::<_, i64>(0).map(|n| n.max(0) as u64)
+    })
+}
+
+/// Notes in the transaction writing entries up to `number` that the database has them.
+pub(crate) fn note_written(connection: &Connection, number: u64) -> rusqlite::Result<()> {
+    execute_cached(
+        connection,
+        "UPDATE activity_journal SET written = MAX(written, ?1)",
+        params![number.min(i64::MAX as u64) as i64],
+    )
+    .map(drop)
+}
+
+/// The journal's lines; a line cut short by the crash, or otherwise unreadable, is skipped.
+fn read_lines(path: &Path) -> io::Result<Vec<Line>> {
+    let file = match File::open(path) {
+        Ok(file) => file,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
+        Err(e) => return Err(e),
+    };
+    let mut lines = Vec::new();
+    for text in BufReader::new(file.take(MAX_REPLAY_BYTES)).split(b'\n') {
+        if let Ok(line) = serde_json::from_slice::<Line>(&text?) {
+            lines.push(line);
+        }
+    }
+    Ok(lines)
+}
+
+/// The journal for appending, readable by the service's user only, locked for this process.
+fn open_locked(path: &Path) -> io::Result<File> {
+    let file = OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)?;
+    file.set_permissions(std::os::unix::fs::PermissionsExt::from_mode(0o600))?;
+    match file.try_lock() {
+        Ok(()) => Ok(file),
+        Err(std::fs::TryLockError::WouldBlock) => Err(io::Error::new(
+            io::ErrorKind::WouldBlock,
+            "another sandboxd is serving from this state directory (it holds the journal locked); stop it first, or give this one a --state-dir of its own",
+        )),
+        Err(std::fs::TryLockError::Error(e)) => Err(e),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Store;
+
+    fn entry(target: &str) -> ActivityEntry {
+        ActivityEntry {
+            at: "2026-12-05T10:00:00Z".into(),
+            principal: "admin".into(),
+            interface: "api".into(),
+            action: "exec".into(),
+            target: target.into(),
+            status: "ok".into(),
+            exit_code: Some(0),
+            bytes: None,
+            duration_ms: 3,
+            error: None,
+        }
+    }
+
+    fn line(number: u64, target: &str) -> String {
+        serde_json::to_string(&(number, "s", entry(target))).unwrap() + "\n"
+    }
+
+    fn targets(store: &Store) -> Vec<String> {
+        let mut targets: Vec<String> = store
+            .activity("s")
+            .unwrap()
+            .into_iter()
+            .map(|e| e.target)
+            .collect();
+        targets.reverse();
+        targets
+    }
+
+    #[test]
+    fn what_a_killed_service_journaled_and_did_not_write_is_written_at_the_next_open_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let database = dir.path().join("state.db");
+        let journal = dir.path().join("state.db-activity");
+        let store = Store::open(&database).unwrap();
+        store.record_activity("s", &entry("one")).unwrap();
+        store.record_activity("s", &entry("two")).unwrap();
+        assert_eq!(targets(&store), ["one", "two"]);
+        assert_eq!(
+            std::fs::metadata(&journal).unwrap().len(),
+            0,
+            "emptied once the database has every entry"
+        );
+        drop(store);
+        // As a service killed before its writer got to three and four leaves the journal: two
+        // is there still (the database has it), four was cut short after a whole line.
+        let left = line(2, "two") + &line(3, "three") + &line(4, "four") + "[5,\"s\",{\"at\"";
+        std::fs::write(&journal, left).unwrap();
+        let store = Store::open(&database).unwrap();
+        assert_eq!(targets(&store), ["one", "two", "three", "four"]);
+        assert_eq!(std::fs::metadata(&journal).unwrap().len(), 0);
+        store.record_activity("s", &entry("five")).unwrap();
+        drop(store);
+        let store = Store::open(&database).unwrap();
+        assert_eq!(targets(&store), ["one", "two", "three", "four", "five"]);
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&journal).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_second_store_on_the_same_state_is_refused_while_the_first_is_open() {
+        let dir = tempfile::tempdir().unwrap();
+        let database = dir.path().join("state.db");
+        let first = Store::open(&database).unwrap();
+        let Err(refused) = Store::open(&database) else {
+            panic!("a second store opened")
+        };
+        assert!(
+            refused.to_string().contains("another sandboxd is serving"),
+            "{refused}"
+        );
+        drop(first);
+        Store::open(&database).expect("opens once the first is closed");
+    }
+
+    #[test]
+    fn compacting_keeps_only_the_entries_the_database_lacks() {
+        let dir = tempfile::tempdir().unwrap();
+        let database = dir.path().join("state.db");
+        let mut connection = Connection::open(&database).unwrap();
+        crate::migrations().to_latest(&mut connection).unwrap();
+        let mut journal = Journal::open(&database, &mut connection).unwrap();
+        for target in ["one", "two", "three"] {
+            journal.append("s", &entry(target));
+        }
+        journal.compact(2).unwrap();
+        journal.append("s", &entry("four"));
+        let kept: Vec<(u64, String)> = read_lines(&journal.path)
+            .unwrap()
+            .into_iter()
+            .map(|(number, _, entry)| (number, entry.target))
+            .collect();
+        assert_eq!(kept, [(3, "three".into()), (4, "four".into())]);
+        journal.trim(true, 4);
+        assert_eq!(read_lines(&journal.path).unwrap().len(), 0);
+    }
+}
