@@ -35,6 +35,8 @@ pub(crate) struct Journal {
     /// The number of the next entry.
     next: u64,
     bytes: u64,
+    /// The last append failed: said once in the log, not for every entry.
+    failing: bool,
 }
 
 impl Journal {
@@ -62,19 +64,27 @@ impl Journal {
             file,
             next: written.max(last) + 1,
             bytes: 0,
+            failing: false,
         })
     }
 
-    /// Appends the entry; returns its number. A failed write (a full disk) is logged and the
-    /// entry goes on to the database all the same.
+    /// Appends the entry; returns its number. A failed write (a full disk) is logged, once
+    /// until a write succeeds again, and the entry goes on to the database all the same.
     pub(crate) fn append(&mut self, session_id: &str, entry: &ActivityEntry) -> u64 {
         let number = self.next;
         self.next += 1;
         let mut line = serde_json::to_vec(&(number, session_id, entry)).unwrap_or_default();
         line.push(b'\n');
         match self.file.write_all(&line) {
-            Ok(()) => self.bytes += line.len() as u64,
-            Err(e) => tracing::error!(error = %e, "cannot append to the activity journal"),
+            Ok(()) => {
+                self.bytes += line.len() as u64;
+                self.failing = false;
+            }
+            Err(e) if !self.failing => {
+                self.failing = true;
+                tracing::error!(error = %e, "cannot append to the activity journal: entries recorded until it can are lost should the service be killed before they are written");
+            }
+            Err(_) => {}
         }
         number
     }
