@@ -5,10 +5,10 @@
 //! removes every container it made when it ends, also on failure. With `--kubeconfig` it also
 //! runs create, exec and close with the sandboxes as pods on that cluster.
 
-mod cgroup_floor;
 mod code;
 mod e2b;
 mod egress;
+mod floor;
 mod footprint;
 mod kubernetes;
 mod measure;
@@ -69,7 +69,7 @@ struct Args {
     /// Only the egress proxy's row (no service, no engine).
     #[arg(long)]
     egress_only: bool,
-    /// Internal: one chain of the host floor's spawns, in this cgroup (see `cgroup_floor`).
+    /// Internal: one chain of the host floor's spawns, in this cgroup (see `floor`).
     #[arg(long, hide = true)]
     spawn_chain_in: Option<PathBuf>,
     /// Internal: the spawns of that chain.
@@ -81,7 +81,7 @@ struct Args {
 async fn main() -> Result<()> {
     let args = Args::parse();
     if let Some(cgroup) = &args.spawn_chain_in {
-        return cgroup_floor::run_chain(cgroup, args.spawn_chain_commands);
+        return floor::run_chain(cgroup, args.spawn_chain_commands);
     }
     if args.egress_only {
         return egress::run(args.iterations).await;

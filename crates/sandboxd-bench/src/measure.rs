@@ -1,12 +1,10 @@
 //! The measurements: each operation through sandboxd and the raw API, and the host floor.
 
+use crate::floor;
 use crate::raw::Raw;
 use crate::report::{print_row, time, Figures, Sample, MIB};
 use crate::sandboxd::{Api, Service, TOKEN};
 use anyhow::{bail, Result};
-use std::os::unix::process::CommandExt;
-use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 /// The concurrent figure: this many sessions, each running this many commands in a row.
@@ -69,7 +67,7 @@ pub(crate) async fn run(
     for _ in 0..(n * 5) {
         time(&mut ours, api.exec(session, "true")).await?;
         time(&mut argv, api.exec_argv(session, &["true"])).await?;
-        floor.push(host_spawn()?);
+        floor.push(floor::host_spawn()?);
     }
     let mut theirs = Vec::new();
     for _ in 0..(n * 5) {
@@ -105,11 +103,11 @@ pub(crate) async fn run(
     print_row("session close", &close, Some(&Sample(theirs)));
 
     let (concurrent, rss_bytes) = run_concurrent(api, raw, service).await?;
-    let floor_concurrent = host_spawn_concurrent()?;
+    let floor_concurrent = floor::host_spawn_concurrent(SESSIONS, COMMANDS)?;
     println!("\nhost floor: the same `sh -c true` spawned straight on this host (no service, no container)");
     print_row("spawn `true`", &floor_single, None);
     print_row("20 x 50 concurrent spawns", &floor_concurrent, None);
-    match crate::cgroup_floor::host_spawn_concurrent_in_cgroups(SESSIONS, COMMANDS)? {
+    match floor::host_spawn_concurrent_in_cgroups(SESSIONS, COMMANDS)? {
         Ok(in_cgroups) => print_row("the same, a CPU cgroup per chain", &in_cgroups, None),
         Err(reason) => println!("(the same with a CPU cgroup per chain: skipped, {reason})"),
     }
@@ -255,44 +253,4 @@ where
         Sample(per_target.into_iter().flatten().collect()),
         started.elapsed(),
     ))
-}
-
-/// The physical floor under the exec figures: `sh -c true` spawned straight on this host
-/// (with the host's busybox, the binary the bench image is built from, when there is one),
-/// output piped as the agent does. std spawns it with posix_spawn. No service, HTTP or
-/// container is in the way, so no service can do better on this machine.
-pub(crate) fn host_spawn() -> Result<Duration> {
-    let mut command = if Path::new("/bin/busybox").exists() {
-        let mut busybox = Command::new("/bin/busybox");
-        busybox.arg0("sh");
-        busybox
-    } else {
-        Command::new("/bin/sh")
-    };
-    let started = Instant::now();
-    let output = command.args(["-c", "true"]).output()?;
-    if !output.status.success() {
-        bail!("sh -c true failed on the host: {}", output.status);
-    }
-    Ok(started.elapsed())
-}
-
-/// The floor of the concurrent figure: 20 threads each spawning 50 in a row, at once.
-fn host_spawn_concurrent() -> Result<Sample> {
-    let concurrent = std::thread::scope(|scope| {
-        let threads: Vec<_> = (0..SESSIONS)
-            .map(|_| {
-                scope.spawn(|| {
-                    (0..COMMANDS)
-                        .map(|_| host_spawn())
-                        .collect::<Result<Vec<_>>>()
-                })
-            })
-            .collect();
-        threads
-            .into_iter()
-            .map(|thread| thread.join().expect("spawning thread panicked"))
-            .collect::<Result<Vec<_>>>()
-    })?;
-    Ok(Sample(concurrent.into_iter().flatten().collect()))
 }

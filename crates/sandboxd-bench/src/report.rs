@@ -46,11 +46,11 @@ pub(crate) struct Figures {
     /// `true`, as `argv`.
     pub(crate) exec_argv: Sample,
     pub(crate) raw_exec_true: Sample,
-    /// `exec_true` without the service: see `measure::host_spawn`.
+    /// `exec_true` without the service: see `floor::host_spawn`.
     pub(crate) floor_single: Sample,
     pub(crate) close: Sample,
     pub(crate) concurrent: Sample,
-    /// `concurrent` without the service: see `measure::host_spawn_floor`.
+    /// `concurrent` without the service: see `floor::host_spawn_concurrent`.
     pub(crate) floor_concurrent: Sample,
     pub(crate) rss_bytes: u64,
 }

@@ -7,8 +7,8 @@
 //! and removes every container it made by label, also on failure. It stops opening, and
 //! cleans up, when the host's available memory falls under [`MIN_AVAILABLE`].
 
+use crate::floor::host_spawn;
 use crate::footprint::{self, CpuShares, HostActivity, HostMemory, Processes};
-use crate::measure::host_spawn;
 use crate::raw::Raw;
 use crate::report::{time, Figure, Goal, Sample, Target, MIB};
 use crate::sandboxd::{Api, Service, TOKEN};

@@ -9,11 +9,12 @@
 //! Each queued entry is in the [`Journal`] first, so a service killed before the writer got to
 //! it loses none.
 
-use crate::journal::{self, Journal};
+use crate::journal::{self, Journal, Numbered};
 use crate::{execute_cached, Store, StoreError, ACTIVITY_PER_SESSION};
 use rusqlite::{params, Connection};
 use sandboxd_api::ActivityEntry;
 use std::collections::BTreeSet;
+use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -26,9 +27,6 @@ const QUEUE_LEN: usize = 4096;
 const MAX_BATCH: usize = 512;
 /// How long the writer gathers entries before it commits them.
 const GATHER: Duration = Duration::from_millis(10);
-
-/// An entry with its journal number and its session.
-pub(crate) type Numbered = (u64, String, ActivityEntry);
 
 enum Job {
     /// Boxed, so the queue's slots (allocated up front) stay small.
@@ -45,6 +43,29 @@ pub(crate) struct Writer {
     /// Taken to append and queue an entry, so the queue's order is the journal's.
     journal: Arc<Mutex<Journal>>,
     thread: Option<JoinHandle<()>>,
+}
+
+/// Opens the activity journal beside `database`, first writing the entries it holds that the
+/// database lacks (a killed service's).
+pub(crate) fn open_journal(
+    database: &Path,
+    connection: &mut Connection,
+) -> Result<Journal, StoreError> {
+    let failed = |source| StoreError::Journal {
+        database: database.to_path_buf(),
+        source,
+    };
+    let (mut journal, missing) = Journal::open(database, connection).map_err(failed)?;
+    if !missing.is_empty() {
+        tracing::warn!(
+            entries = missing.len(),
+            "writing the activity entries the last run recorded and did not write"
+        );
+        write_batch(connection, &missing)?;
+    }
+    // The database has every entry now; the numbers go on from the highest either had.
+    journal.trim(true, 0);
+    Ok(journal)
 }
 
 impl Writer {

@@ -26,8 +26,8 @@ const MAX_REPLAY_BYTES: u64 = 64 << 20;
 pub(crate) const MIGRATION: &str =
     "CREATE TABLE activity_journal (written INTEGER NOT NULL); INSERT INTO activity_journal VALUES (0);";
 
-/// One journal line: the entry's number, its session and the entry.
-type Line = crate::activity::Numbered;
+/// An entry with its journal number and its session: one journal line.
+pub(crate) type Numbered = (u64, String, ActivityEntry);
 
 pub(crate) struct Journal {
     path: PathBuf,
@@ -40,9 +40,13 @@ pub(crate) struct Journal {
 }
 
 impl Journal {
-    /// Opens the journal beside the database at `database`, after writing to the database
-    /// the entries it holds that the database lacks (a crash's), then empties it.
-    pub(crate) fn open(database: &Path, connection: &mut Connection) -> io::Result<Journal> {
+    /// Opens the journal beside the database at `database`, with the entries it holds that
+    /// the database lacks (a crash's): the caller writes those, then empties the journal
+    /// ([`Journal::trim`]).
+    pub(crate) fn open(
+        database: &Path,
+        connection: &Connection,
+    ) -> io::Result<(Journal, Vec<Numbered>)> {
         let mut path = database.as_os_str().to_owned();
         path.push("-activity");
         let path = PathBuf::from(path);
@@ -50,22 +54,15 @@ impl Journal {
         let written = written(connection).map_err(io::Error::other)?;
         let lines = read_lines(&path)?;
         let last = lines.iter().map(|line| line.0).max().unwrap_or(0);
-        let missing: Vec<Line> = lines.into_iter().filter(|line| line.0 > written).collect();
-        if !missing.is_empty() {
-            tracing::warn!(
-                entries = missing.len(),
-                "writing the activity entries the last run recorded and did not write"
-            );
-            crate::activity::write_batch(connection, &missing).map_err(io::Error::other)?;
-        }
-        file.set_len(0)?;
-        Ok(Journal {
+        let missing: Vec<Numbered> = lines.into_iter().filter(|line| line.0 > written).collect();
+        let journal = Journal {
             path,
             file,
             next: written.max(last) + 1,
             bytes: 0,
             failing: false,
-        })
+        };
+        Ok((journal, missing))
     }
 
     /// Appends the entry; returns its number. A failed write (a full disk) is logged, once
@@ -107,7 +104,7 @@ impl Journal {
     }
 
     fn compact(&mut self, written: u64) -> io::Result<()> {
-        let kept: Vec<Line> = read_lines(&self.path)?
+        let kept: Vec<Numbered> = read_lines(&self.path)?
             .into_iter()
             .filter(|line| line.0 > written)
             .collect();
@@ -147,7 +144,7 @@ pub(crate) fn note_written(connection: &Connection, number: u64) -> rusqlite::Re
 }
 
 /// The journal's lines; a line cut short by the crash, or otherwise unreadable, is skipped.
-fn read_lines(path: &Path) -> io::Result<Vec<Line>> {
+fn read_lines(path: &Path) -> io::Result<Vec<Numbered>> {
     let file = match File::open(path) {
         Ok(file) => file,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(Vec::new()),
@@ -155,7 +152,7 @@ fn read_lines(path: &Path) -> io::Result<Vec<Line>> {
     };
     let mut lines = Vec::new();
     for text in BufReader::new(file.take(MAX_REPLAY_BYTES)).split(b'\n') {
-        if let Ok(line) = serde_json::from_slice::<Line>(&text?) {
+        if let Ok(line) = serde_json::from_slice::<Numbered>(&text?) {
             lines.push(line);
         }
     }
@@ -269,7 +266,8 @@ mod tests {
         let database = dir.path().join("state.db");
         let mut connection = Connection::open(&database).unwrap();
         crate::migrations().to_latest(&mut connection).unwrap();
-        let mut journal = Journal::open(&database, &mut connection).unwrap();
+        let (mut journal, missing) = Journal::open(&database, &connection).unwrap();
+        assert!(missing.is_empty());
         for target in ["one", "two", "three"] {
             journal.append("s", &entry(target));
         }

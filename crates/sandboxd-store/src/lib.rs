@@ -175,12 +175,7 @@ impl Store {
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         connection.pragma_update(None, "foreign_keys", "ON")?;
         migrations().to_latest(&mut connection)?;
-        let journal = journal::Journal::open(path, &mut connection).map_err(|source| {
-            StoreError::Journal {
-                database: path.to_path_buf(),
-                source,
-            }
-        })?;
+        let journal = activity::open_journal(path, &mut connection)?;
         let connection = Arc::new(Mutex::new(connection));
         Ok(Store {
             activity: activity::Writer::start(connection.clone(), journal),

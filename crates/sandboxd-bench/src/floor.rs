@@ -1,18 +1,60 @@
-//! The concurrent host floor again, each chain of spawns in a CPU cgroup of its own, as each
-//! sandbox is: how much of the concurrent tail the kernel's scheduling of many cgroups adds by
-//! itself, with no service or container in the way.
+//! The host floor: `sh -c true` spawned straight on this host, alone and in concurrent chains,
+//! with no service, HTTP or container in the way.
 //!
-//! A chain is this binary run again (`--spawn-chain-in DIR`): it moves itself into `DIR`
+//! The concurrent floor again, each chain in a CPU cgroup of its own as each sandbox is, shows
+//! how much of the concurrent tail the kernel's scheduling of many cgroups adds by itself. A
+//! chain is then this binary run again (`--spawn-chain-in DIR`): it moves itself into `DIR`
 //! (writing its pid to `cgroup.procs` works alike on cgroup v1 and v2), says it is ready, waits
 //! for a line on stdin so that all chains start together, spawns, and prints each latency.
 
-use crate::measure::host_spawn;
 use crate::report::Sample;
 use anyhow::{bail, Context, Result};
 use std::io::{BufRead, BufReader, Write};
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::time::Duration;
+use std::time::{Duration, Instant};
+
+/// The physical floor under the exec figures: `sh -c true` spawned straight on this host
+/// (with the host's busybox, the binary the bench image is built from, when there is one),
+/// output piped as the agent does. std spawns it with posix_spawn. No service, HTTP or
+/// container is in the way, so no service can do better on this machine.
+pub(crate) fn host_spawn() -> Result<Duration> {
+    let mut command = if Path::new("/bin/busybox").exists() {
+        let mut busybox = Command::new("/bin/busybox");
+        busybox.arg0("sh");
+        busybox
+    } else {
+        Command::new("/bin/sh")
+    };
+    let started = Instant::now();
+    let output = command.args(["-c", "true"]).output()?;
+    if !output.status.success() {
+        bail!("sh -c true failed on the host: {}", output.status);
+    }
+    Ok(started.elapsed())
+}
+
+/// The floor of the concurrent figure: `chains` threads each spawning `commands` in a row,
+/// all at once.
+pub(crate) fn host_spawn_concurrent(chains: usize, commands: usize) -> Result<Sample> {
+    let concurrent = std::thread::scope(|scope| {
+        let threads: Vec<_> = (0..chains)
+            .map(|_| {
+                scope.spawn(|| {
+                    (0..commands)
+                        .map(|_| host_spawn())
+                        .collect::<Result<Vec<_>>>()
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .map(|thread| thread.join().expect("spawning thread panicked"))
+            .collect::<Result<Vec<_>>>()
+    })?;
+    Ok(Sample(concurrent.into_iter().flatten().collect()))
+}
 
 /// The line a chain prints once it is in its cgroup.
 const READY: &str = "ready";
