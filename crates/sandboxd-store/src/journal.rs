@@ -116,9 +116,11 @@ impl Journal {
             serde_json::to_writer(&mut text, line)?;
             text.push(b'\n');
         }
-        std::fs::write(&staging, &text)?;
-        // Locked before it takes the journal's name, so the name is never unlocked.
-        let compacted = open_locked(&staging)?;
+        // Private and locked before it takes the journal's name, so the name is never
+        // unlocked; emptied first, should a compaction cut short have left it behind.
+        let mut compacted = open_locked(&staging)?;
+        compacted.set_len(0)?;
+        compacted.write_all(&text)?;
         std::fs::rename(&staging, &self.path)?;
         self.file = compacted;
         self.bytes = text.len() as u64;
