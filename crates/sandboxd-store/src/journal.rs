@@ -281,6 +281,10 @@ mod tests {
             .map(|(number, _, entry)| (number, entry.target))
             .collect();
         assert_eq!(kept, [(3, "three".into()), (4, "four".into())]);
+        let mode = std::os::unix::fs::PermissionsExt::mode(
+            &std::fs::metadata(&journal.path).unwrap().permissions(),
+        );
+        assert_eq!(mode & 0o777, 0o600, "the compacted journal is private");
         journal.trim(true, 4);
         assert_eq!(read_lines(&journal.path).unwrap().len(), 0);
     }
