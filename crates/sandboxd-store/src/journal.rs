@@ -70,7 +70,12 @@ impl Journal {
     pub(crate) fn append(&mut self, session_id: &str, entry: &ActivityEntry) -> u64 {
         let number = self.next;
         self.next += 1;
-        let mut line = serde_json::to_vec(&(number, session_id, entry)).unwrap_or_default();
+        let mut line = Vec::new();
+        if self.failing {
+            // A failed write may have left part of a line: this one starts on a line of its own.
+            line.push(b'\n');
+        }
+        let _ = serde_json::to_writer(&mut line, &(number, session_id, entry));
         line.push(b'\n');
         match self.file.write_all(&line) {
             Ok(()) => {
@@ -260,6 +265,26 @@ mod tests {
         );
         drop(first);
         Store::open(&database).expect("opens once the first is closed");
+    }
+
+    #[test]
+    fn after_a_failed_append_the_next_entry_starts_a_line_of_its_own() {
+        let dir = tempfile::tempdir().unwrap();
+        let database = dir.path().join("state.db");
+        let mut connection = Connection::open(&database).unwrap();
+        crate::migrations().to_latest(&mut connection).unwrap();
+        let (mut journal, _) = Journal::open(&database, &connection).unwrap();
+        journal.append("s", &entry("one"));
+        // What a write cut short by a full disk leaves, and the failure it reported.
+        journal.file.write_all(b"[2,\"s\",{\"at\"").unwrap();
+        journal.failing = true;
+        journal.append("s", &entry("three"));
+        let targets: Vec<String> = read_lines(&journal.path)
+            .unwrap()
+            .into_iter()
+            .map(|(_, _, entry)| entry.target)
+            .collect();
+        assert_eq!(targets, ["one", "three"]);
     }
 
     #[test]
