@@ -35,18 +35,17 @@ pub(crate) fn host_spawn() -> Result<Duration> {
     Ok(started.elapsed())
 }
 
+/// `commands` spawns in a row: one chain of the concurrent floor.
+fn spawn_chain(commands: usize) -> Result<Vec<Duration>> {
+    (0..commands).map(|_| host_spawn()).collect()
+}
+
 /// The floor of the concurrent figure: `chains` threads each spawning `commands` in a row,
 /// all at once.
 pub(crate) fn host_spawn_concurrent(chains: usize, commands: usize) -> Result<Sample> {
     let concurrent = std::thread::scope(|scope| {
         let threads: Vec<_> = (0..chains)
-            .map(|_| {
-                scope.spawn(|| {
-                    (0..commands)
-                        .map(|_| host_spawn())
-                        .collect::<Result<Vec<_>>>()
-                })
-            })
+            .map(|_| scope.spawn(|| spawn_chain(commands)))
             .collect();
         threads
             .into_iter()
@@ -193,10 +192,7 @@ pub(crate) fn run_chain(dir: &Path, commands: usize) -> Result<()> {
     stdout.flush()?;
     let mut go = String::new();
     std::io::stdin().read_line(&mut go)?;
-    let latencies = (0..commands)
-        .map(|_| host_spawn())
-        .collect::<Result<Vec<_>>>()?;
-    for latency in latencies {
+    for latency in spawn_chain(commands)? {
         writeln!(stdout, "{}", latency.as_nanos())?;
     }
     Ok(())

@@ -64,7 +64,7 @@ pub(crate) fn open_journal(
         write_batch(connection, &missing)?;
     }
     // The database has every entry now; the numbers go on from the highest either had.
-    journal.trim(true, 0);
+    journal.empty();
     Ok(journal)
 }
 
@@ -147,7 +147,7 @@ impl Drop for Writer {
 /// transaction, until the queue closes. After the first entry of a batch it sleeps up to
 /// [`GATHER`] (entries queued meanwhile wake nobody), so a steady stream of operations costs a
 /// wakeup and a commit per window rather than one each; a flush unparks it at once. After a
-/// batch it trims the journal, if nobody holds it.
+/// batch it empties or compacts the journal, if nobody holds it.
 fn write_queued(
     connection: &Mutex<Connection>,
     jobs: &Receiver<Job>,
@@ -183,7 +183,11 @@ fn write_queued(
             // Entries are appended and counted under this lock: with it held, none pending
             // means the database has every entry the journal holds.
             if let Ok(mut journal) = journal.try_lock() {
-                journal.trim(pending.load(Ordering::Acquire) == 0, written);
+                if pending.load(Ordering::Acquire) == 0 {
+                    journal.empty();
+                } else {
+                    journal.compact_if_large(written);
+                }
             }
         }
         for done in flushes.drain(..) {

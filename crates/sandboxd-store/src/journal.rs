@@ -42,7 +42,7 @@ pub(crate) struct Journal {
 impl Journal {
     /// Opens the journal beside the database at `database`, with the entries it holds that
     /// the database lacks (a crash's): the caller writes those, then empties the journal
-    /// ([`Journal::trim`]).
+    /// ([`Journal::empty`]).
     pub(crate) fn open(
         database: &Path,
         connection: &Connection,
@@ -91,20 +91,20 @@ impl Journal {
         number
     }
 
-    /// With every entry in the database: empties the file. Otherwise, past [`COMPACT_AT`],
-    /// keeps only the entries after `written`.
-    pub(crate) fn trim(&mut self, all_written: bool, written: u64) {
-        let trimmed = if all_written {
-            self.file.set_len(0)
-        } else if self.bytes > COMPACT_AT {
-            self.compact(written)
-        } else {
-            return;
-        };
-        match trimmed {
-            Ok(()) if all_written => self.bytes = 0,
-            Ok(()) => {}
-            Err(e) => tracing::error!(error = %e, "cannot trim the activity journal"),
+    /// Empties the file, once the database has every entry.
+    pub(crate) fn empty(&mut self) {
+        match self.file.set_len(0) {
+            Ok(()) => self.bytes = 0,
+            Err(e) => tracing::error!(error = %e, "cannot empty the activity journal"),
+        }
+    }
+
+    /// Past [`COMPACT_AT`], keeps only the entries after `written`.
+    pub(crate) fn compact_if_large(&mut self, written: u64) {
+        if self.bytes > COMPACT_AT {
+            if let Err(e) = self.compact(written) {
+                tracing::error!(error = %e, "cannot compact the activity journal");
+            }
         }
     }
 
@@ -204,6 +204,21 @@ mod tests {
         }
     }
 
+    /// A journal beside a new database, which holds nothing yet.
+    fn new_journal(dir: &Path) -> Journal {
+        let database = dir.join("state.db");
+        let mut connection = Connection::open(&database).unwrap();
+        crate::migrations().to_latest(&mut connection).unwrap();
+        let (journal, missing) = Journal::open(&database, &connection).unwrap();
+        assert!(missing.is_empty());
+        journal
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(path).unwrap().permissions())
+            & 0o777
+    }
+
     fn line(number: u64, target: &str) -> String {
         serde_json::to_string(&(number, "s", entry(target))).unwrap() + "\n"
     }
@@ -245,10 +260,7 @@ mod tests {
         drop(store);
         let store = Store::open(&database).unwrap();
         assert_eq!(targets(&store), ["one", "two", "three", "four", "five"]);
-        let mode = std::os::unix::fs::PermissionsExt::mode(
-            &std::fs::metadata(&journal).unwrap().permissions(),
-        );
-        assert_eq!(mode & 0o777, 0o600);
+        assert_eq!(mode(&journal), 0o600);
     }
 
     #[test]
@@ -270,10 +282,7 @@ mod tests {
     #[test]
     fn after_a_failed_append_the_next_entry_starts_a_line_of_its_own() {
         let dir = tempfile::tempdir().unwrap();
-        let database = dir.path().join("state.db");
-        let mut connection = Connection::open(&database).unwrap();
-        crate::migrations().to_latest(&mut connection).unwrap();
-        let (mut journal, _) = Journal::open(&database, &connection).unwrap();
+        let mut journal = new_journal(dir.path());
         journal.append("s", &entry("one"));
         // What a write cut short by a full disk leaves, and the failure it reported.
         journal.file.write_all(b"[2,\"s\",{\"at\"").unwrap();
@@ -290,11 +299,7 @@ mod tests {
     #[test]
     fn compacting_keeps_only_the_entries_the_database_lacks() {
         let dir = tempfile::tempdir().unwrap();
-        let database = dir.path().join("state.db");
-        let mut connection = Connection::open(&database).unwrap();
-        crate::migrations().to_latest(&mut connection).unwrap();
-        let (mut journal, missing) = Journal::open(&database, &connection).unwrap();
-        assert!(missing.is_empty());
+        let mut journal = new_journal(dir.path());
         for target in ["one", "two", "three"] {
             journal.append("s", &entry(target));
         }
@@ -306,11 +311,12 @@ mod tests {
             .map(|(number, _, entry)| (number, entry.target))
             .collect();
         assert_eq!(kept, [(3, "three".into()), (4, "four".into())]);
-        let mode = std::os::unix::fs::PermissionsExt::mode(
-            &std::fs::metadata(&journal.path).unwrap().permissions(),
+        assert_eq!(
+            mode(&journal.path),
+            0o600,
+            "the compacted journal is private"
         );
-        assert_eq!(mode & 0o777, 0o600, "the compacted journal is private");
-        journal.trim(true, 4);
+        journal.empty();
         assert_eq!(read_lines(&journal.path).unwrap().len(), 0);
     }
 }
