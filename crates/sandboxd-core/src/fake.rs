@@ -58,6 +58,8 @@ pub struct FakeBackend {
     pub creates: AtomicU32,
     /// How long a create takes.
     pub create_delay: Mutex<Duration>,
+    /// How long taking back a sandbox takes (its agent dialing back).
+    pub adopt_delay: Mutex<Duration>,
     /// Read by every listing: held for writing, it keeps listings waiting as a slow engine does.
     listing: Arc<tokio::sync::RwLock<()>>,
 }
@@ -136,6 +138,8 @@ impl Backend for FakeBackend {
     }
 
     async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        let delay = *self.adopt_delay.lock().expect("delay lock");
+        tokio::time::sleep(delay).await;
         match self.state().sandboxes.contains_key(&sandbox.session_id) {
             true => Ok(()),
             false => Err(BackendError::SandboxGone(sandbox.session_id.clone())),

@@ -26,6 +26,8 @@ const SANDBOX_CHECK_INTERVAL: Duration = Duration::from_secs(1);
 const SANDBOX_RECONCILE_INTERVAL: Duration = Duration::from_secs(30);
 /// How often each running session's agent is pinged, at least.
 const PING_INTERVAL: Duration = Duration::from_secs(4);
+/// Why a session whose sandbox no longer runs ended.
+const SANDBOX_STOPPED: &str = "its sandbox stopped: its agent exited, or the container was stopped or removed outside sandboxd (for example, the Docker engine restarted)";
 /// Pings a second, at most: with thousands of sessions, rounds come further apart instead.
 const PINGS_PER_SECOND: usize = 100;
 /// How long a ping may take, the wait for a connection to the agent included. An agent
@@ -172,24 +174,29 @@ impl Core {
     /// Waits for the agents of the sessions taken back at start, [`ADOPT_CONCURRENCY`] at a
     /// time, and ends the sessions whose agent does not come back.
     async fn await_agents(&self, sessions: Vec<(Session, Option<OffsetDateTime>)>) {
+        let listings = Listings::default();
         stream::iter(sessions)
-            .for_each_concurrent(ADOPT_CONCURRENCY, |(session, paused_at)| async move {
-                // A frozen agent cannot dial back: a paused sandbox is taken back as it is.
-                let result = match paused_at {
-                    Some(_) => self.backend().adopt_paused(&session.sandbox).await,
-                    None => self.backend().adopt(&session.sandbox).await,
-                };
-                if result.is_ok() && paused_at.is_none() {
-                    self.learn_contexts(&session).await;
-                }
-                if let Err(e) = result {
-                    tracing::warn!(session = %session.id, error = %e, "cannot resume a session");
-                    self.end_for(
-                        &session,
-                        "end",
-                        "its sandbox's agent did not answer after the service restarted",
-                    )
-                    .await;
+            .for_each_concurrent(ADOPT_CONCURRENCY, |(session, paused_at)| {
+                let listings = &listings;
+                async move {
+                    // A frozen agent cannot dial back: a paused sandbox is taken back as it is.
+                    let result = match paused_at {
+                        Some(_) => self.backend().adopt_paused(&session.sandbox).await,
+                        None => self.backend().adopt(&session.sandbox).await,
+                    };
+                    if result.is_ok() && paused_at.is_none() {
+                        self.learn_contexts(&session).await;
+                    }
+                    if let Err(e) = result {
+                        tracing::warn!(session = %session.id, error = %e, "cannot resume a session");
+                        // A sandbox removed while its agent was awaited is reported as removed,
+                        // not as an agent that stayed silent.
+                        let reason = match listings.runs(self, &session, Instant::now()).await {
+                            Some(false) => SANDBOX_STOPPED,
+                            _ => "its sandbox's agent did not answer after the service restarted",
+                        };
+                        self.end_for(&session, "end", reason).await;
+                    }
                 }
             })
             .await;
@@ -324,15 +331,34 @@ impl Core {
         self.pools().retain(alive);
         for session in running {
             if !alive(&session.sandbox) {
-                self.end_for(
-                &session,
-                "end",
-                "its sandbox stopped: its agent exited, or the container was stopped or removed outside sandboxd (for example, the Docker engine restarted)",
-            )
-            .await;
+                self.end_for(&session, "end", SANDBOX_STOPPED).await;
             }
         }
         true
+    }
+}
+
+/// The platform's sandboxes as last listed, shared by the agents that did not come back after
+/// a restart: however many fail at once, the engine is asked one listing at a time, each
+/// taken after the failures it answers.
+#[derive(Default)]
+struct Listings(tokio::sync::Mutex<Option<(Instant, Vec<ExistingSandbox>)>>);
+
+impl Listings {
+    /// Whether the session's sandbox ran at a listing taken after `since`; `None` when the
+    /// platform cannot say.
+    async fn runs(&self, core: &Core, session: &Session, since: Instant) -> Option<bool> {
+        let mut last = self.0.lock().await;
+        let fresh = matches!(&*last, Some((at, _)) if *at >= since);
+        if !fresh {
+            let at = Instant::now();
+            *last = Some((at, core.backend().list().await.ok()?));
+        }
+        let (_, live) = last.as_ref()?;
+        Some(
+            live.iter()
+                .any(|e| e.running && e.sandbox == session.sandbox),
+        )
     }
 }
 

@@ -202,3 +202,27 @@ async fn taken_back_sessions_serve_before_the_engine_answers_and_what_opens_mean
     );
     assert_eq!(service.backend.running(), 2);
 }
+
+#[tokio::test]
+async fn a_sandbox_removed_while_its_agent_is_awaited_after_a_restart_is_reported_removed() {
+    let config_toml = config(4, 0, "");
+    let service = TestService::start(&config_toml);
+    let kept = service.open(None).await;
+    let (dir, backend) = service.shut_down();
+
+    // Its agent is slow to dial back, and its sandbox is removed meanwhile.
+    *backend.adopt_delay.lock().unwrap() = Duration::from_millis(300);
+    let service = TestService::over(&config_toml, dir, backend);
+    let report = service.core.restore().await.unwrap();
+    assert_eq!(report.resumed, 1, "{report:?}");
+    service.backend.vanish(&kept);
+    let info = service.wait_for_end(&kept, Duration::from_secs(3)).await;
+    assert_eq!(info["state"], "ended", "{info}");
+    assert!(
+        info["end_reason"]
+            .as_str()
+            .unwrap()
+            .contains("removed outside sandboxd"),
+        "{info}"
+    );
+}
