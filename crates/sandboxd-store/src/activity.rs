@@ -16,7 +16,7 @@ use sandboxd_api::ActivityEntry;
 use std::collections::BTreeSet;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::mpsc::{self, Receiver, SyncSender, TrySendError};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, SyncSender, TrySendError};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::Duration;
@@ -27,6 +27,10 @@ const QUEUE_LEN: usize = 4096;
 const MAX_BATCH: usize = 512;
 /// How long the writer gathers entries before it commits them.
 const GATHER: Duration = Duration::from_millis(10);
+/// How soon entries whose write failed are tried again when no others come.
+const RETRY_AFTER: Duration = Duration::from_secs(1);
+/// Entries whose write failed kept for another try, at most.
+const MAX_UNWRITTEN: usize = 4 * QUEUE_LEN;
 
 enum Job {
     /// Boxed, so the queue's slots (allocated up front) stay small.
@@ -148,38 +152,67 @@ impl Drop for Writer {
 /// [`GATHER`] (entries queued meanwhile wake nobody), so a steady stream of operations costs a
 /// wakeup and a commit per window rather than one each; a flush unparks it at once. After a
 /// batch it empties or compacts the journal, if nobody holds it.
+///
+/// Entries whose write failed (a full disk) stay first in line and are written with the next
+/// batch, or after [`RETRY_AFTER`] when none comes: the database's mark of what it has written
+/// only moves past an entry once it has it, so the journal keeps it for the next start until
+/// then. Past [`MAX_UNWRITTEN`] the oldest are given up, so recording never waits on a
+/// database that cannot be written.
 fn write_queued(
     connection: &Mutex<Connection>,
     jobs: &Receiver<Job>,
     pending: &AtomicUsize,
     journal: &Mutex<Journal>,
 ) {
-    let mut batch = Vec::new();
+    let mut batch: Vec<Numbered> = Vec::new();
     let mut flushes = Vec::new();
-    while let Ok(first) = jobs.recv() {
-        if matches!(first, Job::Record(_)) {
-            std::thread::park_timeout(GATHER);
-        }
-        let mut next = Some(first);
-        while let Some(job) = next {
-            match job {
-                Job::Record(record) => batch.push(*record),
-                Job::Flush(done) => flushes.push(done),
+    // The highest number the database has from this writer.
+    let mut written = 0;
+    loop {
+        let first = match batch.is_empty() {
+            true => jobs.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            false => jobs.recv_timeout(RETRY_AFTER),
+        };
+        let closed = matches!(first, Err(RecvTimeoutError::Disconnected));
+        if let Ok(first) = first {
+            if matches!(first, Job::Record(_)) {
+                std::thread::park_timeout(GATHER);
             }
-            next = if batch.len() < MAX_BATCH {
-                jobs.try_recv().ok()
-            } else {
-                None
-            };
+            let room = batch.len() + MAX_BATCH;
+            let mut next = Some(first);
+            while let Some(job) = next {
+                match job {
+                    Job::Record(record) => batch.push(*record),
+                    Job::Flush(done) => flushes.push(done),
+                }
+                next = if batch.len() < room {
+                    jobs.try_recv().ok()
+                } else {
+                    None
+                };
+            }
         }
         if !batch.is_empty() {
             let mut connection = connection.lock().unwrap_or_else(PoisonError::into_inner);
-            if let Err(e) = write_batch(&mut connection, &batch) {
-                tracing::error!(entries = batch.len(), error = %e, "cannot write the activity log");
+            match write_batch(&mut connection, &batch) {
+                Ok(()) => {
+                    written = batch.last().map_or(written, |record| record.0);
+                    pending.fetch_sub(batch.len(), Ordering::AcqRel);
+                    batch.clear();
+                }
+                Err(e) => {
+                    tracing::error!(entries = batch.len(), error = %e, "cannot write the activity log; trying again with the next entries");
+                    let given_up = batch.len().saturating_sub(MAX_UNWRITTEN);
+                    if given_up > 0 {
+                        tracing::error!(
+                            entries = given_up,
+                            "activity entries lost: the database could not be written for too long"
+                        );
+                        batch.drain(..given_up);
+                        pending.fetch_sub(given_up, Ordering::AcqRel);
+                    }
+                }
             }
-            let written = batch.last().map_or(0, |record| record.0);
-            pending.fetch_sub(batch.len(), Ordering::AcqRel);
-            batch.clear();
             // Entries are appended and counted under this lock: with it held, none pending
             // means the database has every entry the journal holds.
             if let Ok(mut journal) = journal.try_lock() {
@@ -192,6 +225,9 @@ fn write_queued(
         }
         for done in flushes.drain(..) {
             let _ = done.send(());
+        }
+        if closed {
+            break;
         }
     }
 }
@@ -376,5 +412,60 @@ mod tests {
             assert_eq!(log.len(), ACTIVITY_PER_SESSION as usize);
             assert_eq!(log[0].target, format!("prog{}", QUEUE_LEN / 2 - 1));
         }
+    }
+
+    /// Makes every write of an activity entry fail, as a full disk does, until `heal`.
+    fn break_writes(store: &Store) {
+        store
+            .with(|c| {
+                c.execute_batch(
+                    "CREATE TEMP TRIGGER no_room BEFORE INSERT ON activity
+                     BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END;",
+                )
+            })
+            .unwrap();
+    }
+
+    fn targets(store: &Store, session_id: &str) -> Vec<String> {
+        let mut targets: Vec<String> = store
+            .activity(session_id)
+            .unwrap()
+            .into_iter()
+            .map(|e| e.target)
+            .collect();
+        targets.reverse();
+        targets
+    }
+
+    #[test]
+    fn entries_whose_write_failed_are_written_with_the_next_ones_in_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("state.db")).unwrap();
+        store.record_activity("a", &entry(1)).unwrap();
+        store.flush();
+        break_writes(&store);
+        store.record_activity("a", &entry(2)).unwrap();
+        store.record_activity("a", &entry(3)).unwrap();
+        assert_eq!(targets(&store, "a"), ["prog1"], "the database took none");
+        store
+            .with(|c| c.execute_batch("DROP TRIGGER no_room"))
+            .unwrap();
+        store.record_activity("a", &entry(4)).unwrap();
+        assert_eq!(targets(&store, "a"), ["prog1", "prog2", "prog3", "prog4"]);
+    }
+
+    #[test]
+    fn entries_whose_write_failed_are_still_journaled_for_the_next_start() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        let store = Store::open(&path).unwrap();
+        break_writes(&store);
+        store.record_activity("a", &entry(1)).unwrap();
+        store.record_activity("a", &entry(2)).unwrap();
+        store.flush();
+        // The writer tries once more as the store closes, and fails again.
+        drop(store);
+        let store = Store::open(&path).unwrap();
+        assert_eq!(targets(&store, "a"), ["prog1", "prog2"]);
     }
 }

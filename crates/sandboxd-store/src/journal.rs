@@ -35,6 +35,9 @@ pub(crate) struct Journal {
     /// The number of the next entry.
     next: u64,
     bytes: u64,
+    /// The size past which it is compacted: [`COMPACT_AT`], or twice what the last compaction
+    /// kept, so entries the database cannot take yet are not rewritten after every batch.
+    compact_at: u64,
     /// The last append failed: said once in the log, not for every entry.
     failing: bool,
 }
@@ -60,6 +63,7 @@ impl Journal {
             file,
             next: written.max(last) + 1,
             bytes: 0,
+            compact_at: COMPACT_AT,
             failing: false,
         };
         Ok((journal, missing))
@@ -94,14 +98,18 @@ impl Journal {
     /// Empties the file, once the database has every entry.
     pub(crate) fn empty(&mut self) {
         match self.file.set_len(0) {
-            Ok(()) => self.bytes = 0,
+            Ok(()) => {
+                self.bytes = 0;
+                self.compact_at = COMPACT_AT;
+            }
             Err(e) => tracing::error!(error = %e, "cannot empty the activity journal"),
         }
     }
 
-    /// Past [`COMPACT_AT`], keeps only the entries after `written`.
+    /// Past [`COMPACT_AT`] (or twice what it kept last time), keeps only the entries after
+    /// `written`.
     pub(crate) fn compact_if_large(&mut self, written: u64) {
-        if self.bytes > COMPACT_AT {
+        if self.bytes > self.compact_at {
             if let Err(e) = self.compact(written) {
                 tracing::error!(error = %e, "cannot compact the activity journal");
             }
@@ -129,6 +137,7 @@ impl Journal {
         std::fs::rename(&staging, &self.path)?;
         self.file = compacted;
         self.bytes = text.len() as u64;
+        self.compact_at = COMPACT_AT.max(2 * self.bytes);
         Ok(())
     }
 }
@@ -318,5 +327,28 @@ mod tests {
         );
         journal.empty();
         assert_eq!(read_lines(&journal.path).unwrap().len(), 0);
+    }
+
+    #[test]
+    fn what_a_compaction_keeps_is_not_rewritten_after_every_batch() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut journal = new_journal(dir.path());
+        let inode =
+            |path: &Path| std::os::unix::fs::MetadataExt::ino(&std::fs::metadata(path).unwrap());
+        // Past the threshold, with nothing the database has: a compaction keeps all of it.
+        while journal.bytes <= COMPACT_AT {
+            journal.append("s", &entry("unwritten"));
+        }
+        journal.compact_if_large(0);
+        let compacted = inode(&journal.path);
+        journal.append("s", &entry("next"));
+        journal.compact_if_large(0);
+        assert_eq!(inode(&journal.path), compacted, "rewritten again at once");
+        // Once it has grown to twice what it kept, it is compacted again.
+        while journal.bytes <= 2 * COMPACT_AT + 1000 {
+            journal.append("s", &entry("more"));
+        }
+        journal.compact_if_large(0);
+        assert_ne!(inode(&journal.path), compacted);
     }
 }
