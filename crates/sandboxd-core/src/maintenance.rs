@@ -191,7 +191,7 @@ impl Core {
                         tracing::warn!(session = %session.id, error = %e, "cannot resume a session");
                         // A sandbox removed while its agent was awaited is reported as removed,
                         // not as an agent that stayed silent.
-                        let reason = match listings.runs(self, &session, Instant::now()).await {
+                        let reason = match listings.runs(self, &session).await {
                             Some(false) => SANDBOX_STOPPED,
                             _ => "its sandbox's agent did not answer after the service restarted",
                         };
@@ -345,9 +345,10 @@ impl Core {
 struct Listings(tokio::sync::Mutex<Option<(Instant, Vec<ExistingSandbox>)>>);
 
 impl Listings {
-    /// Whether the session's sandbox ran at a listing taken after `since`; `None` when the
-    /// platform cannot say.
-    async fn runs(&self, core: &Core, session: &Session, since: Instant) -> Option<bool> {
+    /// Whether the session's sandbox runs, by a listing taken after this call; `None` when
+    /// the platform cannot say.
+    async fn runs(&self, core: &Core, session: &Session) -> Option<bool> {
+        let since = Instant::now();
         let mut last = self.0.lock().await;
         let fresh = matches!(&*last, Some((at, _)) if *at >= since);
         if !fresh {

@@ -330,7 +330,7 @@ impl Store {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     fn entry(n: usize) -> ActivityEntry {
@@ -414,7 +414,8 @@ mod tests {
         }
     }
 
-    /// Makes every write of an activity entry fail, as a full disk does, until `heal`.
+    /// Makes every write of an activity entry fail, as a full disk does, until the trigger
+    /// `no_room` is dropped.
     fn break_writes(store: &Store) {
         store
             .with(|c| {
@@ -426,7 +427,8 @@ mod tests {
             .unwrap();
     }
 
-    fn targets(store: &Store, session_id: &str) -> Vec<String> {
+    /// The targets of the session's log, oldest first.
+    pub(crate) fn targets(store: &Store, session_id: &str) -> Vec<String> {
         let mut targets: Vec<String> = store
             .activity(session_id)
             .unwrap()

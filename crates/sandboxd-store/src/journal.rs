@@ -232,15 +232,9 @@ mod tests {
         serde_json::to_string(&(number, "s", entry(target))).unwrap() + "\n"
     }
 
+    /// The targets of session "s"'s log, oldest first.
     fn targets(store: &Store) -> Vec<String> {
-        let mut targets: Vec<String> = store
-            .activity("s")
-            .unwrap()
-            .into_iter()
-            .map(|e| e.target)
-            .collect();
-        targets.reverse();
-        targets
+        crate::activity::tests::targets(store, "s")
     }
 
     #[test]
