@@ -23,7 +23,10 @@ pub use egress::{
 };
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
 pub use output_watch::OutputWatch;
-pub use policy::{IdleAction, Policy, DEFAULT_MCP_OUTPUT_BYTES};
+pub use policy::{
+    IdleAction, Policy, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REQUESTS_PER_CALLER,
+    DEFAULT_MCP_OUTPUT_BYTES, DEFAULT_RESERVED_CONNECTIONS,
+};
 pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest, TUNNEL_PROTOCOL};
 pub use remedy::{with_wording, without_rest_wording, Remedy};
 pub use sandboxes::{Failure, Sandboxes};

@@ -37,6 +37,37 @@ pub struct Policy {
     pub snapshot_quota_bytes: u64,
     /// Snapshots one tenant may keep.
     pub snapshot_quota_count: u32,
+    /// Client connections the service holds open at once. When all are taken, a new one
+    /// closes the longest-idle connection (waiting for its next request or still sending
+    /// headers) of the client address holding the most.
+    #[serde(default = "default_max_connections")]
+    pub max_connections: u32,
+    /// Of `max_connections`, how many requests in progress are kept for the service token (the
+    /// administrator, the dashboard): tenants and callers without a token never take them.
+    #[serde(default = "default_reserved_connections")]
+    pub reserved_connections: u32,
+    /// Requests one tenant, or one client address without a token, may have in progress at
+    /// once, long-lived streams (events, process output, watches) included; more get 429.
+    #[serde(default = "default_max_requests_per_caller")]
+    pub max_requests_per_caller: u32,
+}
+
+/// The defaults of [`Policy::max_connections`], [`Policy::reserved_connections`] and
+/// [`Policy::max_requests_per_caller`].
+pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
+pub const DEFAULT_RESERVED_CONNECTIONS: u32 = 64;
+pub const DEFAULT_MAX_REQUESTS_PER_CALLER: u32 = 256;
+
+fn default_max_connections() -> u32 {
+    DEFAULT_MAX_CONNECTIONS
+}
+
+fn default_reserved_connections() -> u32 {
+    DEFAULT_RESERVED_CONNECTIONS
+}
+
+fn default_max_requests_per_caller() -> u32 {
+    DEFAULT_MAX_REQUESTS_PER_CALLER
 }
 
 /// The default of [`Policy::mcp_output_bytes`]: a few thousand tokens of a model's context.

@@ -23,6 +23,9 @@ pub(crate) struct PolicyFile {
     mcp_output_bytes: Option<SizeValue>,
     max_port_connections: Option<u32>,
     port_bytes_per_sec: Option<SizeValue>,
+    max_connections: Option<u32>,
+    reserved_connections: Option<u32>,
+    max_requests_per_caller: Option<u32>,
 }
 
 /// The most `policy.max_port_connections` may be.
@@ -58,6 +61,15 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
         )?,
         max_port_connections: file.max_port_connections.unwrap_or(32),
         port_bytes_per_sec: size(&file.port_bytes_per_sec, "port_bytes_per_sec", 256 << 20)?,
+        max_connections: file
+            .max_connections
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_CONNECTIONS),
+        reserved_connections: file
+            .reserved_connections
+            .unwrap_or(sandboxd_api::DEFAULT_RESERVED_CONNECTIONS),
+        max_requests_per_caller: file
+            .max_requests_per_caller
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_REQUESTS_PER_CALLER),
     };
     let positive = [
         ("default_timeout_secs", policy.default_timeout_secs),
@@ -78,6 +90,15 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
             u64::from(policy.max_port_connections),
         ),
         ("port_bytes_per_sec", policy.port_bytes_per_sec),
+        ("max_connections", u64::from(policy.max_connections)),
+        (
+            "reserved_connections",
+            u64::from(policy.reserved_connections),
+        ),
+        (
+            "max_requests_per_caller",
+            u64::from(policy.max_requests_per_caller),
+        ),
     ];
     for (name, value) in positive {
         if value == 0 {
@@ -88,6 +109,27 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
         return Err(invalid(
             "policy.max_port_connections",
             format!("must be at most {MAX_PORT_CONNECTIONS}: each holds one of the sandbox agent's 64 connections, and the rest must stay free for other requests"),
+        ));
+    }
+    let shared = policy
+        .max_connections
+        .saturating_sub(policy.reserved_connections);
+    if shared == 0 {
+        return Err(invalid(
+            "policy.reserved_connections",
+            format!(
+                "{} leaves none of policy.max_connections ({}) to tenants; keep it below",
+                policy.reserved_connections, policy.max_connections
+            ),
+        ));
+    }
+    if policy.max_requests_per_caller > shared {
+        return Err(invalid(
+            "policy.max_requests_per_caller",
+            format!(
+                "{} is above what tenants share (policy.max_connections {} less policy.reserved_connections {}); one caller could then take them all",
+                policy.max_requests_per_caller, policy.max_connections, policy.reserved_connections
+            ),
         ));
     }
     if policy.default_timeout_secs > policy.max_timeout_secs {

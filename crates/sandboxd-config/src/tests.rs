@@ -134,6 +134,18 @@ fn precise_errors() {
             format!("[policy]\ndefault_timeout_secs = 900\nmax_timeout_secs = 60\n{MINIMAL}"),
             "policy.default_timeout_secs",
         ),
+        (
+            format!("[policy]\nmax_connections = 0\n{MINIMAL}"),
+            "policy.max_connections: must be above 0",
+        ),
+        (
+            format!("[policy]\nreserved_connections = 1024\n{MINIMAL}"),
+            "policy.reserved_connections: 1024 leaves none",
+        ),
+        (
+            format!("[policy]\nmax_connections = 100\nreserved_connections = 10\nmax_requests_per_caller = 91\n{MINIMAL}"),
+            "policy.max_requests_per_caller: 91 is above what tenants share",
+        ),
         (format!("token = \"short\"\n{MINIMAL}"), "at least 16"),
         (
             format!("mem_limit = \"1k\"\n{MINIMAL}"),

@@ -555,6 +555,9 @@ mod tests {
             mcp_output_bytes: 1 << 10,
             max_port_connections: 1,
             port_bytes_per_sec: 1,
+            max_connections: 2,
+            reserved_connections: 1,
+            max_requests_per_caller: 1,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {

@@ -42,6 +42,29 @@ impl Core {
         Ok(session.tenant.map_or(Principal::Admin, Principal::Tenant))
     }
 
+    /// Whose a request is, for sharing the service's capacity out: the principal its bearer
+    /// token (or API key) names, else the owner of the open session whose access token it
+    /// presents. Nothing is counted, nothing is let in: `None` is anyone else.
+    pub fn claimant(
+        &self,
+        bearer: Option<&str>,
+        session_token: Option<(&str, &str)>,
+    ) -> Option<Principal> {
+        if let Some(principal) =
+            bearer.and_then(|token| self.tokens().identify(self.config(), token))
+        {
+            return Some(principal);
+        }
+        let (id, token) = session_token?;
+        let expected = self.derived_token(id);
+        if !bool::from(expected.as_bytes().ct_eq(token.as_bytes())) {
+            return None;
+        }
+        // Only open sessions: a lookup of an ended one would read the store.
+        let tenant = self.sessions().open_tenant(id)?;
+        Some(tenant.map_or(Principal::Admin, Principal::Tenant))
+    }
+
     fn derived_token(&self, id: &str) -> String {
         let digest = self.tokens().derive(CONTEXT, id);
         digest.iter().map(|b| format!("{b:02x}")).collect()

@@ -358,6 +358,14 @@ impl Sessions {
             .ok_or_else(|| not_found(id))
     }
 
+    /// The tenant of an open session (`Some(None)` for the administrator's), from memory only.
+    pub fn open_tenant(&self, id: &str) -> Option<Option<String>> {
+        self.lock()
+            .running
+            .get(id)
+            .map(|session| session.tenant.clone())
+    }
+
     /// Open sessions, oldest first.
     pub fn running(&self) -> Vec<Session> {
         self.running_where(|_| true)

@@ -4,6 +4,7 @@
 //! [`app`] builds the router; [`serve`] runs it on a listener until the shutdown future
 //! completes. The binary only parses flags and calls these.
 
+mod admission;
 mod auth;
 mod connections;
 mod dashboard;
@@ -196,6 +197,10 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         ))
         .layer(middleware::from_fn_with_state(budget, inflight::hold))
         .layer(middleware::from_fn_with_state(
+            admission::Admission::new(core.clone()),
+            admission::admit,
+        ))
+        .layer(middleware::from_fn_with_state(
             Arc::new(guard),
             origin::guard,
         ))
@@ -216,7 +221,8 @@ pub async fn serve(
 ) -> std::io::Result<()> {
     let maintenance = tokio::spawn(core.clone().maintain());
     let app = app(core.clone(), listener.local_addr()?, allowed_hosts);
-    let result = connections::run(listener, app, header_timeout, shutdown).await;
+    let limit = core.config().policy.max_connections;
+    let result = connections::run(listener, app, limit, header_timeout, shutdown).await;
     maintenance.abort();
     core.drain_pools().await;
     core.flush_activity();

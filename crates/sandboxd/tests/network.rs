@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{base_config, docker, sandboxd_bin, TestService};
+use common::{base_config, docker, tenant_token, TestService};
 use serde_json::{json, Value};
 use std::net::{Ipv4Addr, SocketAddr, TcpListener, TcpStream};
 use std::time::Duration;
@@ -16,27 +16,6 @@ fn probe(host: &str, port: u16) -> String {
     format!(
         "python3 -c \"import socket\ntry:\n    socket.create_connection(('{host}', {port}), 3); print('connected')\nexcept OSError as e:\n    print('blocked:', repr(e))\""
     )
-}
-
-/// A new tenant token and its config lines, from `sandboxd token --tenant NAME`.
-fn tenant_token(name: &str) -> (String, String) {
-    let output = std::process::Command::new(sandboxd_bin())
-        .args(["token", "--tenant", name])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let text = String::from_utf8(output.stdout).unwrap();
-    let token = text
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .to_string();
-    let config: String = text
-        .lines()
-        .filter(|l| l.starts_with("[tenants.") || l.starts_with("token_sha256"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    (token, config)
 }
 
 /// A service with a bridge runtime `web` (Python) and two tenants allowed only that runtime.

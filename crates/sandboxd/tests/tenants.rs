@@ -4,33 +4,8 @@
 
 mod common;
 
-use common::{base_config, sandboxd_bin, TestService, TOKEN};
+use common::{base_config, sandboxd_bin, tenant_token, TestService, TOKEN};
 use serde_json::{json, Value};
-
-/// A new tenant token and its config lines, from `sandboxd token --tenant NAME`.
-fn tenant_token(name: &str) -> (String, String) {
-    let output = std::process::Command::new(sandboxd_bin())
-        .args(["token", "--tenant", name])
-        .output()
-        .unwrap();
-    assert!(output.status.success());
-    let text = String::from_utf8(output.stdout).unwrap();
-    let token = text
-        .lines()
-        .find_map(|l| l.strip_prefix("token: "))
-        .unwrap()
-        .to_string();
-    let config: String = text
-        .lines()
-        .filter(|l| l.starts_with("[tenants.") || l.starts_with("token_sha256"))
-        .map(|l| format!("{l}\n"))
-        .collect();
-    assert!(
-        !config.contains(&token),
-        "the config lines hold only the hash"
-    );
-    (token, config)
-}
 
 struct Tenants {
     service: TestService,

@@ -14,6 +14,9 @@ const POLICY = [
   ['max_lifetime_secs', 'Longest lifetime', 'a session is closed this long after it opened, used or not', (v) => fmt.seconds(v)],
   ['max_sessions', 'Open sessions at most', 'what bounds the host: this times the largest memory ceiling', (v) => fmt.count(v)],
   ['auth_failures_per_minute', 'Failed sign-ins per minute', 'a client address failing more often must wait', (v) => fmt.count(v)],
+  ['max_connections', 'Connections at most', 'at the limit a new one closes the longest-idle one', (v) => fmt.count(v)],
+  ['reserved_connections', 'Kept for the service token', 'requests in progress no tenant can take', (v) => fmt.count(v)],
+  ['max_requests_per_caller', 'Requests in progress per caller', 'per tenant, or per address without a token; streams included', (v) => fmt.count(v)],
 ];
 
 export class SettingsView {

@@ -66,6 +66,31 @@ max_output_bytes = "64k"
     )
 }
 
+/// A new tenant token and its config lines, from `sandboxd token --tenant NAME`.
+pub fn tenant_token(name: &str) -> (String, String) {
+    let output = std::process::Command::new(sandboxd_bin())
+        .args(["token", "--tenant", name])
+        .output()
+        .unwrap();
+    assert!(output.status.success());
+    let text = String::from_utf8(output.stdout).unwrap();
+    let token = text
+        .lines()
+        .find_map(|l| l.strip_prefix("token: "))
+        .unwrap()
+        .to_string();
+    let config: String = text
+        .lines()
+        .filter(|l| l.starts_with("[tenants.") || l.starts_with("token_sha256"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    assert!(
+        !config.contains(&token),
+        "the config lines hold only the hash"
+    );
+    (token, config)
+}
+
 /// The Kubernetes cluster the suites run against instead of Docker, when one is named.
 pub struct Kubernetes {
     pub kubeconfig: String,
