@@ -12,8 +12,9 @@
 //!
 //! Every connection is checked against its session's rules (found by the peer's address), the
 //! name is resolved by the service itself, and the connection goes to the very address that
-//! was checked: a name resolving to a private, loopback, link-local, CGNAT, multicast, cloud
-//! metadata or host address is refused, so DNS rebinding gains nothing. Each connection allowed
+//! was checked: a name resolving to an address of IANA's special-purpose registries (private,
+//! loopback, link-local, CGNAT, documentation, multicast...), a cloud metadata address or one
+//! of the host's own is refused, so DNS rebinding gains nothing. Each connection allowed
 //! or refused is reported to the [`Policy`] (host, port, outcome, bytes; never a payload).
 //!
 //! Secrets: TLS (redirected, or through `CONNECT`) to a host of one of the session's secrets
@@ -30,6 +31,7 @@ mod forward;
 mod http;
 mod intercept;
 mod limits;
+mod refusals;
 mod resolve;
 mod secrets;
 mod tls;
@@ -135,6 +137,16 @@ pub enum Refusal {
     Secret { secret: String, why: &'static str },
     #[error("refused by policy: this sandbox already has {0} connections open")]
     TooManyConnections(usize),
+    /// A lookup past a bound on those in flight (its sandbox's, or all sandboxes').
+    #[error("refused by policy: {0} name lookups are already in flight")]
+    TooManyLookups(usize),
+    /// Refusals and failures of one sandbox past the few recorded one by one in an interval.
+    #[error("{count} more name lookups refused or failed in {seconds} s, counted as this one entry; the last: {last}")]
+    Counted {
+        count: u64,
+        seconds: u64,
+        last: Box<Refusal>,
+    },
     #[error("{host} could not be resolved: {why}")]
     NotResolved { host: String, why: String },
     #[error("{0} did not answer in time")]
@@ -146,10 +158,13 @@ pub enum Refusal {
 impl Refusal {
     /// Whether the policy refused it (rather than the network failing it).
     pub fn by_policy(&self) -> bool {
-        !matches!(
-            self,
-            Refusal::NotResolved { .. } | Refusal::Timeout(_) | Refusal::Unreachable { .. }
-        )
+        match self {
+            Refusal::Counted { last, .. } => last.by_policy(),
+            Refusal::NotResolved { .. } | Refusal::Timeout(_) | Refusal::Unreachable { .. } => {
+                false
+            }
+            _ => true,
+        }
     }
 }
 
@@ -160,6 +175,14 @@ pub struct Settings {
     pub upstream_dns: Vec<SocketAddr>,
     /// Connections one session may have open through the proxy at once.
     pub max_connections_per_session: usize,
+    /// Name lookups one sandbox (one source address) may have in flight at the DNS door;
+    /// past it a query is answered SERVFAIL at once, so a sandbox asking for names that never
+    /// resolve holds this many of the service's lookups, not all of them.
+    pub max_lookups_per_sandbox: usize,
+    /// How long resolving a name may take in all, for a lookup or a connection.
+    pub dns_timeout: Duration,
+    /// How often a sandbox's DNS refusals past the first few are recorded, as one entry.
+    pub refusals_counted_for: Duration,
     /// Longest a request's head (request line and headers) or a ClientHello may be.
     pub max_header_bytes: usize,
     /// How long a client has to send its request head or ClientHello.
@@ -177,6 +200,12 @@ impl Settings {
         Settings {
             upstream_dns,
             max_connections_per_session: 64,
+            max_lookups_per_sandbox: 32,
+            // A working upstream answers in well under a second even uncached; a sandbox's
+            // stub resolver waits 5 s before it asks again (glibc), so it gets a SERVFAIL
+            // before it resends, and a silent upstream holds a lookup 2 s, not 10.
+            dns_timeout: Duration::from_secs(2),
+            refusals_counted_for: Duration::from_secs(10),
             max_header_bytes: 64 << 10,
             header_timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(10),
@@ -202,15 +231,15 @@ struct Shared {
     settings: Settings,
     policy: Arc<dyn Policy>,
     resolver: resolve::Resolver,
-    limits: limits::PerSession,
+    limits: limits::PerKey<String>,
 }
 
 impl Egress {
     pub fn new(settings: Settings, policy: Arc<dyn Policy>) -> Result<Egress, EgressError> {
-        let resolver = resolve::Resolver::new(&settings.upstream_dns)?;
+        let resolver = resolve::Resolver::new(&settings.upstream_dns, settings.dns_timeout)?;
         Ok(Egress {
             shared: Arc::new(Shared {
-                limits: limits::PerSession::new(settings.max_connections_per_session),
+                limits: limits::PerKey::new(settings.max_connections_per_session),
                 settings,
                 policy,
                 resolver,
@@ -294,7 +323,7 @@ impl Shared {
 #[derive(Clone)]
 struct Client {
     session: SessionRules,
-    _permit: Arc<limits::Permit>,
+    _permit: Arc<limits::Permit<String>>,
 }
 
 impl Shared {

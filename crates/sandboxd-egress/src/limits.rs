@@ -1,22 +1,25 @@
-//! Connections open per session, bounded.
+//! Things open per session (connections) or per sandbox address (name lookups), bounded.
 
 use std::collections::HashMap;
+use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 
-pub(crate) struct PerSession {
+type Open<K> = Arc<Mutex<HashMap<K, usize>>>;
+
+pub(crate) struct PerKey<K> {
     max: usize,
-    open: Arc<Mutex<HashMap<String, usize>>>,
+    open: Open<K>,
 }
 
-/// A place under a session's bound, given back when dropped.
-pub(crate) struct Permit {
-    session_id: String,
-    open: Arc<Mutex<HashMap<String, usize>>>,
+/// A place under a key's bound, given back when dropped.
+pub(crate) struct Permit<K: Eq + Hash> {
+    key: K,
+    open: Open<K>,
 }
 
-impl PerSession {
-    pub fn new(max: usize) -> PerSession {
-        PerSession {
+impl<K: Eq + Hash + Clone> PerKey<K> {
+    pub fn new(max: usize) -> PerKey<K> {
+        PerKey {
             max,
             open: Arc::default(),
         }
@@ -26,27 +29,27 @@ impl PerSession {
         self.max
     }
 
-    pub fn acquire(&self, session_id: &str) -> Option<Permit> {
+    pub fn acquire(&self, key: &K) -> Option<Permit<K>> {
         let mut open = self.open.lock().expect("egress limits lock");
-        let count = open.entry(session_id.to_string()).or_default();
+        let count = open.entry(key.clone()).or_default();
         if *count >= self.max {
             return None;
         }
         *count += 1;
         Some(Permit {
-            session_id: session_id.to_string(),
+            key: key.clone(),
             open: self.open.clone(),
         })
     }
 }
 
-impl Drop for Permit {
+impl<K: Eq + Hash> Drop for Permit<K> {
     fn drop(&mut self) {
         let mut open = self.open.lock().expect("egress limits lock");
-        if let Some(count) = open.get_mut(&self.session_id) {
+        if let Some(count) = open.get_mut(&self.key) {
             *count -= 1;
             if *count == 0 {
-                open.remove(&self.session_id);
+                open.remove(&self.key);
             }
         }
     }
@@ -58,12 +61,13 @@ mod tests {
 
     #[test]
     fn a_session_gets_at_most_its_share() {
-        let limits = PerSession::new(2);
-        let first = limits.acquire("a").unwrap();
-        let _second = limits.acquire("a").unwrap();
-        assert!(limits.acquire("a").is_none());
-        assert!(limits.acquire("b").is_some());
+        let limits = PerKey::new(2);
+        let (a, b) = ("a".to_string(), "b".to_string());
+        let first = limits.acquire(&a).unwrap();
+        let _second = limits.acquire(&a).unwrap();
+        assert!(limits.acquire(&a).is_none());
+        assert!(limits.acquire(&b).is_some());
         drop(first);
-        assert!(limits.acquire("a").is_some());
+        assert!(limits.acquire(&a).is_some());
     }
 }

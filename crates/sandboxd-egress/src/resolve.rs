@@ -6,13 +6,16 @@ use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolverConfi
 use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::TokioResolver;
 use std::net::{IpAddr, SocketAddr};
+use std::time::Duration;
 
 pub(crate) struct Resolver {
     resolver: TokioResolver,
+    timeout: Duration,
 }
 
 impl Resolver {
-    pub fn new(upstream: &[SocketAddr]) -> Result<Resolver, EgressError> {
+    /// `timeout` bounds a lookup in all, whatever the upstream servers do.
+    pub fn new(upstream: &[SocketAddr], timeout: Duration) -> Result<Resolver, EgressError> {
         if upstream.is_empty() {
             return Err(EgressError::NoNameServer);
         }
@@ -35,10 +38,15 @@ impl Resolver {
             .collect();
         // No search domains: a sandbox's `foo` never becomes one of the host's names.
         let config = ResolverConfig::from_parts(None, vec![], servers);
-        let resolver =
-            TokioResolver::builder_with_config(config, TokioRuntimeProvider::default()).build();
+        let mut builder =
+            TokioResolver::builder_with_config(config, TokioRuntimeProvider::default());
+        // One retry of a lost datagram still fits in the lookup's time.
+        let options = builder.options_mut();
+        options.timeout = timeout / 2;
+        options.attempts = 1;
         Ok(Resolver {
-            resolver: resolver.map_err(|_| EgressError::NoNameServer)?,
+            resolver: builder.build().map_err(|_| EgressError::NoNameServer)?,
+            timeout,
         })
     }
 
@@ -48,17 +56,22 @@ impl Resolver {
             host: name.to_string(),
             why,
         };
-        let lookup = self
-            .resolver
-            .lookup_ip(format!("{name}."))
-            .await
-            .map_err(|e| {
-                if e.is_nx_domain() || e.is_no_records_found() {
-                    not_resolved("no such name".into())
-                } else {
-                    not_resolved(e.to_string())
-                }
-            })?;
+        let lookup =
+            tokio::time::timeout(self.timeout, self.resolver.lookup_ip(format!("{name}.")))
+                .await
+                .map_err(|_| Refusal::Timeout(format!("the name servers for {name}")))?
+                .map_err(|e| {
+                    if e.is_nx_domain() || e.is_no_records_found() {
+                        not_resolved("no such name".into())
+                    } else {
+                        // A failure, not an answer: the sandbox gets SERVFAIL, not NXDOMAIN
+                        // (which its resolver would cache as the name not existing).
+                        Refusal::Unreachable {
+                            host: format!("the name servers for {name}"),
+                            why: e.to_string(),
+                        }
+                    }
+                })?;
         let addresses: Vec<IpAddr> = lookup.iter().collect();
         if let Some((address, why)) = addresses
             .iter()

@@ -135,6 +135,11 @@ async fn world(rules: &[&str]) -> World {
             Ipv4Addr::new(169, 254, 169, 254),
         ),
         ("private.test".to_string(), Ipv4Addr::new(10, 0, 0, 1)),
+        // TEST-NET-1: on some hosts (these tests' own machines) the host's own network.
+        (
+            "documentation.test".to_string(),
+            Ipv4Addr::new(192, 0, 2, 1),
+        ),
         ("host.test".to_string(), net.host_ip),
     ]))
     .await;
@@ -236,6 +241,7 @@ const RULES: &[&str] = &[
     "rebind.test",
     "metadata.test",
     "private.test",
+    "documentation.test",
     "host.test",
 ];
 
@@ -315,6 +321,11 @@ async fn denied_names_addresses_and_rebinding_are_refused_with_the_reason() {
             "http://private.test/",
             "private.test",
             "10.0.0.1, a private address",
+        ),
+        (
+            "http://documentation.test/",
+            "documentation.test",
+            "192.0.2.1, a documentation address",
         ),
         ("http://host.test/", "host.test", "an address of this host"),
     ] {
@@ -411,6 +422,10 @@ async fn only_allowed_names_resolve_for_the_sandbox() {
     );
     assert_eq!(
         ask(world.dns, "metadata.test").await,
+        (ResponseCode::Refused, vec![])
+    );
+    assert_eq!(
+        ask(world.dns, "documentation.test").await,
         (ResponseCode::Refused, vec![])
     );
     let record = world.policy.last_for("other.test");

@@ -1,7 +1,10 @@
-//! Test hosts of the tests' own: a network namespace joined to the host by a veth pair, with
-//! addresses from a documentation range (203.0.113.0/24, which the proxy does not deny), and
-//! a DNS server on loopback that says what the test wants. Nothing leaves the machine.
+//! Test hosts of the tests' own: a network namespace joined to the host by a veth pair, and a
+//! DNS server on loopback that says what the test wants. Nothing leaves the machine.
 //! Needs root (namespaces, links) and `ip`.
+//!
+//! The pair's addresses are public ones ([`TEST_HOSTS`]): the proxy reaches no special-purpose
+//! address (documentation ranges included), so a test host cannot have one. They are routed
+//! to the pair only: its /30 is more specific than any route the host has.
 
 #![allow(dead_code)]
 
@@ -17,6 +20,9 @@ use std::sync::Arc;
 
 /// The prefix of every namespace these tests make, so a crashed run's are found and removed.
 pub const PREFIX: &str = "sbxeg";
+
+/// The /24 the pairs' /30s are taken from: public space just past the shared (CGNAT) range.
+pub const TEST_HOSTS: [u8; 3] = [100, 128, 0];
 
 pub struct TestNet {
     pub name: String,
@@ -44,8 +50,9 @@ impl TestNet {
         let name = format!("{PREFIX}{}-{n}", pid % 100_000);
         // A /30 per namespace, picked from the process id so parallel runs rarely meet.
         let block = ((pid * 7 + n) % 63) as u8 * 4;
-        let host_ip = Ipv4Addr::new(203, 0, 113, block + 1);
-        let ns_ip = Ipv4Addr::new(203, 0, 113, block + 2);
+        let [a, b, c] = TEST_HOSTS;
+        let host_ip = Ipv4Addr::new(a, b, c, block + 1);
+        let ns_ip = Ipv4Addr::new(a, b, c, block + 2);
         let _ = Command::new("ip").args(["netns", "del", &name]).output();
         ip(&["netns", "add", &name]);
         let net = TestNet {
@@ -103,6 +110,14 @@ impl Drop for TestNet {
 
 /// A DNS server on loopback answering A queries from a fixed table; anything else: NXDOMAIN.
 pub async fn dns_server(table: HashMap<String, Ipv4Addr>) -> SocketAddr {
+    dns_server_silent_under(table, None).await
+}
+
+/// As [`dns_server`], never answering for names under `silent` (an upstream down for a zone).
+pub async fn dns_server_silent_under(
+    table: HashMap<String, Ipv4Addr>,
+    silent: Option<&'static str>,
+) -> SocketAddr {
     let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
     let address = socket.local_addr().unwrap();
     let table = Arc::new(table);
@@ -115,6 +130,13 @@ pub async fn dns_server(table: HashMap<String, Ipv4Addr>) -> SocketAddr {
             let Ok(request) = Message::from_vec(&buffer[..n]) else {
                 continue;
             };
+            let under_silent = |query: &hickory_proto::op::Query| {
+                let name = query.name().to_ascii();
+                silent.is_some_and(|zone| name.trim_end_matches('.').ends_with(zone))
+            };
+            if request.queries.iter().any(under_silent) {
+                continue;
+            }
             let mut response =
                 Message::new(request.metadata.id, MessageType::Response, OpCode::Query);
             response.metadata = Metadata::response_from_request(&request.metadata);
@@ -143,25 +165,42 @@ pub async fn dns_server(table: HashMap<String, Ipv4Addr>) -> SocketAddr {
 
 /// Asks `server` for `name`'s A records: the response code and the addresses.
 pub async fn ask(server: SocketAddr, name: &str) -> (ResponseCode, Vec<Ipv4Addr>) {
-    use hickory_proto::op::Query;
-    use hickory_proto::rr::Name;
-    let socket = tokio::net::UdpSocket::bind("127.0.0.1:0").await.unwrap();
-    let mut query = Message::query();
-    query.metadata.recursion_desired = true;
-    query.add_query(Query::query(
-        Name::from_ascii(format!("{name}.")).unwrap(),
-        RecordType::A,
-    ));
-    socket
-        .send_to(&query.to_vec().unwrap(), server)
-        .await
-        .unwrap();
+    ask_from(Ipv4Addr::LOCALHOST, server, name).await
+}
+
+/// As [`ask`], from an address of the test's choice (another loopback one: another sandbox).
+pub async fn ask_from(
+    source: Ipv4Addr,
+    server: SocketAddr,
+    name: &str,
+) -> (ResponseCode, Vec<Ipv4Addr>) {
+    let socket = tokio::net::UdpSocket::bind((source, 0)).await.unwrap();
+    socket.send_to(&a_query(name, 0), server).await.unwrap();
     let mut buffer = vec![0u8; 1500];
     let n = tokio::time::timeout(std::time::Duration::from_secs(10), socket.recv(&mut buffer))
         .await
         .expect("a DNS answer")
         .unwrap();
-    let answer = Message::from_vec(&buffer[..n]).unwrap();
+    answer_of(&buffer[..n])
+}
+
+/// A query for `name`'s A records, with this id.
+pub fn a_query(name: &str, id: u16) -> Vec<u8> {
+    use hickory_proto::op::Query;
+    use hickory_proto::rr::Name;
+    let mut query = Message::query();
+    query.metadata.id = id;
+    query.metadata.recursion_desired = true;
+    query.add_query(Query::query(
+        Name::from_ascii(format!("{name}.")).unwrap(),
+        RecordType::A,
+    ));
+    query.to_vec().unwrap()
+}
+
+/// An answer's response code and addresses.
+pub fn answer_of(bytes: &[u8]) -> (ResponseCode, Vec<Ipv4Addr>) {
+    let answer = Message::from_vec(bytes).unwrap();
     let addresses = answer
         .answers
         .iter()
