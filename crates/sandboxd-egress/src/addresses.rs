@@ -102,7 +102,13 @@ const SPECIAL: &[Special] = &[
     ),
     // Deprecated, never a real host.
     v6([0; 8], 96, denied("an IPv4-compatible address")),
-    v6([0x64, 0xff9b, 0, 0, 0, 0, 0, 0], 96, denied(NAT64)),
+    // NAT64's well-known prefix (globally reachable in the registry): the IPv4 address in its
+    // last 32 bits is what is reached, so it is judged; the local-use prefix is refused.
+    v6(
+        [0x64, 0xff9b, 0, 0, 0, 0, 0, 0],
+        96,
+        Judged::AsEmbeddedV4 { at: 96 },
+    ),
     v6([0x64, 0xff9b, 1, 0, 0, 0, 0, 0], 48, denied(NAT64)),
     v6(
         [0x100, 0, 0, 0, 0, 0, 0, 0],

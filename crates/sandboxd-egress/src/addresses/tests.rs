@@ -171,8 +171,9 @@ fn inner_and_special_addresses_are_denied() {
         ("::ffff:169.254.169.254", "metadata"),
         ("::ffff:192.0.2.1", "documentation"),
         ("::7f00:1", "IPv4-compatible"),
-        ("64:ff9b::a9fe:a9fe", "NAT64"),
-        ("64:ff9b::101:101", "NAT64"),
+        ("64:ff9b::a9fe:a9fe", "metadata"),
+        ("64:ff9b::7f00:1", "loopback"),
+        ("64:ff9b:1::101:101", "NAT64"),
         ("2001::1", "Teredo"),
         ("2001:db8::1", "documentation"),
         ("2002:7f00:1::", "loopback"),
@@ -199,9 +200,10 @@ fn public_addresses_pass() {
         "192.0.3.1",
         "2606:4700::1111",
         "2a00:1450:4001:80b::200e",
-        // A mapped or 6to4 address of a public IPv4 host reaches that host.
+        // A mapped, 6to4 or NAT64 address of a public IPv4 host reaches that host.
         "::ffff:1.1.1.1",
         "2002:101:101::1",
+        "64:ff9b::101:101",
     ] {
         assert_eq!(reason(address), None, "{address}");
     }

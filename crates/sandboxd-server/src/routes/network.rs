@@ -20,7 +20,7 @@ impl JsonRequest for SessionNetwork {
     path = "/v1/sessions/{id}/network",
     tag = "sessions",
     summary = "A session's egress allow-list",
-    description = "For a session of a runtime with `network_mode = \"egress\"`: the names (`pypi.org`, `*.github.com`, optionally `:PORT`; 80 and 443 without one) its sandbox may reach through the service's proxy. Private, loopback, link-local, CGNAT, multicast, cloud metadata and host addresses are never reached, whatever the list.",
+    description = "For a session of a runtime with `network_mode = \"egress\"`: the names (`pypi.org`, `*.github.com`, optionally `:PORT`; 80 and 443 without one) its sandbox may reach through the service's proxy. Addresses of IANA's special-purpose registries (private, loopback, link-local, CGNAT, documentation, benchmarking...), multicast, cloud metadata and host addresses are never reached, whatever the list.",
     params(("id" = String, Path, description = "The session's id")),
     responses(
         (status = 200, description = "The list in force", body = SessionNetwork),
