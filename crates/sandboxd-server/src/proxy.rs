@@ -76,6 +76,15 @@ pub async fn forward(
         })?
         .map_err(upstream_error)?;
     let mut answer = answer;
+    if answer.status() == StatusCode::SWITCHING_PROTOCOLS && client_upgrade.is_none() {
+        // Passed on, it would leave the client's connection in a protocol it never asked for.
+        return Err(ApiError(Error::BadGateway {
+            code: "upstream_error",
+            message: format!(
+                "the sandbox's port {port} answered 101 Switching Protocols to a request that asked for no upgrade"
+            ),
+        }));
+    }
     if let (Some(client_upgrade), StatusCode::SWITCHING_PROTOCOLS) =
         (client_upgrade, answer.status())
     {

@@ -563,3 +563,108 @@ async fn a_share_domain_gives_each_link_a_host_where_absolute_paths_work() {
     let outside = by_host(format!("{capability}.evil.test"), "/").await;
     assert_eq!(outside.status(), 403);
 }
+
+#[tokio::test]
+async fn a_links_host_gets_only_the_cookies_its_own_server_set() {
+    const DOMAIN: &str = "preview.sandboxd.test";
+    let service = TestService::start(&base_config(
+        4,
+        &format!("\n[ports]\nshare_domain = \"{DOMAIN}\"\n"),
+    ));
+    let id = serve_in(&service).await;
+    let mut hosts = Vec::new();
+    for _ in 0..2 {
+        let response = service
+            .post(&format!("/v1/sessions/{id}/ports/8002/share"))
+            .json(&json!({"ttl_secs": 600}))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(response.status(), 201);
+        let link: Value = response.json().await.unwrap();
+        let host = link["url"].as_str().unwrap();
+        hosts.push(host["https://".len()..host.len() - 1].to_string());
+    }
+    let request = |host: &str, path: &str, cookie: Option<&str>| {
+        let mut request = reqwest::Client::new()
+            .get(service.url(path))
+            .header("host", host);
+        if let Some(cookie) = cookie {
+            request = request.header("cookie", cookie);
+        }
+        request.send()
+    };
+    let set = request(&hosts[0], "/setcookie", None).await.unwrap();
+    let lines: Vec<String> = set
+        .headers()
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().unwrap().to_string())
+        .collect();
+    assert_eq!(lines.len(), 2, "the cookie and its companion: {lines:?}");
+    assert_eq!(lines[0], "sid=good; Path=/", "kept to the link's host");
+    // What a browser holding both sends back, with a cookie another link's page set for the
+    // whole share domain.
+    let jar: Vec<&str> = lines
+        .iter()
+        .map(|line| line.split(';').next().unwrap())
+        .collect();
+    let sent = format!("{}; tossed=1; sid=evil", jar.join("; "));
+    let seen: Value = request(&hosts[0], "/headers", Some(&sent))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(seen["headers"]["cookie"], "sid=good");
+    // The same cookies sent to the other link: none of them is its own.
+    let seen: Value = request(&hosts[1], "/headers", Some(&sent))
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(seen["headers"]["cookie"], Value::Null, "{seen}");
+    // A path link's page has no cookies: whatever the browser sends is the service host's.
+    let (path, _) = share(&service, &id, 8002, 600).await;
+    let seen: Value = reqwest::Client::new()
+        .get(service.url(&format!("{path}headers")))
+        .header("cookie", "service-host-cookie=1")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(seen["headers"]["cookie"], Value::Null, "{seen}");
+}
+
+#[tokio::test]
+async fn a_port_switching_protocols_unasked_is_a_bad_gateway_not_a_dead_connection() {
+    let (service, id) = serving().await;
+    let client = reqwest::Client::new();
+    let switched = client
+        .get(service.url(&through(&id, 8002, "switch")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(switched.status(), 502);
+    let body: Value = switched.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "upstream_error");
+    assert!(
+        body["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("101 Switching Protocols"),
+        "{body}"
+    );
+    // The client's connection still serves the next request.
+    let next = client
+        .get(service.url(&through(&id, 8002, "headers")))
+        .bearer_auth(TOKEN)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(next.status(), 200);
+}

@@ -14,6 +14,7 @@ pub mod ports;
 pub mod processes;
 pub mod service;
 pub mod sessions;
+pub mod share_cookies;
 pub mod share_host;
 pub mod snapshots;
 pub mod stream;

@@ -113,7 +113,7 @@ pub fn proxied_methods() -> axum::routing::MethodFilter {
     path = "/v1/sessions/{id}/ports/{port}/share",
     tag = "ports",
     summary = "Make a link that reaches the port without the token, until it expires or is revoked",
-    description = "The answer's `path` (`/p/{capability}/`) is the link, shown this once: the service keeps only its hash. It reaches that port of that session only, and stops at once when revoked, expired or the session ends. The page is served in a CSP sandbox (an opaque origin: it cannot reach the service's own storage), with `Referrer-Policy: no-referrer` and without the port's `Set-Cookie`; pages that link to absolute paths (`/static/...`) or need cookies do not work through a path link.",
+    description = "The answer's `path` (`/p/{capability}/`) is the link, shown this once: the service keeps only its hash. It reaches that port of that session only, and stops at once when revoked, expired or the session ends. The page is served in a CSP sandbox (an opaque origin: it cannot reach the service's own storage), with `Referrer-Policy: no-referrer`, without the port's `Set-Cookie` and without the browser's `Cookie`; pages that link to absolute paths (`/static/...`) or need cookies do not work through a path link.",
     params(
         ("id" = String, Path, description = "The session's id"),
         ("port" = u16, Path, description = "The TCP port in the sandbox")
@@ -189,10 +189,11 @@ pub async fn revoke_share(
 pub async fn shared(
     State(state): State<AppState>,
     Path(params): Path<HashMap<String, String>>,
-    request: Request,
+    mut request: Request,
 ) -> Result<Response, ApiError> {
     let capability = params.get("capability").map_or("", String::as_str);
     let path = params.get("path").map_or("", String::as_str);
+    crate::routes::share_cookies::drop_cookies(request.headers_mut());
     let mut response = forward_shared(&state, capability, path, request).await?;
     let headers = response.headers_mut();
     // A path link shares the service's origin: its page gets an opaque one instead, and

@@ -1,10 +1,12 @@
 //! Share links by host name (`CAPABILITY.SHARE_DOMAIN`, when `[ports] share_domain` is set):
 //! every request to such a host, whatever its path, goes to the port the link reaches, so
 //! pages that load absolute paths (`/static/app.js`) work. The link's host is an origin of
-//! its own, so the page keeps its cookies and storage there; a cookie it sets is kept to
-//! that host (its `Domain` attribute dropped), so one link cannot set cookies for another.
+//! its own, so the page keeps its cookies and storage there; its server's cookies are kept to
+//! that host and only they reach it ([`crate::routes::share_cookies`]), so one link cannot set
+//! cookies for another.
 
 use crate::routes::ports::forward_shared;
+use crate::routes::share_cookies::{keep_own_cookies, vouch_for_set_cookies};
 use crate::AppState;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue};
@@ -12,15 +14,16 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 /// A request to a link's host is the link's; any other goes on to the service's routes.
-pub async fn route(State(state): State<AppState>, request: Request, next: Next) -> Response {
+pub async fn route(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
     let domain = state.core.config().ports.share_domain.as_deref();
     let Some(capability) = domain.and_then(|domain| capability(&request, domain)) else {
         return next.run(request).await;
     };
     let path = request.uri().path().trim_start_matches('/').to_string();
+    keep_own_cookies(&capability, request.headers_mut());
     match forward_shared(&state, &capability, &path, request).await {
         Ok(mut response) => {
-            host_only_cookies(&mut response);
+            vouch_for_set_cookies(&capability, response.headers_mut());
             // The page's own policy, or one that lets it be the app it is on its own origin
             // (the service's default policy, for its own answers, would stop every script).
             let headers = response.headers_mut();
@@ -45,31 +48,6 @@ fn capability(request: &Request, domain: &str) -> Option<String> {
     (!label.is_empty() && label.bytes().all(|b| b.is_ascii_hexdigit())).then(|| label.into())
 }
 
-/// Drops the `Domain` attribute of every cookie the page sets.
-fn host_only_cookies(response: &mut Response) {
-    let cookies: Vec<HeaderValue> = response
-        .headers()
-        .get_all(header::SET_COOKIE)
-        .iter()
-        .filter_map(|value| value.to_str().ok())
-        .filter_map(|value| {
-            let kept: Vec<&str> = value
-                .split(';')
-                .filter(|attribute| {
-                    let name = attribute.split('=').next().unwrap_or("").trim();
-                    !name.eq_ignore_ascii_case("domain")
-                })
-                .collect();
-            HeaderValue::from_str(&kept.join(";")).ok()
-        })
-        .collect();
-    let headers = response.headers_mut();
-    headers.remove(header::SET_COOKIE);
-    for cookie in cookies {
-        headers.append(header::SET_COOKIE, cookie);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -90,23 +68,5 @@ mod tests {
         assert_eq!(at("a.b12.preview.example.com"), None);
         assert_eq!(at("ab12.preview.example.com.evil"), None);
         assert_eq!(at("xyz.preview.example.com"), None);
-    }
-
-    #[test]
-    fn cookies_lose_their_domain() {
-        let mut response = Response::new(Body::empty());
-        for cookie in ["a=1; Domain=.example.com; Path=/", "b=2; HttpOnly"] {
-            response
-                .headers_mut()
-                .append(header::SET_COOKIE, HeaderValue::from_static(cookie));
-        }
-        host_only_cookies(&mut response);
-        let cookies: Vec<&str> = response
-            .headers()
-            .get_all(header::SET_COOKIE)
-            .iter()
-            .map(|v| v.to_str().unwrap())
-            .collect();
-        assert_eq!(cookies, ["a=1; Path=/", "b=2; HttpOnly"]);
     }
 }

@@ -1,6 +1,7 @@
 """A little server for the ports tests, Python's standard library only: an echo of a POST
-body's length and digest, the request headers it saw, a Server-Sent Events stream that waits
-for a file between its events, and a WebSocket echo. Run: python3 server.py PORT."""
+body's length and digest, the request headers it saw, a cookie set for the whole domain, a
+Server-Sent Events stream that waits for a file between its events, a WebSocket echo, and a
+101 answer to a request that asked for no upgrade. Run: python3 server.py PORT."""
 
 import base64
 import hashlib
@@ -28,6 +29,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path.startswith("/headers"):
             seen = {k.lower(): v for k, v in self.headers.items()}
             self.reply(200, json.dumps({"path": self.path, "headers": seen}).encode())
+        elif self.path.startswith("/setcookie"):
+            self.send_response(200)
+            self.send_header("Set-Cookie", "sid=good; Domain=preview.sandboxd.test; Path=/")
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+        elif self.path == "/switch":
+            self.send_response(101)
+            self.send_header("Upgrade", "something")
+            self.send_header("Connection", "Upgrade")
+            self.end_headers()
+            self.wfile.write(b"not HTTP from here on")
+            self.close_connection = True
         elif self.path == "/sse":
             self.sse()
         elif self.path == "/ws":
