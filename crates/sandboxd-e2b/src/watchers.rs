@@ -113,13 +113,16 @@ pub async fn stream(sender: StreamSender, watched: String, watch: Watch, slot: W
 struct Watcher {
     session: String,
     changes: Arc<Mutex<Queue>>,
-    task: tokio::task::JoinHandle<()>,
+    /// Taken only to wait for its end (see [`drop_ended`]).
+    task: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Drop for Watcher {
     /// The task ends with the watcher, and with it the watch and the last hold on the queue.
     fn drop(&mut self) {
-        self.task.abort();
+        if let Some(task) = &self.task {
+            task.abort();
+        }
     }
 }
 
@@ -228,7 +231,7 @@ impl Watchers {
         let watcher = Watcher {
             session: call.id.clone(),
             changes,
-            task,
+            task: Some(task),
         };
         self.lock().insert(id.clone(), watcher);
         // Ended while its watch started: the end may have been followed before the insert.
@@ -272,7 +275,8 @@ fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
 }
 
 /// Drops the watchers of every session that ends, until the watchers are gone; after missed
-/// changes (too many at once), those of every session no longer open.
+/// changes (too many at once), those of every session no longer open. Once their tasks are
+/// over (the queues freed), the memory goes back to the system.
 async fn drop_ended(
     core: Core,
     watchers: Weak<Mutex<ById>>,
@@ -296,7 +300,30 @@ async fn drop_ended(
                 .collect();
             gone.iter().filter_map(|id| all.remove(id)).collect()
         };
-        drop(ended);
+        if ended.is_empty() {
+            continue;
+        }
+        let tasks: Vec<_> = ended
+            .into_iter()
+            .filter_map(|mut w| w.task.take())
+            .collect();
+        for task in tasks {
+            task.abort();
+            // Cancelled, or over already: either way, done with its queue.
+            let _ = task.await;
+        }
+        let _ = tokio::task::spawn_blocking(release_freed_memory).await;
+    }
+}
+
+/// Gives the memory the allocator holds free back to the system. glibc's keeps what was
+/// freed in its arenas: a flood's queues, freed, stayed in the service's resident memory
+/// (about 8 MB of 11 after a flood of 8 watchers).
+fn release_freed_memory() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only hands the free pages of glibc's arenas back to the kernel.
+    unsafe {
+        libc::malloc_trim(0);
     }
 }
 
