@@ -167,6 +167,12 @@ impl Core {
         }
     }
 
+    /// Whether a session is still open (running or paused): for a face that keeps things of
+    /// its own per session, to let go of them once it ended (see [`Core::session_changes`]).
+    pub fn is_session_open(&self, id: &str) -> bool {
+        self.sessions().is_open(id)
+    }
+
     /// The session, if the caller may reach it for `action` and it is still open.
     pub(crate) fn running_session(
         &self,

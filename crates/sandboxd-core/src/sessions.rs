@@ -465,6 +465,11 @@ impl Sessions {
         }
     }
 
+    /// Whether a session is open (running or paused).
+    pub fn is_open(&self, id: &str) -> bool {
+        self.lock().running.contains_key(id)
+    }
+
     /// Whether an open session is paused now.
     pub fn is_paused(&self, id: &str) -> bool {
         self.lock()

@@ -61,13 +61,14 @@ pub async fn call(
     if method == "WatchDir" {
         let watch = async {
             let request: WatchRequest = connect::request(body, true).await?;
+            let slot = face.watchers.slot(&call)?;
             let watch = start_watch(&face, &call, &request).await?;
-            Ok::<_, E2bError>((request.path, watch))
+            Ok::<_, E2bError>((request.path, watch, slot))
         };
         return match watch.await {
-            Ok((path, watch)) => {
+            Ok((path, watch, slot)) => {
                 let (sender, response) = connect::stream();
-                tokio::spawn(watchers::stream(sender, path, watch));
+                tokio::spawn(watchers::stream(sender, path, watch, slot));
                 response
             }
             Err(e) => connect::failed_stream(e).await,
@@ -121,8 +122,10 @@ async fn unary(
         }
         "CreateWatcher" => {
             let request: WatchRequest = connect::request(body, false).await?;
+            // Taken first: the watch holds one of the sandbox agent's connections.
+            let slot = face.watchers.slot(call)?;
             let watch = start_watch(face, call, &request).await?;
-            let watcher = face.watchers.add(call, request.path, watch)?;
+            let watcher = face.watchers.add(call, request.path, watch, slot)?;
             Ok(json!({"watcherId": watcher}))
         }
         "GetWatcherEvents" => {

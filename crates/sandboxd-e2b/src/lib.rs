@@ -24,6 +24,7 @@ mod ports;
 mod process;
 mod routing;
 mod snapshots;
+mod watch_limits;
 mod watchers;
 
 use axum::extract::{ConnectInfo, DefaultBodyLimit, FromRequestParts};
@@ -68,8 +69,8 @@ impl<S: Send + Sync> FromRequestParts<S> for ClientAddress {
 /// request for a sandbox's own port goes to `port_proxy` as a [`PortRequest`].
 pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
     let face = Face {
+        watchers: watchers::Watchers::new(core.clone()),
         core,
-        watchers: watchers::Watchers::default(),
     };
     let control = Router::new()
         .route("/sandboxes", post(control::create).get(control::list))

@@ -8,7 +8,7 @@ mod common;
 
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode};
-use common::{config, two_tenants, TestService, ALPHA_TOKEN, BETA_TOKEN, PY_IMAGE, TOKEN};
+use common::{config, tenant, two_tenants, TestService, ALPHA_TOKEN, BETA_TOKEN, PY_IMAGE, TOKEN};
 use http_body_util::BodyExt;
 use serde_json::{json, Value};
 use tower::ServiceExt;
@@ -581,5 +581,86 @@ async fn network_options_narrow_an_egress_templates_list() {
         assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{says}");
         let message = answer.json()["message"].as_str().unwrap().to_string();
         assert!(message.contains(says), "{message}");
+    }
+}
+
+/// The E2B face's watch limits (crates/sandboxd-e2b/src/watch_limits.rs).
+const WATCHES_PER_SANDBOX: usize = 8;
+const WATCHES_PER_TENANT: usize = 256;
+
+/// CreateWatcher on a sandbox's working directory.
+async fn create_watcher(service: &TestService, (id, token): &(String, String)) -> Answer {
+    send(
+        service,
+        Method::POST,
+        "/filesystem.Filesystem/CreateWatcher",
+        &[
+            ("e2b-sandbox-id", id),
+            ("x-access-token", token),
+            ("content-type", "application/json"),
+        ],
+        br#"{"path":".","recursive":true}"#.to_vec(),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn watchers_are_bounded_per_sandbox_and_tenant_and_freed_when_their_sandbox_ends() {
+    let sandboxes = WATCHES_PER_TENANT / WATCHES_PER_SANDBOX + 1;
+    let tenants = format!(
+        "{}{}",
+        tenant("alpha", ALPHA_TOKEN, sandboxes as u32, None),
+        tenant("beta", BETA_TOKEN, 1, None)
+    );
+    let service = TestService::start(&config(sandboxes as u32 + 1, 0, &tenants));
+    let mut alpha = Vec::new();
+    for _ in 0..sandboxes {
+        alpha.push(create(&service, ALPHA_TOKEN, "localhost").await);
+    }
+    let refused = |answer: &Answer, words: &str| {
+        assert_eq!(answer.status, StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(answer.json()["code"], "resource_exhausted");
+        let message = answer.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains(words), "{message}");
+    };
+    let (fresh, full) = alpha.split_last().unwrap();
+    for sandbox in full {
+        for _ in 0..WATCHES_PER_SANDBOX {
+            let answer = create_watcher(&service, sandbox).await;
+            assert_eq!(answer.status, StatusCode::OK, "{:?}", answer.json());
+            assert!(answer.json()["watcherId"].is_string());
+        }
+    }
+    refused(
+        &create_watcher(&service, &full[0]).await,
+        "as many as one sandbox may",
+    );
+    refused(&create_watcher(&service, fresh).await, "tenant \"alpha\"");
+    // Another tenant is not held up by alpha's watchers.
+    let beta = create(&service, BETA_TOKEN, "localhost").await;
+    assert_eq!(create_watcher(&service, &beta).await.status, StatusCode::OK);
+
+    // Killing a sandbox frees its watchers for the tenant's others at once.
+    let killed = send(
+        &service,
+        Method::DELETE,
+        &format!("/sandboxes/{}", full[0].0),
+        &[("x-api-key", ALPHA_TOKEN)],
+        vec![],
+    )
+    .await;
+    assert_eq!(killed.status, StatusCode::NO_CONTENT);
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    loop {
+        let answer = create_watcher(&service, fresh).await;
+        if answer.status == StatusCode::OK {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the killed sandbox's watchers were not freed: {:?}",
+            answer.json()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
     }
 }
