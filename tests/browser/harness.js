@@ -150,6 +150,8 @@ function removeEgress(instanceId) {
 
 /** The host name the browser resolves to 127.0.0.1, as a DNS-rebinding attacker's would. */
 export const REBIND_HOST = 'rebind.sandboxd.test';
+/** A share domain whose every host the browser resolves to 127.0.0.1, as an operator's DNS would. */
+export const SHARE_DOMAIN = 'preview.sandboxd.test';
 
 /** Debian's Chromium, headless, with a fresh profile (Playwright makes and removes it). */
 export async function launchBrowser() {
@@ -166,7 +168,7 @@ export async function launchBrowser() {
       '--disable-sync',
       '--disable-default-apps',
       '--disable-extensions',
-      `--host-resolver-rules=MAP ${REBIND_HOST} 127.0.0.1`,
+      `--host-resolver-rules=MAP ${REBIND_HOST} 127.0.0.1, MAP *.${SHARE_DOMAIN} 127.0.0.1`,
     ],
   });
   return { browser, close: () => browser.close().catch(() => {}) };
