@@ -352,6 +352,7 @@ impl Core {
         match self.sessions().end(id, reason) {
             Some(session) => {
                 self.contexts().forget_session(id);
+                self.shares().forget_session(id);
                 self.narrowed().remove(id);
                 self.backend().destroy(&session.sandbox).await?;
                 Ok(session)

@@ -10,6 +10,8 @@ use time::OffsetDateTime;
 pub(crate) struct Share {
     pub(crate) id: String,
     pub(crate) session_id: String,
+    /// Its session's tenant (`None`: the administrator's).
+    pub(crate) tenant: Option<String>,
     pub(crate) port: u16,
     pub(crate) created_at: OffsetDateTime,
     pub(crate) expires_at: OffsetDateTime,
@@ -39,5 +41,10 @@ pub struct Shares {
 impl Shares {
     pub(crate) fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<[u8; 32], Share>> {
         self.links.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Drops the links of a session that ended: they stop, and take no place any more.
+    pub(crate) fn forget_session(&self, session: &str) {
+        self.lock().retain(|_, share| share.session_id != session);
     }
 }

@@ -17,8 +17,10 @@ use tokio::io::DuplexStream;
 
 /// How long a link works by default and at most.
 pub const MAX_SHARE_SECS: u64 = 3600;
-/// Links kept at most, service-wide and per session.
+/// Links kept at most, service-wide, per tenant (the administrator's sessions count as one) and
+/// per session: one tenant cannot take every link the service keeps.
 const MAX_SHARES: usize = 10_000;
+const MAX_SHARES_PER_TENANT: usize = 1_000;
 const MAX_SHARES_PER_SESSION: usize = 100;
 /// Where a link's path starts.
 pub const SHARE_PREFIX: &str = "/p/";
@@ -50,11 +52,18 @@ impl Core {
                 .values()
                 .filter(|s| s.session_id == session.id)
                 .count();
-            if links.len() >= MAX_SHARES || of_session >= MAX_SHARES_PER_SESSION {
+            let of_tenant = links
+                .values()
+                .filter(|s| s.tenant == session.tenant)
+                .count();
+            if links.len() >= MAX_SHARES
+                || of_tenant >= MAX_SHARES_PER_TENANT
+                || of_session >= MAX_SHARES_PER_SESSION
+            {
                 return Err(Error::LimitReached {
                     code: "too_many_shares",
                     message: format!(
-                        "as many links are open as the service keeps ({MAX_SHARES_PER_SESSION} a session, {MAX_SHARES} in all); revoke some first"
+                        "as many links are open as the service keeps ({MAX_SHARES_PER_SESSION} a session, {MAX_SHARES_PER_TENANT} a tenant, {MAX_SHARES} in all); revoke some first"
                     ),
                 });
             }
@@ -63,6 +72,7 @@ impl Core {
             let share = Share {
                 id: to_hex(&rand::rng().random::<[u8; 8]>()),
                 session_id: session.id.clone(),
+                tenant: session.tenant.clone(),
                 port,
                 created_at: now,
                 expires_at: now + Duration::seconds(ttl as i64),

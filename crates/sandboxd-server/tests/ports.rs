@@ -163,3 +163,44 @@ async fn share_links_expire_are_bounded_in_time_and_belong_to_their_tenant() {
         .await;
     assert_eq!(expired.status, StatusCode::NOT_FOUND);
 }
+
+#[tokio::test]
+async fn one_tenant_cannot_take_every_share_link_and_a_closed_sessions_links_free_their_places() {
+    let tenants = format!(
+        "{}{}",
+        tenant("alpha", ALPHA_TOKEN, 11, None),
+        tenant("beta", BETA_TOKEN, 1, None)
+    );
+    let service = TestService::start(&config(12, 0, &tenants));
+    let alpha = service.client(ALPHA_TOKEN);
+    let share = |id: &str| format!("/v1/sessions/{id}/ports/8000/share");
+    let mut sessions = Vec::new();
+    for _ in 0..10 {
+        let id = alpha.open(None).await;
+        for _ in 0..100 {
+            let (status, link) = alpha.post(&share(&id), json!({})).await;
+            assert_eq!(status, StatusCode::CREATED, "{link}");
+        }
+        sessions.push(id);
+    }
+    // The tenant holds its thousand: a link of its eleventh session is refused, naming the
+    // limits.
+    let eleventh = alpha.open(None).await;
+    let (status, refused) = alpha.post(&share(&eleventh), json!({})).await;
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS, "{refused}");
+    assert_eq!(refused["error"]["code"], "too_many_shares");
+    assert!(refused["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("1000 a tenant"));
+    // Another tenant still shares.
+    let beta = service.client(BETA_TOKEN);
+    let id = beta.open(None).await;
+    let (status, _) = beta.post(&share(&id), json!({})).await;
+    assert_eq!(status, StatusCode::CREATED);
+    // A closed session's links are gone at once, and their places with them.
+    let (status, _) = alpha.delete(&format!("/v1/sessions/{}", sessions[0])).await;
+    assert_eq!(status, StatusCode::OK);
+    let (status, link) = alpha.post(&share(&eleventh), json!({})).await;
+    assert_eq!(status, StatusCode::CREATED, "{link}");
+}
