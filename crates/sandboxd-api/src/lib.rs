@@ -25,7 +25,8 @@ pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, Mov
 pub use output_watch::OutputWatch;
 pub use policy::{
     IdleAction, Policy, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_REQUESTS_PER_CALLER,
-    DEFAULT_MCP_OUTPUT_BYTES, DEFAULT_RESERVED_CONNECTIONS,
+    DEFAULT_MAX_WATCHES_PER_SESSION, DEFAULT_MAX_WATCHES_PER_TENANT, DEFAULT_MCP_OUTPUT_BYTES,
+    DEFAULT_RESERVED_CONNECTIONS,
 };
 pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest, TUNNEL_PROTOCOL};
 pub use remedy::{with_wording, without_rest_wording, Remedy};

@@ -50,6 +50,14 @@ pub struct Policy {
     /// once, long-lived streams (events, process output, watches) included; more get 429.
     #[serde(default = "default_max_requests_per_caller")]
     pub max_requests_per_caller: u32,
+    /// Directory watches one session may hold at once (each holds one of its agent's
+    /// connections, beside `max_port_connections`).
+    #[serde(default = "default_max_watches_per_session")]
+    pub max_watches_per_session: u32,
+    /// Directory watches one tenant's sessions may hold together (the administrator's count as
+    /// one tenant).
+    #[serde(default = "default_max_watches_per_tenant")]
+    pub max_watches_per_tenant: u32,
 }
 
 /// The defaults of [`Policy::max_connections`], [`Policy::reserved_connections`] and
@@ -57,6 +65,9 @@ pub struct Policy {
 pub const DEFAULT_MAX_CONNECTIONS: u32 = 1024;
 pub const DEFAULT_RESERVED_CONNECTIONS: u32 = 64;
 pub const DEFAULT_MAX_REQUESTS_PER_CALLER: u32 = 256;
+/// The defaults of [`Policy::max_watches_per_session`] and [`Policy::max_watches_per_tenant`].
+pub const DEFAULT_MAX_WATCHES_PER_SESSION: u32 = 8;
+pub const DEFAULT_MAX_WATCHES_PER_TENANT: u32 = 256;
 
 fn default_max_connections() -> u32 {
     DEFAULT_MAX_CONNECTIONS
@@ -87,4 +98,12 @@ pub enum IdleAction {
     Close,
     /// Pauses it; it is closed after `policy.paused_timeout_secs` paused.
     Pause,
+}
+
+fn default_max_watches_per_session() -> u32 {
+    DEFAULT_MAX_WATCHES_PER_SESSION
+}
+
+fn default_max_watches_per_tenant() -> u32 {
+    DEFAULT_MAX_WATCHES_PER_TENANT
 }

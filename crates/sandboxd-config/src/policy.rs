@@ -26,6 +26,8 @@ pub(crate) struct PolicyFile {
     max_connections: Option<u32>,
     reserved_connections: Option<u32>,
     max_requests_per_caller: Option<u32>,
+    max_watches_per_session: Option<u32>,
+    max_watches_per_tenant: Option<u32>,
 }
 
 /// The most `policy.max_port_connections` may be.
@@ -70,6 +72,12 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
         max_requests_per_caller: file
             .max_requests_per_caller
             .unwrap_or(sandboxd_api::DEFAULT_MAX_REQUESTS_PER_CALLER),
+        max_watches_per_session: file
+            .max_watches_per_session
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_WATCHES_PER_SESSION),
+        max_watches_per_tenant: file
+            .max_watches_per_tenant
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_WATCHES_PER_TENANT),
     };
     let positive = [
         ("default_timeout_secs", policy.default_timeout_secs),
@@ -99,11 +107,30 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
             "max_requests_per_caller",
             u64::from(policy.max_requests_per_caller),
         ),
+        (
+            "max_watches_per_session",
+            u64::from(policy.max_watches_per_session),
+        ),
+        (
+            "max_watches_per_tenant",
+            u64::from(policy.max_watches_per_tenant),
+        ),
     ];
     for (name, value) in positive {
         if value == 0 {
             return Err(invalid(format!("policy.{name}"), "must be above 0"));
         }
+    }
+    if policy.max_port_connections + policy.max_watches_per_session > MAX_PORT_CONNECTIONS + 8 {
+        return Err(invalid(
+            "policy.max_watches_per_session",
+            format!(
+                "{} with policy.max_port_connections {} is over {}: each port connection and each watch holds one of the sandbox agent's 64 connections, and 8 must stay free for other requests",
+                policy.max_watches_per_session,
+                policy.max_port_connections,
+                MAX_PORT_CONNECTIONS + 8
+            ),
+        ));
     }
     if policy.max_port_connections > MAX_PORT_CONNECTIONS {
         return Err(invalid(

@@ -11,6 +11,7 @@ use crate::sessions::{self, Session, Sessions};
 use crate::share_table::Shares;
 use crate::snapshot_files::SnapshotFiles;
 use crate::snapshot_files::Snapshots;
+use crate::watch_table::Watches;
 use crate::{auth, images, pool, tickets};
 use sandboxd_api::Remedy;
 use sandboxd_backend::Backend;
@@ -34,6 +35,7 @@ struct Inner {
     tickets: tickets::Tickets,
     port_connections: PortConnections,
     shares: Shares,
+    watches: Watches,
     snapshots: Snapshots,
     contexts: Contexts,
     egress: NarrowedLists,
@@ -68,6 +70,7 @@ impl Core {
                 images: images::Images::default(),
                 port_connections: PortConnections::default(),
                 shares: Shares::default(),
+                watches: Watches::default(),
                 contexts: Default::default(),
                 engine: OnceLock::new(),
                 egress: NarrowedLists::default(),
@@ -130,6 +133,10 @@ impl Core {
 
     pub(crate) fn shares(&self) -> &Shares {
         &self.inner.shares
+    }
+
+    pub(crate) fn watches(&self) -> &Watches {
+        &self.inner.watches
     }
 
     pub(crate) fn contexts(&self) -> &Contexts {

@@ -7,6 +7,7 @@ use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::files::{checked_path, file_entry, required, STEP_TIMEOUT};
+use crate::watch_table::WatchPlace;
 use sandboxd_agent_proto::{self as proto, ChangeKind};
 use sandboxd_api::{DirMade, FileChange, FileChangeKind, FileInfo};
 use sandboxd_backend::AgentStream;
@@ -97,6 +98,15 @@ impl Core {
         let path = checked_path(path.unwrap_or_else(|| ".".into()))?;
         let session = self.running_session(caller, session_id, "file_watch")?;
         let mut entry = self.entry(caller, &session, "file_watch", &path);
+        // Taken before the agent is asked: a refused watch costs none of its connections.
+        let place = self
+            .watches()
+            .take(
+                &self.config().policy,
+                &session.id,
+                session.tenant.as_deref(),
+            )
+            .map_err(|e| entry.fail(e))?;
         let started = async {
             let agent = self.connect(&session).await?;
             proto::watch_dir(agent, &path, recursive, MAX_WATCHES, STEP_TIMEOUT)
@@ -109,6 +119,7 @@ impl Core {
             watch,
             entry,
             queued: VecDeque::new(),
+            _place: place,
         })
     }
 }
@@ -119,6 +130,8 @@ pub struct Watch {
     watch: proto::DirWatch<AgentStream>,
     entry: PendingEntry,
     queued: VecDeque<FileChange>,
+    /// Its place under `policy.max_watches_per_session` and `max_watches_per_tenant`.
+    _place: WatchPlace,
 }
 
 impl Watch {

@@ -48,6 +48,7 @@ mod snapshot_files;
 mod snapshots;
 pub mod terminal;
 pub mod tickets;
+mod watch_table;
 
 pub use crate::core::Core;
 pub use crate::egress::EgressEvent;

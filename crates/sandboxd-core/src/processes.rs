@@ -558,6 +558,8 @@ mod tests {
             max_connections: 2,
             reserved_connections: 1,
             max_requests_per_caller: 1,
+            max_watches_per_session: 1,
+            max_watches_per_tenant: 1,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {

@@ -61,14 +61,13 @@ pub async fn call(
     if method == "WatchDir" {
         let watch = async {
             let request: WatchRequest = connect::request(body, true).await?;
-            let slot = face.watchers.slot(&call)?;
             let watch = start_watch(&face, &call, &request).await?;
-            Ok::<_, E2bError>((request.path, watch, slot))
+            Ok::<_, E2bError>((request.path, watch))
         };
         return match watch.await {
-            Ok((path, watch, slot)) => {
+            Ok((path, watch)) => {
                 let (sender, response) = connect::stream();
-                tokio::spawn(watchers::stream(sender, path, watch, slot));
+                tokio::spawn(watchers::stream(sender, path, watch));
                 response
             }
             Err(e) => connect::failed_stream(e).await,
@@ -122,10 +121,10 @@ async fn unary(
         }
         "CreateWatcher" => {
             let request: WatchRequest = connect::request(body, false).await?;
-            // Taken first: the watch holds one of the sandbox agent's connections.
-            let slot = face.watchers.slot(call)?;
             let watch = start_watch(face, call, &request).await?;
-            let watcher = face.watchers.add(call, request.path, watch, slot)?;
+            let watcher = face
+                .watchers
+                .add(call, request.path, watch, face.watchers.slot(call))?;
             Ok(json!({"watcherId": watcher}))
         }
         "GetWatcherEvents" => {

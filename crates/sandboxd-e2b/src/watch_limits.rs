@@ -1,21 +1,11 @@
-//! What directory watches may hold, so that no tenant or sandbox can take the service's memory
-//! or the other tenants' watches: each watch (a polled watcher or a WatchDir stream) holds a
-//! [`WatchSlot`], counted per sandbox, per tenant and in all; a polled watcher's changes not
-//! yet polled are charged in bytes to its slot, its tenant and the service.
+//! What polled watchers may hold, so that no tenant can take the service's memory: a watcher's
+//! changes not yet polled are charged in bytes to its [`WatchSlot`], its tenant and the
+//! service. How many watches a session, a tenant and the service hold is the core's to count
+//! (`policy.max_watches_per_session`, `max_watches_per_tenant`), for every face alike.
 
-use crate::errors::{Code, E2bError};
-use axum::http::StatusCode;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Watches one sandbox may hold at once, polled and streamed together. Each holds one of the
-/// sandbox agent's 64 connections; with `policy.max_port_connections` at its most (48), this
-/// leaves 8 for its commands and file operations.
-pub const MAX_WATCHES_PER_SANDBOX: usize = 8;
-/// Watches one tenant's sandboxes may hold together (the administrator's key counts as one).
-pub const MAX_WATCHES_PER_TENANT: usize = 256;
-/// Watches the service holds at once, all tenants together.
-pub const MAX_WATCHES: usize = 1024;
 /// Bytes of changes one watcher may hold until polled; past it, it reports lost changes.
 pub const MAX_QUEUED_BYTES: usize = 1 << 20;
 /// Bytes of changes one tenant's watchers may hold together until polled.
@@ -29,24 +19,19 @@ type Tenant = Option<String>;
 
 #[derive(Default)]
 struct Held {
-    watches: usize,
-    watches_by_sandbox: HashMap<String, usize>,
-    watches_by_tenant: HashMap<Tenant, usize>,
     bytes: usize,
     bytes_by_tenant: HashMap<Tenant, usize>,
 }
 
-/// What all watches hold; cloned, it is shared.
+/// What all polled watchers hold; cloned, it is shared.
 #[derive(Clone, Default)]
 pub struct WatchLimits {
     held: Arc<Mutex<Held>>,
 }
 
-/// One watch's place under the limits, and the bytes its queue holds; dropping it gives both
-/// back.
+/// One watcher's account of the bytes its queue holds; dropping it gives them back.
 pub struct WatchSlot {
     limits: WatchLimits,
-    sandbox: String,
     tenant: Tenant,
     bytes: usize,
 }
@@ -56,49 +41,13 @@ impl WatchLimits {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// A place for one more watch of `sandbox`, owned by `tenant`; or which limit it passes
-    /// and what to do.
-    pub fn take(&self, sandbox: &str, tenant: Option<&str>) -> Result<WatchSlot, E2bError> {
-        let tenant = tenant.map(str::to_string);
-        let mut held = self.lock();
-        let of_sandbox = held.watches_by_sandbox.get(sandbox).copied().unwrap_or(0);
-        let of_tenant = held.watches_by_tenant.get(&tenant).copied().unwrap_or(0);
-        let refusal = if of_sandbox >= MAX_WATCHES_PER_SANDBOX {
-            format!(
-                "sandbox {sandbox} has {of_sandbox} watchers open, as many as one sandbox may (each holds one of its agent's connections): stop one (WatchHandle.stop) first"
-            )
-        } else if of_tenant >= MAX_WATCHES_PER_TENANT {
-            let whose = match &tenant {
-                Some(name) => format!("tenant \"{name}\""),
-                None => "the administrator's key".into(),
-            };
-            format!(
-                "{whose} has {of_tenant} watchers open across its sandboxes, as many as one tenant may: stop some (WatchHandle.stop) or kill the sandboxes no longer needed"
-            )
-        } else if held.watches >= MAX_WATCHES {
-            format!(
-                "the service has {} watchers open, as many as it holds for all tenants together: try again later",
-                held.watches
-            )
-        } else {
-            *held
-                .watches_by_sandbox
-                .entry(sandbox.to_string())
-                .or_default() += 1;
-            *held.watches_by_tenant.entry(tenant.clone()).or_default() += 1;
-            held.watches += 1;
-            return Ok(WatchSlot {
-                limits: self.clone(),
-                sandbox: sandbox.to_string(),
-                tenant,
-                bytes: 0,
-            });
-        };
-        Err(E2bError::new(
-            Code::ResourceExhausted,
-            StatusCode::TOO_MANY_REQUESTS,
-            refusal,
-        ))
+    /// An empty account for a watcher of `tenant`.
+    pub fn open(&self, tenant: Option<&str>) -> WatchSlot {
+        WatchSlot {
+            limits: self.clone(),
+            tenant: tenant.map(str::to_string),
+            bytes: 0,
+        }
     }
 }
 
@@ -145,14 +94,10 @@ impl WatchSlot {
 impl Drop for WatchSlot {
     fn drop(&mut self) {
         self.refund_all();
-        let mut held = self.limits.lock();
-        held.watches -= 1;
-        decrement(&mut held.watches_by_sandbox, &self.sandbox, 1);
-        decrement(&mut held.watches_by_tenant, &self.tenant, 1);
     }
 }
 
-/// Takes `by` off `key`'s count, forgetting the key at 0 (sandboxes come and go).
+/// Takes `by` off `key`'s count, forgetting the key at 0 (tenants come and go).
 fn decrement<K: Eq + std::hash::Hash>(counts: &mut HashMap<K, usize>, key: &K, by: usize) {
     if let Some(count) = counts.get_mut(key) {
         *count -= by;
@@ -166,59 +111,10 @@ fn decrement<K: Eq + std::hash::Hash>(counts: &mut HashMap<K, usize>, key: &K, b
 mod tests {
     use super::*;
 
-    fn refused(result: Result<WatchSlot, E2bError>) -> E2bError {
-        let error = result.err().expect("refused");
-        assert_eq!(error.code, Code::ResourceExhausted);
-        assert_eq!(error.status, StatusCode::TOO_MANY_REQUESTS);
-        error
-    }
-
-    #[test]
-    fn a_sandbox_and_a_tenant_hold_at_most_their_share_and_get_it_back() {
-        let limits = WatchLimits::default();
-        let mut slots: Vec<WatchSlot> = (0..MAX_WATCHES_PER_SANDBOX)
-            .map(|_| limits.take("s1", Some("a")).unwrap())
-            .collect();
-        let error = refused(limits.take("s1", Some("a")));
-        assert!(error.message.contains("as many as one sandbox may"));
-        // The tenant's other sandboxes, up to the tenant's limit.
-        for i in 0..(MAX_WATCHES_PER_TENANT - MAX_WATCHES_PER_SANDBOX) {
-            let sandbox = format!("s{}", 2 + i / MAX_WATCHES_PER_SANDBOX);
-            slots.push(limits.take(&sandbox, Some("a")).unwrap());
-        }
-        let error = refused(limits.take("s-new", Some("a")));
-        assert!(error.message.contains("tenant \"a\""), "{}", error.message);
-        // Another tenant is not held up by tenant a.
-        let theirs = limits.take("t1", Some("b")).unwrap();
-        slots.pop();
-        limits.take("s-new", Some("a")).unwrap();
-        drop(theirs);
-        drop(slots);
-        let held = limits.lock();
-        assert_eq!(held.watches, 0);
-        assert!(held.watches_by_sandbox.is_empty() && held.watches_by_tenant.is_empty());
-    }
-
-    #[test]
-    fn the_service_holds_at_most_its_cap_of_watches() {
-        let limits = WatchLimits::default();
-        let tenants = MAX_WATCHES / MAX_WATCHES_PER_TENANT;
-        let _slots: Vec<WatchSlot> = (0..MAX_WATCHES)
-            .map(|i| {
-                let tenant = format!("t{}", i % tenants);
-                limits
-                    .take(&format!("s{}", i / MAX_WATCHES_PER_SANDBOX), Some(&tenant))
-                    .unwrap()
-            })
-            .collect();
-        let error = refused(limits.take("another", Some("another")));
-        assert!(error.message.contains("for all tenants together"));
-    }
-
     #[test]
     fn queued_bytes_are_bounded_per_watcher_per_tenant_and_in_all() {
         let limits = WatchLimits::default();
-        let mut one = limits.take("s1", Some("a")).unwrap();
+        let mut one = limits.open(Some("a"));
         one.charge(MAX_QUEUED_BYTES).unwrap();
         let over = one.charge(1).unwrap_err();
         assert!(over.contains("a watcher's limit"), "{over}");
@@ -227,27 +123,25 @@ mod tests {
 
         let per_tenant = MAX_QUEUED_BYTES_PER_TENANT / MAX_QUEUED_BYTES;
         let mut full: Vec<WatchSlot> = (1..per_tenant)
-            .map(|i| {
-                let mut slot = limits.take(&format!("s{i}"), Some("a")).unwrap();
+            .map(|_| {
+                let mut slot = limits.open(Some("a"));
                 slot.charge(MAX_QUEUED_BYTES).unwrap();
                 slot
             })
             .collect();
-        let mut last = limits.take("s-last", Some("a")).unwrap();
+        let mut last = limits.open(Some("a"));
         let over = last.charge(1).unwrap_err();
         assert!(over.contains("a tenant's limit"), "{over}");
 
         let tenants = MAX_QUEUED_BYTES_IN_ALL / MAX_QUEUED_BYTES_PER_TENANT;
         for t in 1..tenants {
-            for i in 0..per_tenant {
-                let mut slot = limits
-                    .take(&format!("t{t}-{i}"), Some(&format!("t{t}")))
-                    .unwrap();
+            for _ in 0..per_tenant {
+                let mut slot = limits.open(Some(&format!("t{t}")));
                 slot.charge(MAX_QUEUED_BYTES).unwrap();
                 full.push(slot);
             }
         }
-        let mut other = limits.take("other", Some("other")).unwrap();
+        let mut other = limits.open(Some("other"));
         let over = other.charge(1).unwrap_err();
         assert!(over.contains("the service's limit"), "{over}");
         // Dropped watchers give their bytes back.

@@ -70,16 +70,14 @@ fn lost(message: String) -> E2bError {
     )
 }
 
-/// WatchDir: the stream of a watch's changes, with keepalives, until the client goes. The
-/// stream holds `slot` for as long as it runs.
-pub async fn stream(sender: StreamSender, watched: String, watch: Watch, slot: WatchSlot) {
+/// WatchDir: the stream of a watch's changes, with keepalives, until the client goes.
+pub async fn stream(sender: StreamSender, watched: String, watch: Watch) {
     async fn next_change(
         mut watch: Watch,
     ) -> (Watch, Option<Result<FileChange, sandboxd_core::Error>>) {
         let next = watch.next().await;
         (watch, next)
     }
-    let _slot = slot;
     if !sender.send(&json!({"start": {}})).await {
         return;
     }
@@ -178,10 +176,10 @@ impl Watchers {
         lock(&self.all)
     }
 
-    /// A place for one more watch of the caller's sandbox, taken before its watch starts.
-    pub fn slot(&self, call: &SandboxCall) -> Result<WatchSlot, E2bError> {
+    /// The byte account of a new watcher of the caller's sandbox.
+    pub fn slot(&self, call: &SandboxCall) -> WatchSlot {
         self.follow_session_ends();
-        self.limits.take(&call.id, call.caller.principal.tenant())
+        self.limits.open(call.caller.principal.tenant())
     }
 
     /// Drops the watchers of each session as it ends, from the first watcher on (a task

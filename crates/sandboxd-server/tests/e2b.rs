@@ -585,8 +585,8 @@ async fn network_options_narrow_an_egress_templates_list() {
 }
 
 /// The E2B face's watch limits (crates/sandboxd-e2b/src/watch_limits.rs).
-const WATCHES_PER_SANDBOX: usize = 8;
-const WATCHES_PER_TENANT: usize = 256;
+const WATCHES_PER_SANDBOX: usize = sandboxd_api::DEFAULT_MAX_WATCHES_PER_SESSION as usize;
+const WATCHES_PER_TENANT: usize = sandboxd_api::DEFAULT_MAX_WATCHES_PER_TENANT as usize;
 
 /// CreateWatcher on a sandbox's working directory.
 async fn create_watcher(service: &TestService, (id, token): &(String, String)) -> Answer {
@@ -633,9 +633,12 @@ async fn watchers_are_bounded_per_sandbox_and_tenant_and_freed_when_their_sandbo
     }
     refused(
         &create_watcher(&service, &full[0]).await,
-        "as many as one sandbox may",
+        "as many as one session may",
     );
-    refused(&create_watcher(&service, fresh).await, "tenant \"alpha\"");
+    refused(
+        &create_watcher(&service, fresh).await,
+        "tenant alpha has 256",
+    );
     // Another tenant is not held up by alpha's watchers.
     let beta = create(&service, BETA_TOKEN, "localhost").await;
     assert_eq!(create_watcher(&service, &beta).await.status, StatusCode::OK);

@@ -157,3 +157,50 @@ async fn watch_is_an_event_stream_and_a_missing_directory_is_not_found() {
         "invalid_request",
     );
 }
+
+#[tokio::test]
+async fn a_sessions_watches_are_bounded_whichever_face_opened_them() {
+    let service = TestService::default_service();
+    let id = service.open(None).await;
+    let caller = |interface| sandboxd_core::Caller::new(sandboxd_core::Principal::Admin, interface);
+    let mut held = Vec::new();
+    let per_session = sandboxd_api::DEFAULT_MAX_WATCHES_PER_SESSION as usize;
+    for i in 0..per_session {
+        let interface = if i % 2 == 0 {
+            sandboxd_core::Interface::Api
+        } else {
+            sandboxd_core::Interface::Mcp
+        };
+        let watch = service
+            .core
+            .watch(&caller(interface), &id, Some(".".into()), true)
+            .await
+            .expect("a watch within the session's share");
+        held.push(watch);
+    }
+    // One more through the REST face is refused before the agent is asked, naming the limit.
+    assert_error(
+        &service
+            .get(&format!("/v1/sessions/{id}/files/watch?path=."))
+            .await,
+        StatusCode::TOO_MANY_REQUESTS,
+        "too_many_watches",
+    );
+    let (_, log) = service.get(&format!("/v1/sessions/{id}/activity")).await;
+    let newest = &log["entries"][0];
+    assert_eq!(newest["action"], "file_watch");
+    assert!(
+        newest["error"]
+            .as_str()
+            .unwrap()
+            .starts_with("too_many_watches"),
+        "{newest}"
+    );
+    // A watch that ends gives its place back.
+    held.pop();
+    service
+        .core
+        .watch(&caller(sandboxd_core::Interface::Api), &id, None, false)
+        .await
+        .expect("the place a dropped watch gave back");
+}

@@ -17,6 +17,8 @@ const POLICY = [
   ['max_connections', 'Connections at most', 'at the limit a new one closes the longest-idle one', (v) => fmt.count(v)],
   ['reserved_connections', 'Kept for the service token', 'requests in progress no tenant can take', (v) => fmt.count(v)],
   ['max_requests_per_caller', 'Requests in progress per caller', 'per tenant, or per address without a token; streams included', (v) => fmt.count(v)],
+  ['max_watches_per_session', 'Directory watches per session', 'each holds one of its agent\'s connections', (v) => fmt.count(v)],
+  ['max_watches_per_tenant', 'Directory watches per tenant', 'all its sessions together', (v) => fmt.count(v)],
 ];
 
 export class SettingsView {
