@@ -316,12 +316,12 @@ impl Config {
                 let tmpfs = limits.tmpfs_size_bytes.saturating_mul(TMPFS_PLACES);
                 (tmpfs >= limits.mem_limit_bytes).then(|| {
                     format!(
-                        "runtime \"{}\": its {TMPFS_PLACES} tmpfs places (/tmp, /workspace, /dev/shm) of tmpfs_size {} each can hold {}, at or above its mem_limit of {}: files written there count against memory, and a sandbox that fills them runs out of memory. Lower tmpfs_size below {} or raise mem_limit above {}",
+                        "runtime \"{}\": its {TMPFS_PLACES} tmpfs places (/tmp, /workspace, /dev/shm) of tmpfs_size {} each can hold {}, at or above its mem_limit of {}: files written there count against memory, and a sandbox that fills them runs out of memory. Lower tmpfs_size to at most {} or raise mem_limit above {}",
                         runtime.name,
                         format_bytes(limits.tmpfs_size_bytes),
                         format_bytes(tmpfs),
                         format_bytes(limits.mem_limit_bytes),
-                        format_bytes(limits.mem_limit_bytes / TMPFS_PLACES),
+                        format_bytes(((limits.mem_limit_bytes - 1) / TMPFS_PLACES) >> 20 << 20),
                         format_bytes(tmpfs),
                     )
                 })

@@ -173,7 +173,7 @@ fn tmpfs_that_can_hold_all_memory_is_warned_of() {
         "runtime \"sh\"",
         "tmpfs_size 200",
         "mem_limit of 512",
-        "Lower tmpfs_size below",
+        "Lower tmpfs_size to at most 170m",
     ] {
         assert!(warnings[0].contains(words), "{words}: {}", warnings[0]);
     }
