@@ -280,6 +280,7 @@ impl Drop for Taking<'_> {
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+    use std::time::Duration;
     use tokio::io::AsyncWriteExt;
 
     fn mode(path: &Path) -> u32 {
@@ -327,5 +328,25 @@ mod tests {
         files.remove("ab12").await.unwrap();
         files.remove("ab12").await.unwrap();
         assert!(files.begin("../x").is_err(), "only ids name paths");
+    }
+
+    #[tokio::test]
+    async fn one_sessions_snapshots_take_turns_and_the_lock_is_forgotten_after() {
+        let state = tempfile::tempdir().unwrap();
+        let snapshots = Snapshots::new(SnapshotFiles::new(state.path().join("snapshots")));
+        let first = snapshots.turn_of("a").await;
+        let other = tokio::time::timeout(Duration::from_secs(5), snapshots.turn_of("b")).await;
+        assert!(other.is_ok(), "another session does not wait");
+        drop(other);
+        let mut second = std::pin::pin!(snapshots.turn_of("a"));
+        assert!(
+            futures_util::poll!(second.as_mut()).is_pending(),
+            "the same session waits for its turn"
+        );
+        drop(first);
+        let second = tokio::time::timeout(Duration::from_secs(5), second).await;
+        assert!(second.is_ok(), "its turn comes once the first is done");
+        drop(second);
+        assert!(locked(&snapshots.turns).is_empty(), "no lock is kept");
     }
 }
