@@ -153,6 +153,12 @@ pub trait Backend: Send + Sync + 'static {
 
     async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError>;
 
+    /// Whether the kernel killed a process of a stopped sandbox for want of memory, as far
+    /// as the platform knows: what ended it, when its agent was among them. False by default.
+    async fn ran_out_of_memory(&self, _sandbox: &Sandbox) -> bool {
+        false
+    }
+
     /// The sandboxes of this service instance that exist on the platform.
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError>;
 

@@ -166,6 +166,10 @@ pub(crate) const BUILTIN_DEFAULTS: Limits = Limits {
     tmpfs_size_bytes: 256 << 20,
 };
 
+/// The memory-backed places of a sandbox of `tmpfs_size` each: `/tmp`, the working
+/// directory and `/dev/shm`.
+const TMPFS_PLACES: u64 = 3;
+
 /// Docker refuses memory limits below 6 MB; a sandbox needs more than that anyway.
 const MIN_MEM_LIMIT: u64 = 6 << 20;
 
@@ -298,6 +302,31 @@ impl Config {
             .max()
             .unwrap_or(0);
         largest.saturating_mul(u64::from(self.max_sessions))
+    }
+
+    /// What `--check` warns of: runtimes whose memory-backed places (`/tmp`, the working
+    /// directory and `/dev/shm`, `tmpfs_size` each), once full, hold all of `mem_limit`. Their
+    /// sandboxes can then run out of memory by writing files, and the kernel kills processes
+    /// (the agent last) without freeing any of it.
+    pub fn memory_warnings(&self) -> Vec<String> {
+        self.runtimes
+            .values()
+            .filter_map(|runtime| {
+                let limits = &runtime.limits;
+                let tmpfs = limits.tmpfs_size_bytes.saturating_mul(TMPFS_PLACES);
+                (tmpfs >= limits.mem_limit_bytes).then(|| {
+                    format!(
+                        "runtime \"{}\": its {TMPFS_PLACES} tmpfs places (/tmp, /workspace, /dev/shm) of tmpfs_size {} each can hold {}, at or above its mem_limit of {}: files written there count against memory, and a sandbox that fills them runs out of memory. Lower tmpfs_size to at most {} or raise mem_limit above {}",
+                        runtime.name,
+                        format_bytes(limits.tmpfs_size_bytes),
+                        format_bytes(tmpfs),
+                        format_bytes(limits.mem_limit_bytes),
+                        format_bytes(((limits.mem_limit_bytes - 1) / TMPFS_PLACES) >> 20 << 20),
+                        format_bytes(tmpfs),
+                    )
+                })
+            })
+            .collect()
     }
 
     pub fn runtime(&self, name: &str) -> Option<&RuntimeInfo> {

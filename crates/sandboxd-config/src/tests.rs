@@ -168,3 +168,25 @@ fn view_redacts_the_token() {
     assert!(!json.contains("secret"));
     assert_eq!(config.view().token, "<redacted>");
 }
+
+#[test]
+fn tmpfs_that_can_hold_all_memory_is_warned_of() {
+    assert_eq!(
+        Config::embedded().unwrap().memory_warnings(),
+        Vec::<String>::new()
+    );
+    let config = Config::parse(&format!(
+        "default_runtime = \"sh\"\n{MINIMAL}mem_limit = \"512m\"\ntmpfs_size = \"200m\"\n[runtimes.roomy]\nimage = \"x\"\nmem_limit = \"1g\"\n"
+    ))
+    .unwrap();
+    let warnings = config.memory_warnings();
+    assert_eq!(warnings.len(), 1, "{warnings:?}");
+    for words in [
+        "runtime \"sh\"",
+        "tmpfs_size 200",
+        "mem_limit of 512",
+        "Lower tmpfs_size to at most 170m",
+    ] {
+        assert!(warnings[0].contains(words), "{words}: {}", warnings[0]);
+    }
+}

@@ -62,6 +62,10 @@ pub struct FakeBackend {
     pub adopt_delay: Mutex<Duration>,
     /// Read by every listing: held for writing, it keeps listings waiting as a slow engine does.
     listing: Arc<tokio::sync::RwLock<()>>,
+    /// Per session: held for writing, its archives wait as a starved agent's do.
+    archives: Mutex<BTreeMap<String, Arc<tokio::sync::RwLock<()>>>>,
+    /// Archives waiting for their session's hold to go.
+    pub archives_waiting: Arc<AtomicU32>,
 }
 
 impl FakeBackend {
@@ -98,6 +102,14 @@ impl FakeBackend {
             .clone()
             .try_write_owned()
             .expect("listings are held once at a time")
+    }
+
+    /// Keeps the session's archives (of snapshots) waiting until the guard is dropped.
+    pub fn hold_archives(&self, session_id: &str) -> tokio::sync::OwnedRwLockWriteGuard<()> {
+        let mut archives = self.archives.lock().expect("archives lock");
+        let hold = archives.entry(session_id.to_string()).or_default().clone();
+        hold.try_write_owned()
+            .expect("archives are held once at a time")
     }
 
     /// Removes a sandbox behind the service's back.
@@ -184,7 +196,11 @@ impl Backend for FakeBackend {
             return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
         };
         let (service_end, agent_end) = tokio::io::duplex(1 << 16);
-        tokio::spawn(serve_agent(agent_end, files.clone()));
+        let archives = self.archives.lock().expect("archives lock");
+        let hold = archives.get(&sandbox.session_id).cloned();
+        drop(archives);
+        let waiting = (hold, self.archives_waiting.clone());
+        tokio::spawn(serve_agent(agent_end, files.clone(), waiting));
         Ok(Box::new(FakeConnection(service_end)))
     }
 
@@ -291,7 +307,11 @@ impl AsyncWrite for FakeConnection {
 }
 
 /// Answers one request on the connection, as the real agent would.
-async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
+async fn serve_agent(
+    mut stream: DuplexStream,
+    files: Files,
+    (hold, waiting): (Option<Arc<tokio::sync::RwLock<()>>>, Arc<AtomicU32>),
+) -> Option<()> {
     let request: Request = read_frame(&mut stream).await.ok()?.parse_json().ok()?;
     match request {
         Request::Ping => write_json(&mut stream, &Event::Pong).await.ok(),
@@ -369,6 +389,11 @@ async fn serve_agent(mut stream: DuplexStream, files: Files) -> Option<()> {
             }
         }
         Request::ReadArchive { path, max_bytes } => {
+            if let Some(hold) = hold {
+                waiting.fetch_add(1, Ordering::SeqCst);
+                let _ = hold.read().await;
+                waiting.fetch_sub(1, Ordering::SeqCst);
+            }
             let tree = archive_of(&files, &path);
             let bytes: u64 = tree.values().map(|c| c.len() as u64).sum();
             if bytes > max_bytes {

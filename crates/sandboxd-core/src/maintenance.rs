@@ -11,6 +11,7 @@ use futures_util::{stream, StreamExt};
 use sandboxd_agent_proto as proto;
 use sandboxd_api::{IdleAction, Policy};
 use sandboxd_backend::ExistingSandbox;
+use sandboxd_config::format_bytes;
 use std::collections::HashMap;
 use std::time::Duration;
 use time::OffsetDateTime;
@@ -331,10 +332,27 @@ impl Core {
         self.pools().retain(alive);
         for session in running {
             if !alive(&session.sandbox) {
-                self.end_for(&session, "end", SANDBOX_STOPPED).await;
+                let reason = self.why_stopped(&session).await;
+                self.end_for(&session, "end", &reason).await;
             }
         }
         true
+    }
+}
+
+impl Core {
+    /// Why a session's sandbox stopped: out of memory, in words naming its limits, when the
+    /// platform saw the kernel kill for it (the agent last, so it was at the end too).
+    async fn why_stopped(&self, session: &Session) -> String {
+        let limits = self.config().runtime(&session.runtime).map(|r| &r.limits);
+        match limits {
+            Some(limits) if self.backend().ran_out_of_memory(&session.sandbox).await => format!(
+                "its sandbox ran out of memory: the kernel killed its processes, its agent last, at its mem_limit of {} (files in /tmp, /workspace and /dev/shm, tmpfs_size {} each, count against it and are not freed by the kills)",
+                format_bytes(limits.mem_limit_bytes),
+                format_bytes(limits.tmpfs_size_bytes)
+            ),
+            _ => SANDBOX_STOPPED.to_string(),
+        }
     }
 }
 

@@ -5,11 +5,12 @@
 //! set; its record goes into the store after that, and files with no record are removed at
 //! start.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::fs::{DirBuilder, Permissions};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 const HIDDEN_PREFIX: &str = ".partial-";
 
@@ -150,18 +151,127 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
     std::fs::File::open(dir)?.sync_all()
 }
 
-/// The snapshots' files, and the lock that makes one quota check and the snapshot it admits
-/// a single step.
+/// The snapshots' files, a lock per session (two snapshots or forks of one session take
+/// turns; different sessions never wait on each other), and the bytes of the snapshots being
+/// taken, per tenant, counted against the quota with the kept ones.
 pub(crate) struct Snapshots {
     pub files: SnapshotFiles,
-    pub(crate) taking: tokio::sync::Mutex<()>,
+    turns: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    in_flight: Mutex<HashMap<Option<String>, InFlight>>,
+}
+
+/// A tenant's snapshots being taken.
+#[derive(Default)]
+struct InFlight {
+    count: u32,
+    bytes: u64,
+}
+
+fn locked<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 impl Snapshots {
     pub fn new(files: SnapshotFiles) -> Snapshots {
         Snapshots {
             files,
-            taking: tokio::sync::Mutex::new(()),
+            turns: Mutex::default(),
+            in_flight: Mutex::default(),
+        }
+    }
+
+    /// Waits for the session's turn: no other snapshot or fork of it runs until it is dropped.
+    pub(crate) async fn turn_of(&self, session_id: &str) -> SessionTurn<'_> {
+        let lock = locked(&self.turns)
+            .entry(session_id.to_string())
+            .or_default()
+            .clone();
+        SessionTurn {
+            guard: Some(lock.lock_owned().await),
+            session_id: session_id.to_string(),
+            snapshots: self,
+        }
+    }
+
+    /// Counts a snapshot of the tenant as being taken, if `kept` (its kept snapshots) and
+    /// the ones being taken leave room under `quota_count`.
+    pub(crate) fn start_taking(
+        &self,
+        tenant: Option<&str>,
+        kept: u32,
+        quota_count: u32,
+    ) -> Option<Taking<'_>> {
+        let tenant = tenant.map(str::to_string);
+        let mut in_flight = locked(&self.in_flight);
+        let entry = in_flight.entry(tenant.clone()).or_default();
+        if kept.saturating_add(entry.count) >= quota_count {
+            return None;
+        }
+        entry.count += 1;
+        Some(Taking {
+            snapshots: self,
+            tenant,
+            bytes: 0,
+        })
+    }
+
+    /// Runs `record` (the quota's last check and the record's insertion) while no other
+    /// snapshot is recorded: two snapshots cannot both take the quota's last room.
+    pub(crate) fn recording<T>(&self, record: impl FnOnce() -> T) -> T {
+        let _recording = locked(&self.in_flight);
+        record()
+    }
+}
+
+/// A session's turn to take a snapshot or fork; the lock is forgotten when nobody waits.
+pub(crate) struct SessionTurn<'a> {
+    guard: Option<tokio::sync::OwnedMutexGuard<()>>,
+    session_id: String,
+    snapshots: &'a Snapshots,
+}
+
+impl Drop for SessionTurn<'_> {
+    fn drop(&mut self) {
+        let mut turns = locked(&self.snapshots.turns);
+        drop(self.guard.take());
+        // Waiters hold a clone: only the map's own is left when none does.
+        if turns
+            .get(&self.session_id)
+            .is_some_and(|lock| Arc::strong_count(lock) == 1)
+        {
+            turns.remove(&self.session_id);
+        }
+    }
+}
+
+/// A snapshot being taken, counted in its tenant's snapshots in flight until dropped.
+pub(crate) struct Taking<'a> {
+    snapshots: &'a Snapshots,
+    tenant: Option<String>,
+    bytes: u64,
+}
+
+impl Taking<'_> {
+    /// Counts `more` bytes written; false when the tenant's kept bytes (`kept`) and those of
+    /// all its snapshots being taken would be over `quota`.
+    pub(crate) fn add(&mut self, more: u64, kept: u64, quota: u64) -> bool {
+        self.bytes += more;
+        let mut in_flight = locked(&self.snapshots.in_flight);
+        let entry = in_flight.entry(self.tenant.clone()).or_default();
+        entry.bytes += more;
+        kept.saturating_add(entry.bytes) <= quota
+    }
+}
+
+impl Drop for Taking<'_> {
+    fn drop(&mut self) {
+        let mut in_flight = locked(&self.snapshots.in_flight);
+        if let Some(entry) = in_flight.get_mut(&self.tenant) {
+            entry.count -= 1;
+            entry.bytes -= self.bytes;
+            if entry.count == 0 {
+                in_flight.remove(&self.tenant);
+            }
         }
     }
 }
@@ -170,6 +280,7 @@ impl Snapshots {
 mod tests {
     use super::*;
     use std::os::unix::fs::MetadataExt;
+    use std::time::Duration;
     use tokio::io::AsyncWriteExt;
 
     fn mode(path: &Path) -> u32 {
@@ -217,5 +328,25 @@ mod tests {
         files.remove("ab12").await.unwrap();
         files.remove("ab12").await.unwrap();
         assert!(files.begin("../x").is_err(), "only ids name paths");
+    }
+
+    #[tokio::test]
+    async fn one_sessions_snapshots_take_turns_and_the_lock_is_forgotten_after() {
+        let state = tempfile::tempdir().unwrap();
+        let snapshots = Snapshots::new(SnapshotFiles::new(state.path().join("snapshots")));
+        let first = snapshots.turn_of("a").await;
+        let other = tokio::time::timeout(Duration::from_secs(5), snapshots.turn_of("b")).await;
+        assert!(other.is_ok(), "another session does not wait");
+        drop(other);
+        let mut second = std::pin::pin!(snapshots.turn_of("a"));
+        assert!(
+            futures_util::poll!(second.as_mut()).is_pending(),
+            "the same session waits for its turn"
+        );
+        drop(first);
+        let second = tokio::time::timeout(Duration::from_secs(5), second).await;
+        assert!(second.is_ok(), "its turn comes once the first is done");
+        drop(second);
+        assert!(locked(&snapshots.turns).is_empty(), "no lock is kept");
     }
 }

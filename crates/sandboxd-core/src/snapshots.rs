@@ -4,7 +4,10 @@
 //! keeps them). A snapshot belongs to its session's tenant: another tenant's is "not found".
 //! It counts against the tenant's quota (`policy.snapshot_quota_count` snapshots and
 //! `policy.snapshot_quota_bytes` bytes of archives); one that would not fit is refused and
-//! leaves nothing. The host keeps the archives as opaque files (see [`crate::snapshot_files`])
+//! leaves nothing, nor does one that does not finish within `policy.max_timeout_secs` (the
+//! longest a command may run): a sandbox that starves its own agent cannot hold a snapshot
+//! open without end. Snapshots of one session take turns; those of different sessions run
+//! side by side, the quota counting the bytes of those in flight. The host keeps the archives as opaque files (see [`crate::snapshot_files`])
 //! and never unpacks them: they go back into a sandbox through its agent.
 
 use crate::activity::{agent_text, error_text, Caller, PendingEntry};
@@ -49,6 +52,17 @@ pub(crate) fn info(record: &SnapshotRecord) -> SnapshotInfo {
 /// A failure of the host's own files: the service's fault, not the caller's or the sandbox's.
 pub(crate) fn host_error(what: &str, e: std::io::Error) -> Error {
     Error::Backend(BackendError::Setup(format!("{what}: {e}")))
+}
+
+/// A snapshot cancelled at its time limit.
+fn too_slow(session_id: &str, limit: Duration) -> Error {
+    Error::LimitReached {
+        code: "snapshot_timeout",
+        message: format!(
+            "the snapshot of session {session_id} did not finish within {} s (policy.max_timeout_secs) and was cancelled; nothing was kept. The sandbox answered too slowly: it may be starved of CPU or memory by its own processes, or hold more files than can be read in that time. Stop what runs in it, or delete files, and take the snapshot again",
+            limit.as_secs()
+        ),
+    }
 }
 
 fn tenant_name(tenant: Option<&str>) -> String {
@@ -147,14 +161,15 @@ impl Core {
     }
 
     /// Takes a snapshot of an open session under the quota of its tenant, recording the
-    /// entry in its activity log.
+    /// entry in its activity log. Another snapshot or fork of the same session waits for it;
+    /// other sessions' do not.
     pub(crate) async fn take_snapshot(
         &self,
         caller: &Caller,
         session: &Session,
         name: String,
     ) -> Result<SnapshotRecord, Error> {
-        let _taking = self.snapshots().taking.lock().await;
+        let _turn = self.snapshots().turn_of(&session.id).await;
         let id = new_session_id();
         let mut entry = PendingEntry::new(
             self.sessions(),
@@ -182,57 +197,68 @@ impl Core {
         let tenant = session.tenant.as_deref();
         let store = self.sessions().store();
         let (count, used) = store.snapshot_usage(tenant)?;
-        if count >= policy.snapshot_quota_count {
+        let quota_count = policy.snapshot_quota_count;
+        let Some(mut taking) = self.snapshots().start_taking(tenant, count, quota_count) else {
             return Err(Error::LimitReached {
                 code: "snapshot_quota",
                 message: format!(
-                    "{} keeps {count} snapshots, as many as its quota allows (policy.snapshot_quota_count = {}); delete one first",
+                    "{} keeps {count} snapshots (and takes others now), as many as its quota allows (policy.snapshot_quota_count = {quota_count}); delete one first",
                     tenant_name(tenant),
-                    policy.snapshot_quota_count
                 ),
             });
-        }
-        let left = policy.snapshot_quota_bytes.saturating_sub(used);
-        let over_quota = || {
+        };
+        let quota = policy.snapshot_quota_bytes;
+        let over_quota = |used: u64| {
             Error::LimitReached {
             code: "snapshot_quota",
             message: format!(
                 "the snapshot would take more than the {} left of the snapshot quota of {} ({} of {} in use, policy.snapshot_quota_bytes); nothing was kept. Delete snapshots or files in the session first",
-                format_bytes(left),
+                format_bytes(quota.saturating_sub(used)),
                 tenant_name(tenant),
                 format_bytes(used),
-                format_bytes(policy.snapshot_quota_bytes)
+                format_bytes(quota)
             ),
         }
         };
         let io_error = |e: std::io::Error| host_error("cannot write the snapshot's files", e);
         let partial = self.snapshots().files.begin(id).map_err(io_error)?;
         let paths = self.backend().writable_places();
-        let mut bytes = 0u64;
-        for (index, path) in paths.iter().enumerate() {
-            let agent = self.connect(session).await?;
-            let mut archive = proto::open_archive(agent, path, left - bytes, STEP_TIMEOUT)
-                .await
-                .map_err(|e| match e {
-                    ProtoError::Agent { code, .. } if code == proto::ERROR_TOO_LARGE => {
-                        over_quota()
+        let limit = Duration::from_secs(policy.max_timeout_secs);
+        let transfer = async {
+            let left = quota.saturating_sub(used);
+            let mut bytes = 0u64;
+            for (index, path) in paths.iter().enumerate() {
+                let agent = self.connect(session).await?;
+                let mut archive =
+                    proto::open_archive(agent, path, left.saturating_sub(bytes), STEP_TIMEOUT)
+                        .await
+                        .map_err(|e| match e {
+                            ProtoError::Agent { code, .. } if code == proto::ERROR_TOO_LARGE => {
+                                over_quota(used)
+                            }
+                            e => agent_error(Operation::ListFiles, e),
+                        })?;
+                let mut file = partial.create(index).await.map_err(io_error)?;
+                loop {
+                    let chunk = archive.next_chunk().await.map_err(|e| {
+                        Error::Agent(agent_text(&format!("the archive of {path} broke off: {e}")))
+                    })?;
+                    let Some(chunk) = chunk else { break };
+                    bytes += chunk.len() as u64;
+                    if !taking.add(chunk.len() as u64, used, quota) {
+                        return Err(over_quota(used));
                     }
-                    e => agent_error(Operation::ListFiles, e),
-                })?;
-            let mut file = partial.create(index).await.map_err(io_error)?;
-            loop {
-                let chunk = archive.next_chunk().await.map_err(|e| {
-                    Error::Agent(agent_text(&format!("the archive of {path} broke off: {e}")))
-                })?;
-                let Some(chunk) = chunk else { break };
-                bytes += chunk.len() as u64;
-                if bytes > left {
-                    return Err(over_quota());
+                    file.write_all(&chunk).await.map_err(io_error)?;
                 }
-                file.write_all(&chunk).await.map_err(io_error)?;
+                file.sync_all().await.map_err(io_error)?;
             }
-            file.sync_all().await.map_err(io_error)?;
-        }
+            Ok(bytes)
+        };
+        // Dropped at the limit, the transfer closes its agent connection and the unfinished
+        // files go with `partial`.
+        let bytes = tokio::time::timeout(limit, transfer)
+            .await
+            .map_err(|_| too_slow(&session.id, limit))??;
         partial.commit().await.map_err(io_error)?;
         let record = SnapshotRecord {
             id: id.to_string(),
@@ -246,10 +272,19 @@ impl Core {
             paths,
             env: session.env.clone(),
         };
-        // Recorded last: a record always has its files.
-        if let Err(e) = store.insert_snapshot(&record) {
+        // Recorded last, after the quota's check against what was kept meanwhile: a record
+        // always has its files.
+        let recorded = self.snapshots().recording(|| {
+            let (count, used) = store.snapshot_usage(tenant)?;
+            if count >= quota_count || used.saturating_add(bytes) > quota {
+                return Err(over_quota(used));
+            }
+            Ok(store.insert_snapshot(&record)?)
+        });
+        drop(taking);
+        if let Err(e) = recorded {
             let _ = self.snapshots().files.remove(id).await;
-            return Err(e.into());
+            return Err(e);
         }
         Ok(record)
     }

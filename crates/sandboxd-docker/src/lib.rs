@@ -485,6 +485,14 @@ impl Backend for DockerBackend {
             .await)
     }
 
+    async fn ran_out_of_memory(&self, sandbox: &Sandbox) -> bool {
+        let Ok(docker) = self.docker().await else {
+            return false;
+        };
+        let inspect = docker.inspect_container(&sandbox.backend_id, None).await;
+        inspect.is_ok_and(|i| i.state.and_then(|s| s.oom_killed) == Some(true))
+    }
+
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
         // Once the engine answered, as every other call: its errors say what is wrong.
         self.engine().await?;

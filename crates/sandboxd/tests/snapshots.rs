@@ -474,3 +474,66 @@ async fn the_snapshot_quota_is_enforced_and_a_refused_snapshot_leaves_nothing() 
         .count();
     assert_eq!(refusals, 2, "{log}");
 }
+
+/// A sandbox that starves its own agent (CPU burners in a small CPU quota, a large file to
+/// read) takes long over its snapshot; another session's small snapshot does not wait for it.
+#[tokio::test]
+async fn a_starved_sandboxs_snapshot_keeps_no_other_session_waiting() {
+    let starved = format!(
+        "[runtimes.starved]\nimage = \"{}\"\ncpus = 0.05\nmem_limit = \"256m\"\ntmpfs_size = \"64m\"\n",
+        common::busybox_image()
+    );
+    let service = TestService::start(&base_config(2, &starved));
+    let slow = service.open("starved").await;
+    let quick = service.open("sh").await;
+    service
+        .sh(&slow, "head -c 60000000 /dev/zero > /workspace/big")
+        .await;
+    service
+        .sh(
+            &slow,
+            "for i in 1 2 3 4; do nohup sh -c 'while :; do :; done' >/dev/null 2>&1 & done",
+        )
+        .await;
+    service.sh(&quick, "echo small > /workspace/small").await;
+
+    let slow_snapshot = {
+        let (url, slow) = (
+            service.url(&format!("/v1/sessions/{slow}/snapshots")),
+            slow.clone(),
+        );
+        tokio::spawn(async move {
+            let answer = reqwest::Client::new()
+                .post(url)
+                .bearer_auth(TOKEN)
+                .json(&json!({"name": "slow"}))
+                .send()
+                .await
+                .unwrap();
+            let status = answer.status().as_u16();
+            let body: Value = answer.json().await.unwrap();
+            assert_eq!(status, 201, "the slow snapshot of {slow}: {body}");
+            std::time::Instant::now()
+        })
+    };
+    // The slow snapshot is being written once its hidden directory is there.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !snapshot_dirs(&service)
+        .iter()
+        .any(|d| d.starts_with(".partial-"))
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the slow snapshot never started"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    snapshot(&service, &quick, "quick").await;
+    let quick_done = std::time::Instant::now();
+    let slow_done = slow_snapshot.await.unwrap();
+    assert!(
+        quick_done < slow_done,
+        "the small snapshot finished {:?} after the starved one: it waited behind it",
+        quick_done - slow_done
+    );
+}

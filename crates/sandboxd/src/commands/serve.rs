@@ -292,6 +292,9 @@ async fn connect_backend(
 }
 
 fn report_worst_case(config: &Config) {
+    for warning in config.memory_warnings() {
+        eprintln!("sandboxd: WARNING: {warning}");
+    }
     let worst = config.worst_case_memory_bytes();
     eprintln!(
         "sandboxd: worst case the config allows: {} sessions x {} (the largest runtime memory ceiling) = {}",

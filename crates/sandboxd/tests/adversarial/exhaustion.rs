@@ -173,6 +173,54 @@ async fn memory_bomb_is_oom_killed_and_the_session_survives() {
     host.check_after(attack, service).await;
 }
 
+/// Files in tmpfs count against the sandbox's memory and killing processes frees none of it.
+/// With `tmpfs_size` x 3 above `mem_limit` (`--check` warns of it): the command that fills them
+/// is OOM-killed, not the agent, which answers for it; but memory stays full, the agent goes
+/// at the next start, and the session ends saying it ran out of memory.
+#[tokio::test]
+async fn filling_tmpfs_past_memory_kills_the_filler_and_names_memory_when_the_agent_goes() {
+    let attack = "tmpfs fill past mem_limit (3 x 64m tmpfs, 128m memory)";
+    let host = Host::before();
+    let roomy_tmpfs = format!(
+        "[runtimes.tight]\nimage = \"{}\"\nmem_limit = \"128m\"\ntmpfs_size = \"64m\"\n",
+        crate::common::busybox_image()
+    );
+    let service = TestService::start(&base_config(2, &roomy_tmpfs));
+    let outcome = bounded(120, attack, async {
+        let id = service.open("tight").await;
+        let fill = |place: &str| {
+            let script = format!("head -c 62914560 /dev/zero > {place}");
+            json!({"argv": ["sh", "-c", script], "timeout_secs": 30})
+        };
+        service.exec(&id, fill("/tmp/a")).await;
+        service.exec(&id, fill("/workspace/b")).await;
+        let (status, over) = service.exec(&id, fill("/dev/shm/c")).await;
+        assert_eq!(status, 200, "the agent answers for the killed filler: {over}");
+        assert_eq!(over["oom_killed"], true, "{over}");
+
+        // Memory stays full: the next process to start, or a command at the agent's own score
+        // (as any may set itself back to), has the kernel take the agent, the largest process
+        // then, and with it the sandbox.
+        let lowered = "echo 0 > /proc/self/oom_score_adj; rm -f /dev/shm/c; head -c 62914560 /dev/zero > /dev/shm/c; sleep 30";
+        let _ = service
+            .exec(&id, json!({"command": lowered, "timeout_secs": 40}))
+            .await;
+        let ended = service.wait_for_end(&id, Duration::from_secs(60)).await;
+        assert_eq!(ended["state"], "ended", "{ended}");
+        let reason = ended["end_reason"].as_str().unwrap_or("");
+        assert!(
+            reason.contains("ran out of memory") && reason.contains("mem_limit of 128m"),
+            "{reason}"
+        );
+        format!(
+            "the filler was OOM-killed and the agent answered; the next start in the full sandbox took the agent, and the session ended with: {reason}"
+        )
+    })
+    .await;
+    report(attack, outcome);
+    host.check_after(attack, service).await;
+}
+
 #[tokio::test]
 async fn cpu_spin_is_held_to_the_quota() {
     let attack = "CPU spin (two busy loops for 2 s, cpus = 0.5)";
