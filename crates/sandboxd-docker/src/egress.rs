@@ -2,17 +2,19 @@
 //!
 //! Each service instance has its own bridge network (`sandboxd-egress-<instance>`, host
 //! interface `sbxe-<instance>`) without masquerading and with inter-container traffic off, and
-//! three sets of host firewall rules keyed to its interface, each in a chain of its own named
+//! four sets of host firewall rules keyed to its interface, each in a chain of its own named
 //! after it (so they are found, replaced and removed without touching any other rule):
 //! - `nat PREROUTING`: TCP 80 and 443 and UDP 53, to any address, go to the proxy's doors on
 //!   the network's gateway, so a program that ignores `HTTP_PROXY` is still routed by name;
 //! - `filter INPUT`: of the host, only those doors are reachable;
-//! - `filter DOCKER-USER`: nothing is forwarded anywhere else.
+//! - `filter DOCKER-USER`: nothing is forwarded anywhere else;
+//! - `filter OUTPUT`: of the host's processes, only root's open connections to the sandboxes
+//!   (another local user would reach their servers without the port proxy's token).
 //!
 //! Sandboxes get `HTTP_PROXY`/`HTTPS_PROXY` pointing at the gateway, and a resolv.conf naming
 //! it, so they resolve through the proxy's DNS (the engine's own resolver is not used).
 
-use crate::network::{run_iptables, status, FirewallError};
+use crate::network::{run_iptables, status, FirewallError, OUTSIDERS_REFUSED};
 use crate::LABEL_MANAGED;
 use bollard::models::{NetworkCreateRequest, NetworkInspect};
 use bollard::Docker;
@@ -331,15 +333,16 @@ async fn ensure_network(
 }
 
 /// One chain of ours: its table, the built-in chain that jumps to it for the network's
-/// interface, its name, and its rules.
+/// interface (as the packets' way in, `-i`, or out, `-o`), its name, and its rules.
 struct Chain {
     table: &'static str,
     parent: &'static str,
+    interface_match: &'static str,
     name: String,
     rules: Vec<Vec<String>>,
 }
 
-fn chains(names: &EgressNames, gateway: Ipv4Addr) -> [Chain; 3] {
+fn chains(names: &EgressNames, gateway: Ipv4Addr) -> [Chain; 4] {
     let gw = gateway.to_string();
     let rule = |parts: &[&str]| parts.iter().map(|p| p.to_string()).collect::<Vec<_>>();
     let redirect = |protocol: &str, from: &str, to: u16| {
@@ -370,6 +373,7 @@ fn chains(names: &EgressNames, gateway: Ipv4Addr) -> [Chain; 3] {
         Chain {
             table: "nat",
             parent: "PREROUTING",
+            interface_match: "-i",
             name: names.chain.clone(),
             rules: vec![
                 redirect("tcp", "80", HTTP_PORT),
@@ -380,6 +384,7 @@ fn chains(names: &EgressNames, gateway: Ipv4Addr) -> [Chain; 3] {
         Chain {
             table: "filter",
             parent: "INPUT",
+            interface_match: "-i",
             name: format!("{}-IN", names.chain),
             rules: vec![
                 accept("tcp", PROXY_PORT),
@@ -400,8 +405,16 @@ fn chains(names: &EgressNames, gateway: Ipv4Addr) -> [Chain; 3] {
         Chain {
             table: "filter",
             parent: "DOCKER-USER",
+            interface_match: "-i",
             name: format!("{}-FWD", names.chain),
             rules: vec![rule(&["-j", "DROP"])],
+        },
+        Chain {
+            table: "filter",
+            parent: "OUTPUT",
+            interface_match: "-o",
+            name: format!("{}-OUT", names.chain),
+            rules: vec![rule(&OUTSIDERS_REFUSED)],
         },
     ]
 }
@@ -418,7 +431,12 @@ async fn apply_rules(names: &EgressNames, gateway: Ipv4Addr) -> Result<(), Firew
             args.extend(rule.iter().map(String::as_str));
             run_iptables(&args).await?;
         }
-        let jump = ["-i", names.interface.as_str(), "-j", chain.name.as_str()];
+        let jump = [
+            chain.interface_match,
+            names.interface.as_str(),
+            "-j",
+            chain.name.as_str(),
+        ];
         let mut check = vec!["-t", table, "-C", chain.parent];
         check.extend(jump);
         if run_iptables(&check).await.is_err() {
@@ -442,7 +460,13 @@ pub fn removal_commands(names: &EgressNames) -> Vec<Vec<String>> {
         };
         commands.push(args(
             "-D",
-            &[chain.parent, "-i", &names.interface, "-j", &chain.name],
+            &[
+                chain.parent,
+                chain.interface_match,
+                &names.interface,
+                "-j",
+                &chain.name,
+            ],
         ));
         commands.push(args("-F", &[&chain.name]));
         commands.push(args("-X", &[&chain.name]));
@@ -520,7 +544,7 @@ mod tests {
     #[test]
     fn only_the_proxys_doors_are_open() {
         let names = EgressNames::for_instance("abc");
-        let [nat, input, forward] = chains(&names, Ipv4Addr::new(172, 30, 0, 1));
+        let [nat, input, forward, output] = chains(&names, Ipv4Addr::new(172, 30, 0, 1));
         let nat: Vec<String> = nat.rules.iter().map(|r| r.join(" ")).collect();
         assert_eq!(
             nat[0],
@@ -534,6 +558,13 @@ mod tests {
         assert_eq!(
             forward.rules,
             vec![vec!["-j".to_string(), "DROP".to_string()]]
+        );
+        // Of the host's own packets towards the sandboxes, only the new connections of
+        // processes other than root's are refused.
+        assert_eq!((output.parent, output.interface_match), ("OUTPUT", "-o"));
+        assert_eq!(
+            output.rules[0].join(" "),
+            "-m conntrack --ctstate NEW -m owner ! --uid-owner 0 -j REJECT"
         );
     }
 }

@@ -5,7 +5,9 @@
 //! host firewall rule keyed to its bridge interface drops connections from the sandboxes to the
 //! host itself (Docker's rules leave the host's own services open to its containers). DNS needs
 //! no host port: the engine's resolver for user-defined networks answers at 127.0.0.11 inside
-//! each sandbox's own network namespace.
+//! each sandbox's own network namespace. A second rule, on the host's own outgoing packets,
+//! keeps the host's other users from connecting to the sandboxes, which would pass by the
+//! port proxy's token.
 //!
 //! One network serves every sandboxd instance on the engine: its fixed bridge interface name
 //! makes the engine refuse a second one, so two services starting together end up sharing it.
@@ -35,20 +37,45 @@ const OPTIONS: [(&str, &str); 3] = [
 const ATTEMPTS: usize = 3;
 const IPTABLES_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// The host firewall rule (after the iptables verb): anything from the sandboxes to the host
-/// that is not part of a connection the host opened is dropped.
-const HOST_RULE: [&str; 10] = [
-    "INPUT",
-    "-i",
-    BRIDGE_INTERFACE,
+/// Of the host's processes, only root's (the service's, the engine's) open connections to the
+/// sandboxes: another local user would reach a sandbox's servers without the port proxy's
+/// token. This is the match and target of a rule in OUTPUT, which only locally generated
+/// packets pass, each with its socket's owner; replies to the sandboxes' own connections are
+/// not NEW. Egress networks use it too.
+pub(crate) const OUTSIDERS_REFUSED: [&str; 11] = [
     "-m",
     "conntrack",
-    "!",
     "--ctstate",
-    "ESTABLISHED,RELATED",
+    "NEW",
+    "-m",
+    "owner",
+    "!",
+    "--uid-owner",
+    "0",
     "-j",
-    "DROP",
+    "REJECT",
 ];
+
+/// The host firewall rules (after the iptables verb), each put at the top of its chain.
+fn host_rules() -> [Vec<&'static str>; 2] {
+    // Anything from the sandboxes to the host that is not part of a connection the host
+    // opened is dropped.
+    let from_sandboxes = vec![
+        "INPUT",
+        "-i",
+        BRIDGE_INTERFACE,
+        "-m",
+        "conntrack",
+        "!",
+        "--ctstate",
+        "ESTABLISHED,RELATED",
+        "-j",
+        "DROP",
+    ];
+    let mut to_sandboxes = vec!["OUTPUT", "-o", BRIDGE_INTERFACE];
+    to_sandboxes.extend(OUTSIDERS_REFUSED);
+    [from_sandboxes, to_sandboxes]
+}
 
 #[derive(Debug, thiserror::Error)]
 pub enum NetworkError {
@@ -87,17 +114,21 @@ pub(crate) struct BridgeNetwork {
 }
 
 impl BridgeNetwork {
-    /// Makes sure the network and the host rule are in place. Run before each bridge sandbox:
-    /// it costs an inspect and an `iptables -C`, and it repairs a network pruned or a rule
-    /// flushed while the service ran. A firewall that cannot be set is logged, not fatal.
+    /// Makes sure the network and the host rules are in place. Run before each bridge sandbox:
+    /// it costs an inspect and an `iptables -C` per rule, and it repairs a network pruned or a
+    /// rule flushed while the service ran. A firewall that cannot be set is logged, not fatal.
     pub async fn ensure(&self, docker: &Docker) -> Result<(), NetworkError> {
         let _one_at_a_time = self.lock.lock().await;
         ensure_network(docker).await?;
-        if let Err(e) = ensure_host_rule().await {
+        if let Err(e) = ensure_host_rules().await {
             if !self.warned.swap(true, Ordering::Relaxed) {
+                let by_hand: Vec<String> = host_rules()
+                    .iter()
+                    .map(|rule| format!("iptables -I {}", rule.join(" ")))
+                    .collect();
                 tracing::warn!(
-                    "bridge sandboxes can reach services listening on this host (at the gateway of {BRIDGE_INTERFACE} or any host address): the firewall rule that stops them could not be applied ({e}); run sandboxd as root, or add it yourself: iptables -I {}",
-                    HOST_RULE.join(" ")
+                    "bridge sandboxes may reach services listening on this host (at the gateway of {BRIDGE_INTERFACE} or any host address), and the host's other users the sandboxes: the firewall rules that stop them could not be applied ({e}); run sandboxd as root, or add them yourself: {}",
+                    by_hand.join("; ")
                 );
             }
         }
@@ -201,17 +232,19 @@ pub(crate) fn status(e: &bollard::errors::Error) -> Option<u16> {
     }
 }
 
-/// Puts [`HOST_RULE`] at the top of INPUT unless it is there already.
-async fn ensure_host_rule() -> Result<(), FirewallError> {
-    if iptables("-C").await.is_ok() {
-        return Ok(());
+/// Puts each of [`host_rules`] at the top of its chain unless it is there already.
+async fn ensure_host_rules() -> Result<(), FirewallError> {
+    for rule in host_rules() {
+        if iptables("-C", &rule).await.is_err() {
+            iptables("-I", &rule).await?;
+        }
     }
-    iptables("-I").await
+    Ok(())
 }
 
-async fn iptables(verb: &str) -> Result<(), FirewallError> {
+async fn iptables(verb: &str, rule: &[&str]) -> Result<(), FirewallError> {
     let mut args = vec![verb];
-    args.extend(HOST_RULE);
+    args.extend_from_slice(rule);
     run_iptables(&args).await
 }
 

@@ -1,10 +1,17 @@
 //! Other users of the host against the service's state: they cannot list the sessions, read
 //! the database or dial an agent socket, and a process that can dial one (root here) but does
-//! not hold the sandbox's secret is never taken for its agent.
+//! not hold the sandbox's secret is never taken for its agent. Nor can they connect to a bridge
+//! or egress sandbox at its own address, which would pass by the port proxy's token.
 
 mod common;
 
+#[path = "../../sandboxd-egress/tests/support/testnet.rs"]
+mod testnet;
+
+mod egress_world;
+
 use common::{base_config, TestService};
+use egress_world::{python_open, EgressCleanup};
 use serde_json::json;
 use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
@@ -216,5 +223,138 @@ async fn a_dialer_without_the_secret_is_refused_and_execs_stay_with_the_real_age
         let read = impostor.read_to_end(&mut received);
         assert!(read.is_ok(), "the hub did not close an impostor: {read:?}");
         assert!(received.is_empty(), "an impostor received {received:?}");
+    }
+}
+
+/// Connects to ADDRESS:PORT with perl as `uid`, sends an HTTP request and prints the answer's
+/// first line (`answered: ...`), or dies with the error; at most 20 s, whatever the firewall
+/// does with the packets.
+fn http_as(uid: u32, address: &str, port: u16) -> (bool, String) {
+    let script = "use Socket; socket(my $s, PF_INET, SOCK_STREAM, 0) or die \"socket: $!\\n\"; \
+                  connect($s, pack_sockaddr_in($ARGV[1], inet_aton($ARGV[0]))) or die \"connect: $!\\n\"; \
+                  syswrite($s, \"GET / HTTP/1.0\\r\\n\\r\\n\"); my $line = <$s>; print \"answered: $line\"";
+    let port = port.to_string();
+    as_user(
+        uid,
+        &["timeout", "20", "perl", "-e", script, address, &port],
+    )
+}
+
+/// A service with a bridge runtime `web` and an egress runtime `net`; dropped before the
+/// egress network's cleanup.
+struct Networked {
+    service: TestService,
+    _cleanup: EgressCleanup,
+}
+
+const SERVER_PORT: u16 = 8000;
+
+impl Networked {
+    fn start() -> Networked {
+        let runtime = |name: &str, mode: &str| {
+            format!(
+                "[runtimes.{name}]\nimage = \"{}\"\nmem_limit = \"256m\"\nnetwork_mode = \"{mode}\"\n",
+                common::python_image()
+            )
+        };
+        let extra = format!(
+            "{}{}egress = [\"allowed.test\"]\n",
+            runtime("web", "bridge"),
+            runtime("net", "egress")
+        );
+        let service = TestService::start(&base_config(4, &extra));
+        let cleanup = EgressCleanup(service.instance_id.clone());
+        Networked {
+            service,
+            _cleanup: cleanup,
+        }
+    }
+
+    /// Opens a session of `runtime` serving its directory on [`SERVER_PORT`] at every address;
+    /// returns its id and its address on its network once the server listens.
+    async fn serving(&self, runtime: &str) -> (String, String) {
+        let service = &self.service;
+        let id = service.open(runtime).await;
+        let started = service
+            .post(&format!("/v1/sessions/{id}/processes"))
+            .json(
+                &json!({"command": format!("python3 -m http.server {SERVER_PORT}"), "cwd": "/tmp"}),
+            )
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(started.status(), 201, "{}", started.text().await.unwrap());
+        let deadline = std::time::Instant::now() + Duration::from_secs(60);
+        loop {
+            let listed = service.get_json(&format!("/v1/sessions/{id}/ports")).await;
+            let ports = listed["ports"].as_array().expect("a port list");
+            if ports.iter().any(|p| p["port"] == SERVER_PORT) {
+                break;
+            }
+            assert!(std::time::Instant::now() < deadline, "no server: {listed}");
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        (id.clone(), self.address(&id))
+    }
+
+    /// The session's address on the one network its container is attached to.
+    fn address(&self, id: &str) -> String {
+        let container = self
+            .service
+            .containers()
+            .into_iter()
+            .find(|c| c["Config"]["Labels"]["org.sandboxd.session"] == id)
+            .unwrap_or_else(|| panic!("no container for session {id}"));
+        let networks = container["NetworkSettings"]["Networks"]
+            .as_object()
+            .unwrap()
+            .clone();
+        assert_eq!(networks.len(), 1, "{networks:?}");
+        let (_, network) = networks.into_iter().next().unwrap();
+        network["IPAddress"].as_str().unwrap().to_string()
+    }
+}
+
+#[tokio::test]
+async fn other_local_users_cannot_connect_to_bridge_or_egress_sandboxes() {
+    if !common::docker_only(
+        "local users against sandbox addresses",
+        "the host firewall is the Docker backend's",
+    ) {
+        return;
+    }
+    let world = Networked::start();
+    for runtime in ["web", "net"] {
+        let (id, address) = world.serving(runtime).await;
+        // Root (the service, the engine) reaches the server: it listens at that address.
+        let (answered, output) = http_as(0, &address, SERVER_PORT);
+        assert!(
+            answered && output.starts_with("answered: HTTP/1.0 200"),
+            "{runtime}: root at {address}: {output}"
+        );
+        for uid in [NOBODY, SANDBOX_UID] {
+            let (answered, output) = http_as(uid, &address, SERVER_PORT);
+            assert!(
+                !answered && output.starts_with("connect: "),
+                "{runtime}: uid {uid} connected to {address}:{SERVER_PORT}: {output}"
+            );
+        }
+        // The port proxy, which holds the token, still serves the page.
+        let page = world
+            .service
+            .get(&format!("/v1/sessions/{id}/ports/{SERVER_PORT}/"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(page.status(), 200, "{runtime}");
+        assert!(page.text().await.unwrap().contains("Directory listing"));
+        if runtime == "net" {
+            // The sandbox's own connections to the service's egress proxy still get their
+            // answers (the host's replies are not new connections).
+            let fetch = python_open("'http://other.test/'", "", true);
+            let result = world.service.sh(&id, &fetch).await;
+            let stdout = result["stdout"].as_str().unwrap_or_default();
+            assert!(stdout.starts_with("403 refused by policy"), "{result}");
+        }
     }
 }

@@ -9,7 +9,7 @@ use serde_json::Value;
 
 /// Dropped after the service (whose sandboxes are gone by then): removes the service's egress
 /// network and its firewall rules, found by the instance's names.
-pub struct EgressCleanup(String);
+pub struct EgressCleanup(pub String);
 
 impl Drop for EgressCleanup {
     fn drop(&mut self) {
