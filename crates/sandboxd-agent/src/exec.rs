@@ -93,19 +93,17 @@ pub(crate) fn error_event(code: &str, message: String) -> Event {
 
 /// Starts a command, as the sandbox's preferred victim should memory run out.
 pub(crate) fn start(mut command: Command) -> io::Result<Child> {
-    let child = match command.spawn() {
+    sys::spawn_as_oom_victim(|| match command.spawn() {
         // posix_spawn runs what the kernel can run; a script without `#!` is left to
         // execvp's fallback to the shell, which std uses when it forks (as it does for a
         // command with a pre-exec step).
         Err(e) if e.raw_os_error() == Some(libc::ENOEXEC) => {
             // SAFETY: the step does nothing, so it is async-signal-safe.
             unsafe { command.pre_exec(|| Ok(())) };
-            command.spawn()?
+            command.spawn()
         }
-        spawned => spawned?,
-    };
-    sys::prefer_as_oom_victim(child.id());
-    Ok(child)
+        spawned => spawned,
+    })
 }
 
 /// Why `program` could not be started, for an [`ERROR_SPAWN_FAILED`] answer. When the sandbox

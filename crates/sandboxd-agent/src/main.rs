@@ -75,6 +75,7 @@ fn main() -> ExitCode {
 fn harden() -> Result<(), String> {
     seccomp::deny_io_uring()
         .map_err(|e| format!("cannot install the seccomp filter refusing io_uring: {e}"))?;
+    sys::keep_own_oom_score();
     sys::forbid_ptrace().map_err(|e| format!("cannot make the agent non-dumpable: {e}"))?;
     sys::restore_default_signals();
     Ok(())

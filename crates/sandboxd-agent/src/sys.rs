@@ -171,11 +171,62 @@ pub fn restore_default_signals() {
     }
 }
 
-/// Makes a started command the kernel's first choice when the sandbox runs out of memory,
-/// rather than the agent. Raising a score needs no privilege; the agent keeps its own. A
-/// process that already exited is no error.
-pub fn prefer_as_oom_victim(pid: u32) {
-    let _ = std::fs::write(format!("/proc/{pid}/oom_score_adj"), "1000");
+/// What a started command's `oom_score_adj` is: the kernel's first choice when the sandbox runs
+/// out of memory, before the agent.
+const OOM_VICTIM_SCORE: &[u8] = b"1000";
+
+/// The agent's own `oom_score_adj`, opened while the agent may still open its /proc files
+/// (once non-dumpable they are root's), and its value then.
+struct OwnOomScore {
+    file: File,
+    own: Vec<u8>,
+    /// Spawns take turns: the agent's score is raised for the length of one.
+    turn: std::sync::Mutex<()>,
+}
+
+static OWN_OOM_SCORE: std::sync::OnceLock<OwnOomScore> = std::sync::OnceLock::new();
+
+/// Keeps the agent's `oom_score_adj` at hand for [`spawn_as_oom_victim`]; before
+/// [`forbid_ptrace`]. Without it, commands are raised after they start.
+pub fn keep_own_oom_score() {
+    let path = "/proc/self/oom_score_adj";
+    let own = std::fs::read(path).map(|v| v.trim_ascii().to_vec());
+    let file = std::fs::OpenOptions::new().write(true).open(path);
+    if let (Ok(own), Ok(file)) = (own, file) {
+        let _ = OWN_OOM_SCORE.set(OwnOomScore {
+            file,
+            own,
+            turn: std::sync::Mutex::new(()),
+        });
+    }
+}
+
+/// Runs `spawn` so that the process it starts is the sandbox's preferred victim should memory
+/// run out, from its first instruction: the agent raises its own score for the moment (which
+/// needs no privilege, nor does lowering it back to where it started) and the child inherits
+/// it, so no child of the command is ever forked at the agent's score. Raising the child's
+/// score after the spawn left that window; the child cannot raise its own before exec, since
+/// it is still non-dumpable like the agent then.
+pub fn spawn_as_oom_victim(
+    spawn: impl FnOnce() -> io::Result<std::process::Child>,
+) -> io::Result<std::process::Child> {
+    use std::os::unix::fs::FileExt;
+    let Some(score) = OWN_OOM_SCORE.get() else {
+        let child = spawn()?;
+        let _ = std::fs::write(
+            format!("/proc/{}/oom_score_adj", child.id()),
+            OOM_VICTIM_SCORE,
+        );
+        return Ok(child);
+    };
+    let _turn = score
+        .turn
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let _ = score.file.write_at(OOM_VICTIM_SCORE, 0);
+    let spawned = spawn();
+    let _ = score.file.write_at(&score.own, 0);
+    spawned
 }
 
 /// The sandbox's process limit, from its pids cgroup (v2, then v1), when it has one.

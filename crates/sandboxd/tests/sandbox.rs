@@ -257,6 +257,23 @@ async fn output_over_the_cap_keeps_its_head_and_tail_and_is_flagged() {
 }
 
 #[tokio::test]
+async fn a_commands_children_are_the_memory_victims_from_their_start_and_the_agent_is_not() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = service.open("sh").await;
+    // The inner shell forks at once; raised after the spawn, it kept the agent's score in
+    // most runs. Its parent's parent is the agent.
+    for _ in 0..5 {
+        let result = service
+            .sh(
+                &id,
+                "sh -c 'cat /proc/self/oom_score_adj; cat /proc/$PPID/oom_score_adj'; cat /proc/$PPID/oom_score_adj",
+            )
+            .await;
+        assert_eq!(result["stdout"], "1000\n1000\n0\n", "{result}");
+    }
+}
+
+#[tokio::test]
 async fn a_memory_bomb_is_reported_as_oom() {
     let service = TestService::start(&base_config(2, ""));
     let id = service.open("sh").await;

@@ -173,38 +173,70 @@ async fn memory_bomb_is_oom_killed_and_the_session_survives() {
     host.check_after(attack, service).await;
 }
 
-/// Files in tmpfs count against the sandbox's memory and killing processes frees none of it.
-/// With `tmpfs_size` x 3 above `mem_limit` (`--check` warns of it): the command that fills them
-/// is OOM-killed, not the agent, which answers for it; but memory stays full, the agent goes
-/// at the next start, and the session ends saying it ran out of memory.
-#[tokio::test]
-async fn filling_tmpfs_past_memory_kills_the_filler_and_names_memory_when_the_agent_goes() {
-    let attack = "tmpfs fill past mem_limit (3 x 64m tmpfs, 128m memory)";
-    let host = Host::before();
+/// A service whose runtime `tight` can hold all of its memory in tmpfs (3 x 64m against 128m:
+/// `--check` warns of it), and a session of it with /tmp and /workspace filled (120 MB).
+async fn tight_and_nearly_full() -> (TestService, String) {
     let roomy_tmpfs = format!(
         "[runtimes.tight]\nimage = \"{}\"\nmem_limit = \"128m\"\ntmpfs_size = \"64m\"\n",
         crate::common::busybox_image()
     );
     let service = TestService::start(&base_config(2, &roomy_tmpfs));
+    let id = service.open("tight").await;
+    for place in ["/tmp/a", "/workspace/b"] {
+        let (status, filled) = service.exec(&id, fill(place, "")).await;
+        assert_eq!((status, &filled["exit_code"]), (200, &json!(0)), "{filled}");
+    }
+    (service, id)
+}
+
+/// A command writing 60 MB to `place`, after `first`.
+fn fill(place: &str, first: &str) -> serde_json::Value {
+    let script = format!("{first}head -c 62914560 /dev/zero > {place}");
+    json!({"argv": ["sh", "-c", script], "timeout_secs": 30})
+}
+
+/// Files in tmpfs count against the sandbox's memory and killing processes frees none of it:
+/// the command that fills it is OOM-killed, not the agent, which answers for it, and so is
+/// every command started while it is full (each is the kernel's first choice from its first
+/// instruction); the agent itself deletes files, so removing one through the file API
+/// brings the sandbox back.
+#[tokio::test]
+async fn filling_tmpfs_past_memory_kills_the_filler_not_the_agent_and_a_deleted_file_frees_it() {
+    let attack = "tmpfs fill past mem_limit (3 x 64m tmpfs, 128m memory)";
+    let host = Host::before();
+    let (service, id) = tight_and_nearly_full().await;
     let outcome = bounded(120, attack, async {
-        let id = service.open("tight").await;
-        let fill = |place: &str| {
-            let script = format!("head -c 62914560 /dev/zero > {place}");
-            json!({"argv": ["sh", "-c", script], "timeout_secs": 30})
-        };
-        service.exec(&id, fill("/tmp/a")).await;
-        service.exec(&id, fill("/workspace/b")).await;
-        let (status, over) = service.exec(&id, fill("/dev/shm/c")).await;
+        let (status, over) = service.exec(&id, fill("/dev/shm/c", "")).await;
         assert_eq!(status, 200, "the agent answers for the killed filler: {over}");
         assert_eq!(over["oom_killed"], true, "{over}");
+        let full = service.sh(&id, "echo alive").await;
+        assert_eq!(full["oom_killed"], true, "memory is still full: {full}");
+        let deleted = service
+            .delete(&format!("/v1/sessions/{id}/files?path=/workspace/b"))
+            .send()
+            .await
+            .unwrap();
+        assert_eq!(deleted.status(), 200);
+        let back = service.sh(&id, "echo alive").await;
+        assert_eq!(back["stdout"], "alive\n", "{back}");
+        "the fillers were OOM-killed, never the agent; deleting a file through the agent freed the memory".to_string()
+    })
+    .await;
+    report(attack, outcome);
+    host.check_after(attack, service).await;
+}
 
-        // Memory stays full: the next process to start, or a command at the agent's own score
-        // (as any may set itself back to), has the kernel take the agent, the largest process
-        // then, and with it the sandbox.
-        let lowered = "echo 0 > /proc/self/oom_score_adj; rm -f /dev/shm/c; head -c 62914560 /dev/zero > /dev/shm/c; sleep 30";
-        let _ = service
-            .exec(&id, json!({"command": lowered, "timeout_secs": 40}))
-            .await;
+/// A command may set itself back to the agent's score (any process may lower its own to where
+/// it started); filling memory then, it can have the kernel take the agent, the largest
+/// process, and with it the sandbox: the session ends saying it ran out of memory.
+#[tokio::test]
+async fn a_filler_at_the_agents_score_can_take_the_agent_and_the_end_names_memory() {
+    let attack = "tmpfs fill past mem_limit at the agent's own OOM score";
+    let host = Host::before();
+    let (service, id) = tight_and_nearly_full().await;
+    let outcome = bounded(120, attack, async {
+        let lowered = fill("/dev/shm/c", "echo 0 > /proc/self/oom_score_adj; ");
+        let _ = service.exec(&id, lowered).await;
         let ended = service.wait_for_end(&id, Duration::from_secs(60)).await;
         assert_eq!(ended["state"], "ended", "{ended}");
         let reason = ended["end_reason"].as_str().unwrap_or("");
@@ -212,9 +244,7 @@ async fn filling_tmpfs_past_memory_kills_the_filler_and_names_memory_when_the_ag
             reason.contains("ran out of memory") && reason.contains("mem_limit of 128m"),
             "{reason}"
         );
-        format!(
-            "the filler was OOM-killed and the agent answered; the next start in the full sandbox took the agent, and the session ended with: {reason}"
-        )
+        format!("the agent went with the lowered filler; the session ended with: {reason}")
     })
     .await;
     report(attack, outcome);
