@@ -364,15 +364,43 @@ remove_test_sandboxes
 step fmt logged fmt fmt cargo fmt --all -- --check || true
 step clippy logged clippy cargo cargo clippy --workspace --all-targets -- -D warnings || true
 
+# leftovers_in LEDGER: what the tests noted in LEDGER (SANDBOXD_TEST_LEDGER: `KIND NAME TEST`
+# lines) that is still there, one "KIND NAME (made by TEST)" a line. Only this run's own
+# things are looked at: another service's network state on the host is none of the tests'.
+leftovers_in() {
+    local ledger=$1 kind name test chains namespaces there
+    [[ -s "$ledger" ]] || return 0
+    chains="$(iptables-save 2>/dev/null | sed -n 's/^:\([^ ]*\) .*/\1/p')"
+    namespaces="$(ip netns list 2>/dev/null | awk '{ print $1 }')"
+    sort -u "$ledger" | while read -r kind name test; do
+        case "$kind" in
+            instance) there="$(docker ps -aq --filter "label=org.sandboxd.instance=$name" 2>/dev/null)" ;;
+            network) there="$(docker network ls -q --filter "name=^$name\$" 2>/dev/null)" ;;
+            # The network's chains are NAME, NAME-IN and NAME-FWD.
+            chain) there="$(grep -E "^$name(-|\$)" <<<"$chains" || true)" ;;
+            netns) there="$(grep -Fx "$name" <<<"$namespaces" || true)" ;;
+            *) there="" ;;
+        esac
+        [[ -z "$there" ]] || echo "$kind $name (made by $test)"
+    done
+}
+
 # The egress suites (crates/sandboxd-egress/tests/proxy.rs, crates/sandboxd/tests/egress*.rs)
 # ran in the test step; again on their own they take seconds and say plainly whether egress
-# works, then nothing of theirs may be left: no namespace, veth pair, firewall chain or network.
+# works, then nothing they made may be left: no sandbox, namespace, firewall chain or network.
 egress_tests() {
+    local ledger left
+    ledger="$LOG_DIR/egress-made.txt"
+    : >"$ledger"
+    local -x SANDBOXD_TEST_LEDGER="$ledger"
     cargo test -p sandboxd-egress --test proxy || return 1
     cargo test -p sandboxd --test egress || return 1
     cargo test -p sandboxd --test egress_secrets || return 1
-    local left
-    left="$(ip netns list | grep -c '^sbxeg' || true)$(iptables-save | grep -c 'SBXE-' || true)"
-    [[ $left == 00 ]] || { echo "egress tests left namespaces or firewall chains behind" >&2; return 1; }
+    left="$(leftovers_in "$ledger")"
+    if [[ -n "$left" ]]; then
+        sed 's/^/error: the egress tests left /' <<<"$left" >&2
+        return 1
+    fi
+    echo "the egress tests noted $(wc -l <"$ledger") things they made; none is left"
 }
 step egress logged egress cargo egress_tests || true
