@@ -10,6 +10,9 @@
 
 #[path = "../../../sandboxd-egress/tests/support/ledger.rs"]
 pub mod ledger;
+mod skip;
+#[allow(unused_imports)] // each test binary uses a different part
+pub use skip::{in_ci, skip_or_fail, skipped};
 
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
@@ -208,12 +211,12 @@ pub fn on_kubernetes() -> bool {
 }
 
 /// Whether a check that only makes sense with Docker's containers is run: on Kubernetes it is
-/// skipped, saying which and why.
+/// reported skipped (counted by scripts/test.sh), saying which and why.
 pub fn docker_only(check: &str, why: &str) -> bool {
     if !on_kubernetes() {
         return true;
     }
-    eprintln!("skipped on Kubernetes: {check}: {why}");
+    skipped(&format!("on Kubernetes: {check}: {why}"));
     false
 }
 
