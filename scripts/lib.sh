@@ -156,8 +156,10 @@ remove_test_sandboxes() {
         # shellcheck disable=SC2086 # one id per word
         docker rm -f -v $ids >/dev/null 2>&1 || warn "could not remove some test sandboxes"
     fi
-    # A killed test service leaves its egress network and firewall chains behind.
+    # A killed test service leaves its egress network and firewall chains behind; the
+    # service's own removal takes them (tests/remove-egress.sh runs it).
     local instance
+    local -x SANDBOXD_BIN="${SANDBOXD_BIN:-$(cargo_target_dir)/debug/sandboxd}"
     for instance in $(docker network ls --filter "label=org.sandboxd.egress" \
         --format '{{.Label "org.sandboxd.egress"}}' 2>/dev/null | grep '^test-' || true); do
         log "removing the egress network and chains of test instance $instance"

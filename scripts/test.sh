@@ -24,8 +24,16 @@
 # one-line summary. Containers (and networks,
 # volumes) labelled org.sandboxd.test=true are removed before and after.
 #
+# Each step that runs tests says how many ran and how many were skipped (cargo's ignored ones,
+# and those that printed `SKIPPED:` because something they need is missing: in CI, which this
+# script declares by setting CI=true unless it is set, those fail instead); a step that ran no
+# test fails.
+#
 # Usage: scripts/test.sh [extra args for cargo test, e.g. -- --nocapture]
 set -euo pipefail
+
+# The tests fail, rather than skip, when something they need is missing (tests/common skip.rs).
+export CI="${CI:-true}"
 
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
@@ -36,6 +44,8 @@ TEST_LABEL="org.sandboxd.test=true"
 T0="$(now)"
 RESULTS=()
 FAILED=0
+# Each test step's output kind (as for failed_tests), set by logged: its counts are read at the end.
+declare -A STEP_KIND=()
 # The failed tests of every step, one "step: test: first error line" a line, listed last.
 FAILURE_LIST="$(mktemp)"
 # Where the test steps' output is kept (set once cargo is there to say where target/ is).
@@ -213,6 +223,7 @@ logged() {
     local step=$1 kind=$2 file out tee_pid rc=0 i
     shift 2
     file="${LOG_DIR:-/tmp}/$step.log"
+    STEP_KIND[$step]=$kind
     exec {out}> >(tee "$file")
     tee_pid=$!
     "$@" >&"$out" 2>&1 || rc=$?
@@ -229,17 +240,52 @@ trap summary EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# step NAME CMD...: run a step, record NAME=ok|FAIL(rc) and its duration.
+# test_counts KIND LOG: "RAN SKIPPED IGNORED" of a test run's output. RAN leaves out the tests
+# that printed `SKIPPED: NAME: WHY` (tests/common skip.rs), which count as SKIPPED:
+#   cargo   the `test result:` lines' passed + failed, and ignored
+#   pytest  the last summary line's passed + failed + errors, and skipped
+#   node    TAP's `# pass`, `# fail`, and `# skipped` + `# todo`
+test_counts() {
+    local kind=$1 file=$2
+    awk -v kind="$kind" '
+        function count(word,    m) { return match($0, "[0-9]+ " word) ? substr($0, RSTART, RLENGTH) + 0 : 0 }
+        /^SKIPPED: / { skipped++; next }
+        kind == "cargo" && /^test result: / { ran += count("passed") + count("failed"); ignored += count("ignored") }
+        kind == "pytest" && /[0-9]+ (passed|failed|skipped|errors?) .*in [0-9.]+s/ {
+            pran = count("passed") + count("failed") + count("error"); pskipped = count("skipped")
+        }
+        kind == "node" && /^# (pass|fail) [0-9]+$/ { ran += $3 }
+        kind == "node" && /^# (skipped|todo) [0-9]+$/ { ignored += $3 }
+        END {
+            ran += pran; ignored += pskipped
+            ran -= skipped
+            printf "%d %d %d\n", (ran < 0 ? 0 : ran), skipped, ignored
+        }
+    ' "$file"
+}
+
+# step NAME CMD...: run a step, record NAME=ok|FAIL and its duration, and for a step that ran
+# tests (through logged) how many ran and were skipped; a step that ran none fails.
 step() {
-    local name=$1 s rc=0
+    local name=$1 s rc=0 counts="" ran skipped ignored
     shift
     log "==== $name: $*"
     s="$(now)"
     "$@" || rc=$?
+    if [[ -n "${STEP_KIND[$name]:-}" && "${STEP_KIND[$name]}" =~ ^(cargo|pytest|node)$ && $name != test-build && $name != clippy ]]; then
+        read -r ran skipped ignored < <(test_counts "${STEP_KIND[$name]}" "$LOG_DIR/$name.log")
+        counts="; ran $ran, skipped $skipped, ignored $ignored"
+        log "==== $name: ran $ran tests, skipped $skipped (missing what they need), ignored $ignored"
+        if [[ $ran -eq 0 && $rc -eq 0 ]]; then
+            log "==== $name ran no test"
+            echo "$name: (no test): the step ran no test" >>"$FAILURE_LIST"
+            rc=1
+        fi
+    fi
     if [[ $rc -eq 0 ]]; then
-        RESULTS+=("$name=ok($(elapsed_since "$s"))")
+        RESULTS+=("$name=ok($(elapsed_since "$s")$counts)")
     else
-        RESULTS+=("$name=FAIL($(elapsed_since "$s"))")
+        RESULTS+=("$name=FAIL($(elapsed_since "$s")$counts)")
         FAILED=1
         log "==== $name FAILED (exit $rc)"
     fi
@@ -269,7 +315,9 @@ mkdir -p "$LOG_DIR"
 
 # The Kubernetes backend on a single-node cluster of this host (scripts/k8s-up.sh: built from
 # Go modules once per machine, then started in seconds): its own suite, and the suites shared
-# with Docker that matter for a backend, with every service's sandboxes as pods.
+# with Docker that matter for a backend, with every service's sandboxes as pods. The kubernetes
+# suite's tests are ignored without a cluster (the test step), so they are included here; the
+# shared suites have no ignored test.
 KUBERNETES_SUITES="kubernetes files processes pool api state adversarial snapshots"
 kubernetes_tests() {
     local up kubeconfig kubectl suites=() suite
@@ -282,7 +330,7 @@ kubernetes_tests() {
     fi
     for suite in $KUBERNETES_SUITES; do suites+=(--test "$suite"); done
     logged kubernetes cargo env SANDBOXD_TEST_KUBECONFIG="$kubeconfig" SANDBOXD_TEST_KUBECTL="$kubectl" \
-        cargo test -p sandboxd "${suites[@]}" --no-fail-fast
+        cargo test -p sandboxd "${suites[@]}" --no-fail-fast -- --include-ignored
 }
 
 # Checks: run them all, collect the verdicts.
@@ -364,15 +412,43 @@ remove_test_sandboxes
 step fmt logged fmt fmt cargo fmt --all -- --check || true
 step clippy logged clippy cargo cargo clippy --workspace --all-targets -- -D warnings || true
 
+# leftovers_in LEDGER: what the tests noted in LEDGER (SANDBOXD_TEST_LEDGER: `KIND NAME TEST`
+# lines) that is still there, one "KIND NAME (made by TEST)" a line. Only this run's own
+# things are looked at: another service's network state on the host is none of the tests'.
+leftovers_in() {
+    local ledger=$1 kind name test chains namespaces there
+    [[ -s "$ledger" ]] || return 0
+    chains="$(iptables-save 2>/dev/null | sed -n 's/^:\([^ ]*\) .*/\1/p')"
+    namespaces="$(ip netns list 2>/dev/null | awk '{ print $1 }')"
+    sort -u "$ledger" | while read -r kind name test; do
+        case "$kind" in
+            instance) there="$(docker ps -aq --filter "label=org.sandboxd.instance=$name" 2>/dev/null)" ;;
+            network) there="$(docker network ls -q --filter "name=^$name\$" 2>/dev/null)" ;;
+            # The network's chains are NAME, NAME-IN and NAME-FWD.
+            chain) there="$(grep -E "^$name(-|\$)" <<<"$chains" || true)" ;;
+            netns) there="$(grep -Fx "$name" <<<"$namespaces" || true)" ;;
+            *) there="" ;;
+        esac
+        [[ -z "$there" ]] || echo "$kind $name (made by $test)"
+    done
+}
+
 # The egress suites (crates/sandboxd-egress/tests/proxy.rs, crates/sandboxd/tests/egress*.rs)
 # ran in the test step; again on their own they take seconds and say plainly whether egress
-# works, then nothing of theirs may be left: no namespace, veth pair, firewall chain or network.
+# works, then nothing they made may be left: no sandbox, namespace, firewall chain or network.
 egress_tests() {
+    local ledger left
+    ledger="$LOG_DIR/egress-made.txt"
+    : >"$ledger"
+    local -x SANDBOXD_TEST_LEDGER="$ledger"
     cargo test -p sandboxd-egress --test proxy || return 1
     cargo test -p sandboxd --test egress || return 1
     cargo test -p sandboxd --test egress_secrets || return 1
-    local left
-    left="$(ip netns list | grep -c '^sbxeg' || true)$(iptables-save | grep -c 'SBXE-' || true)"
-    [[ $left == 00 ]] || { echo "egress tests left namespaces or firewall chains behind" >&2; return 1; }
+    left="$(leftovers_in "$ledger")"
+    if [[ -n "$left" ]]; then
+        sed 's/^/error: the egress tests left /' <<<"$left" >&2
+        return 1
+    fi
+    echo "the egress tests noted $(wc -l <"$ledger") things they made; none is left"
 }
 step egress logged egress cargo egress_tests || true

@@ -136,10 +136,16 @@ pub fn remove_secret(dir: &Path) -> io::Result<()> {
     }
 }
 
+/// The suites' "skip or fail": a skip outside CI, a failure in CI.
+#[cfg(test)]
+#[path = "../../sandboxd/tests/common/skip.rs"]
+mod skip_in_tests;
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use sandboxd_agent_proto::AGENT_SECRET_LEN;
+    use skip_in_tests as skip;
     use std::os::unix::fs::FileTypeExt;
 
     fn mode(path: &Path) -> u32 {
@@ -199,6 +205,7 @@ mod tests {
         // Giving a file away takes root, which the service has when it gives.
         // SAFETY: geteuid has no preconditions.
         if unsafe { libc::geteuid() } != 0 {
+            skip::skip_or_fail("root, to give a file away");
             return;
         }
         SandboxAccess::Owner(SANDBOX_UID)
@@ -234,7 +241,8 @@ mod tests {
     #[test]
     fn the_sandbox_uid_owns_its_files_alone() {
         if !is_root() {
-            return; // chown needs root; the service runs as root
+            skip::skip_or_fail("root, for chown (the service runs as root)");
+            return;
         }
         let dir = tempfile::tempdir().unwrap();
         let access = SandboxAccess::Owner(SANDBOX_UID);

@@ -10,6 +10,9 @@ mod testnet;
 
 mod egress_world;
 
+// What testnet notes its namespaces in.
+use common::ledger;
+
 use common::{base_config, TestService};
 use egress_world::{python_open, World};
 use std::collections::HashMap;
@@ -277,4 +280,71 @@ async fn a_sandbox_on_a_freed_address_is_itself_to_the_proxy() {
             .any(|e| e["action"].as_str().unwrap_or("").starts_with("egress.")),
         "the connection is the new session's: {log}"
     );
+}
+
+/// The chains of an instance's egress network, as `iptables-save` lists them.
+fn chains_of(instance_id: &str) -> usize {
+    let chain = sandboxd_docker::egress::EgressNames::for_instance(instance_id).chain;
+    let output = std::process::Command::new("iptables-save")
+        .output()
+        .unwrap();
+    String::from_utf8_lossy(&output.stdout)
+        .lines()
+        .filter(|line| line.starts_with(&format!(":{chain}")))
+        .count()
+}
+
+fn has_network(instance_id: &str) -> bool {
+    let network = sandboxd_docker::egress::EgressNames::for_instance(instance_id).network;
+    !common::docker(&[
+        "network",
+        "ls",
+        "-q",
+        "--filter",
+        &format!("name=^{network}$"),
+    ])
+    .trim()
+    .is_empty()
+}
+
+#[tokio::test]
+async fn an_operator_removes_a_stopped_services_network_state_and_no_other() {
+    let extra = format!(
+        "[runtimes.net]\nimage = \"{}\"\nnetwork_mode = \"egress\"\negress = [\"allowed.test\"]\n",
+        common::busybox_image()
+    );
+    // Each with its cleanup, dropped after it (a tuple drops in order), when the test fails too.
+    let with_cleanup = |service: TestService| {
+        let cleanup = egress_world::EgressCleanup(service.instance_id.clone());
+        (service, cleanup)
+    };
+    let (service, _cleanup) = with_cleanup(TestService::start(&base_config(2, &extra)));
+    let beside = with_cleanup(TestService::start(&base_config(2, &extra)));
+    let beside = &beside.0;
+    let instance = service.instance_id.clone();
+    service.open("net").await;
+    beside.open("net").await;
+    assert_eq!(chains_of(&instance), 3, "nat, INPUT and FORWARD chains");
+    assert!(has_network(&instance));
+
+    let (removed, output) = common::remove_network_state(&instance);
+    assert!(!removed, "refused while a sandbox of it exists: {output}");
+    assert!(output.contains("still has 1 sandboxes"), "{output}");
+    assert_eq!(
+        chains_of(&instance),
+        3,
+        "the rules holding its sandbox stay"
+    );
+
+    drop(service);
+    let (removed, output) = common::remove_network_state(&instance);
+    assert!(removed, "{output}");
+    assert_eq!(chains_of(&instance), 0, "{output}");
+    assert!(!has_network(&instance), "{output}");
+    assert_eq!(
+        chains_of(&beside.instance_id),
+        3,
+        "another instance's chains are left alone"
+    );
+    assert!(has_network(&beside.instance_id));
 }

@@ -11,6 +11,9 @@ mod testnet;
 
 mod egress_world;
 
+// What testnet notes its namespaces in.
+use common::ledger;
+
 use common::{base_config, TestService};
 use egress_world::{python_open, World};
 use std::collections::HashMap;

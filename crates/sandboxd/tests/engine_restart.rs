@@ -7,20 +7,38 @@ use common::{base_config, TestService};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+/// The pid file of the engine answering on the default socket (dockerd's default, which
+/// scripts/host-setup.sh starts it with).
+const ENGINE_PID_FILE: &str = "/var/run/docker.pid";
+
+/// The engine the service uses, by the pid it wrote when it started: only that engine is
+/// stopped, never another one on the machine.
+fn engine_pid() -> libc::pid_t {
+    let text = std::fs::read_to_string(ENGINE_PID_FILE)
+        .unwrap_or_else(|e| panic!("cannot read {ENGINE_PID_FILE}: {e}"));
+    let pid: libc::pid_t = text.trim().parse().expect("a pid in the engine's pid file");
+    let program = std::fs::read_to_string(format!("/proc/{pid}/comm")).unwrap_or_default();
+    assert_eq!(
+        program.trim(),
+        "dockerd",
+        "{ENGINE_PID_FILE} names pid {pid}, which is not a running dockerd"
+    );
+    pid
+}
+
+fn is_alive(pid: libc::pid_t) -> bool {
+    // SAFETY: signal 0 only checks that the process exists.
+    unsafe { libc::kill(pid, 0) == 0 }
+}
+
 fn restart_engine() {
-    let stopped = Command::new("pkill")
-        .args(["-TERM", "-x", "dockerd"])
-        .status()
-        .unwrap();
-    assert!(stopped.success(), "no dockerd to stop");
+    let pid = engine_pid();
+    // SAFETY: SIGTERM to the one process checked above.
+    let stopped = unsafe { libc::kill(pid, libc::SIGTERM) };
+    assert_eq!(stopped, 0, "cannot stop dockerd {pid}");
     let deadline = Instant::now() + Duration::from_secs(60);
-    while Command::new("pgrep")
-        .args(["-x", "dockerd"])
-        .status()
-        .unwrap()
-        .success()
-    {
-        assert!(Instant::now() < deadline, "dockerd did not stop");
+    while is_alive(pid) {
+        assert!(Instant::now() < deadline, "dockerd {pid} did not stop");
         std::thread::sleep(Duration::from_millis(200));
     }
     let setup = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/host-setup.sh");

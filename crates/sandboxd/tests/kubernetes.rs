@@ -1,23 +1,30 @@
 //! What is particular to the Kubernetes backend, on a real single-node cluster
 //! (scripts/k8s-up.sh; `SANDBOXD_TEST_KUBECONFIG` names it). The suites shared with Docker
 //! (api, files, processes, state, pool) run against the cluster too, from scripts/test.sh.
-//! Without a cluster these tests say so and pass: scripts/test.sh always provides one.
+//! They need a cluster, so they are ignored in a plain `cargo test`; scripts/test.sh's
+//! kubernetes step runs them (`--include-ignored`) on the one it starts. Run without one, they
+//! report a skip, and fail in CI.
 
 mod common;
 
-use common::{base_config, idle_processes, kubernetes, Kubernetes, TestService, TEST_NAMESPACE};
+use common::{
+    base_config, idle_processes, kubernetes, skip_or_fail, Kubernetes, TestService, TEST_NAMESPACE,
+};
 use serde_json::json;
 use std::time::Duration;
 
 fn cluster() -> Option<Kubernetes> {
     let found = kubernetes();
     if found.is_none() {
-        eprintln!("no cluster: SANDBOXD_TEST_KUBECONFIG is not set (scripts/k8s-up.sh prints it)");
+        skip_or_fail(
+            "a cluster: SANDBOXD_TEST_KUBECONFIG is not set (scripts/k8s-up.sh prints it)",
+        );
     }
     found
 }
 
 #[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
 async fn a_sandbox_is_a_hardened_pod_with_its_limits() {
     let Some(cluster) = cluster() else { return };
     let service = TestService::start(&base_config(4, ""));
@@ -65,6 +72,7 @@ async fn a_sandbox_is_a_hardened_pod_with_its_limits() {
 }
 
 #[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
 async fn a_network_none_sandbox_reaches_nothing_and_its_agent_still_answers() {
     let Some(_cluster) = cluster() else { return };
     let service = TestService::start(&base_config(4, ""));
@@ -95,6 +103,7 @@ print(sorted(open("/proc/net/dev").read().split()[::17])[:5])
 }
 
 #[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
 async fn the_agent_refuses_a_claim_from_inside_the_sandbox() {
     let Some(_cluster) = cluster() else { return };
     let service = TestService::start(&base_config(4, ""));
@@ -119,6 +128,7 @@ except OSError:
 }
 
 #[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
 async fn usage_comes_from_the_kubelet_and_a_restart_takes_the_pods_back() {
     let Some(cluster) = cluster() else { return };
     let mut service = TestService::start(&base_config(4, ""));
@@ -184,6 +194,7 @@ async fn usage_comes_from_the_kubelet_and_a_restart_takes_the_pods_back() {
 }
 
 #[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
 async fn a_recipe_runtime_says_what_the_operator_must_do() {
     let Some(_cluster) = cluster() else { return };
     let service = TestService::start(&base_config(4, ""));

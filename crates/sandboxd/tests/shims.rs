@@ -32,7 +32,7 @@ async fn sandboxes_share_a_shim_as_many_as_the_config_says_and_outlive_a_neighbo
     let api = docker(&["version", "--format", "{{.Server.APIVersion}}"]);
     let minor: u32 = api.trim().trim_start_matches("1.").parse().unwrap_or(0);
     if minor < 43 {
-        eprintln!("skipped: the engine speaks API {} (annotations need 1.43); scripts/host-setup.sh starts one that can", api.trim());
+        common::skip_or_fail(&format!("an engine with API 1.43 (annotations); this one speaks {}: scripts/host-setup.sh starts one that can", api.trim()));
         return;
     }
     let service = TestService::start(&base_config(

@@ -8,6 +8,9 @@
 
 #![allow(dead_code)]
 
+// The includer's ledger (support/ledger.rs, which sandboxd's tests share through their harness).
+use super::ledger;
+
 use hickory_proto::op::{Message, MessageType, Metadata, OpCode, ResponseCode};
 use hickory_proto::rr::rdata::A;
 use hickory_proto::rr::{RData, Record, RecordType};
@@ -55,6 +58,7 @@ impl TestNet {
         let ns_ip = Ipv4Addr::new(a, b, c, block + 2);
         let _ = Command::new("ip").args(["netns", "del", &name]).output();
         ip(&["netns", "add", &name]);
+        ledger::record_made("netns", &name);
         let net = TestNet {
             name: name.clone(),
             host_ip,

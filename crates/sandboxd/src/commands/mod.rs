@@ -14,6 +14,7 @@ pub mod forward;
 pub mod kill_all;
 pub mod mcp;
 pub mod network;
+pub mod network_state;
 pub mod open;
 pub mod output;
 pub mod pause;

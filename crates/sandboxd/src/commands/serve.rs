@@ -46,6 +46,10 @@ pub struct ServeArgs {
     /// Check the config, print what it allows, and exit.
     #[arg(long)]
     check: bool,
+    /// Remove this instance's egress network and its host firewall chains (which a stopped
+    /// service keeps for its restart), and exit. Refused while any of its sandboxes exists.
+    #[arg(long, conflicts_with = "check")]
+    remove_network_state: bool,
     /// The service token, overriding the config's (prefer the environment variable: a flag
     /// shows in the process list).
     #[arg(long, env = "SANDBOXD_TOKEN", hide_env_values = true, hide = true)]
@@ -79,6 +83,10 @@ pub fn run(args: ServeArgs) -> Result<()> {
         Some(path) => Config::load(path)?,
         None => Config::embedded()?,
     };
+    if args.remove_network_state {
+        let state_dir = args.state_dir.clone().unwrap_or_else(default_state_dir);
+        return super::network_state::remove(&config, &state_dir, &args.docker_socket);
+    }
     report_worst_case(&config);
     if args.check {
         println!(

@@ -88,8 +88,16 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
             .await;
         assert_eq!(status, 200, "{escaped}");
         assert_eq!(escaped["timed_out"], true, "{escaped}");
-        let escaped_processes = read_number(&pids).unwrap_or(0);
-        assert!(escaped_processes <= PIDS_LIMIT + cpus);
+        let escaped_processes = read_number(&pids).expect("the sandbox's pids.current");
+        assert!(
+            escaped_processes <= PIDS_LIMIT + cpus,
+            "{escaped_processes} processes"
+        );
+        // The escaped bomb outlived its command's timeout: the sandbox is full of it.
+        assert!(
+            escaped_processes > PIDS_LIMIT / 2,
+            "the escaped bomb is running: {escaped_processes} processes"
+        );
         let neighbour = service.sh(&other, "echo alive").await;
         assert_eq!(neighbour["stdout"], "alive\n", "another session is unaffected");
         let kill_started = Instant::now();
@@ -148,7 +156,7 @@ async fn memory_bomb_is_oom_killed_and_the_session_survives() {
         let max_usage = cgroup_file("memory", &container, "memory.max_usage_in_bytes")
             .or_else(|| cgroup_file("memory", &container, "memory.peak"))
             .and_then(|p| read_number(&p))
-            .unwrap_or(0);
+            .expect("the sandbox's peak memory (memory.max_usage_in_bytes or memory.peak)");
         assert!(
             max_usage <= MEM_LIMIT,
             "the container used {max_usage} bytes, over its limit"
@@ -262,7 +270,7 @@ async fn cpu_spin_is_held_to_the_quota() {
         let throttled = || {
             cgroup_file("cpu", &container, "cpu.stat")
                 .and_then(|p| stat_value(&p, "nr_throttled"))
-                .unwrap_or(0)
+                .expect("the sandbox's cpu.stat has nr_throttled")
         };
         let (used_before, throttled_before) = (cpu_used_ns(&container), throttled());
         let (status, result) = service
@@ -283,6 +291,12 @@ async fn cpu_spin_is_held_to_the_quota() {
             used <= allowed,
             "two spinning loops used {used:.2} s of CPU in {wall:.2} s; the quota allows {allowed:.2} s"
         );
+        // The loops did spin, and the quota is what held them: periods were throttled.
+        assert!(
+            used >= CPUS * wall / 4.0,
+            "two spinning loops used only {used:.2} s of CPU in {wall:.2} s"
+        );
+        assert!(throttled > 0, "the quota never throttled the loops");
         let check = answers_within(&service, &id, Duration::from_secs(10)).await;
         assert!(check.is_some(), "the session answers after the spin");
         format!(
@@ -471,7 +485,7 @@ except OSError as e:
         let max_usage = cgroup_file("memory", &container, "memory.max_usage_in_bytes")
             .or_else(|| cgroup_file("memory", &container, "memory.peak"))
             .and_then(|p| read_number(&p))
-            .unwrap_or(0);
+            .expect("the sandbox's peak memory (memory.max_usage_in_bytes or memory.peak)");
         assert!(
             max_usage <= 256 * MIB,
             "the sandbox used {}, over its 256 MiB limit",

@@ -119,8 +119,7 @@ fn containers_disk(containers: &[Value]) -> u64 {
 /// processes (builds) write gigabytes meanwhile, so `df` is only reported there; the exact
 /// per-container figure is asserted everywhere.
 fn strict_disk() -> bool {
-    std::env::var_os("CI").is_some_and(|v| !v.is_empty() && v != "false")
-        || std::env::var("SANDBOXD_TEST_STRICT_DISK").is_ok_and(|v| v == "1")
+    crate::common::in_ci() || std::env::var("SANDBOXD_TEST_STRICT_DISK").is_ok_and(|v| v == "1")
 }
 
 pub(crate) fn mib(bytes: u64) -> String {

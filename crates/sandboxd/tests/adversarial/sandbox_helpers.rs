@@ -220,7 +220,8 @@ pub(crate) fn read_number(path: &Path) -> Option<u64> {
 pub(crate) async fn settled_at_most(path: &Path, max: u64, within: Duration) -> u64 {
     let give_up = Instant::now() + within;
     loop {
-        let value = read_number(path).unwrap_or(0);
+        let value = read_number(path)
+            .unwrap_or_else(|| panic!("cannot read the count in {}", path.display()));
         if value <= max || Instant::now() >= give_up {
             return value;
         }

@@ -8,6 +8,12 @@
 
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
+#[path = "../../../sandboxd-egress/tests/support/ledger.rs"]
+pub mod ledger;
+mod skip;
+#[allow(unused_imports)] // each test binary uses a different part
+pub use skip::{in_ci, skip_or_fail, skipped};
+
 use std::io::{BufRead, BufReader};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
@@ -205,12 +211,12 @@ pub fn on_kubernetes() -> bool {
 }
 
 /// Whether a check that only makes sense with Docker's containers is run: on Kubernetes it is
-/// skipped, saying which and why.
+/// reported skipped (counted by scripts/test.sh), saying which and why.
 pub fn docker_only(check: &str, why: &str) -> bool {
     if !on_kubernetes() {
         return true;
     }
-    eprintln!("skipped on Kubernetes: {check}: {why}");
+    skipped(&format!("on Kubernetes: {check}: {why}"));
     false
 }
 
@@ -278,6 +284,15 @@ fn random_suffix() -> String {
     format!("{}-{nanos:x}", std::process::id())
 }
 
+/// Notes an instance and the egress network state it may make, for scripts/test.sh's check
+/// that nothing of them is left.
+fn record_instance(instance_id: &str) {
+    let names = sandboxd_docker::egress::EgressNames::for_instance(instance_id);
+    ledger::record_made("instance", instance_id);
+    ledger::record_made("network", &names.network);
+    ledger::record_made("chain", &names.chain);
+}
+
 /// Where a service started with [`TestService::start_logged`] writes its output.
 const LOG_FILE: &str = "service.log";
 
@@ -311,6 +326,7 @@ impl TestService {
             .unwrap();
         let instance_id = format!("test-{}", random_suffix());
         std::fs::write(state_dir.path().join("instance-id"), &instance_id).unwrap();
+        record_instance(&instance_id);
         if logged {
             std::fs::write(state_dir.path().join(LOG_FILE), "").unwrap();
         }
@@ -615,6 +631,29 @@ pub fn remove_sandbox_outside(session_id: &str) {
         &format!("label=org.sandboxd.session={session_id}"),
     ]);
     docker(&["rm", "-f", container.trim()]);
+}
+
+/// `sandboxd serve --remove-network-state` for a service instance whose state directory may
+/// be gone (a scratch one holding its id stands in): whether it succeeded, and what it printed.
+pub fn remove_network_state(instance_id: &str) -> (bool, String) {
+    let scratch = tempfile::Builder::new()
+        .prefix("sbd")
+        .tempdir_in("/tmp")
+        .unwrap();
+    std::fs::write(scratch.path().join("instance-id"), instance_id).unwrap();
+    let output = Command::new(sandboxd_bin())
+        .arg("serve")
+        .arg("--state-dir")
+        .arg(scratch.path())
+        .arg("--remove-network-state")
+        .output()
+        .expect("run sandboxd serve --remove-network-state");
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    (output.status.success(), text)
 }
 
 pub fn docker(args: &[&str]) -> String {

@@ -8,25 +8,18 @@ use crate::testnet::TestNet;
 use serde_json::Value;
 
 /// Dropped after the service (whose sandboxes are gone by then): removes the service's egress
-/// network and its firewall rules, found by the instance's names.
+/// network and its firewall rules, as an operator would (`sandboxd serve --remove-network-state`).
 pub struct EgressCleanup(pub String);
 
 impl Drop for EgressCleanup {
     fn drop(&mut self) {
-        let names = sandboxd_docker::egress::EgressNames::for_instance(&self.0);
-        for command in sandboxd_docker::egress::removal_commands(&names) {
-            for _ in 0..4 {
-                let removed = std::process::Command::new("iptables")
-                    .arg("-w")
-                    .args(&command)
-                    .output()
-                    .is_ok_and(|o| o.status.success());
-                if !removed || command[2] != "-D" {
-                    break;
-                }
-            }
+        let (removed, output) = common::remove_network_state(&self.0);
+        if !removed {
+            eprintln!(
+                "could not remove the egress network of {}: {output}",
+                self.0
+            );
         }
-        common::docker(&["network", "rm", &names.network]);
     }
 }
 
