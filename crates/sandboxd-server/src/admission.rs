@@ -8,12 +8,14 @@
 //!
 //! Who a request is comes from its credential without checking it here (the routes do): a
 //! bearer token or `X-API-Key`, else a sandbox's access token with the sandbox it names.
-//! A wrong credential counts against the client's address.
+//! A wrong credential counts against the client's address. The dashboard's page and files and
+//! `/healthz`, answered from memory at once, take no place: no flood keeps the dashboard from
+//! loading.
 
 use crate::error::ApiError;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{header, HeaderMap, HeaderValue};
+use axum::http::{header, HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
@@ -49,6 +51,9 @@ impl Claimant {
 /// The requests in progress, by claimant, and the places all but the administrator share.
 pub struct Admission {
     core: Core,
+    /// The domains whose hosts are sandboxes' (share links, E2B's `PORT-ID.DOMAIN`), where no
+    /// path is the service's own.
+    sandbox_domains: Vec<String>,
     per_caller: u32,
     shared: Arc<Semaphore>,
     shared_total: u32,
@@ -61,13 +66,41 @@ impl Admission {
         let shared_total = policy
             .max_connections
             .saturating_sub(policy.reserved_connections);
+        let config = core.config();
+        let sandbox_domains = [&config.ports.share_domain, &config.e2b.domain]
+            .into_iter()
+            .flatten()
+            .map(|domain| format!(".{}", domain.to_ascii_lowercase()))
+            .collect();
         Arc::new(Admission {
+            sandbox_domains,
             per_caller: policy.max_requests_per_caller,
             shared: Arc::new(Semaphore::new(shared_total as usize)),
             shared_total,
             in_progress: Mutex::new(HashMap::new()),
             core,
         })
+    }
+
+    /// Whether `request` is for the dashboard's page or files or `/healthz` of the service
+    /// itself (not a sandbox's server under one of its domains): answered at once.
+    fn answered_at_once(&self, request: &Request) -> bool {
+        let path = request.uri().path();
+        let static_path = path == "/" || path == "/healthz" || path.starts_with("/assets/");
+        let host = request
+            .headers()
+            .get(header::HOST)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("");
+        let name = host.rsplit_once(':').map_or(host, |(name, _)| name);
+        let name = name.trim_end_matches('.').to_ascii_lowercase();
+        matches!(*request.method(), Method::GET | Method::HEAD)
+            && static_path
+            && !request.headers().contains_key(SANDBOX_ID_HEADERS[0])
+            && !self
+                .sandbox_domains
+                .iter()
+                .any(|domain| name.ends_with(domain.as_str()))
     }
 
     fn claimant(&self, headers: &HeaderMap, address: Option<IpAddr>) -> Option<Claimant> {
@@ -152,6 +185,9 @@ pub async fn admit(
         .extensions()
         .get::<ConnectInfo<SocketAddr>>()
         .map(|info| info.0.ip());
+    if admission.answered_at_once(&request) {
+        return next.run(request).await;
+    }
     let Some(claimant) = admission.claimant(request.headers(), address) else {
         return next.run(request).await;
     };

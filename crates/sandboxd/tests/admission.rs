@@ -212,3 +212,67 @@ async fn a_caller_over_its_share_is_told_which_limit_it_reached() {
     .expect("a place freed by a closed stream is taken again");
     drop(again);
 }
+
+#[tokio::test]
+async fn anonymous_streams_over_their_share_leave_the_dashboard_loading() {
+    let service = TestService::start(&base_config(
+        1,
+        "max_connections = 16\nreserved_connections = 4\nmax_requests_per_caller = 2",
+    ));
+    // A share link to a server whose /sse stream stays open: requests without a token, all
+    // from this address.
+    let id = service.open("python").await;
+    let written = service
+        .put(&format!("/v1/sessions/{id}/files/content?path=server.py"))
+        .body(include_str!("ports/server.py"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(written.status(), 200);
+    let started = service
+        .post(&format!("/v1/sessions/{id}/processes"))
+        .json(&json!({"command": "python3 server.py 8002", "timeout_secs": 60}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(started.status(), 201);
+    let link: serde_json::Value = service
+        .post(&format!("/v1/sessions/{id}/ports/8002/share"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let path = link["path"].as_str().unwrap().to_string();
+    let address = service.url.trim_start_matches("http://").to_string();
+    let head = format!("GET {path}sse HTTP/1.1\r\nHost: {address}\r\n\r\n");
+    let mut held = Vec::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while held.len() < 2 {
+        let mut stream = send_head(&address, &head).await;
+        if status_of(&mut stream).await == Some(200) {
+            held.push(stream);
+        } else {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the server never answered"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+    let anonymous = reqwest::Client::new();
+    let third = anonymous
+        .get(service.url(&format!("{path}sse")))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(third.status(), 429, "a third stream of this address");
+    // The dashboard's page and files, and /healthz, still load for the same address.
+    for page in ["/", "/healthz"] {
+        let answer = anonymous.get(service.url(page)).send().await.unwrap();
+        assert_eq!(answer.status(), 200, "{page}");
+    }
+    drop(held);
+}

@@ -10,6 +10,9 @@ mod testnet;
 
 mod egress_world;
 
+// What testnet notes its namespaces in.
+use common::ledger;
+
 use common::{base_config, TestService};
 use egress_world::{python_open, EgressCleanup};
 use serde_json::json;
