@@ -3,6 +3,9 @@
 //! the egress tests' own: a server in a network namespace with a veth pair and a test CA, a
 //! DNS server on loopback; nothing leaves the machine. Needs root; skipped otherwise.
 
+// What testnet notes its namespaces in (a no-op unless SANDBOXD_TEST_LEDGER is set).
+#[path = "../../sandboxd-egress/tests/support/ledger.rs"]
+mod ledger;
 #[path = "../../sandboxd-egress/tests/support/testnet.rs"]
 mod testnet;
 
