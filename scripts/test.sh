@@ -424,7 +424,7 @@ leftovers_in() {
         case "$kind" in
             instance) there="$(docker ps -aq --filter "label=org.sandboxd.instance=$name" 2>/dev/null)" ;;
             network) there="$(docker network ls -q --filter "name=^$name\$" 2>/dev/null)" ;;
-            # The network's chains are NAME, NAME-IN and NAME-FWD.
+            # The network's chains are NAME, NAME-IN, NAME-FWD and NAME-OUT.
             chain) there="$(grep -E "^$name(-|\$)" <<<"$chains" || true)" ;;
             netns) there="$(grep -Fx "$name" <<<"$namespaces" || true)" ;;
             *) there="" ;;

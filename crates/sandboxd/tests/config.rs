@@ -80,8 +80,9 @@ fn the_worst_case_is_shown_and_warned_about() {
         output.contains("WARNING: that is more than this host's memory"),
         "{output}"
     );
+    // Its tmpfs places fit in its memory too, so nothing is warned of.
     let (code, output) = serve_with(&format!(
-        "max_sessions = 2\nmem_limit = \"64m\"\n{OK_RUNTIME}"
+        "max_sessions = 2\nmem_limit = \"64m\"\ntmpfs_size = \"16m\"\n{OK_RUNTIME}"
     ));
     assert_eq!(code, 0);
     assert!(!output.contains("WARNING"), "{output}");

@@ -324,7 +324,11 @@ async fn an_operator_removes_a_stopped_services_network_state_and_no_other() {
     let instance = service.instance_id.clone();
     service.open("net").await;
     beside.open("net").await;
-    assert_eq!(chains_of(&instance), 3, "nat, INPUT and FORWARD chains");
+    assert_eq!(
+        chains_of(&instance),
+        4,
+        "nat, INPUT, FORWARD and OUTPUT chains"
+    );
     assert!(has_network(&instance));
 
     let (removed, output) = common::remove_network_state(&instance);
@@ -332,7 +336,7 @@ async fn an_operator_removes_a_stopped_services_network_state_and_no_other() {
     assert!(output.contains("still has 1 sandboxes"), "{output}");
     assert_eq!(
         chains_of(&instance),
-        3,
+        4,
         "the rules holding its sandbox stay"
     );
 
@@ -343,7 +347,7 @@ async fn an_operator_removes_a_stopped_services_network_state_and_no_other() {
     assert!(!has_network(&instance), "{output}");
     assert_eq!(
         chains_of(&beside.instance_id),
-        3,
+        4,
         "another instance's chains are left alone"
     );
     assert!(has_network(&beside.instance_id));
