@@ -109,12 +109,6 @@ impl Figures {
                 target: Target::AtMost(Figure::Latency(Duration::from_millis(100))),
             },
             Goal {
-                name: "20 x 50 concurrent p99 vs the single exec p50".into(),
-                figure: Figure::Latency(self.concurrent.p99()),
-                floor: Some(latency(&self.exec_true)),
-                target: Target::AtMostTimes(5.0),
-            },
-            Goal {
                 name: "service RSS with 20 open sessions".into(),
                 figure: Figure::Bytes(self.rss_bytes),
                 floor: None,
