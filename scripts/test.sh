@@ -15,6 +15,8 @@
 #                                                Python suites start their own service on loopback
 #   7b. the E2B-compatible API with the E2B SDKs tests/e2b (npm ci, then pytest in target/e2b-venv:
 #                                                the e2b Python package, and the npm one under node)
+#   7c. the book                                scripts/book.sh (mdBook, then docs/check.py against
+#                                                a service it starts)
 #   8. cargo fmt --all -- --check
 #   9. cargo clippy --workspace --all-targets -- -D warnings
 #
@@ -407,6 +409,11 @@ e2b_tests() {
     python_tests e2b
 }
 step e2b e2b_tests || true
+
+# The book (docs/): built with mdBook (installed by cargo once per machine), its links checked
+# and its config keys, routes, MCP tools, metrics and CLI flags compared with the code's both
+# ways (scripts/book.sh, docs/check.py).
+step book logged book other "$SANDBOXD_SCRIPTS/book.sh" || true
 remove_test_sandboxes
 
 step fmt logged fmt fmt cargo fmt --all -- --check || true
