@@ -156,6 +156,14 @@ remove_test_sandboxes() {
         # shellcheck disable=SC2086 # one id per word
         docker rm -f -v $ids >/dev/null 2>&1 || warn "could not remove some test sandboxes"
     fi
+    # Their working directories' volumes, which outlive a container removed this way.
+    ids="$(docker volume ls --filter "label=org.sandboxd.instance" \
+        --format '{{.Name}} {{.Label "org.sandboxd.instance"}}' 2>/dev/null |
+        awk '$2 ~ /^test-/ {print $1}' || true)"
+    if [[ -n "$ids" ]]; then
+        # shellcheck disable=SC2086 # one name per word
+        docker volume rm -f $ids >/dev/null 2>&1 || warn "could not remove some test sandboxes' volumes"
+    fi
     # A killed test service leaves its egress network and firewall chains behind; the
     # service's own removal takes them (tests/remove-egress.sh runs it).
     local instance

@@ -129,6 +129,10 @@ def running_service(config_text: str, token: str, name: str):
         ids = docker("ps", "-aq", "--filter", f"label=org.sandboxd.instance={instance_id}").split()
         if ids:
             docker("rm", "-f", *ids)
+        # The working directories' volumes outlive containers removed this way.
+        volumes = docker("volume", "ls", "-q", "--filter", f"label=org.sandboxd.instance={instance_id}").split()
+        if volumes:
+            docker("volume", "rm", "-f", *volumes)
         # An egress runtime's network and firewall chains, which a killed service leaves.
         subprocess.run([str(REPO / "tests/remove-egress.sh"), instance_id], check=False)
         shutil.rmtree(state_dir, ignore_errors=True)

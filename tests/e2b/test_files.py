@@ -10,7 +10,7 @@ from e2b.sandbox.filesystem.filesystem import WriteEntry
 
 def test_write_and_read_text_bytes_and_streams(sandbox):
     info = sandbox.files.write("notes/hello.txt", "hello, sandbox")
-    assert (info.name, info.path, info.type) == ("hello.txt", "notes/hello.txt", FileType.FILE)
+    assert (info.name, info.path, info.type) == ("hello.txt", "/home/user/notes/hello.txt", FileType.FILE)
     assert sandbox.files.read("notes/hello.txt") == "hello, sandbox"
 
     blob = bytes(range(256)) * 4096
@@ -25,7 +25,7 @@ def test_write_many_files_at_once(sandbox):
     written = sandbox.files.write_files(
         [WriteEntry(path=f"many/f{i}.txt", data=f"file {i}") for i in range(5)]
     )
-    assert [w.path for w in written] == [f"many/f{i}.txt" for i in range(5)]
+    assert [w.path for w in written] == [f"/home/user/many/f{i}.txt" for i in range(5)]
     assert sandbox.commands.run("cat many/f3.txt").stdout == "file 3"
 
 
@@ -35,7 +35,7 @@ def test_list_to_a_depth_and_remove(sandbox):
     top = sandbox.files.list("tree")
     assert sorted((e.name, e.type) for e in top) == [("a.txt", FileType.FILE), ("sub", FileType.DIR)]
     deep = sandbox.files.list("tree", depth=2)
-    assert sorted(e.path for e in deep) == ["tree/a.txt", "tree/sub", "tree/sub/b.txt"]
+    assert sorted(e.path for e in deep) == [f"/home/user/tree/{p}" for p in ["a.txt", "sub", "sub/b.txt"]]
     b = next(e for e in deep if e.name == "b.txt")
     assert (b.size, b.permissions) == (2, "-rw-r--r--")
 

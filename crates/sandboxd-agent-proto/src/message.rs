@@ -314,6 +314,9 @@ pub struct DirEntry {
     /// The last modification, since the Unix epoch.
     pub modified_secs: i64,
     pub modified_nanos: u32,
+    /// For a symlink, what it leads to, followed to the end; `None` when it leads nowhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_kind: Option<EntryKind>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

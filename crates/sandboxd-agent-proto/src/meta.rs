@@ -12,6 +12,10 @@ pub struct FileStat {
     /// What a symlink points to, as stored in it (not resolved).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symlink_target: Option<String>,
+    /// Where a symlink leads, absolute with every symlink on the way resolved; `None` when
+    /// it leads nowhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resolved_target: Option<String>,
 }
 
 /// One change a watch saw, at `path`: the watched path joined with the name below it.

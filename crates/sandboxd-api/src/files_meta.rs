@@ -9,7 +9,7 @@ use serde::{Deserialize, Serialize};
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct FileInfo {
-    /// The path as requested.
+    /// The path, absolute (a relative one joined to the working directory).
     pub path: String,
     /// Its last component.
     pub name: String,
@@ -23,6 +23,13 @@ pub struct FileInfo {
     /// What a symlink points to, as stored in it (not resolved).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub symlink_target: Option<String>,
+    /// For a symlink, the type of what it leads to (followed to the end); absent when it
+    /// leads nowhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_type: Option<FileKind>,
+    /// For a symlink, the absolute path it leads to, every symlink on the way resolved.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_path: Option<String>,
 }
 
 /// `POST /v1/sessions/{id}/files/mkdir`.

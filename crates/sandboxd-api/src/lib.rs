@@ -441,6 +441,10 @@ pub struct FileEntry {
     pub mode: String,
     /// RFC 3339; `None` for a time that cannot be shown.
     pub modified: Option<String>,
+    /// For a symlink, the type of what it leads to (followed to the end); absent when it
+    /// leads nowhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub target_type: Option<FileKind>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

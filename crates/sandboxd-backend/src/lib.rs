@@ -10,6 +10,12 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
+/// Every sandbox's working directory (and `HOME`), where relative paths resolve.
+pub const WORKDIR: &str = "/workspace";
+/// E2B's home directory: the working directory's filesystem mounted a second time, so E2B
+/// code finds its `/home/user` writable with the same files, size cap and confinement.
+pub const HOME_DIR: &str = "/home/user";
+
 /// What to start: everything here comes from the operator's config, never from a client.
 #[derive(Debug, Clone)]
 pub struct SandboxSpec {

@@ -29,9 +29,6 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
 
-/// The fake sandbox's working directory.
-const WORKDIR: &str = "/workspace";
-
 /// Files of one fake sandbox: path to contents.
 type Files = Arc<Mutex<BTreeMap<String, Vec<u8>>>>;
 
@@ -326,6 +323,7 @@ async fn serve_agent(
         }
         Request::Exec(exec) => run(&mut stream, exec).await,
         Request::ListDir { path, .. } => {
+            let path = fake_key(&path);
             let prefix = format!("{}/", path.trim_end_matches('/'));
             let listed = files.lock().ok()?.clone();
             let entries: Vec<DirEntry> = listed
@@ -343,6 +341,7 @@ async fn serve_agent(
                         mode: 0o644,
                         modified_secs: 0,
                         modified_nanos: 0,
+                        target_kind: None,
                     })
                 })
                 .collect();
@@ -354,6 +353,7 @@ async fn serve_agent(
                 .ok()
         }
         Request::ReadFile { path, .. } => {
+            let path = fake_key(&path);
             let contents = files.lock().ok()?.get(&path).cloned();
             let Some(contents) = contents else {
                 return refuse(&mut stream, "not_found", "no such file").await;
@@ -371,6 +371,7 @@ async fn serve_agent(
                 .ok()
         }
         Request::WriteFile { path, .. } => {
+            let path = fake_key(&path);
             write_json(&mut stream, &Event::WriteReady).await.ok()?;
             let Input::Complete(contents) = read_input(&mut stream).await? else {
                 return refuse(&mut stream, ERROR_CANCELLED, "upload cancelled").await;
@@ -381,12 +382,10 @@ async fn serve_agent(
                 .await
                 .ok()
         }
+        // As the agent: nothing there is no error.
         Request::Delete { path, .. } => {
-            let removed = files.lock().ok()?.remove(&path);
-            match removed {
-                Some(_) => write_json(&mut stream, &Event::Deleted).await.ok(),
-                None => refuse(&mut stream, "not_found", "no such file").await,
-            }
+            files.lock().ok()?.remove(&fake_key(&path));
+            write_json(&mut stream, &Event::Deleted).await.ok()
         }
         Request::ReadArchive { path, max_bytes } => {
             if let Some(hold) = hold {
@@ -447,11 +446,12 @@ async fn serve_agent(
             };
             write_json(&mut stream, &killed).await.ok()
         }
-        Request::Stat { path } => match fake_stat(&files, &path) {
+        Request::Stat { path } => match fake_stat(&files, &fake_key(&path)) {
             Some(stat) => write_json(&mut stream, &Event::Stat(stat)).await.ok(),
             None => refuse(&mut stream, "not_found", "no such file").await,
         },
         Request::MakeDir { path, .. } => {
+            let path = fake_key(&path);
             if files.lock().ok()?.contains_key(&path) {
                 return refuse(&mut stream, "not_a_directory", "a file is there").await;
             }
@@ -483,7 +483,7 @@ async fn serve_agent(
             }
         }
         // Watches without reporting anything, until the service lets go.
-        Request::Watch { path, .. } if is_dir(&files, &path) => {
+        Request::Watch { path, .. } if is_dir(&files, &fake_key(&path)) => {
             write_json(&mut stream, &Event::Watching).await.ok()?;
             let _ = read_frame(&mut stream).await;
             Some(())
@@ -550,11 +550,23 @@ fn fake_stat(files: &Files, path: &str) -> Option<FileStat> {
         mode: 0o644,
         modified_secs: 0,
         modified_nanos: 0,
+        target_kind: None,
     };
     Some(FileStat {
         entry,
         symlink_target: None,
+        resolved_target: None,
     })
+}
+
+/// The key of the file the service names at `path` (always absolute): the fake keeps the
+/// working directory's files by their relative names, as tests seed them.
+fn fake_key(path: &str) -> String {
+    match path.strip_prefix(WORKDIR) {
+        Some("") => ".".into(),
+        Some(rest) if rest.starts_with('/') => rest[1..].to_string(),
+        _ => path.to_string(),
+    }
 }
 
 /// The fake's directories: `/`, `.` and those holding a file.

@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::sessions::rfc3339;
 use sandboxd_agent_proto::{self as proto, EntryKind, UploadError};
 use sandboxd_api::{FileDeleted, FileEntry, FileKind, FileList, FileWritten};
-use sandboxd_backend::AgentStream;
+use sandboxd_backend::{AgentStream, WORKDIR};
 use sandboxd_config::format_bytes;
 use std::time::Duration;
 use time::OffsetDateTime;
@@ -140,7 +140,8 @@ impl Core {
         Ok(FileWritten { path, bytes })
     }
 
-    /// Deletes a file, or a directory and everything in it with `recursive`.
+    /// Deletes a file, or a directory and everything in it with `recursive`. Nothing at
+    /// `path` is no error: what was asked for is so.
     pub async fn delete_file(
         &self,
         caller: &Caller,
@@ -148,7 +149,14 @@ impl Core {
         path: Option<String>,
         recursive: bool,
     ) -> Result<FileDeleted, Error> {
-        let path = checked_path(required(path)?)?;
+        let path = required(path)?;
+        // As rm(1) does: removing what `.`, `..` or `/` name would empty a tree and then fail.
+        if let "" | "." | ".." = path.trim_end_matches('/').rsplit('/').next().unwrap_or("") {
+            return Err(invalid_path(format!(
+                "{path} does not name an entry to delete"
+            )));
+        }
+        let path = checked_path(path)?;
         let session = self.running_session(caller, session_id, "delete_file")?;
         let mut entry = self.entry(caller, &session, "delete_file", &path);
         let result = async {
@@ -199,15 +207,20 @@ impl Download {
     }
 }
 
+fn file_kind(kind: EntryKind) -> FileKind {
+    match kind {
+        EntryKind::File => FileKind::File,
+        EntryKind::Dir => FileKind::Dir,
+        EntryKind::Symlink => FileKind::Symlink,
+        EntryKind::Other => FileKind::Other,
+    }
+}
+
 pub(crate) fn file_entry(entry: proto::DirEntry) -> FileEntry {
     FileEntry {
         name: entry.name,
-        kind: match entry.kind {
-            EntryKind::File => FileKind::File,
-            EntryKind::Dir => FileKind::Dir,
-            EntryKind::Symlink => FileKind::Symlink,
-            EntryKind::Other => FileKind::Other,
-        },
+        kind: file_kind(entry.kind),
+        target_type: entry.target_kind.map(file_kind),
         size: entry.size,
         mode: format!("{:04o}", entry.mode),
         // Any time can be set on a file; one out of the formatter's range is shown as null.
@@ -226,7 +239,8 @@ pub(crate) fn required(path: Option<String>) -> Result<String, Error> {
     })
 }
 
-/// Refuses a path the agent could not use, before anything is sent to it.
+/// Refuses a path the agent could not use, before anything is sent to it, and answers it
+/// absolute, as every answer names it: see [`absolute`].
 pub(crate) fn checked_path(path: String) -> Result<String, Error> {
     if path.is_empty() {
         return Err(invalid_path("`path` is empty"));
@@ -239,9 +253,50 @@ pub(crate) fn checked_path(path: String) -> Result<String, Error> {
             "`path` is longer than {MAX_PATH_LEN} bytes"
         )));
     }
-    Ok(path)
+    Ok(absolute(&path))
+}
+
+/// `path` made absolute by its text alone, as envd and Go's `filepath.Abs` do: a relative
+/// path is joined to the working directory, and `.`, `..` and empty components are
+/// resolved by name (`..` of `/` is `/`). Nothing in the sandbox is looked at: a symlink
+/// on the way is the agent's to follow.
+fn absolute(path: &str) -> String {
+    let base = if path.starts_with('/') { "" } else { WORKDIR };
+    let mut parts = Vec::new();
+    for part in base.split('/').chain(path.split('/')) {
+        match part {
+            "" | "." => {}
+            ".." => {
+                parts.pop();
+            }
+            name => parts.push(name),
+        }
+    }
+    format!("/{}", parts.join("/"))
 }
 
 fn invalid_path(message: impl Into<String>) -> Error {
     Error::bad_request(proto::ERROR_INVALID_PATH, message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn paths_are_answered_absolute_by_their_text() {
+        for (given, answered) in [
+            ("a.txt", "/workspace/a.txt"),
+            (".", "/workspace"),
+            ("./d/../e/", "/workspace/e"),
+            ("../etc//passwd", "/etc/passwd"),
+            ("/home/user/./x", "/home/user/x"),
+            ("/../..", "/"),
+            ("/", "/"),
+        ] {
+            assert_eq!(checked_path(given.into()).unwrap(), answered, "{given}");
+        }
+        assert!(checked_path(String::new()).is_err());
+        assert!(checked_path("a\0b".into()).is_err());
+    }
 }

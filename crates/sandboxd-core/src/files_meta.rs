@@ -116,6 +116,7 @@ impl Core {
         .await;
         let watch = started.map_err(|e| entry.fail(e))?;
         Ok(Watch {
+            path,
             watch,
             entry,
             queued: VecDeque::new(),
@@ -127,6 +128,7 @@ impl Core {
 /// A directory being watched; see [`Core::watch`]. Each change counts as activity on the
 /// session, so a watched session does not idle out while things change in it.
 pub struct Watch {
+    path: String,
     watch: proto::DirWatch<AgentStream>,
     entry: PendingEntry,
     queued: VecDeque<FileChange>,
@@ -135,6 +137,11 @@ pub struct Watch {
 }
 
 impl Watch {
+    /// The directory watched, absolute: each change's path is below it.
+    pub fn path(&self) -> &str {
+        &self.path
+    }
+
     /// The next change, or `None` once the directory is gone or the session ended.
     pub async fn next(&mut self) -> Option<Result<FileChange, Error>> {
         loop {
@@ -175,6 +182,8 @@ fn file_info(path: String, stat: proto::FileStat) -> FileInfo {
         mode: entry.mode,
         modified: entry.modified,
         symlink_target: stat.symlink_target,
+        target_type: entry.target_type,
+        target_path: stat.resolved_target,
     }
 }
 

@@ -60,4 +60,5 @@ pub use error::Error;
 pub use files::Download;
 pub use maintenance::{RestoreReport, TakenBack};
 pub use processes::Attachment;
+pub use sandboxd_backend::{HOME_DIR, WORKDIR};
 pub use terminal::Terminal;

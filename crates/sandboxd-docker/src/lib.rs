@@ -19,6 +19,7 @@ mod network;
 mod pause;
 mod shim;
 mod stops;
+mod work_volume;
 
 use agent_sockets::AgentSockets;
 use async_trait::async_trait;
@@ -41,7 +42,7 @@ use std::time::Duration;
 
 /// The uid and gid every sandbox process runs as: high, so it owns nothing on the host.
 pub const SANDBOX_UID: u32 = 61000;
-pub const WORKDIR: &str = "/workspace";
+pub use sandboxd_backend::{HOME_DIR, WORKDIR};
 const AGENT_IN_SANDBOX: &str = "/.sandboxd-agent";
 const SOCKET_DIR_IN_SANDBOX: &str = "/.sandboxd";
 
@@ -179,21 +180,6 @@ impl DockerBackend {
         egress: Option<&egress::EgressNetwork>,
     ) -> ContainerCreateBody {
         let limits = &spec.limits;
-        // Inodes are capped too (one per 4 KiB of the size), so a flood of empty files stops
-        // with ENOSPC instead of pinning the sandbox at its memory ceiling.
-        let tmpfs_opts = |extra: &str| {
-            format!(
-                "rw,exec,nosuid,nodev,size={},nr_inodes={},{extra}",
-                limits.tmpfs_size_bytes,
-                (limits.tmpfs_size_bytes / 4096).max(1024)
-            )
-        };
-        let labels = HashMap::from([
-            (LABEL_MANAGED.to_string(), "true".to_string()),
-            (LABEL_INSTANCE.to_string(), self.options.instance_id.clone()),
-            (LABEL_SESSION.to_string(), spec.session_id.clone()),
-            (LABEL_RUNTIME.to_string(), spec.runtime.clone()),
-        ]);
         let memory = i64::try_from(limits.mem_limit_bytes).unwrap_or(i64::MAX);
         // Never the engine's default bridge, where containers reach each other.
         let network = match limits.network_mode {
@@ -237,19 +223,19 @@ impl DockerBackend {
             working_dir: Some(WORKDIR.to_string()),
             env: Some(env),
             hostname: Some("sandbox".to_string()),
-            labels: Some(labels),
+            labels: Some(self.labels(spec)),
             host_config: Some(HostConfig {
                 binds: Some(binds),
                 cap_drop: Some(vec!["ALL".to_string()]),
                 security_opt: Some(vec!["no-new-privileges".to_string()]),
                 readonly_rootfs: Some(true),
-                tmpfs: Some(HashMap::from([
-                    ("/tmp".to_string(), tmpfs_opts("mode=1777")),
-                    (
-                        WORKDIR.to_string(),
-                        tmpfs_opts(&format!("uid={SANDBOX_UID},gid={SANDBOX_UID},mode=0755")),
-                    ),
-                ])),
+                tmpfs: Some(HashMap::from([(
+                    "/tmp".to_string(),
+                    format!("{},mode=1777", tmpfs_options(limits)),
+                )])),
+                mounts: Some(work_volume::mounts(&work_volume::name(
+                    &self.container_name(&spec.session_id),
+                ))),
                 pids_limit: Some(i64::from(limits.pids_limit)),
                 // /dev/shm is one more memory-backed writable place: as large as the others.
                 shm_size: Some(i64::try_from(limits.tmpfs_size_bytes).unwrap_or(i64::MAX)),
@@ -270,6 +256,23 @@ impl DockerBackend {
             }),
             ..Default::default()
         }
+    }
+
+    fn labels(&self, spec: &SandboxSpec) -> HashMap<String, String> {
+        HashMap::from([
+            (LABEL_MANAGED.to_string(), "true".to_string()),
+            (LABEL_INSTANCE.to_string(), self.options.instance_id.clone()),
+            (LABEL_SESSION.to_string(), spec.session_id.clone()),
+            (LABEL_RUNTIME.to_string(), spec.runtime.clone()),
+        ])
+    }
+
+    /// Removes a session's container (by its name or id), then its working directory's
+    /// volume, which the engine keeps until no container holds it.
+    async fn remove_sandbox(&self, container: &str, session_id: &str) -> Result<(), BackendError> {
+        let removed = self.remove_container(container).await;
+        let volume = work_volume::name(&self.container_name(session_id));
+        removed.and(work_volume::remove(self.docker().await?, &volume).await)
     }
 
     async fn remove_container(&self, name: &str) -> Result<(), BackendError> {
@@ -334,6 +337,13 @@ impl DockerBackend {
         let name = self.container_name(&spec.session_id);
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
         let engine = self.engine().await?;
+        work_volume::create(
+            &engine.docker,
+            &work_volume::name(&name),
+            &tmpfs_options(&spec.limits),
+            self.labels(spec),
+        )
+        .await?;
         let created = engine
             .docker
             .create_container(
@@ -363,6 +373,17 @@ impl DockerBackend {
         self.sockets.remove_secret(&spec.session_id)?;
         Ok(created.id)
     }
+}
+
+/// The mount options of a sandbox's tmpfs places. Inodes are capped too (one per 4 KiB of
+/// the size), so a flood of empty files stops with ENOSPC instead of pinning the sandbox at
+/// its memory ceiling.
+fn tmpfs_options(limits: &sandboxd_api::Limits) -> String {
+    format!(
+        "rw,exec,nosuid,nodev,size={},nr_inodes={}",
+        limits.tmpfs_size_bytes,
+        (limits.tmpfs_size_bytes / 4096).max(1024)
+    )
 }
 
 /// Starts a created container, twice if containerd could not start its shim the first time
@@ -399,7 +420,7 @@ impl Backend for DockerBackend {
             }),
             Err(e) => {
                 let name = self.container_name(&spec.session_id);
-                if let Err(cleanup) = self.remove_container(&name).await {
+                if let Err(cleanup) = self.remove_sandbox(&name, &spec.session_id).await {
                     tracing::warn!(container = %name, error = %cleanup, "cannot remove a sandbox that failed to start");
                 }
                 self.sockets.close(&spec.session_id);
@@ -458,7 +479,9 @@ impl Backend for DockerBackend {
     }
 
     async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        let result = self.remove_container(&sandbox.backend_id).await;
+        let result = self
+            .remove_sandbox(&sandbox.backend_id, &sandbox.session_id)
+            .await;
         self.sockets.close(&sandbox.session_id);
         if let Some(egress) = self.egress.get() {
             egress.forget_addresses();

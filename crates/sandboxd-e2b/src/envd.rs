@@ -9,7 +9,7 @@ use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Extension;
 use base64::Engine;
-use sandboxd_core::{Caller, Interface};
+use sandboxd_core::{Caller, Interface, HOME_DIR};
 
 const ACCESS_TOKEN_HEADER: &str = "x-access-token";
 /// The user E2B runs commands as by default; here, every command runs as the sandbox's one
@@ -48,6 +48,20 @@ pub fn authenticate(
         caller: Caller::new(principal, Interface::E2b),
         id: sandbox.0.clone(),
     })
+}
+
+/// A path as envd resolves it for its user: `~` is the home, `/home/user`, and a relative
+/// path starts there (the sandbox's working directory is sandboxd's own faces'). The core
+/// answers it absolute, `.` and `..` resolved by name, as envd does.
+pub fn user_path(path: &str) -> Result<String, E2bError> {
+    match path.strip_prefix('~') {
+        Some(rest) if rest.is_empty() || rest.starts_with('/') => Ok(format!("{HOME_DIR}{rest}")),
+        Some(_) => Err(E2bError::invalid(format!(
+            "{path}: only the sandbox user's own home (~) can be expanded"
+        ))),
+        None if path.starts_with('/') => Ok(path.to_string()),
+        None => Ok(format!("{HOME_DIR}/{path}")),
+    }
 }
 
 /// E2B names the user in `Authorization: Basic base64(user:)`; only the default one exists.

@@ -3,7 +3,7 @@
 //! path), through the core's file operations: done by the agent inside the sandbox, atomic,
 //! each capped by `policy.max_upload_bytes`, streamed (never held here whole).
 
-use crate::envd::authenticate;
+use crate::envd::{authenticate, user_path};
 use crate::errors::E2bError;
 use crate::routing::SandboxId;
 use crate::{ClientAddress, Face};
@@ -34,10 +34,8 @@ pub async fn download(
 ) -> Response {
     let result = async {
         let call = authenticate(&face, &sandbox, &headers, &address)?;
-        let download = face
-            .core
-            .read_file(&call.caller, &call.id, query.path)
-            .await?;
+        let path = query.path.as_deref().map(user_path).transpose()?;
+        let download = face.core.read_file(&call.caller, &call.id, path).await?;
         Ok::<_, E2bError>(download)
     }
     .await;
@@ -101,7 +99,7 @@ pub async fn upload(
                 .write_file(
                     &call.caller,
                     &call.id,
-                    query.path,
+                    query.path.as_deref().map(user_path).transpose()?,
                     length,
                     StreamReader::new(body),
                 )
@@ -126,7 +124,10 @@ pub async fn upload(
                 .file_name()
                 .filter(|name| !name.is_empty())
                 .map(str::to_string)
-                .or_else(|| query.path.clone());
+                .or_else(|| query.path.clone())
+                .as_deref()
+                .map(user_path)
+                .transpose()?;
             let body = part.map_err(std::io::Error::other);
             let file = face
                 .core
@@ -143,7 +144,7 @@ pub async fn upload(
     }
 }
 
-/// A written file as envd answers it.
+/// A written file as envd answers it, by its absolute path.
 fn entry(path: &str) -> Value {
     let name = path.rsplit('/').next().unwrap_or(path);
     json!({"name": name, "type": "file", "path": path})

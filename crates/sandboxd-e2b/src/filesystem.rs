@@ -3,7 +3,7 @@
 //! CreateWatcher / GetWatcherEvents / RemoveWatcher calls the SDKs poll with).
 
 use crate::connect;
-use crate::envd::{authenticate, SandboxCall};
+use crate::envd::{authenticate, user_path, SandboxCall};
 use crate::errors::{Code, E2bError};
 use crate::routing::SandboxId;
 use crate::watchers;
@@ -62,7 +62,7 @@ pub async fn call(
         let watch = async {
             let request: WatchRequest = connect::request(body, true).await?;
             let watch = start_watch(&face, &call, &request).await?;
-            Ok::<_, E2bError>((request.path, watch))
+            Ok::<_, E2bError>((watch.path().to_string(), watch))
         };
         return match watch.await {
             Ok((path, watch)) => {
@@ -87,12 +87,14 @@ async fn unary(
         "ListDir" => list_dir(face, call, connect::request(body, false).await?).await,
         "Stat" => {
             let request: PathRequest = connect::request(body, false).await?;
-            let info = face.core.stat(caller, id, Some(request.path)).await?;
+            let path = user_path(&request.path)?;
+            let info = face.core.stat(caller, id, Some(path)).await?;
             Ok(json!({"entry": described(&info)}))
         }
         "MakeDir" => {
             let request: PathRequest = connect::request(body, false).await?;
-            let made = face.core.make_dir(caller, id, request.path, true).await?;
+            let path = user_path(&request.path)?;
+            let made = face.core.make_dir(caller, id, path, true).await?;
             if !made.created {
                 return Err(E2bError::new(
                     Code::AlreadyExists,
@@ -108,23 +110,30 @@ async fn unary(
             // envd renames over what is at the destination, as rename(2) does.
             let info = face
                 .core
-                .move_path(caller, id, request.source, request.destination, true)
+                .move_path(
+                    caller,
+                    id,
+                    user_path(&request.source)?,
+                    user_path(&request.destination)?,
+                    true,
+                )
                 .await?;
             Ok(json!({"entry": described(&info)}))
         }
         "Remove" => {
             let request: PathRequest = connect::request(body, false).await?;
-            face.core
-                .delete_file(caller, id, Some(request.path), true)
-                .await?;
+            // envd removes with Go's os.RemoveAll: a tree whole, and nothing there is no error.
+            let path = user_path(&request.path)?;
+            face.core.delete_file(caller, id, Some(path), true).await?;
             Ok(json!({}))
         }
         "CreateWatcher" => {
             let request: WatchRequest = connect::request(body, false).await?;
             let watch = start_watch(face, call, &request).await?;
+            let path = watch.path().to_string();
             let watcher = face
                 .watchers
-                .add(call, request.path, watch, face.watchers.slot(call))?;
+                .add(call, path, watch, face.watchers.slot(call))?;
             Ok(json!({"watcherId": watcher}))
         }
         "GetWatcherEvents" => {
@@ -155,11 +164,12 @@ async fn start_watch(
         ));
     }
     // A watch of a file, or of nothing, is refused as envd refuses it.
+    let path = user_path(&request.path)?;
     let info = face
         .core
-        .stat(&call.caller, &call.id, Some(request.path.clone()))
+        .stat(&call.caller, &call.id, Some(path.clone()))
         .await?;
-    if info.kind != FileKind::Dir {
+    if info.kind != FileKind::Dir && info.target_type != Some(FileKind::Dir) {
         return Err(E2bError::invalid(format!(
             "{} is not a directory",
             request.path
@@ -167,16 +177,11 @@ async fn start_watch(
     }
     Ok(face
         .core
-        .watch(
-            &call.caller,
-            &call.id,
-            Some(request.path.clone()),
-            request.recursive,
-        )
+        .watch(&call.caller, &call.id, Some(path), request.recursive)
         .await?)
 }
 
-/// A stat answer as envd's entry.
+/// A stat answer as envd's entry: a symlink's with where it leads, resolved.
 fn described(info: &FileInfo) -> Value {
     let entry = FileEntry {
         name: info.name.clone(),
@@ -184,8 +189,15 @@ fn described(info: &FileInfo) -> Value {
         size: info.size,
         mode: info.mode.clone(),
         modified: info.modified.clone(),
+        target_type: info.target_type,
     };
-    entry_info(&info.path, &entry, info.symlink_target.as_deref())
+    let mut described = entry_info(&info.path, &entry);
+    if info.kind == FileKind::Symlink {
+        // envd names the link itself when it leads nowhere.
+        let target = info.target_path.as_deref().unwrap_or(&info.path);
+        described["symlinkTarget"] = target.into();
+    }
+    described
 }
 
 /// A directory's entries, and theirs down to `depth` levels (1: the directory's own).
@@ -196,14 +208,15 @@ async fn list_dir(
 ) -> Result<Value, E2bError> {
     let depth = request.depth.clamp(1, MAX_LIST_DEPTH);
     let mut entries = Vec::new();
-    let mut level = vec![trim_dir(&request.path)];
+    let mut level = vec![user_path(&request.path)?];
     for _ in 0..depth {
         let mut next = Vec::new();
         for dir in level {
             let listing = face
                 .core
-                .list_files(&call.caller, &call.id, Some(dir.clone()))
+                .list_files(&call.caller, &call.id, Some(dir))
                 .await?;
+            let dir = listing.path.trim_end_matches('/');
             for entry in listing.entries {
                 let path = format!("{dir}/{}", entry.name);
                 if entry.kind == FileKind::Dir {
@@ -214,7 +227,7 @@ async fn list_dir(
                         "the listing holds more than {MAX_LIST_ENTRIES} entries; list a smaller depth"
                     )));
                 }
-                entries.push(entry_info(&path, &entry, None));
+                entries.push(entry_info(&path, &entry));
             }
         }
         level = next;
@@ -222,22 +235,21 @@ async fn list_dir(
     Ok(json!({"entries": entries}))
 }
 
-fn trim_dir(path: &str) -> String {
-    match path.trim_end_matches('/') {
-        "" if path.starts_with('/') => String::new(),
-        "" => ".".into(),
-        trimmed => trimmed.to_string(),
-    }
-}
-
-/// An entry as envd describes it (proto3 JSON: 64-bit sizes as strings).
-pub fn entry_info(path: &str, entry: &FileEntry, symlink_target: Option<&str>) -> Value {
+/// An entry as envd describes it (proto3 JSON: 64-bit sizes as strings). A symlink has the
+/// type of what it leads to (unspecified when nothing), and `L` in its permissions, as Go's
+/// file modes show one.
+pub fn entry_info(path: &str, entry: &FileEntry) -> Value {
     let mode = u32::from_str_radix(&entry.mode, 8).unwrap_or(0);
     let (kind, letter) = match entry.kind {
-        FileKind::File => ("FILE_TYPE_FILE", '-'),
-        FileKind::Dir => ("FILE_TYPE_DIRECTORY", 'd'),
-        FileKind::Symlink => ("FILE_TYPE_SYMLINK", 'l'),
-        FileKind::Other => ("FILE_TYPE_UNSPECIFIED", '?'),
+        FileKind::Symlink => (entry.target_type, 'L'),
+        FileKind::File => (Some(FileKind::File), '-'),
+        FileKind::Dir => (Some(FileKind::Dir), 'd'),
+        FileKind::Other => (None, '?'),
+    };
+    let kind = match kind {
+        Some(FileKind::File) => "FILE_TYPE_FILE",
+        Some(FileKind::Dir) => "FILE_TYPE_DIRECTORY",
+        _ => "FILE_TYPE_UNSPECIFIED",
     };
     let mut info = json!({
         "name": entry.name,
@@ -252,9 +264,6 @@ pub fn entry_info(path: &str, entry: &FileEntry, symlink_target: Option<&str>) -
     });
     if let Some(modified) = &entry.modified {
         info["modifiedTime"] = modified.clone().into();
-    }
-    if let Some(target) = symlink_target {
-        info["symlinkTarget"] = target.into();
     }
     info
 }

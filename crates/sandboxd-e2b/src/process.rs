@@ -4,7 +4,7 @@
 //! E2B does; among processes that had the same pid, the running one.
 
 use crate::connect::{self, StreamSender};
-use crate::envd::{authenticate, SandboxCall};
+use crate::envd::{authenticate, user_path, SandboxCall};
 use crate::errors::{Code, E2bError};
 use crate::routing::SandboxId;
 use crate::{ClientAddress, Face};
@@ -253,8 +253,9 @@ async fn start(
             &call.id,
             StartProcess {
                 argv: Some(argv),
-                cwd: request.process.cwd.filter(|cwd| !cwd.is_empty()),
-                env: request.process.envs,
+                // envd's user starts at home, with HOME there, unless told otherwise.
+                cwd: Some(user_path(request.process.cwd.as_deref().unwrap_or_default())?),
+                env: with_home(request.process.envs),
                 stdin: request.stdin.unwrap_or(false),
                 timeout_secs,
                 pty: size.is_some(),
@@ -325,6 +326,13 @@ async fn running_process(
                 format!("no running process with pid {pid} in sandbox {}", call.id),
             )
         })
+}
+
+/// A command's environment with E2B's `HOME`, unless it names its own.
+fn with_home(mut envs: BTreeMap<String, String>) -> BTreeMap<String, String> {
+    envs.entry("HOME".into())
+        .or_insert_with(|| sandboxd_core::HOME_DIR.into());
+    envs
 }
 
 fn terminal_size(size: Size) -> Result<TerminalSize, E2bError> {

@@ -36,7 +36,7 @@ pub use pod::pod_name;
 
 /// The uid every sandbox process runs as, as on Docker.
 pub const SANDBOX_UID: u32 = 61000;
-pub const WORKDIR: &str = "/workspace";
+pub use sandboxd_backend::{HOME_DIR, WORKDIR};
 /// The agent's port on the pod's loopback.
 pub const AGENT_PORT: u16 = 7719;
 

@@ -2,7 +2,7 @@
 //! spec. Nothing in it comes from a client: the runtime's limits and the operator's options.
 
 use crate::{KubernetesOptions, AGENT_PORT, LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK};
-use crate::{LABEL_RUNTIME, LABEL_SESSION, SANDBOX_UID, WORKDIR};
+use crate::{HOME_DIR, LABEL_RUNTIME, LABEL_SESSION, SANDBOX_UID, WORKDIR};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvVar, Pod, PodSecurityContext, PodSpec,
     ResourceRequirements, SeccompProfile, SecurityContext, Volume, VolumeMount,
@@ -149,6 +149,8 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
             mount("agent", AGENT_DIR, true),
             mount("tmp", "/tmp", false),
             mount("workspace", WORKDIR, false),
+            // The same volume: one cap for both names.
+            mount("workspace", HOME_DIR, false),
         ]),
         ..Default::default()
     };
@@ -257,6 +259,19 @@ mod tests {
         let dir = workspace.empty_dir.as_ref().unwrap();
         assert_eq!(dir.medium.as_deref(), Some("Memory"));
         assert_eq!(dir.size_limit, Some(Quantity((64u64 << 20).to_string())));
+        let mut workspace_paths: Vec<_> = container
+            .volume_mounts
+            .iter()
+            .flatten()
+            .filter(|m| m.name == "workspace")
+            .map(|m| m.mount_path.as_str())
+            .collect();
+        workspace_paths.sort();
+        assert_eq!(
+            workspace_paths,
+            [HOME_DIR, WORKDIR],
+            "one volume, two names"
+        );
         let install = &spec.init_containers.as_ref().unwrap()[0];
         assert_eq!(
             install

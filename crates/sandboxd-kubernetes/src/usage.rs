@@ -371,6 +371,7 @@ mod tests {
             mode: 0o555,
             modified_secs: 0,
             modified_nanos: 0,
+            target_kind: None,
         };
         let entries = [
             entry("1", EntryKind::Dir),

@@ -199,7 +199,7 @@ async fn text_and_ten_megabytes_of_random_bytes_round_trip() {
     let text = "hello, wörld\nsecond line\n";
     let (status, written) = files.write("notes/deeper/hello.txt", text).await;
     assert_eq!(status, 200, "{written}");
-    assert_eq!(written["path"], "notes/deeper/hello.txt");
+    assert_eq!(written["path"], "/workspace/notes/deeper/hello.txt");
     assert_eq!(written["bytes"], text.len());
     assert_eq!(
         files.read_ok("notes/deeper/hello.txt").await,
@@ -253,7 +253,7 @@ async fn listing_gives_names_types_sizes_modes_and_times() {
 
     let (status, relative) = files.list("d").await;
     assert_eq!(status, 200, "{relative}");
-    assert_eq!(relative["path"], "d");
+    assert_eq!(relative["path"], "/workspace/d");
     assert_eq!(relative["truncated"], false);
     let entries = relative["entries"].as_array().unwrap();
     let summary: Vec<(&str, &str)> = entries
@@ -269,6 +269,8 @@ async fn listing_gives_names_types_sizes_modes_and_times() {
             ("sub", "dir")
         ]
     );
+    assert_eq!(entries[2]["target_type"], "file", "what the link leads to");
+    assert_eq!(entries[1].get("target_type"), None);
     let file = &entries[1];
     assert_eq!(
         (file["size"].as_u64(), file["mode"].as_str()),
@@ -310,7 +312,7 @@ async fn deleting_files_and_directories() {
 
     let (status, deleted) = files.delete("file", false).await;
     assert_eq!(status, 200, "{deleted}");
-    assert_eq!(deleted["path"], "file");
+    assert_eq!(deleted["path"], "/workspace/file");
     assert_eq!(files.read("file").await.0, 404);
 
     let (status, refused) = files.delete("tree", false).await;
@@ -332,11 +334,10 @@ async fn deleting_files_and_directories() {
     assert_eq!(files.names(".").await, ["keep"]);
     assert_eq!(files.names("keep").await, ["k"]);
 
+    // Nothing there is no error: what was asked for is so.
     let (status, missing) = files.delete("nothing-here", true).await;
-    assert_eq!(
-        (status, &missing["error"]["code"]),
-        (404, &Value::from("not_found"))
-    );
+    assert_eq!(status, 200, "{missing}");
+    assert_eq!(missing["path"], "/workspace/nothing-here");
     for refused in [".", "/", "keep/.."] {
         let (status, body) = files.delete(refused, true).await;
         assert_eq!(status, 400, "{refused}: {body}");
@@ -563,11 +564,11 @@ async fn activity_names_file_operations_never_their_contents() {
     assert_eq!(
         recent,
         [
-            ("delete_file", "secret.txt", "ok"),
-            ("list_files", ".", "ok"),
-            ("read_file", "absent.txt", "error"),
-            ("read_file", "secret.txt", "ok"),
-            ("write_file", "secret.txt", "ok"),
+            ("delete_file", "/workspace/secret.txt", "ok"),
+            ("list_files", "/workspace", "ok"),
+            ("read_file", "/workspace/absent.txt", "error"),
+            ("read_file", "/workspace/secret.txt", "ok"),
+            ("write_file", "/workspace/secret.txt", "ok"),
         ]
     );
     assert_eq!(entries[3]["bytes"], secret.len());

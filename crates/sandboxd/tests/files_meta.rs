@@ -72,7 +72,15 @@ async fn stat_describes_a_symlink_to_the_root_and_does_not_follow_it() {
     let link = client.stat(&id, "root").await.unwrap();
     assert_eq!(link.kind, sandboxd_api::FileKind::Symlink);
     assert_eq!(link.symlink_target.as_deref(), Some("/"));
-    assert_eq!((link.path.as_str(), link.name.as_str()), ("root", "root"));
+    assert_eq!(
+        (link.path.as_str(), link.name.as_str()),
+        ("/workspace/root", "root")
+    );
+    assert_eq!(
+        (link.target_type, link.target_path.as_deref()),
+        (Some(sandboxd_api::FileKind::Dir), Some("/")),
+        "what it leads to, resolved"
+    );
     let file = client.stat(&id, "d/f").await.unwrap();
     assert_eq!(
         (file.kind, file.size, file.mode.as_str()),
@@ -141,7 +149,7 @@ async fn move_within_the_workspace_refuses_an_existing_destination_without_overw
     );
     assert_eq!(sh(&service, &id, "cat a b").await, "first\nsecond\n");
     let moved = client.move_path(&id, "a", "b", true).await.unwrap();
-    assert_eq!((moved.path.as_str(), moved.size), ("b", 6));
+    assert_eq!((moved.path.as_str(), moved.size), ("/workspace/b", 6));
     assert_eq!(sh(&service, &id, "cat b; ls").await, "first\nb\ndir\n");
     let moved = client.move_path(&id, "b", "dir/c", false).await.unwrap();
     assert_eq!(moved.name, "c");
@@ -170,7 +178,7 @@ async fn move_within_the_workspace_refuses_an_existing_destination_without_overw
         .filter(|e| e["action"] == "file_move")
         .collect();
     assert_eq!(moves.len(), 6);
-    assert_eq!(moves[0]["target"], "nothing -> x");
+    assert_eq!(moves[0]["target"], "/workspace/nothing -> /workspace/x");
     assert_eq!(moves[0]["status"], "error");
 }
 
@@ -258,30 +266,33 @@ async fn a_watch_sees_what_commands_do_recursively_or_not_and_ends_with_the_sess
          echo x > w/old/inner && mkdir w/new && echo y > w/new/n && touch w/end",
     )
     .await;
-    let seen = changes_until(&mut flat, |c| c.path == "w/end").await;
+    let seen = changes_until(&mut flat, |c| c.path == "/workspace/w/end").await;
     for (kind, path) in [
-        (FileChangeKind::Create, "w/a"),
-        (FileChangeKind::Write, "w/a"),
-        (FileChangeKind::Chmod, "w/a"),
-        (FileChangeKind::Rename, "w/a"),
-        (FileChangeKind::Create, "w/b"),
-        (FileChangeKind::Remove, "w/b"),
-        (FileChangeKind::Create, "w/new"),
+        (FileChangeKind::Create, "/workspace/w/a"),
+        (FileChangeKind::Write, "/workspace/w/a"),
+        (FileChangeKind::Chmod, "/workspace/w/a"),
+        (FileChangeKind::Rename, "/workspace/w/a"),
+        (FileChangeKind::Create, "/workspace/w/b"),
+        (FileChangeKind::Remove, "/workspace/w/b"),
+        (FileChangeKind::Create, "/workspace/w/new"),
     ] {
         assert!(has(&seen, kind, path), "{kind:?} {path} not in {seen:?}");
     }
     assert!(
         !seen
             .iter()
-            .any(|c| c.path.contains("inner") || c.path == "w/new/n"),
+            .any(|c| c.path.contains("inner") || c.path == "/workspace/w/new/n"),
         "{seen:?}"
     );
-    let seen = changes_until(&mut deep, |c| c.path == "w/end").await;
+    let seen = changes_until(&mut deep, |c| c.path == "/workspace/w/end").await;
     assert!(
-        has(&seen, FileChangeKind::Create, "w/old/inner"),
+        has(&seen, FileChangeKind::Create, "/workspace/w/old/inner"),
         "{seen:?}"
     );
-    assert!(has(&seen, FileChangeKind::Create, "w/new/n"), "{seen:?}");
+    assert!(
+        has(&seen, FileChangeKind::Create, "/workspace/w/new/n"),
+        "{seen:?}"
+    );
 
     service
         .delete(&format!("/v1/sessions/{id}"))
@@ -300,7 +311,7 @@ async fn a_watch_sees_what_commands_do_recursively_or_not_and_ends_with_the_sess
     let watches = activity["entries"].as_array().unwrap().iter();
     let ended: Vec<_> = watches.filter(|e| e["action"] == "file_watch").collect();
     assert!(
-        !ended.is_empty() && ended.iter().all(|e| e["target"] == "w"),
+        !ended.is_empty() && ended.iter().all(|e| e["target"] == "/workspace/w"),
         "{activity}"
     );
 }
@@ -322,7 +333,7 @@ async fn a_flood_of_changes_is_bounded_and_reported_as_an_overflow() {
     assert_eq!((status, &result["exit_code"]), (200, &json!(0)), "{result}");
     let seen = changes_until(&mut watch, |c| c.kind == FileChangeKind::Overflow).await;
     let overflow = seen.last().unwrap();
-    assert_eq!(overflow.path, "flood");
+    assert_eq!(overflow.path, "/workspace/flood");
     assert!(
         seen.len() < 600_000,
         "{} changes came before the overflow",
@@ -330,5 +341,5 @@ async fn a_flood_of_changes_is_bounded_and_reported_as_an_overflow() {
     );
     // The watch goes on after it.
     sh(&service, &id, "touch flood/after").await;
-    changes_until(&mut watch, |c| c.path == "flood/after").await;
+    changes_until(&mut watch, |c| c.path == "/workspace/flood/after").await;
 }

@@ -493,6 +493,7 @@ mod tests {
                 mode: 0o644,
                 modified_secs: 0,
                 modified_nanos: 0,
+                target_kind: None,
             };
             let entries = vec![entry; 3];
             write_json(&mut agent, &Event::DirEntries { entries }).await?;

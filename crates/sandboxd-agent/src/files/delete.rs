@@ -3,10 +3,13 @@
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{write_json, Event, ProtoError, ERROR_INVALID_PATH, ERROR_IS_DIRECTORY};
 use std::fs;
+use std::io::ErrorKind;
 use std::os::unix::net::UnixStream;
 
 /// Removes a file or a symlink itself, or a directory tree when `recursive`. The tree walk
 /// (std's `remove_dir_all`) never follows symlinks, even ones swapped in while it runs.
+/// Nothing at `path` (or nothing left by the time it is removed) is no error: what was asked
+/// for is so, as envd's remove and `rm -f` answer.
 pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Result<(), ProtoError> {
     // As rm(1) does: removing what `.`, `..` or `/` name would empty a tree and then fail.
     let last = path
@@ -20,6 +23,9 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
     }
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            return write_json(connection, &Event::Deleted)
+        }
         Err(e) => return refuse(connection, Refusal::io(path, e)),
     };
     let removed = if meta.is_dir() {
@@ -33,6 +39,7 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
     };
     match removed {
         Ok(()) => write_json(connection, &Event::Deleted),
+        Err(e) if e.kind() == ErrorKind::NotFound => write_json(connection, &Event::Deleted),
         Err(e) => refuse(connection, Refusal::io(path, e)),
     }
 }
@@ -41,7 +48,6 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
 mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, names_in, start};
-    use sandboxd_agent_proto::ERROR_NOT_FOUND;
     use std::path::Path;
 
     #[test]
@@ -69,6 +75,14 @@ mod tests {
             error_code(delete_path(&dir.path().join("."), true)),
             ERROR_INVALID_PATH
         );
-        assert_eq!(error_code(delete_path(&tree, true)), ERROR_NOT_FOUND);
+        assert_eq!(delete_path(&tree, true), Event::Deleted, "gone already");
+        let missing_parent = dir.path().join("no/such/file");
+        assert_eq!(delete_path(&missing_parent, false), Event::Deleted);
+        fs::write(dir.path().join("file"), b"x").unwrap();
+        assert_eq!(
+            error_code(delete_path(&dir.path().join("file/below"), false)),
+            sandboxd_agent_proto::ERROR_NOT_A_DIRECTORY,
+            "a path through a file is still refused"
+        );
     }
 }

@@ -28,21 +28,27 @@ pub fn stat(connection: &mut UnixStream, path: &str) -> Result<(), ProtoError> {
 
 fn lstat(path: &str) -> Result<FileStat, Refusal> {
     let meta = fs::symlink_metadata(path).map_err(|e| Refusal::io(path, e))?;
-    let symlink_target = match meta.file_type().is_symlink() {
-        true => Some(
-            fs::read_link(path)
-                .map_err(|e| Refusal::io(path, e))?
-                .to_string_lossy()
-                .into_owned(),
+    let (symlink_target, resolved_target) = match meta.file_type().is_symlink() {
+        true => (
+            Some(
+                fs::read_link(path)
+                    .map_err(|e| Refusal::io(path, e))?
+                    .to_string_lossy()
+                    .into_owned(),
+            ),
+            fs::canonicalize(path)
+                .ok()
+                .map(|target| target.to_string_lossy().into_owned()),
         ),
-        false => None,
+        false => (None, None),
     };
     let name = Path::new(path)
         .file_name()
         .map_or_else(|| path.to_string(), |n| n.to_string_lossy().into_owned());
     Ok(FileStat {
-        entry: describe(name, &meta),
+        entry: describe(name, &meta, Path::new(path)),
         symlink_target,
+        resolved_target,
     })
 }
 
@@ -164,6 +170,25 @@ mod tests {
         assert_eq!(stat.entry.name, "root");
         assert_eq!(stat.entry.kind, EntryKind::Symlink);
         assert_eq!(stat.symlink_target.as_deref(), Some("/"));
+        assert_eq!(stat.entry.target_kind, Some(EntryKind::Dir));
+        assert_eq!(stat.resolved_target.as_deref(), Some("/"));
+        // A relative chain is resolved to the end, absolute; a dangling link leads nowhere.
+        fs::write(path_in(&dir, "real.txt"), b"abc").unwrap();
+        std::os::unix::fs::symlink("real.txt", path_in(&dir, "hop")).unwrap();
+        std::os::unix::fs::symlink("hop", path_in(&dir, "link")).unwrap();
+        let Event::Stat(stat) = stat_of(&path_in(&dir, "link")) else {
+            panic!("not a stat")
+        };
+        assert_eq!(stat.symlink_target.as_deref(), Some("hop"));
+        assert_eq!(stat.entry.target_kind, Some(EntryKind::File));
+        let real = fs::canonicalize(path_in(&dir, "real.txt")).unwrap();
+        assert_eq!(stat.resolved_target.as_deref(), real.to_str());
+        std::os::unix::fs::symlink("gone", path_in(&dir, "dangling")).unwrap();
+        let Event::Stat(stat) = stat_of(&path_in(&dir, "dangling")) else {
+            panic!("not a stat")
+        };
+        assert_eq!(stat.entry.kind, EntryKind::Symlink);
+        assert_eq!((stat.entry.target_kind, stat.resolved_target), (None, None));
         fs::write(path_in(&dir, "f"), b"abc").unwrap();
         let Event::Stat(stat) = stat_of(&path_in(&dir, "f")) else {
             panic!("not a stat")

@@ -10,6 +10,7 @@ use std::io::{self, ErrorKind, Read};
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
+use std::path::Path;
 
 /// Entries per [`Event::DirEntries`] frame: even with the longest names, escaped, a batch
 /// stays far below the frame limit.
@@ -41,6 +42,7 @@ pub fn list_dir(
         batch.push(describe(
             entry.file_name().to_string_lossy().into_owned(),
             &meta,
+            &entry.path(),
         ));
         listed += 1;
         if batch.len() == LIST_BATCH {
@@ -58,17 +60,10 @@ pub fn list_dir(
     write_json(connection, &Event::DirEnd { truncated })
 }
 
-pub(super) fn describe(name: String, meta: &Metadata) -> DirEntry {
-    let file_type = meta.file_type();
-    let kind = if file_type.is_file() {
-        EntryKind::File
-    } else if file_type.is_dir() {
-        EntryKind::Dir
-    } else if file_type.is_symlink() {
-        EntryKind::Symlink
-    } else {
-        EntryKind::Other
-    };
+/// Describes the entry at `path` from its `meta` (lstat's); a symlink's target is looked at
+/// for its kind.
+pub(super) fn describe(name: String, meta: &Metadata, path: &Path) -> DirEntry {
+    let kind = kind_of(meta.file_type());
     DirEntry {
         name,
         kind,
@@ -76,6 +71,22 @@ pub(super) fn describe(name: String, meta: &Metadata) -> DirEntry {
         mode: meta.mode() & 0o7777,
         modified_secs: meta.mtime(),
         modified_nanos: u32::try_from(meta.mtime_nsec()).unwrap_or(0),
+        target_kind: match kind {
+            EntryKind::Symlink => fs::metadata(path).ok().map(|m| kind_of(m.file_type())),
+            _ => None,
+        },
+    }
+}
+
+fn kind_of(file_type: fs::FileType) -> EntryKind {
+    if file_type.is_file() {
+        EntryKind::File
+    } else if file_type.is_dir() {
+        EntryKind::Dir
+    } else if file_type.is_symlink() {
+        EntryKind::Symlink
+    } else {
+        EntryKind::Other
     }
 }
 

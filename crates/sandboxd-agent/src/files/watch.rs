@@ -4,6 +4,7 @@
 //! the changes, and what the kernel could not keep arrives as one `overflow` change.
 
 use super::refusal::{refuse, Refusal};
+use super::write::UPLOAD_PREFIX;
 use sandboxd_agent_proto::{
     read_frame, write_json, ChangeKind, Event, FileChange, FrameKind, ProtoError, Request,
     ERROR_NOT_A_DIRECTORY,
@@ -100,6 +101,9 @@ struct Watcher {
     limit_reported: bool,
     pending: Vec<FileChange>,
     root_gone: bool,
+    /// The cookie of an upload's temporary file just renamed away: its rename into place
+    /// comes next, with the same cookie.
+    upload_moved: Option<u32>,
 }
 
 impl Watcher {
@@ -126,6 +130,7 @@ impl Watcher {
             limit_reported: false,
             pending: Vec::new(),
             root_gone: false,
+            upload_moved: None,
         };
         // The root may be a symlink to a directory; below it, nothing is followed.
         watcher.root = watcher
@@ -206,18 +211,18 @@ impl Watcher {
         // Each event: wd (i32), mask, cookie, len (u32 each), then `len` bytes of name.
         while events.len() >= 16 {
             let field = |at: usize| u32::from_ne_bytes(events[at..at + 4].try_into().unwrap());
-            let (wd, mask, len) = (field(0) as i32, field(4), field(12) as usize);
+            let (wd, mask, cookie, len) = (field(0) as i32, field(4), field(8), field(12) as usize);
             let Some(name) = events.get(16..16 + len) else {
                 break;
             };
             let name = String::from_utf8_lossy(name.split(|&b| b == 0).next().unwrap_or(&[]));
-            self.event(wd, mask, &name);
+            self.event(wd, mask, cookie, &name);
             events = &events[16 + len..];
         }
         Ok(())
     }
 
-    fn event(&mut self, wd: i32, mask: u32, name: &str) {
+    fn event(&mut self, wd: i32, mask: u32, cookie: u32, name: &str) {
         if mask & libc::IN_Q_OVERFLOW != 0 {
             self.push(ChangeKind::Overflow, self.root_path.clone());
             return;
@@ -242,6 +247,22 @@ impl Watcher {
             return;
         }
         let path = join(&dir, name);
+        // An upload writes a temporary file and renames it into place: the watcher hears of
+        // the file written, never of the service's temporary name. What the temporary file
+        // went through (created, its mode set, written) is told of the file at the rename,
+        // in envd's order for a written file.
+        if name.starts_with(UPLOAD_PREFIX) {
+            if mask & libc::IN_MOVED_FROM != 0 {
+                self.upload_moved = Some(cookie);
+            }
+            return;
+        }
+        if mask & libc::IN_MOVED_TO != 0 && self.upload_moved.take() == Some(cookie) {
+            for kind in [ChangeKind::Create, ChangeKind::Chmod, ChangeKind::Write] {
+                self.push(kind, path.clone());
+            }
+            return;
+        }
         let kind = if mask & (libc::IN_CREATE | libc::IN_MOVED_TO) != 0 {
             ChangeKind::Create
         } else if mask & libc::IN_MODIFY != 0 {
@@ -308,6 +329,7 @@ fn join(dir: &str, name: &str) -> String {
 mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, path_in, start};
+    use sandboxd_agent_proto::write_frame;
     use std::thread::JoinHandle;
     use std::time::Duration;
 
@@ -385,6 +407,48 @@ mod tests {
             }
         }
         agent.join().unwrap().unwrap();
+    }
+
+    /// Uploads `data` to `path` as the service does.
+    fn upload(path: &str, data: &[u8]) {
+        let path = path.to_string();
+        let (mut service, agent) = start(move |c| super::super::write::write_file(c, &path, 100));
+        assert_eq!(event(&mut service), Event::WriteReady);
+        for payload in [data, b""] {
+            write_frame(&mut service, FrameKind::Stdin, payload).unwrap();
+        }
+        assert!(matches!(event(&mut service), Event::FileWritten { .. }));
+        agent.join().unwrap().unwrap();
+    }
+
+    #[test]
+    fn an_upload_is_reported_as_its_file_never_by_its_temporary_name() {
+        let dir = tempfile::tempdir().unwrap();
+        let (mut service, agent) = start_watch(dir.path().to_str().unwrap(), false, 10);
+        let target = path_in(&dir, "written.txt");
+        // A new file, then the same file replaced.
+        for round in ["new", "replaced"] {
+            upload(&target, round.as_bytes());
+            let marker = path_in(&dir, &format!("marker-{round}"));
+            fs::write(&marker, b"x").unwrap();
+            let seen = changes_until(&mut service, |c| c.path == marker);
+            assert!(
+                !seen.iter().any(|c| c.path.contains(UPLOAD_PREFIX)),
+                "{round}: {seen:?}"
+            );
+            let of_target: Vec<_> = seen
+                .iter()
+                .filter(|c| c.path == target)
+                .map(|c| c.kind)
+                .collect();
+            assert_eq!(
+                of_target,
+                [ChangeKind::Create, ChangeKind::Chmod, ChangeKind::Write],
+                "{round}: {seen:?}"
+            );
+        }
+        drop(service);
+        let _ = agent.join();
     }
 
     #[test]

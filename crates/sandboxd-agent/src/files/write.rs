@@ -19,6 +19,9 @@ const UPLOAD_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
 /// Written files get exactly this mode, whatever the umask.
 const FILE_MODE: u32 = 0o644;
 const DIR_MODE: u32 = 0o755;
+/// How an upload's temporary file is named: hidden, beside its destination. Watches leave
+/// these out (see `watch.rs`).
+pub(super) const UPLOAD_PREFIX: &str = ".sandboxd-upload-";
 /// Names tried for an upload's temporary file before giving up: something in the sandbox may
 /// have taken the next one.
 const TEMP_NAME_ATTEMPTS: u32 = 16;
@@ -176,7 +179,7 @@ impl TempFile {
         let mut attempts = 0;
         loop {
             let serial = NEXT.fetch_add(1, Ordering::Relaxed);
-            let path = dir.join(format!(".sandboxd-upload-{}-{serial}", std::process::id()));
+            let path = dir.join(format!("{UPLOAD_PREFIX}{}-{serial}", std::process::id()));
             let created = OpenOptions::new()
                 .write(true)
                 .create_new(true)

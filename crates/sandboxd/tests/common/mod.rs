@@ -684,5 +684,19 @@ impl Drop for TestService {
             args.extend(ids);
             docker(&args);
         }
+        // The working directories' volumes outlive containers removed this way.
+        let volumes = docker(&[
+            "volume",
+            "ls",
+            "-q",
+            "--filter",
+            &format!("label=org.sandboxd.instance={}", self.instance_id),
+        ]);
+        let volumes: Vec<&str> = volumes.lines().filter(|l| !l.is_empty()).collect();
+        if !volumes.is_empty() {
+            let mut args = vec!["volume", "rm", "-f"];
+            args.extend(volumes);
+            docker(&args);
+        }
     }
 }
