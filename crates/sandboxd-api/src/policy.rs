@@ -58,6 +58,14 @@ pub struct Policy {
     /// one tenant).
     #[serde(default = "default_max_watches_per_tenant")]
     pub max_watches_per_tenant: u32,
+    /// Share links one tenant's sessions may hold together (the administrator's count as one
+    /// tenant); a session holds at most 100 and the service 10,000.
+    #[serde(default = "default_max_shares_per_tenant")]
+    pub max_shares_per_tenant: u32,
+    /// Name lookups one egress sandbox may have in flight at the service's DNS; past it, SERVFAIL
+    /// at once.
+    #[serde(default = "default_max_dns_lookups_per_sandbox")]
+    pub max_dns_lookups_per_sandbox: u32,
 }
 
 /// The defaults of [`Policy::max_connections`], [`Policy::reserved_connections`] and
@@ -68,6 +76,9 @@ pub const DEFAULT_MAX_REQUESTS_PER_CALLER: u32 = 256;
 /// The defaults of [`Policy::max_watches_per_session`] and [`Policy::max_watches_per_tenant`].
 pub const DEFAULT_MAX_WATCHES_PER_SESSION: u32 = 8;
 pub const DEFAULT_MAX_WATCHES_PER_TENANT: u32 = 256;
+/// The defaults of [`Policy::max_shares_per_tenant`] and [`Policy::max_dns_lookups_per_sandbox`].
+pub const DEFAULT_MAX_SHARES_PER_TENANT: u32 = 1000;
+pub const DEFAULT_MAX_DNS_LOOKUPS_PER_SANDBOX: u32 = 32;
 
 fn default_max_connections() -> u32 {
     DEFAULT_MAX_CONNECTIONS
@@ -106,4 +117,12 @@ fn default_max_watches_per_session() -> u32 {
 
 fn default_max_watches_per_tenant() -> u32 {
     DEFAULT_MAX_WATCHES_PER_TENANT
+}
+
+fn default_max_shares_per_tenant() -> u32 {
+    DEFAULT_MAX_SHARES_PER_TENANT
+}
+
+fn default_max_dns_lookups_per_sandbox() -> u32 {
+    DEFAULT_MAX_DNS_LOOKUPS_PER_SANDBOX
 }

@@ -28,6 +28,8 @@ pub(crate) struct PolicyFile {
     max_requests_per_caller: Option<u32>,
     max_watches_per_session: Option<u32>,
     max_watches_per_tenant: Option<u32>,
+    max_shares_per_tenant: Option<u32>,
+    max_dns_lookups_per_sandbox: Option<u32>,
 }
 
 /// The most `policy.max_port_connections` may be.
@@ -78,6 +80,12 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
         max_watches_per_tenant: file
             .max_watches_per_tenant
             .unwrap_or(sandboxd_api::DEFAULT_MAX_WATCHES_PER_TENANT),
+        max_shares_per_tenant: file
+            .max_shares_per_tenant
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_SHARES_PER_TENANT),
+        max_dns_lookups_per_sandbox: file
+            .max_dns_lookups_per_sandbox
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_DNS_LOOKUPS_PER_SANDBOX),
     };
     let positive = [
         ("default_timeout_secs", policy.default_timeout_secs),
@@ -114,6 +122,14 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
         (
             "max_watches_per_tenant",
             u64::from(policy.max_watches_per_tenant),
+        ),
+        (
+            "max_shares_per_tenant",
+            u64::from(policy.max_shares_per_tenant),
+        ),
+        (
+            "max_dns_lookups_per_sandbox",
+            u64::from(policy.max_dns_lookups_per_sandbox),
         ),
     ];
     for (name, value) in positive {

@@ -560,6 +560,8 @@ mod tests {
             max_requests_per_caller: 1,
             max_watches_per_session: 1,
             max_watches_per_tenant: 1,
+            max_shares_per_tenant: 1,
+            max_dns_lookups_per_sandbox: 1,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {

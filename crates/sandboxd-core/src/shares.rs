@@ -17,10 +17,9 @@ use tokio::io::DuplexStream;
 
 /// How long a link works by default and at most.
 pub const MAX_SHARE_SECS: u64 = 3600;
-/// Links kept at most, service-wide, per tenant (the administrator's sessions count as one) and
-/// per session: one tenant cannot take every link the service keeps.
+/// Links kept at most, service-wide and per session; per tenant (the administrator's sessions
+/// count as one) `policy.max_shares_per_tenant`, so one tenant cannot take every link.
 const MAX_SHARES: usize = 10_000;
-const MAX_SHARES_PER_TENANT: usize = 1_000;
 const MAX_SHARES_PER_SESSION: usize = 100;
 /// Where a link's path starts.
 pub const SHARE_PREFIX: &str = "/p/";
@@ -56,14 +55,15 @@ impl Core {
                 .values()
                 .filter(|s| s.tenant == session.tenant)
                 .count();
+            let per_tenant = self.config().policy.max_shares_per_tenant as usize;
             if links.len() >= MAX_SHARES
-                || of_tenant >= MAX_SHARES_PER_TENANT
+                || of_tenant >= per_tenant
                 || of_session >= MAX_SHARES_PER_SESSION
             {
                 return Err(Error::LimitReached {
                     code: "too_many_shares",
                     message: format!(
-                        "as many links are open as the service keeps ({MAX_SHARES_PER_SESSION} a session, {MAX_SHARES_PER_TENANT} a tenant, {MAX_SHARES} in all); revoke some first"
+                        "as many links are open as the service keeps ({MAX_SHARES_PER_SESSION} a session, {per_tenant} a tenant (policy.max_shares_per_tenant), {MAX_SHARES} in all); revoke some first"
                     ),
                 });
             }

@@ -128,6 +128,7 @@ pub async fn start(
     let gateway = IpAddr::V4(network.gateway());
     let servers = config.egress.name_servers();
     let mut settings = Settings::new(servers);
+    settings.max_lookups_per_sandbox = config.policy.max_dns_lookups_per_sandbox as usize;
     let mut placeholders = None;
     if let Some(ca) = ca {
         let (interception, key) = start_secrets(core, docker, &state_dir.join(SECRETS_DIR), ca)?;
