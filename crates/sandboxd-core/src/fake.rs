@@ -19,7 +19,7 @@ use sandboxd_agent_proto::{
 };
 use sandboxd_backend::{
     AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
-    Sandbox, SandboxSpec, Usage,
+    Sandbox, SandboxSpec, Usage, HOME_DIR, WORKDIR,
 };
 use std::collections::{BTreeMap, HashSet};
 use std::pin::Pin;
@@ -560,9 +560,13 @@ fn fake_stat(files: &Files, path: &str) -> Option<FileStat> {
 }
 
 /// The key of the file the service names at `path` (always absolute): the fake keeps the
-/// working directory's files by their relative names, as tests seed them.
+/// working directory's files by their relative names, as tests seed them, and `/home/user` is
+/// the same directory, as in a real sandbox.
 fn fake_key(path: &str) -> String {
-    match path.strip_prefix(WORKDIR) {
+    let inside = path
+        .strip_prefix(WORKDIR)
+        .or_else(|| path.strip_prefix(HOME_DIR));
+    match inside {
         Some("") => ".".into(),
         Some(rest) if rest.starts_with('/') => rest[1..].to_string(),
         _ => path.to_string(),
