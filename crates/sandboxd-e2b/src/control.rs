@@ -327,21 +327,13 @@ pub(crate) fn sandbox(face: &Face, caller: &Caller, info: &SessionInfo) -> Resul
 fn listed(face: &Face, info: &SessionInfo) -> Value {
     let config = face.core.config();
     let limits = config.runtime(&info.runtime).map(|r| r.limits.clone());
-    let parse =
-        |at: &str| OffsetDateTime::parse(at, &Rfc3339).unwrap_or(OffsetDateTime::UNIX_EPOCH);
-    let idle = info
-        .idle_timeout_secs
-        .unwrap_or(config.policy.idle_timeout_secs);
-    let end_at = (parse(&info.last_activity_at) + time::Duration::seconds(idle as i64)).min(
-        parse(&info.created_at) + time::Duration::seconds(config.policy.max_lifetime_secs as i64),
-    );
     json!({
         "templateID": info.runtime,
         "alias": info.runtime,
         "sandboxID": info.id,
         "clientID": CLIENT_ID,
         "startedAt": info.created_at,
-        "endAt": end_at.format(&Rfc3339).unwrap_or_default(),
+        "endAt": end_at(face, info).format(&Rfc3339).unwrap_or_default(),
         "envdVersion": ENVD_VERSION,
         "cpuCount": limits.as_ref().map_or(1, |l| l.cpus.ceil().max(1.0) as u64),
         "memoryMB": limits.as_ref().map_or(0, |l| l.mem_limit_bytes / MIB),
@@ -350,6 +342,22 @@ fn listed(face: &Face, info: &SessionInfo) -> Value {
         "state": state_name(&info.state),
         "domain": config.e2b.domain,
     })
+}
+
+/// When the sandbox ends unless used: its idle timeout after its last activity, within the
+/// service's longest lifetime.
+pub(crate) fn end_at(face: &Face, info: &SessionInfo) -> OffsetDateTime {
+    let policy = &face.core.config().policy;
+    let parse =
+        |at: &str| OffsetDateTime::parse(at, &Rfc3339).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    (parse(&info.last_activity_at) + time::Duration::seconds(idle_timeout(face, info) as i64))
+        .min(parse(&info.created_at) + time::Duration::seconds(policy.max_lifetime_secs as i64))
+}
+
+/// The sandbox's idle timeout: its own, else the service's.
+pub(crate) fn idle_timeout(face: &Face, info: &SessionInfo) -> u64 {
+    info.idle_timeout_secs
+        .unwrap_or(face.core.config().policy.idle_timeout_secs)
 }
 
 /// E2B's name of an open sandbox's state.

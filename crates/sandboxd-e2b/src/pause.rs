@@ -6,7 +6,7 @@
 //! from disk (`memory: false`) is refused, as E2B refuses it where it is not offered.
 
 use crate::caller::{answer, done, existing, ApiCaller};
-use crate::control::sandbox;
+use crate::control::{end_at, idle_timeout, sandbox};
 use crate::errors::{Code, E2bError};
 use crate::Face;
 use axum::extract::{Path, State};
@@ -17,6 +17,7 @@ use sandboxd_api::{SessionInfo, SessionState};
 use sandboxd_core::Caller;
 use serde::Deserialize;
 use serde_json::Value;
+use time::OffsetDateTime;
 
 /// `POST /sandboxes/{id}/connect` and `/v2/...`; `POST /sandboxes/{id}/resume`.
 #[derive(Deserialize, Default)]
@@ -64,8 +65,8 @@ pub async fn resume(
 }
 
 /// `POST /sandboxes/{id}/connect` (and `/v2/...`): a sandbox's connection details, resumed
-/// first when paused (answered 201 then, 200 when it was running), with its timeout reset
-/// when one is given.
+/// first when paused (answered 201 then, 200 when it was running). A paused sandbox takes the
+/// timeout given; a running one only when it extends its life.
 pub async fn connect(
     State(face): State<Face>,
     ApiCaller(caller): ApiCaller,
@@ -74,7 +75,13 @@ pub async fn connect(
 ) -> Response {
     let request = body.map(|Json(r)| r).unwrap_or_default();
     let result = async {
-        let was_paused = existing(&face, &caller, &id).await?.state == SessionState::Paused;
+        let before = existing(&face, &caller, &id).await?;
+        let was_paused = before.state == SessionState::Paused;
+        let timeout = match request.timeout {
+            Some(secs) if !was_paused => extending(&face, &before, secs),
+            other => other,
+        };
+        let request = ResumeRequest { timeout, ..request };
         let details = resumed(&face, &caller, &id, &request).await?;
         Ok::<_, E2bError>((was_paused, details))
     }
@@ -84,6 +91,14 @@ pub async fn connect(
         Ok((false, details)) => answer(StatusCode::OK, Ok(details)),
         Err(e) => e.into_http(),
     }
+}
+
+/// The timeout a connect to a running sandbox sets, as E2B's does: only one that moves its
+/// end later (never earlier), and then not below its idle timeout, which is what keeps it alive
+/// between uses here.
+fn extending(face: &Face, info: &SessionInfo, secs: u64) -> Option<u64> {
+    let wanted_end = OffsetDateTime::now_utc() + time::Duration::seconds(secs as i64);
+    (wanted_end > end_at(face, info)).then(|| secs.max(idle_timeout(face, info)))
 }
 
 /// Resumes the sandbox (a running one stays as it is) with the request's settings, and

@@ -471,6 +471,28 @@ async fn pause_connect_and_the_paused_state() {
     );
 }
 
+/// E2B's connect only ever extends a running sandbox's life: a shorter timeout leaves its idle
+/// timeout as it was, a longer one sets it.
+#[tokio::test]
+async fn connect_to_a_running_sandbox_never_shortens_its_timeout() {
+    let service = TestService::default_service();
+    let (id, _) = create(&service, TOKEN, "localhost").await;
+
+    let connect = format!("/v2/sandboxes/{id}/connect");
+    let shorter = call(&service, Method::POST, &connect, json!({"timeout": 10})).await;
+    assert_eq!(shorter.status, StatusCode::OK);
+    let (_, session) = service.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(
+        session["idle_timeout_secs"], 60,
+        "connect(timeout=10) shortened it"
+    );
+
+    let longer = call(&service, Method::POST, &connect, json!({"timeout": 600})).await;
+    assert_eq!(longer.status, StatusCode::OK);
+    let (_, session) = service.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(session["idle_timeout_secs"], 600);
+}
+
 /// `method path` with the service token and a JSON body.
 async fn call(service: &TestService, method: Method, path: &str, body: Value) -> Answer {
     let headers = [("x-api-key", TOKEN), ("content-type", "application/json")];
