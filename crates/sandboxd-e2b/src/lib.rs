@@ -18,6 +18,7 @@ mod errors;
 mod files;
 mod filesystem;
 mod interpreter;
+mod listing;
 mod network;
 mod pause;
 mod ports;
@@ -73,8 +74,8 @@ pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
         core,
     };
     let control = Router::new()
-        .route("/sandboxes", post(control::create).get(control::list))
-        .route("/v2/sandboxes", post(control::create).get(control::list))
+        .route("/sandboxes", post(control::create).get(listing::list))
+        .route("/v2/sandboxes", post(control::create).get(listing::list))
         .route(
             "/sandboxes/{id}",
             get(control::get_one).delete(control::kill),

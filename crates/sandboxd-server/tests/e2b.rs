@@ -18,6 +18,7 @@ const DOMAIN: &str = "e2b.example.com";
 struct Answer {
     status: StatusCode,
     content_type: String,
+    headers: axum::http::HeaderMap,
     body: Vec<u8>,
 }
 
@@ -51,6 +52,7 @@ async fn send(
         .await
         .unwrap();
     let status = response.status();
+    let headers = response.headers().clone();
     let content_type = response
         .headers()
         .get("content-type")
@@ -66,6 +68,7 @@ async fn send(
     Answer {
         status,
         content_type,
+        headers,
         body,
     }
 }
@@ -491,6 +494,110 @@ async fn connect_to_a_running_sandbox_never_shortens_its_timeout() {
     assert_eq!(longer.status, StatusCode::OK);
     let (_, session) = service.get(&format!("/v1/sessions/{id}")).await;
     assert_eq!(session["idle_timeout_secs"], 600);
+}
+
+/// The sandbox IDs of a listing's page, and its next page's token.
+async fn listing(service: &TestService, query: &str) -> (Vec<String>, Option<String>) {
+    let path = format!("/v2/sandboxes?{query}");
+    let answer = call(service, Method::GET, &path, json!({})).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::OK,
+        "{query}: {:?}",
+        answer.json()
+    );
+    let page = answer.json();
+    let ids = page.as_array().unwrap().iter();
+    let ids = ids.map(|s| s["sandboxID"].as_str().unwrap().to_string());
+    let next = answer.headers.get("x-next-token");
+    (ids.collect(), next.map(|v| v.to_str().unwrap().to_string()))
+}
+
+/// E2B lists newest first (`order=asc` oldest first) in pages of `limit`, and filters by
+/// `template`, `startedAfter`, `state` and `metadata`; a parameter or value it cannot honour is
+/// a 400 that names it.
+#[tokio::test]
+async fn listing_pages_newest_first_and_refuses_what_it_cannot_honour() {
+    let service = TestService::default_service();
+    let mut opened = Vec::new();
+    for template in ["base", "py", "base"] {
+        let body = json!({"templateID": template, "metadata": {"n": opened.len().to_string()}});
+        let answer = call(&service, Method::POST, "/v2/sandboxes", body).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.json());
+        opened.push(answer.json()["sandboxID"].as_str().unwrap().to_string());
+    }
+    let (first, next) = listing(&service, "limit=1").await;
+    assert_eq!(first, [opened[2].clone()], "limit=1 is the newest");
+    let next = next.expect("a next page");
+    let (second, _) = listing(&service, &format!("limit=1&nextToken={next}")).await;
+    assert_eq!(second, [opened[1].clone()]);
+    let (oldest, _) = listing(&service, "limit=1&order=asc").await;
+    assert_eq!(oldest, [opened[0].clone()]);
+    let (py, _) = listing(&service, "template=py").await;
+    assert_eq!(py, [opened[1].clone()]);
+    let (base, _) = listing(&service, "template=base&order=asc").await;
+    assert_eq!(base, [opened[0].clone(), opened[2].clone()]);
+    let (none, _) = listing(&service, "template=nothing-of-that-name").await;
+    assert!(none.is_empty());
+    let (later, _) = listing(&service, "startedAfter=2999-01-01T00%3A00%3A00%2B00%3A00").await;
+    assert!(later.is_empty(), "started after the year 2999");
+    let (earlier, _) = listing(&service, "startedAfter=2000-01-01T00%3A00%3A00Z").await;
+    assert_eq!(earlier.len(), 3);
+    let (one, _) = listing(&service, "metadata=n%3D1&state=running%2Cpaused").await;
+    assert_eq!(one, [opened[1].clone()]);
+
+    for (query, named) in [
+        ("order=sideways", "order"),
+        ("startedAfter=yesterday", "startedAfter"),
+        ("state=stopped", "state"),
+        ("sortBy=name", "sortBy"),
+    ] {
+        let path = format!("/v2/sandboxes?{query}");
+        let answer = call(&service, Method::GET, &path, json!({})).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{query}");
+        let message = answer.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains(named), "{query}: {message}");
+    }
+}
+
+/// A template ID names a runtime through `e2b.templates`, a runtime alias or `base`; anything
+/// else is a 404 that lists the templates, and opens nothing.
+#[tokio::test]
+async fn templates_name_runtimes_and_an_unknown_one_lists_them() {
+    let service = TestService::start(&config(
+        4,
+        0,
+        "[e2b.templates]\n\"code-interpreter-v1\" = \"py\"\n",
+    ));
+    let answer = call(
+        &service,
+        Method::POST,
+        "/v2/sandboxes",
+        json!({"templateID": "code-interpreter-v1"}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.json());
+    assert_eq!(answer.json()["templateID"], "py");
+
+    let unknown = call(
+        &service,
+        Method::POST,
+        "/v2/sandboxes",
+        json!({"templateID": "desktop"}),
+    )
+    .await;
+    assert_eq!(
+        unknown.status,
+        StatusCode::NOT_FOUND,
+        "{:?}",
+        unknown.json()
+    );
+    let message = unknown.json()["message"].as_str().unwrap().to_string();
+    for name in ["\"desktop\"", "base", "code-interpreter-v1", "py", "sh"] {
+        assert!(message.contains(name), "{name}: {message}");
+    }
+    let (listed, _) = listing(&service, "").await;
+    assert_eq!(listed.len(), 1, "the unknown template opened nothing");
 }
 
 /// `method path` with the service token and a JSON body.
