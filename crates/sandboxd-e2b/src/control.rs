@@ -40,6 +40,8 @@ pub struct NewSandbox {
     #[serde(default)]
     env_vars: BTreeMap<String, String>,
     auto_pause: Option<bool>,
+    /// False: the timeout's pause keeps only the files.
+    auto_pause_memory: Option<bool>,
     auto_resume: Option<Value>,
     #[serde(rename = "allow_internet_access")]
     allow_internet_access: Option<bool>,
@@ -75,27 +77,33 @@ impl NewSandbox {
                 return Err(E2bError::unsupported(what));
             }
         }
-        // A paused sandbox here resumes on any use; opting out of that is not offered.
-        if self
-            .auto_resume
-            .as_ref()
-            .is_some_and(|v| v.get("enabled") == Some(&Value::Bool(false)))
+        // A paused sandbox here resumes on any use; opting out of that is not offered for
+        // the timeout's pause (without one, `false` is what SDK releases up to 2.40 send).
+        if self.auto_pause == Some(true)
+            && self
+                .auto_resume
+                .as_ref()
+                .is_some_and(|v| v.get("enabled") == Some(&Value::Bool(false)))
         {
             return Err(E2bError::unsupported(
                 "a paused sandbox that stays paused when used (lifecycle auto_resume false)",
             ));
         }
-        if let (Some(wanted), Some(runtime_info)) = (
+        if self.auto_pause == Some(true) && self.auto_pause_memory == Some(false) {
+            return Err(E2bError::unsupported(
+                "a timeout's pause that keeps only the files (lifecycle mode \"filesystem\", autoPauseMemory false); a pause here keeps the memory",
+            ));
+        }
+        // `true` is what the runtime allows: SDK releases up to 2.50 send it on every create.
+        // `false` is honoured by a runtime without network, or narrowed to nothing by an egress
+        // one (`network::egress_list`), and refused by any other.
+        if let (Some(false), Some(runtime_info)) = (
             self.allow_internet_access,
             face.core.config().runtime(runtime),
         ) {
-            let mode = runtime_info.limits.network_mode;
-            let has = mode != sandboxd_api::NetworkMode::None;
-            // An egress runtime's list can be narrowed to nothing: `network::egress_list`.
-            if wanted != has && mode != sandboxd_api::NetworkMode::Egress {
+            if runtime_info.limits.network_mode == sandboxd_api::NetworkMode::Bridge {
                 return Err(E2bError::invalid(format!(
-                    "template \"{runtime}\" runs {} network access, and a sandbox cannot change that (allow_internet_access); pick a template (runtime) that does",
-                    if has { "with" } else { "without" }
+                    "template \"{runtime}\" runs with network access, and a sandbox cannot turn it off (allow_internet_access false); pick a template (runtime) without network"
                 )));
             }
         }
@@ -174,9 +182,9 @@ pub async fn get_one(
         let info = existing(&face, &caller, &id).await?;
         let mut detail = listed(&face, &info);
         detail["envdAccessToken"] = face.core.session_access_token(&caller, &id)?.into();
-        if let Some(network) = network::info(&face, &caller, &id) {
-            detail["network"] = network;
-        }
+        let (network, internet) = network::info(&face, &caller, &id, &info.runtime);
+        detail["network"] = network;
+        detail["allowInternetAccess"] = internet.into();
         Ok(detail)
     }
     .await;

@@ -641,7 +641,7 @@ async fn network_options_narrow_an_egress_templates_list() {
     let id = answer.json()["sandboxID"].as_str().unwrap().to_string();
     assert_eq!(
         network_of(service, &id).await,
-        json!({"allowOut": ["api.github.com"], "denyOut": ["0.0.0.0/0"]})
+        json!({"allowOut": ["api.github.com"], "denyOut": ["0.0.0.0/0"], "allowPublicTraffic": false})
     );
     let answer = create_with_network(service, "web", json!({"denyOut": ["pypi.org"]})).await;
     let other = answer.json()["sandboxID"].as_str().unwrap().to_string();
@@ -711,6 +711,66 @@ async fn network_options_narrow_an_egress_templates_list() {
         let message = answer.json()["message"].as_str().unwrap().to_string();
         assert!(message.contains(says), "{message}");
     }
+}
+
+/// What older SDK releases send on every create (`allow_internet_access: true` up to 2.50,
+/// `allowPublicTraffic: true` with any network option before 2.60) is "what the runtime
+/// allows", and the info says what that is; an explicit `false` is honoured where the runtime
+/// can, refused where it cannot.
+#[tokio::test]
+async fn old_sdk_defaults_open_the_runtimes_own_network_and_the_info_says_it() {
+    let service = TestService::start(&config(
+        4,
+        0,
+        &format!(
+            "[runtimes.web]\nimage = \"{PY_IMAGE}\"\nnetwork_mode = \"egress\"\negress = [\"pypi.org\"]\n[runtimes.open]\nimage = \"{PY_IMAGE}\"\nnetwork_mode = \"bridge\"\n"
+        ),
+    ));
+    let created = |template: &str, body: Value| {
+        let mut body = body;
+        body["templateID"] = template.into();
+        let service = &service;
+        async move { call(service, Method::POST, "/v2/sandboxes", body).await }
+    };
+    let info = |id: String| {
+        let service = &service;
+        async move {
+            let path = format!("/sandboxes/{id}");
+            call(service, Method::GET, &path, json!({})).await.json()
+        }
+    };
+    let id = |answer: &Answer| answer.json()["sandboxID"].as_str().unwrap().to_string();
+
+    let closed = created("sh", json!({"allow_internet_access": true})).await;
+    assert_eq!(closed.status, StatusCode::CREATED, "{:?}", closed.json());
+    let detail = info(id(&closed)).await;
+    assert_eq!(detail["allowInternetAccess"], false);
+    assert_eq!(
+        detail["network"],
+        json!({"allowOut": [], "denyOut": ["0.0.0.0/0"], "allowPublicTraffic": false})
+    );
+    // Release 2.40 also sends `autoResume: {enabled: false}` without any auto-pause.
+    let body = json!({"allow_internet_access": false, "autoPause": false, "autoResume": {"enabled": false}});
+    let denied = created("sh", body).await;
+    assert_eq!(denied.status, StatusCode::CREATED, "{:?}", denied.json());
+
+    let body = json!({"allow_internet_access": true, "network": {"allowPublicTraffic": true, "allowOut": ["pypi.org"]}});
+    let narrowed = created("web", body).await;
+    assert_eq!(
+        narrowed.status,
+        StatusCode::CREATED,
+        "{:?}",
+        narrowed.json()
+    );
+    let detail = info(id(&narrowed)).await;
+    assert_eq!(detail["allowInternetAccess"], true);
+    assert_eq!(detail["network"]["allowOut"], json!(["pypi.org"]));
+    assert_eq!(detail["network"]["allowPublicTraffic"], false);
+
+    let refused = created("open", json!({"allow_internet_access": false})).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let message = refused.json()["message"].as_str().unwrap().to_string();
+    assert!(message.contains("allow_internet_access false"), "{message}");
 }
 
 /// The E2B face's watch limits (crates/sandboxd-e2b/src/watch_limits.rs).
