@@ -1,9 +1,9 @@
 //! E2B's pause and resume over the core's: `POST /sandboxes/{id}/pause` freezes the sandbox
 //! (its memory, processes and files stay), `POST /sandboxes/{id}/resume` and `connect` thaw
 //! it. Any envd call on a paused sandbox resumes it too (the core resumes a paused session
-//! before an operation reaches it), which is E2B's auto-resume. A pause keeps memory whatever
-//! `memory` says (a filesystem-only pause would keep less); a resume that asks to cold-boot
-//! from disk (`memory: false`) is refused, as E2B refuses it where it is not offered.
+//! before an operation reaches it), which is E2B's auto-resume. A pause always keeps memory: one
+//! that asks to keep only the files (`memory: false`) is refused, as is a resume that asks to
+//! cold-boot from disk, as E2B refuses them where they are not offered.
 
 use crate::caller::{answer, done, existing, ApiCaller};
 use crate::control::{end_at, idle_timeout, sandbox};
@@ -30,12 +30,34 @@ pub struct ResumeRequest {
     auto_pause: Option<bool>,
 }
 
+/// `POST /sandboxes/{id}/pause`.
+#[derive(Deserialize, Default)]
+#[serde(rename_all = "camelCase")]
+pub struct PauseRequest {
+    /// False: keep only the files (`keep_memory=False`, `mode="filesystem"`).
+    memory: Option<bool>,
+    /// True: refuse while the guest agent does not answer (`strict=True`).
+    require_healthy_guest: Option<bool>,
+}
+
 pub async fn pause(
     State(face): State<Face>,
     ApiCaller(caller): ApiCaller,
     Path(id): Path<String>,
+    body: Option<Json<PauseRequest>>,
 ) -> Response {
+    let request = body.map(|Json(r)| r).unwrap_or_default();
     let result = async {
+        if request.memory == Some(false) {
+            return Err(E2bError::unsupported(
+                "a pause that keeps only the files (memory false: keep_memory=False, mode=\"filesystem\"); a pause here keeps the memory, processes and files",
+            ));
+        }
+        if request.require_healthy_guest == Some(true) {
+            return Err(E2bError::unsupported(
+                "a pause that first checks the guest agent answers (requireHealthyGuest: strict=True); a pause here freezes the sandbox with its agent as they are",
+            ));
+        }
         if existing(&face, &caller, &id).await?.state == SessionState::Paused {
             return Err(conflict(format!("sandbox {id} is already paused")));
         }

@@ -394,6 +394,11 @@ async fn what_is_not_offered_says_so() {
             "/v2/sandboxes",
             json!({"templateID": "base", "network": {"egressProxy": {"address": "proxy.test:1080"}}}),
         ),
+        (
+            Method::POST,
+            "/v2/sandboxes",
+            json!({"templateID": "base", "autoPause": true, "autoPauseMemory": false}),
+        ),
         (Method::GET, "/sandboxes/x/metrics", json!({})),
         (Method::GET, "/templates", json!({})),
     ] {
@@ -598,6 +603,34 @@ async fn templates_name_runtimes_and_an_unknown_one_lists_them() {
     }
     let (listed, _) = listing(&service, "").await;
     assert_eq!(listed.len(), 1, "the unknown template opened nothing");
+}
+
+/// A pause keeps the memory: one asking to keep only the files, or to check the guest agent
+/// first, is refused and the sandbox runs on.
+#[tokio::test]
+async fn a_pause_without_memory_is_refused_not_ignored() {
+    let service = TestService::default_service();
+    let (id, _) = create(&service, TOKEN, "localhost").await;
+    let path = format!("/sandboxes/{id}/pause");
+    for (body, says) in [
+        (json!({"memory": false}), "memory false"),
+        (json!({"requireHealthyGuest": true}), "requireHealthyGuest"),
+    ] {
+        let answer = call(&service, Method::POST, &path, body).await;
+        assert_eq!(answer.status, StatusCode::NOT_IMPLEMENTED, "{says}");
+        let message = answer.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains(says), "{message}");
+    }
+    let info = call(
+        &service,
+        Method::GET,
+        &format!("/sandboxes/{id}"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(info.json()["state"], "running");
+    let kept = call(&service, Method::POST, &path, json!({"memory": true})).await;
+    assert_eq!(kept.status, StatusCode::NO_CONTENT);
 }
 
 /// `method path` with the service token and a JSON body.
