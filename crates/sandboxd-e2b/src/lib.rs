@@ -7,7 +7,8 @@
 //! `E2b-Sandbox-Id` header with `E2b-Sandbox-Port`, or a `PORT-SANDBOXID.DOMAIN` host when
 //! `e2b.domain` is set) goes to envd for envd's port, to the sandbox's own server through the
 //! service's port proxy for any other, and anything else on E2B's control-plane paths (or on `api.DOMAIN`) to the control
-//! plane, and the rest to the service's own answer for unknown routes. Mounted as the
+//! plane, and the rest to the service's own answer for unknown routes. A signed file URL
+//! (`/files?signature=...`) goes to envd once its signature names the sandbox. Mounted as the
 //! service's fallback, so it never shadows a route of sandboxd's own.
 
 mod caller;
@@ -24,6 +25,7 @@ mod pause;
 mod ports;
 mod process;
 mod routing;
+mod signed;
 mod snapshots;
 mod watch_limits;
 mod watchers;
@@ -125,10 +127,5 @@ pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
         (routing::ENVD_PORT, envd),
         (interpreter::PORT, interpreter::router(face.clone())),
     ];
-    routing::dispatch(
-        face.core.config().e2b.domain.clone(),
-        control,
-        served,
-        ports,
-    )
+    routing::dispatch(face, control, served, ports)
 }

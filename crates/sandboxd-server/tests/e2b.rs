@@ -633,6 +633,115 @@ async fn a_pause_without_memory_is_refused_not_ignored() {
     assert_eq!(kept.status, StatusCode::NO_CONTENT);
 }
 
+/// A signed file URL as the SDKs make it (`download_url`, `upload_url`): no header, the
+/// signature over `path:operation:user:token[:expiration]`.
+fn signed_url(path: &str, operation: &str, token: &str, expiration: Option<i64>) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    let mut raw = format!("{path}:{operation}::{token}");
+    if let Some(at) = expiration {
+        raw.push_str(&format!(":{at}"));
+    }
+    let digest = sha2::Sha256::digest(raw.as_bytes());
+    let signature = base64::engine::general_purpose::STANDARD_NO_PAD.encode(digest);
+    let signature = signature.replace('+', "%2B").replace('/', "%2F");
+    let mut url = format!("/files?path={path}&signature=v1_{signature}");
+    if let Some(at) = expiration {
+        url.push_str(&format!("&signature_expiration={at}"));
+    }
+    url
+}
+
+/// A signed URL reads (GET) or writes (POST) the file it names in the sandbox whose token
+/// signed it, found without any header; a wrong operation, path, token or an expired one is
+/// 401, and it reaches nothing.
+#[tokio::test]
+async fn signed_file_urls_are_checked_and_find_their_sandbox() {
+    let service = TestService::default_service();
+    let (_, other_token) = create(&service, TOKEN, "localhost").await;
+    let (id, token) = create(&service, TOKEN, "localhost").await;
+    let (status, _) = service
+        .admin()
+        .put_bytes(
+            &format!("/v1/sessions/{id}/files/content?path=signed.txt"),
+            b"signed",
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let get = |path: String, headers: Vec<(&'static str, String)>| {
+        let service = &service;
+        async move {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            send(service, Method::GET, &path, &headers, vec![]).await
+        }
+    };
+
+    let read = get(signed_url("signed.txt", "read", &token, None), vec![]).await;
+    assert_eq!(read.status, StatusCode::OK, "{:?}", read.json());
+    assert_eq!(read.body, b"signed");
+    let later = chrono_free_now() + 60;
+    let read = get(
+        signed_url("signed.txt", "read", &token, Some(later)),
+        vec![],
+    )
+    .await;
+    assert_eq!(read.body, b"signed", "with an expiry ahead");
+    let by_header = get(
+        signed_url("signed.txt", "read", &token, None),
+        vec![("e2b-sandbox-id", id.clone())],
+    )
+    .await;
+    assert_eq!(by_header.body, b"signed");
+
+    for (url, says) in [
+        (
+            signed_url("signed.txt", "write", &token, None),
+            "does not match",
+        ),
+        (
+            signed_url("other.txt", "read", &token, None).replace("other.txt&", "signed.txt&"),
+            "does not match",
+        ),
+        (
+            signed_url("signed.txt", "read", &token, Some(chrono_free_now() - 1)),
+            "expired",
+        ),
+        ("/files?path=signed.txt&signature=v2_x".to_string(), "v1_"),
+    ] {
+        let refused = get(url.clone(), vec![]).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNAUTHORIZED,
+            "{url}: {:?}",
+            refused.json()
+        );
+        let message = refused.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains(says), "{url}: {message}");
+    }
+    // Signed by the other sandbox's token: its own file, never this one's.
+    let theirs = get(signed_url("signed.txt", "read", &other_token, None), vec![]).await;
+    assert_eq!(
+        theirs.status,
+        StatusCode::NOT_FOUND,
+        "the other sandbox has no such file"
+    );
+    // Signed by the other sandbox's token, but sent to this one.
+    let elsewhere = get(
+        signed_url("signed.txt", "read", &other_token, None),
+        vec![("e2b-sandbox-id", id.clone())],
+    )
+    .await;
+    assert_eq!(elsewhere.status, StatusCode::UNAUTHORIZED);
+}
+
+fn chrono_free_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
 /// `method path` with the service token and a JSON body.
 async fn call(service: &TestService, method: Method, path: &str, body: Value) -> Answer {
     let headers = [("x-api-key", TOKEN), ("content-type", "application/json")];
