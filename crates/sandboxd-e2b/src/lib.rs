@@ -9,7 +9,8 @@
 //! service's port proxy for any other, and anything else on E2B's control-plane paths (or on `api.DOMAIN`) to the control
 //! plane, and the rest to the service's own answer for unknown routes. A signed file URL
 //! (`/files?signature=...`) goes to envd once its signature names the sandbox. Mounted as the
-//! service's fallback, so it never shadows a route of sandboxd's own.
+//! service's fallback, so it never shadows a route of sandboxd's own; a request naming a
+//! sandbox is handed to it first ([`names_a_sandbox`]), as every path is the sandbox's.
 
 mod caller;
 mod connect;
@@ -39,6 +40,7 @@ use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 
 pub use ports::PortRequest;
+pub use routing::names_a_sandbox;
 
 /// The envd version reported: the SDKs enable by it what this face implements (stdin
 /// closing 0.5.2, octet-stream uploads 0.5.7), and refuse themselves what it does not (file

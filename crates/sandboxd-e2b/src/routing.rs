@@ -84,6 +84,12 @@ pub fn dispatch(face: Face, control: Router, served: Vec<(u16, Router)>, ports: 
     })
 }
 
+/// Whether the request names a sandbox (by header or `e2b.domain` host name): then it is the
+/// sandbox's, whatever its path, and must reach the E2B face before the service's own routes.
+pub fn names_a_sandbox(request: &Request, domain: Option<&str>) -> bool {
+    !matches!(target(request, domain), Target::Control)
+}
+
 fn target(request: &Request, domain: Option<&str>) -> Target {
     let header = |name| request.headers().get(name).and_then(|v| v.to_str().ok());
     if let Some(id) = header(SANDBOX_ID_HEADER) {

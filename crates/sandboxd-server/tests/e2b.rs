@@ -742,6 +742,51 @@ fn chrono_free_now() -> i64 {
         .as_secs() as i64
 }
 
+/// A request naming a sandbox's port reaches the sandbox's server whatever its path, the
+/// service's own routes (dashboard, `/healthz`, `/v1`, `/mcp`, `/metrics`, share links)
+/// included: here nothing listens in the fake sandbox, so each is its closed port's 502.
+#[tokio::test]
+async fn a_sandbox_port_owns_every_path_even_the_services_own() {
+    let service = with_domain();
+    let (id, token) = create(&service, TOKEN, "localhost").await;
+    let host = format!("8000-{id}.{DOMAIN}");
+    for path in [
+        "/",
+        "/assets/app.js",
+        "/healthz",
+        "/v1/runtimes",
+        "/mcp",
+        "/metrics",
+        "/p/00ff/",
+    ] {
+        for headers in [
+            vec![
+                ("e2b-sandbox-id", id.as_str()),
+                ("e2b-sandbox-port", "8000"),
+                ("x-access-token", token.as_str()),
+            ],
+            vec![("host", host.as_str()), ("x-access-token", token.as_str())],
+        ] {
+            let answer = send(&service, Method::GET, path, &headers, vec![]).await;
+            assert_eq!(answer.status, StatusCode::BAD_GATEWAY, "{path} {headers:?}");
+            assert_eq!(answer.json()["error"]["code"], "port_closed", "{path}");
+        }
+    }
+    // Without the sandbox's token, its port refuses, and the service's route is not a way round.
+    let refused = send(
+        &service,
+        Method::GET,
+        "/healthz",
+        &[("e2b-sandbox-id", &id), ("e2b-sandbox-port", "8000")],
+        vec![],
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+    // Without a sandbox named, the service's own routes answer as ever.
+    let own = send(&service, Method::GET, "/healthz", &[], vec![]).await;
+    assert_eq!(own.json()["status"], "ok");
+}
+
 /// `method path` with the service token and a JSON body.
 async fn call(service: &TestService, method: Method, path: &str, body: Value) -> Answer {
     let headers = [("x-api-key", TOKEN), ("content-type", "application/json")];
