@@ -4,7 +4,7 @@ background processes (reconnect by pid, stdin, signals, PTY and resize)."""
 import time
 
 import pytest
-from e2b import CommandExitException, PtySize, SandboxException, TimeoutException
+from e2b import CommandExitException, PtySize, Sandbox, SandboxException, SandboxNotRunningException, TimeoutException
 
 
 def test_foreground_output_exit_codes_and_stderr(sandbox):
@@ -97,3 +97,14 @@ def test_pty_create_input_resize_and_kill(sandbox):
     assert sandbox.pty.kill(other.pid) is True
     with pytest.raises(CommandExitException):
         other.wait()
+
+
+def test_a_command_of_a_killed_sandbox_ends_as_the_sandbox_gone(e2b):
+    box = Sandbox.create()
+    handle = box.commands.run("sleep 60", background=True)
+    assert Sandbox.kill(box.sandbox_id) is True
+    with pytest.raises(SandboxNotRunningException) as raised:
+        handle.wait()
+    message = str(raised.value)
+    assert "was not found: it ended while the command ran (closed by the client)" in message, message
+    assert "agent" not in message, message

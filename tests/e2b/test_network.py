@@ -109,7 +109,6 @@ def test_update_network_narrows_at_run_time_never_beyond_the_template(e2b, boxes
         ("net", {"allow_out": ["1.1.1.1"]}, "never addresses"),
         ("net", {"deny_out": ["8.8.8.0/24"]}, r'denyOut "8\.8\.8\.0/24" cannot be expressed'),
         ("net", {"deny_out": ["a.pkg.test"]}, r'"a\.pkg\.test" falls under "\*\.pkg\.test"'),
-        ("net", {"allow_public_traffic": True}, "allowPublicTraffic true.* not offered"),
         ("net", {"egress_proxy": {"address": "127.0.0.1:1080"}}, "egressProxy.* not offered"),
         ("python", {"allow_out": ["allowed.test"]}, 'template "python" has network mode "none", not "egress"'),
     ],

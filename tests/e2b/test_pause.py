@@ -137,3 +137,14 @@ def test_a_fork_has_the_files_and_environment_and_is_independent(e2b):
         assert Sandbox.list_snapshots(sandbox_id=box.sandbox_id).next_items() == [], "the fork's snapshot is gone"
     finally:
         box.kill()
+
+
+def test_a_pause_that_would_drop_memory_is_refused(e2b, sandbox):
+    from e2b import SandboxException
+
+    for options in [{"keep_memory": False}, {"mode": "filesystem"}, {"strict": True}]:
+        with pytest.raises(SandboxException, match="not offered"):
+            sandbox.pause(**options)
+    assert sandbox.get_info().state == SandboxState.RUNNING
+    with pytest.raises(SandboxException, match="autoPauseMemory false.* not offered"):
+        Sandbox.create(lifecycle={"on_timeout": {"action": "pause", "mode": "filesystem"}})

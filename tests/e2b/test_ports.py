@@ -87,3 +87,18 @@ def test_get_host_names_a_host_the_face_serves(served):
         timeout=30,
     )
     assert health.status_code == 204
+
+
+@pytest.mark.parametrize("path", ["/healthz", "/v1/runtimes", "/mcp", "/metrics", "/p/00ff/", "/assets/app.js"])
+def test_every_path_of_a_sandbox_port_is_the_sandboxs_own(served, path):
+    running, box, marker = served
+    token = box.connection_config.sandbox_headers["X-Access-Token"]
+    by_header = {"E2b-Sandbox-Id": box.sandbox_id, "E2b-Sandbox-Port": str(PORT), "X-Access-Token": token}
+    by_host = {"Host": box.get_host(PORT), "X-Access-Token": token}
+    for headers in [by_header, by_host]:
+        root = fetch(f"{running.url}/", headers)
+        assert (root.status_code, root.text) == (200, marker), "/ is the sandbox's index.html"
+        # Python's http.server has none of these: its own 404, not the service's route.
+        answer = fetch(f"{running.url}{path}", headers)
+        assert answer.status_code == 404, answer.text
+        assert "File not found" in answer.text, answer.text

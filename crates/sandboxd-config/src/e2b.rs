@@ -2,9 +2,12 @@
 //! service through `E2B_API_URL` and `E2B_SANDBOX_URL` (one address, sandboxes told apart by
 //! a header); with one, also as `api.DOMAIN` and `PORT-SANDBOXID.DOMAIN`, the only form the
 //! SDKs' next major version keeps (TLS and the wildcard name are the operator's proxy's).
+//! `templates` names runtimes by the template IDs the E2B SDKs ask for (`base`,
+//! `code-interpreter-v1`, ...).
 
-use crate::{invalid, ConfigError};
+use crate::{invalid, ConfigError, RuntimeInfo};
 use serde::Deserialize;
+use std::collections::BTreeMap;
 
 /// A DNS name's longest length.
 const MAX_DOMAIN_LEN: usize = 253;
@@ -13,22 +16,41 @@ const MAX_DOMAIN_LEN: usize = 253;
 #[serde(deny_unknown_fields)]
 pub(crate) struct E2bFile {
     domain: Option<String>,
+    #[serde(default)]
+    templates: BTreeMap<String, String>,
 }
 
 #[derive(Debug, Clone, Default)]
 pub struct E2bSettings {
     /// Lower case, without a scheme, port or trailing dot.
     pub domain: Option<String>,
+    /// Template ID to the runtime alias a sandbox of it runs; each names a runtime.
+    pub templates: BTreeMap<String, String>,
 }
 
 impl E2bSettings {
-    pub(crate) fn resolve(file: &E2bFile) -> Result<E2bSettings, ConfigError> {
-        let Some(domain) = &file.domain else {
-            return Ok(E2bSettings::default());
+    pub(crate) fn resolve(
+        file: &E2bFile,
+        runtimes: &BTreeMap<String, RuntimeInfo>,
+    ) -> Result<E2bSettings, ConfigError> {
+        for (template, runtime) in &file.templates {
+            if !runtimes.contains_key(runtime) {
+                return Err(invalid(
+                    format!("e2b.templates.{template}"),
+                    format!(
+                        "names runtime \"{runtime}\", which is not one of [runtimes]: {}",
+                        runtimes.keys().cloned().collect::<Vec<_>>().join(", ")
+                    ),
+                ));
+            }
+        }
+        let domain = match &file.domain {
+            Some(domain) => Some(dns_name("e2b.domain", domain)?),
+            None => None,
         };
-        let domain = dns_name("e2b.domain", domain)?;
         Ok(E2bSettings {
-            domain: Some(domain),
+            domain,
+            templates: file.templates.clone(),
         })
     }
 }
@@ -59,9 +81,13 @@ mod tests {
     use super::*;
 
     fn resolve(domain: &str) -> Result<E2bSettings, ConfigError> {
-        E2bSettings::resolve(&E2bFile {
-            domain: Some(domain.into()),
-        })
+        E2bSettings::resolve(
+            &E2bFile {
+                domain: Some(domain.into()),
+                templates: BTreeMap::new(),
+            },
+            &BTreeMap::new(),
+        )
     }
 
     #[test]

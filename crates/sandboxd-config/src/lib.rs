@@ -262,7 +262,7 @@ impl Config {
             .collect::<Result<_, _>>()?;
         let backend = backend::resolve(file.backend.as_ref(), &runtimes)?;
         egress::check_backend(&backend, &runtimes)?;
-        let e2b = E2bSettings::resolve(&file.e2b)?;
+        let e2b = E2bSettings::resolve(&file.e2b, &runtimes)?;
         let ports = PortsSettings::resolve(&file.ports)?;
         let egress = EgressSettings::resolve(&file.egress)?;
         let named_secrets = file

@@ -37,6 +37,17 @@ fn embedded_default_matches_the_seed() {
         "inherits the default"
     );
     assert_eq!(config.worst_case_memory_bytes(), 20 * (4 << 30));
+    assert_eq!(config.e2b.templates["base"], "python");
+    assert_eq!(config.e2b.templates["code-interpreter-v1"], "interpreter");
+}
+
+#[test]
+fn an_e2b_template_names_a_runtime() {
+    let error = error_of(&format!("{MINIMAL}[e2b.templates]\nbase = \"nope\"\n"));
+    assert!(error.contains("e2b.templates.base"), "{error}");
+    assert!(error.contains("\"nope\""), "{error}");
+    let config = Config::parse(&format!("{MINIMAL}[e2b.templates]\nbase = \"sh\"\n")).unwrap();
+    assert_eq!(config.e2b.templates["base"], "sh");
 }
 
 #[test]

@@ -404,7 +404,8 @@ impl Core {
             .map_or_else(|| default.clone(), |name| name.to_string())
     }
 
-    fn usable_runtimes(&self, principal: &Principal) -> Vec<&str> {
+    /// The runtimes the principal may open sessions of: a tenant only its allowed ones.
+    pub fn usable_runtimes(&self, principal: &Principal) -> Vec<&str> {
         self.config()
             .runtimes
             .keys()

@@ -65,6 +65,36 @@ impl Core {
         Some(tenant.map_or(Principal::Admin, Principal::Tenant))
     }
 
+    /// The open session whose access token made a signature, as `signed_with` tells (E2B's
+    /// signed file URLs, which need not name their sandbox): session `id` when given, else
+    /// each open session in turn (at most `max_sessions`). Returns its id and the token,
+    /// which then authenticates the request as the session's owner; none is refused and
+    /// counted like a wrong token.
+    pub fn session_that_signed(
+        &self,
+        id: Option<&str>,
+        signed_with: impl Fn(&str) -> bool,
+        address: Option<IpAddr>,
+    ) -> Result<(String, String), Error> {
+        let candidates = match id {
+            Some(id) => vec![id.to_string()],
+            None => self
+                .sessions()
+                .running()
+                .into_iter()
+                .map(|session| session.id)
+                .collect(),
+        };
+        candidates
+            .into_iter()
+            .map(|id| {
+                let token = self.derived_token(&id);
+                (id, token)
+            })
+            .find(|(_, token)| signed_with(token))
+            .ok_or_else(|| self.tokens().refuse(self.config(), address))
+    }
+
     fn derived_token(&self, id: &str) -> String {
         let digest = self.tokens().derive(CONTEXT, id);
         digest.iter().map(|b| format!("{b:02x}")).collect()

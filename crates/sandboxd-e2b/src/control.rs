@@ -4,10 +4,10 @@
 //! command, and the timeout its own idle expiry (which pauses it with `autoPause`). Authenticated by `X-API-Key`: the service token or a tenant's.
 
 use crate::caller::{answer, done, existing, ApiCaller};
-use crate::errors::E2bError;
+use crate::errors::{Code, E2bError};
 use crate::network::{self, NetworkOptions};
 use crate::{Face, ENVD_VERSION};
-use axum::extract::{Path, Query, State};
+use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
@@ -40,6 +40,8 @@ pub struct NewSandbox {
     #[serde(default)]
     env_vars: BTreeMap<String, String>,
     auto_pause: Option<bool>,
+    /// False: the timeout's pause keeps only the files.
+    auto_pause_memory: Option<bool>,
     auto_resume: Option<Value>,
     #[serde(rename = "allow_internet_access")]
     allow_internet_access: Option<bool>,
@@ -53,15 +55,6 @@ pub struct NewSandbox {
 #[derive(Deserialize)]
 pub struct TimeoutRequest {
     timeout: u64,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct ListQuery {
-    metadata: Option<String>,
-    state: Option<String>,
-    limit: Option<usize>,
-    next_token: Option<String>,
 }
 
 impl NewSandbox {
@@ -84,27 +77,33 @@ impl NewSandbox {
                 return Err(E2bError::unsupported(what));
             }
         }
-        // A paused sandbox here resumes on any use; opting out of that is not offered.
-        if self
-            .auto_resume
-            .as_ref()
-            .is_some_and(|v| v.get("enabled") == Some(&Value::Bool(false)))
+        // A paused sandbox here resumes on any use; opting out of that is not offered for
+        // the timeout's pause (without one, `false` is what SDK releases up to 2.40 send).
+        if self.auto_pause == Some(true)
+            && self
+                .auto_resume
+                .as_ref()
+                .is_some_and(|v| v.get("enabled") == Some(&Value::Bool(false)))
         {
             return Err(E2bError::unsupported(
                 "a paused sandbox that stays paused when used (lifecycle auto_resume false)",
             ));
         }
-        if let (Some(wanted), Some(runtime_info)) = (
+        if self.auto_pause == Some(true) && self.auto_pause_memory == Some(false) {
+            return Err(E2bError::unsupported(
+                "a timeout's pause that keeps only the files (lifecycle mode \"filesystem\", autoPauseMemory false); a pause here keeps the memory",
+            ));
+        }
+        // `true` is what the runtime allows: SDK releases up to 2.50 send it on every create.
+        // `false` is honoured by a runtime without network, or narrowed to nothing by an egress
+        // one (`network::egress_list`), and refused by any other.
+        if let (Some(false), Some(runtime_info)) = (
             self.allow_internet_access,
             face.core.config().runtime(runtime),
         ) {
-            let mode = runtime_info.limits.network_mode;
-            let has = mode != sandboxd_api::NetworkMode::None;
-            // An egress runtime's list can be narrowed to nothing: `network::egress_list`.
-            if wanted != has && mode != sandboxd_api::NetworkMode::Egress {
+            if runtime_info.limits.network_mode == sandboxd_api::NetworkMode::Bridge {
                 return Err(E2bError::invalid(format!(
-                    "template \"{runtime}\" runs {} network access, and a sandbox cannot change that (allow_internet_access); pick a template (runtime) that does",
-                    if has { "with" } else { "without" }
+                    "template \"{runtime}\" runs with network access, and a sandbox cannot turn it off (allow_internet_access false); pick a template (runtime) without network"
                 )));
             }
         }
@@ -118,16 +117,15 @@ pub async fn create(
     Json(request): Json<NewSandbox>,
 ) -> Response {
     let result = async {
-        let snapshot = named_by_template(&face, &caller, &request.template_id);
-        let runtime = match &snapshot {
-            Some(snapshot) => snapshot.runtime.clone(),
-            None if request.template_id == BASE_TEMPLATE => {
-                face.core.config().default_runtime.clone()
-            }
-            None => request.template_id.clone(),
+        let (runtime, snapshot) = match template(&face, &caller, &request.template_id)? {
+            Template::Runtime(runtime) => (runtime, None),
+            Template::Snapshot(snapshot) => (Some(snapshot.runtime.clone()), Some(snapshot)),
         };
-        request.refuse_unsupported(&face, &runtime)?;
-        let egress = match face.core.config().runtime(&runtime) {
+        let runtime_name = runtime
+            .clone()
+            .unwrap_or_else(|| face.core.config().default_runtime.clone());
+        request.refuse_unsupported(&face, &runtime_name)?;
+        let egress = match face.core.config().runtime(&runtime_name) {
             Some(runtime_info) => request.network.egress_list(
                 runtime_info,
                 &request.template_id,
@@ -140,7 +138,7 @@ pub async fn create(
             .open_session(
                 &caller,
                 CreateSession {
-                    runtime: (request.template_id != BASE_TEMPLATE).then_some(runtime),
+                    runtime,
                     tenant: None,
                     labels: request.metadata,
                     snapshot: snapshot.map(|s| s.id),
@@ -184,50 +182,13 @@ pub async fn get_one(
         let info = existing(&face, &caller, &id).await?;
         let mut detail = listed(&face, &info);
         detail["envdAccessToken"] = face.core.session_access_token(&caller, &id)?.into();
-        if let Some(network) = network::info(&face, &caller, &id) {
-            detail["network"] = network;
-        }
+        let (network, internet) = network::info(&face, &caller, &id, &info.runtime);
+        detail["network"] = network;
+        detail["allowInternetAccess"] = internet.into();
         Ok(detail)
     }
     .await;
     answer(StatusCode::OK, result)
-}
-
-pub async fn list(
-    State(face): State<Face>,
-    ApiCaller(caller): ApiCaller,
-    Query(query): Query<ListQuery>,
-) -> Response {
-    let result = async {
-        let wanted: Vec<(String, String)> = query
-            .metadata
-            .as_deref()
-            .map(|m| serde_urlencoded::from_str(m).unwrap_or_default())
-            .unwrap_or_default();
-        let state_wanted = |state: &SessionState| {
-            let name = state_name(state);
-            query
-                .state
-                .as_deref()
-                .is_none_or(|states| states.split(',').any(|s| s.trim() == name))
-        };
-        let mut sessions = face.core.list_sessions(&caller, false).await?.sessions;
-        sessions.retain(|s| {
-            state_wanted(&s.state)
-                && wanted
-                    .iter()
-                    .all(|(k, v)| s.labels.get(k).is_some_and(|have| have == v))
-        });
-        sessions.sort_by(|a, b| a.created_at.cmp(&b.created_at).then(a.id.cmp(&b.id)));
-        Ok::<_, E2bError>(sessions)
-    }
-    .await;
-    match result {
-        Ok(sessions) => paged(&sessions, query.next_token.as_deref(), query.limit, |s| {
-            listed(&face, s)
-        }),
-        Err(e) => e.into_http(),
-    }
 }
 
 /// One page of a listing as E2B answers it: `limit` items from where `next_token` says, and
@@ -324,24 +285,16 @@ pub(crate) fn sandbox(face: &Face, caller: &Caller, info: &SessionInfo) -> Resul
 }
 
 /// A sandbox as `GET /v2/sandboxes` lists it (and, with its token, `GET /sandboxes/{id}`).
-fn listed(face: &Face, info: &SessionInfo) -> Value {
+pub(crate) fn listed(face: &Face, info: &SessionInfo) -> Value {
     let config = face.core.config();
     let limits = config.runtime(&info.runtime).map(|r| r.limits.clone());
-    let parse =
-        |at: &str| OffsetDateTime::parse(at, &Rfc3339).unwrap_or(OffsetDateTime::UNIX_EPOCH);
-    let idle = info
-        .idle_timeout_secs
-        .unwrap_or(config.policy.idle_timeout_secs);
-    let end_at = (parse(&info.last_activity_at) + time::Duration::seconds(idle as i64)).min(
-        parse(&info.created_at) + time::Duration::seconds(config.policy.max_lifetime_secs as i64),
-    );
     json!({
         "templateID": info.runtime,
         "alias": info.runtime,
         "sandboxID": info.id,
         "clientID": CLIENT_ID,
         "startedAt": info.created_at,
-        "endAt": end_at.format(&Rfc3339).unwrap_or_default(),
+        "endAt": end_at(face, info).format(&Rfc3339).unwrap_or_default(),
         "envdVersion": ENVD_VERSION,
         "cpuCount": limits.as_ref().map_or(1, |l| l.cpus.ceil().max(1.0) as u64),
         "memoryMB": limits.as_ref().map_or(0, |l| l.mem_limit_bytes / MIB),
@@ -352,6 +305,22 @@ fn listed(face: &Face, info: &SessionInfo) -> Value {
     })
 }
 
+/// When the sandbox ends unless used: its idle timeout after its last activity, within the
+/// service's longest lifetime.
+pub(crate) fn end_at(face: &Face, info: &SessionInfo) -> OffsetDateTime {
+    let policy = &face.core.config().policy;
+    let parse =
+        |at: &str| OffsetDateTime::parse(at, &Rfc3339).unwrap_or(OffsetDateTime::UNIX_EPOCH);
+    (parse(&info.last_activity_at) + time::Duration::seconds(idle_timeout(face, info) as i64))
+        .min(parse(&info.created_at) + time::Duration::seconds(policy.max_lifetime_secs as i64))
+}
+
+/// The sandbox's idle timeout: its own, else the service's.
+pub(crate) fn idle_timeout(face: &Face, info: &SessionInfo) -> u64 {
+    info.idle_timeout_secs
+        .unwrap_or(face.core.config().policy.idle_timeout_secs)
+}
+
 /// E2B's name of an open sandbox's state.
 fn state_name(state: &SessionState) -> &'static str {
     match state {
@@ -360,10 +329,49 @@ fn state_name(state: &SessionState) -> &'static str {
     }
 }
 
-/// The snapshot a template ID names, when it names one of the caller's and no runtime.
-fn named_by_template(face: &Face, caller: &Caller, template: &str) -> Option<SnapshotInfo> {
-    if face.core.config().runtime(template).is_some() {
-        return None;
+/// What a template ID names.
+pub(crate) enum Template {
+    /// A runtime; `None`: the caller's default (`base`, unless the config maps it).
+    Runtime(Option<String>),
+    /// One of the caller's snapshots.
+    Snapshot(SnapshotInfo),
+}
+
+/// The runtime or snapshot a template ID names: the config's `e2b.templates` first, then a
+/// runtime alias, `base`, and the caller's snapshots; anything else is 404 listing the
+/// templates the caller may use.
+pub(crate) fn template(face: &Face, caller: &Caller, id: &str) -> Result<Template, E2bError> {
+    let config = face.core.config();
+    if let Some(runtime) = config.e2b.templates.get(id) {
+        return Ok(Template::Runtime(Some(runtime.clone())));
     }
-    face.core.get_snapshot(caller, template).ok()
+    if config.runtime(id).is_some() {
+        return Ok(Template::Runtime(Some(id.to_string())));
+    }
+    if id == BASE_TEMPLATE {
+        return Ok(Template::Runtime(None));
+    }
+    if let Ok(snapshot) = face.core.get_snapshot(caller, id) {
+        return Ok(Template::Snapshot(snapshot));
+    }
+    let usable = face.core.usable_runtimes(&caller.principal);
+    let mut names: Vec<&str> = config
+        .e2b
+        .templates
+        .iter()
+        .filter(|(_, runtime)| usable.contains(&runtime.as_str()))
+        .map(|(name, _)| name.as_str())
+        .chain([BASE_TEMPLATE])
+        .chain(usable.iter().copied())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    Err(E2bError::new(
+        Code::NotFound,
+        StatusCode::NOT_FOUND,
+        format!(
+            "template \"{id}\" is neither one of this service's templates nor a snapshot of yours; templates: {}",
+            names.join(", ")
+        ),
+    ))
 }

@@ -7,8 +7,10 @@
 //! `E2b-Sandbox-Id` header with `E2b-Sandbox-Port`, or a `PORT-SANDBOXID.DOMAIN` host when
 //! `e2b.domain` is set) goes to envd for envd's port, to the sandbox's own server through the
 //! service's port proxy for any other, and anything else on E2B's control-plane paths (or on `api.DOMAIN`) to the control
-//! plane, and the rest to the service's own answer for unknown routes. Mounted as the
-//! service's fallback, so it never shadows a route of sandboxd's own.
+//! plane, and the rest to the service's own answer for unknown routes. A signed file URL
+//! (`/files?signature=...`) goes to envd once its signature names the sandbox. Mounted as the
+//! service's fallback, so it never shadows a route of sandboxd's own; a request naming a
+//! sandbox is handed to it first ([`names_a_sandbox`]), as every path is the sandbox's.
 
 mod caller;
 mod connect;
@@ -18,11 +20,13 @@ mod errors;
 mod files;
 mod filesystem;
 mod interpreter;
+mod listing;
 mod network;
 mod pause;
 mod ports;
 mod process;
 mod routing;
+mod signed;
 mod snapshots;
 mod watch_limits;
 mod watchers;
@@ -36,6 +40,7 @@ use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 
 pub use ports::PortRequest;
+pub use routing::names_a_sandbox;
 
 /// The envd version reported: the SDKs enable by it what this face implements (stdin
 /// closing 0.5.2, octet-stream uploads 0.5.7), and refuse themselves what it does not (file
@@ -73,8 +78,8 @@ pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
         core,
     };
     let control = Router::new()
-        .route("/sandboxes", post(control::create).get(control::list))
-        .route("/v2/sandboxes", post(control::create).get(control::list))
+        .route("/sandboxes", post(control::create).get(listing::list))
+        .route("/v2/sandboxes", post(control::create).get(listing::list))
         .route(
             "/sandboxes/{id}",
             get(control::get_one).delete(control::kill),
@@ -124,10 +129,5 @@ pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
         (routing::ENVD_PORT, envd),
         (interpreter::PORT, interpreter::router(face.clone())),
     ];
-    routing::dispatch(
-        face.core.config().e2b.domain.clone(),
-        control,
-        served,
-        ports,
-    )
+    routing::dispatch(face, control, served, ports)
 }

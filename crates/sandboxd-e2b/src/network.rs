@@ -27,7 +27,10 @@ const ALL_TRAFFIC: &str = "0.0.0.0/0";
 pub struct NetworkOptions {
     allow_out: Option<Vec<String>>,
     deny_out: Option<Vec<String>>,
-    allow_public_traffic: Option<bool>,
+    /// Ignored: a sandbox's ports need its access token whatever this says (SDK releases
+    /// before 2.60 send `true` with any network option), and its info says `false`.
+    #[serde(rename = "allowPublicTraffic")]
+    _allow_public_traffic: Option<bool>,
     dns_servers: Option<Vec<String>>,
     egress_proxy: Option<Value>,
     rules: Option<Value>,
@@ -52,6 +55,10 @@ impl NetworkOptions {
         let allow_out = self.allow_out.as_deref().unwrap_or_default();
         let deny_out = self.deny_out.as_deref().unwrap_or_default();
         if allow_out.is_empty() && deny_out.is_empty() && internet != Some(false) {
+            return Ok(None);
+        }
+        // A runtime without network denies everything already.
+        if runtime.limits.network_mode == NetworkMode::None && allow_out.is_empty() {
             return Ok(None);
         }
         if runtime.limits.network_mode != NetworkMode::Egress {
@@ -119,10 +126,6 @@ impl NetworkOptions {
     fn refuse_unsupported(&self) -> Result<(), E2bError> {
         let given = [
             (
-                "public sandbox URLs (network allowPublicTraffic true; a share link makes one port public)",
-                self.allow_public_traffic == Some(true),
-            ),
-            (
                 "DNS servers of a sandbox's own (network dnsServers; the service answers its DNS)",
                 self.dns_servers.as_ref().is_some_and(|d| !d.is_empty()),
             ),
@@ -185,12 +188,29 @@ pub async fn update(
     done(result)
 }
 
-/// The `network` of a sandbox's info, for one whose runtime has egress: the list in force as
-/// `allowOut`, and everything else denied.
-pub fn info(face: &Face, caller: &Caller, id: &str) -> Option<Value> {
-    let network = face.core.session_network(caller, id).ok()?;
-    let allow_out: Vec<String> = network.egress.iter().map(ToString::to_string).collect();
-    Some(json!({"allowOut": allow_out, "denyOut": [ALL_TRAFFIC]}))
+/// The `network` of a sandbox's info, and whether it reaches the internet, as its runtime
+/// really runs it: an egress runtime's list in force as `allowOut` with everything else
+/// denied; a runtime without network denying all; and ports that need the sandbox's token.
+pub fn info(face: &Face, caller: &Caller, id: &str, runtime: &str) -> (Value, bool) {
+    let mode = face
+        .core
+        .config()
+        .runtime(runtime)
+        .map_or(NetworkMode::None, |r| r.limits.network_mode);
+    let (allow_out, deny_out): (Vec<String>, &[&str]) = match mode {
+        NetworkMode::Bridge => (Vec::new(), &[]),
+        NetworkMode::None => (Vec::new(), &[ALL_TRAFFIC]),
+        NetworkMode::Egress => (
+            face.core
+                .session_network(caller, id)
+                .map(|network| network.egress.iter().map(ToString::to_string).collect())
+                .unwrap_or_default(),
+            &[ALL_TRAFFIC],
+        ),
+    };
+    let internet = mode == NetworkMode::Bridge || !allow_out.is_empty();
+    let network = json!({"allowOut": allow_out, "denyOut": deny_out, "allowPublicTraffic": false});
+    (network, internet)
 }
 
 fn listed(rules: &[EgressRule]) -> String {

@@ -123,7 +123,13 @@ pub async fn call(
                     StreamRequest::Connect(request) => reconnect(&face, &call, request).await,
                 };
                 match attached {
-                    Ok((info, attachment)) => follow(sender, info, attachment, &headers).await,
+                    Ok((info, attachment)) => {
+                        let ended = follow(sender, info, attachment, &headers).await;
+                        if let Some((sender, error)) = ended {
+                            let error = ended_sandbox(&face, &call, error).await;
+                            sender.end(error).await;
+                        }
+                    }
                     Err(e) => sender.end(Some(e)).await,
                 }
             });
@@ -366,14 +372,37 @@ async fn next_event(
     (attachment, event)
 }
 
+/// Why a command's stream was cut: once its sandbox has ended (killed, timed out), E2B's
+/// "was not found" with the sandbox's end reason, which the SDKs read as the sandbox gone,
+/// not the agent's connection failing.
+async fn ended_sandbox(
+    face: &Face,
+    call: &SandboxCall,
+    error: Option<E2bError>,
+) -> Option<E2bError> {
+    match face.core.get_session(&call.caller, &call.id).await {
+        Ok(info) if info.state == sandboxd_api::SessionState::Ended => Some(E2bError::new(
+            Code::Unavailable,
+            StatusCode::BAD_GATEWAY,
+            format!(
+                "sandbox {} was not found: it ended while the command ran ({})",
+                call.id,
+                info.end_reason.as_deref().unwrap_or("no reason recorded")
+            ),
+        )),
+        _ => error,
+    }
+}
+
 /// Streams the process's start event, its output and its end, with keepalives while it is
-/// quiet, until it ends or the client goes (the process keeps running then).
+/// quiet, until it ends or the client goes (the process keeps running then). A stream cut
+/// before the process's end is handed back unended, with its error if any.
 async fn follow(
     sender: StreamSender,
     info: ProcessInfo,
     attachment: Attachment,
     headers: &HeaderMap,
-) {
+) -> Option<(StreamSender, Option<E2bError>)> {
     let interval = headers
         .get(KEEPALIVE_HEADER)
         .and_then(|v| v.to_str().ok())
@@ -385,7 +414,7 @@ async fn follow(
         .send(&json!({"event": {"start": {"pid": info.pid}}}))
         .await
     {
-        return;
+        return None;
     }
     let mut keepalive = tokio::time::interval_at(tokio::time::Instant::now() + interval, interval);
     // The attachment moves into the pending wait and back, so a keepalive never cuts a read.
@@ -397,10 +426,10 @@ async fn follow(
             _ = sender.closed() => Step::ClientGone,
         };
         match step {
-            Step::ClientGone => return,
+            Step::ClientGone => return None,
             Step::Keepalive => {
                 if !sender.send(&json!({"event": {"keepalive": {}}})).await {
-                    return;
+                    return None;
                 }
             }
             Step::Event(moved) => {
@@ -421,13 +450,13 @@ async fn follow(
                         {
                             sender.end(None).await;
                         }
-                        return;
+                        return None;
                     }
-                    Some(Err(e)) => return sender.end(Some(e.into())).await,
-                    None => return sender.end(None).await,
+                    Some(Err(e)) => return Some((sender, Some(e.into()))),
+                    None => return Some((sender, None)),
                 };
                 if !sender.send(&message).await {
-                    return;
+                    return None;
                 }
                 keepalive.reset();
                 pending = Box::pin(next_event(attachment));

@@ -7,6 +7,8 @@ use axum::http::header;
 use axum::Router;
 use tower::ServiceExt;
 
+use crate::{signed, ClientAddress, Face};
+
 /// The header every SDK request to envd carries.
 pub const SANDBOX_ID_HEADER: &str = "e2b-sandbox-id";
 /// The port a request with [`SANDBOX_ID_HEADER`] is for; envd's when absent.
@@ -34,14 +36,25 @@ enum Target {
 /// A router that sends a request naming a sandbox and a port to the router `served` lists for
 /// that port (envd's first), to `ports` for any other (the sandbox's own servers), each with
 /// its [`SandboxId`] and [`SandboxPort`]; and any other request to `control`.
-pub fn dispatch(
-    domain: Option<String>,
-    control: Router,
-    served: Vec<(u16, Router)>,
-    ports: Router,
-) -> Router {
-    Router::new().fallback(move |mut request: Request| {
-        let target = target(&request, domain.as_deref());
+pub fn dispatch(face: Face, control: Router, served: Vec<(u16, Router)>, ports: Router) -> Router {
+    let domain = face.core.config().e2b.domain.clone();
+    Router::new().fallback(move |address: ClientAddress, mut request: Request| {
+        let mut target = target(&request, domain.as_deref());
+        // A signed file URL is envd's, named by its host or header or else by its signature.
+        let signed = match &target {
+            Target::Sandbox(ENVD_PORT, _) | Target::Control if signed::is_signed(&request) => {
+                let id = match &target {
+                    Target::Sandbox(_, id) => Some(id.as_str()),
+                    _ => None,
+                };
+                let authorized = signed::authorize(&face, id, &address, &mut request);
+                if authorized.is_ok() {
+                    target = self::target(&request, domain.as_deref());
+                }
+                Some(authorized)
+            }
+            _ => None,
+        };
         let router = match &target {
             Target::Sandbox(port, _) => served
                 .iter()
@@ -52,6 +65,9 @@ pub fn dispatch(
         }
         .clone();
         async move {
+            if let Some(Err(refused)) = signed {
+                return Ok(refused.into_http());
+            }
             match target {
                 Target::Sandbox(port, id) => {
                     request.extensions_mut().insert(SandboxId(id));
@@ -66,6 +82,12 @@ pub fn dispatch(
             }
         }
     })
+}
+
+/// Whether the request names a sandbox (by header or `e2b.domain` host name): then it is the
+/// sandbox's, whatever its path, and must reach the E2B face before the service's own routes.
+pub fn names_a_sandbox(request: &Request, domain: Option<&str>) -> bool {
+    !matches!(target(request, domain), Target::Control)
 }
 
 fn target(request: &Request, domain: Option<&str>) -> Target {

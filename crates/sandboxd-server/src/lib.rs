@@ -24,7 +24,7 @@ mod routes;
 pub use error::ApiError;
 pub use mcp::MCP_PATH;
 
-use axum::extract::DefaultBodyLimit;
+use axum::extract::{DefaultBodyLimit, State};
 use axum::middleware;
 use axum::routing::{get, on};
 use axum::{Json, Router};
@@ -39,6 +39,7 @@ use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
+use tower::ServiceExt;
 use utoipa::OpenApi;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
@@ -155,6 +156,17 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             state.core.clone(),
             auth::require_token,
         ));
+    let e2b = sandboxd_e2b::router(
+        core.clone(),
+        Router::new().fallback(|| async {
+            ApiError(Error::NotFound(
+                "no such route; the API is under /v1".into(),
+            ))
+        }),
+        Router::new()
+            .fallback(ports::e2b_port)
+            .with_state(state.clone()),
+    );
     Router::new()
         .route(
             "/healthz",
@@ -175,20 +187,16 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .merge(dashboard::routes())
         // The E2B-compatible API answers what none of these routes do (README, "Using the E2B
         // SDK"); what it does not recognise either gets the usual answer.
-        .fallback_service(sandboxd_e2b::router(
-            core.clone(),
-            Router::new().fallback(|| async {
-                ApiError(Error::NotFound(
-                    "no such route; the API is under /v1".into(),
-                ))
-            }),
-            Router::new()
-                .fallback(ports::e2b_port)
-                .with_state(state.clone()),
-        ))
+        .fallback_service(e2b.clone())
         .route_layer(middleware::from_fn_with_state(
             state.metrics.clone(),
             metrics::track,
+        ))
+        // A request naming an E2B sandbox is the sandbox's (its envd, its own server at `/`),
+        // whatever the path: none of the service's routes may shadow it.
+        .layer(middleware::from_fn_with_state(
+            (e2b, core.config().e2b.domain.clone()),
+            e2b_sandbox_first,
         ))
         // A share link's own host name is the link's, whatever the path.
         .layer(middleware::from_fn_with_state(
@@ -206,6 +214,21 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         ))
         .layer(middleware::from_fn(linger::drain_unread))
         .with_state(state)
+}
+
+/// Hands a request naming an E2B sandbox to the E2B face; any other goes on to the routes.
+async fn e2b_sandbox_first(
+    State((e2b, domain)): State<(Router, Option<String>)>,
+    request: axum::extract::Request,
+    next: middleware::Next,
+) -> axum::response::Response {
+    if !sandboxd_e2b::names_a_sandbox(&request, domain.as_deref()) {
+        return next.run(request).await;
+    }
+    match e2b.oneshot(request).await {
+        Ok(response) => response,
+        Err(never) => match never {},
+    }
 }
 
 /// Serves the API on `listener` until `shutdown` completes, expiring sessions and noticing

@@ -18,6 +18,7 @@ const DOMAIN: &str = "e2b.example.com";
 struct Answer {
     status: StatusCode,
     content_type: String,
+    headers: axum::http::HeaderMap,
     body: Vec<u8>,
 }
 
@@ -51,6 +52,7 @@ async fn send(
         .await
         .unwrap();
     let status = response.status();
+    let headers = response.headers().clone();
     let content_type = response
         .headers()
         .get("content-type")
@@ -66,6 +68,7 @@ async fn send(
     Answer {
         status,
         content_type,
+        headers,
         body,
     }
 }
@@ -391,6 +394,11 @@ async fn what_is_not_offered_says_so() {
             "/v2/sandboxes",
             json!({"templateID": "base", "network": {"egressProxy": {"address": "proxy.test:1080"}}}),
         ),
+        (
+            Method::POST,
+            "/v2/sandboxes",
+            json!({"templateID": "base", "autoPause": true, "autoPauseMemory": false}),
+        ),
         (Method::GET, "/sandboxes/x/metrics", json!({})),
         (Method::GET, "/templates", json!({})),
     ] {
@@ -471,6 +479,314 @@ async fn pause_connect_and_the_paused_state() {
     );
 }
 
+/// E2B's connect only ever extends a running sandbox's life: a shorter timeout leaves its idle
+/// timeout as it was, a longer one sets it.
+#[tokio::test]
+async fn connect_to_a_running_sandbox_never_shortens_its_timeout() {
+    let service = TestService::default_service();
+    let (id, _) = create(&service, TOKEN, "localhost").await;
+
+    let connect = format!("/v2/sandboxes/{id}/connect");
+    let shorter = call(&service, Method::POST, &connect, json!({"timeout": 10})).await;
+    assert_eq!(shorter.status, StatusCode::OK);
+    let (_, session) = service.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(
+        session["idle_timeout_secs"], 60,
+        "connect(timeout=10) shortened it"
+    );
+
+    let longer = call(&service, Method::POST, &connect, json!({"timeout": 600})).await;
+    assert_eq!(longer.status, StatusCode::OK);
+    let (_, session) = service.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(session["idle_timeout_secs"], 600);
+}
+
+/// The sandbox IDs of a listing's page, and its next page's token.
+async fn listing(service: &TestService, query: &str) -> (Vec<String>, Option<String>) {
+    let path = format!("/v2/sandboxes?{query}");
+    let answer = call(service, Method::GET, &path, json!({})).await;
+    assert_eq!(
+        answer.status,
+        StatusCode::OK,
+        "{query}: {:?}",
+        answer.json()
+    );
+    let page = answer.json();
+    let ids = page.as_array().unwrap().iter();
+    let ids = ids.map(|s| s["sandboxID"].as_str().unwrap().to_string());
+    let next = answer.headers.get("x-next-token");
+    (ids.collect(), next.map(|v| v.to_str().unwrap().to_string()))
+}
+
+/// E2B lists newest first (`order=asc` oldest first) in pages of `limit`, and filters by
+/// `template`, `startedAfter`, `state` and `metadata`; a parameter or value it cannot honour is
+/// a 400 that names it.
+#[tokio::test]
+async fn listing_pages_newest_first_and_refuses_what_it_cannot_honour() {
+    let service = TestService::default_service();
+    let mut opened = Vec::new();
+    for template in ["base", "py", "base"] {
+        let body = json!({"templateID": template, "metadata": {"n": opened.len().to_string()}});
+        let answer = call(&service, Method::POST, "/v2/sandboxes", body).await;
+        assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.json());
+        opened.push(answer.json()["sandboxID"].as_str().unwrap().to_string());
+    }
+    let (first, next) = listing(&service, "limit=1").await;
+    assert_eq!(first, [opened[2].clone()], "limit=1 is the newest");
+    let next = next.expect("a next page");
+    let (second, _) = listing(&service, &format!("limit=1&nextToken={next}")).await;
+    assert_eq!(second, [opened[1].clone()]);
+    let (oldest, _) = listing(&service, "limit=1&order=asc").await;
+    assert_eq!(oldest, [opened[0].clone()]);
+    let (py, _) = listing(&service, "template=py").await;
+    assert_eq!(py, [opened[1].clone()]);
+    let (base, _) = listing(&service, "template=base&order=asc").await;
+    assert_eq!(base, [opened[0].clone(), opened[2].clone()]);
+    let (none, _) = listing(&service, "template=nothing-of-that-name").await;
+    assert!(none.is_empty());
+    let (later, _) = listing(&service, "startedAfter=2999-01-01T00%3A00%3A00%2B00%3A00").await;
+    assert!(later.is_empty(), "started after the year 2999");
+    let (earlier, _) = listing(&service, "startedAfter=2000-01-01T00%3A00%3A00Z").await;
+    assert_eq!(earlier.len(), 3);
+    let (one, _) = listing(&service, "metadata=n%3D1&state=running%2Cpaused").await;
+    assert_eq!(one, [opened[1].clone()]);
+
+    for (query, named) in [
+        ("order=sideways", "order"),
+        ("startedAfter=yesterday", "startedAfter"),
+        ("state=stopped", "state"),
+        ("sortBy=name", "sortBy"),
+    ] {
+        let path = format!("/v2/sandboxes?{query}");
+        let answer = call(&service, Method::GET, &path, json!({})).await;
+        assert_eq!(answer.status, StatusCode::BAD_REQUEST, "{query}");
+        let message = answer.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains(named), "{query}: {message}");
+    }
+}
+
+/// A template ID names a runtime through `e2b.templates`, a runtime alias or `base`; anything
+/// else is a 404 that lists the templates, and opens nothing.
+#[tokio::test]
+async fn templates_name_runtimes_and_an_unknown_one_lists_them() {
+    let service = TestService::start(&config(
+        4,
+        0,
+        "[e2b.templates]\n\"code-interpreter-v1\" = \"py\"\n",
+    ));
+    let answer = call(
+        &service,
+        Method::POST,
+        "/v2/sandboxes",
+        json!({"templateID": "code-interpreter-v1"}),
+    )
+    .await;
+    assert_eq!(answer.status, StatusCode::CREATED, "{:?}", answer.json());
+    assert_eq!(answer.json()["templateID"], "py");
+
+    let unknown = call(
+        &service,
+        Method::POST,
+        "/v2/sandboxes",
+        json!({"templateID": "desktop"}),
+    )
+    .await;
+    assert_eq!(
+        unknown.status,
+        StatusCode::NOT_FOUND,
+        "{:?}",
+        unknown.json()
+    );
+    let message = unknown.json()["message"].as_str().unwrap().to_string();
+    for name in ["\"desktop\"", "base", "code-interpreter-v1", "py", "sh"] {
+        assert!(message.contains(name), "{name}: {message}");
+    }
+    let (listed, _) = listing(&service, "").await;
+    assert_eq!(listed.len(), 1, "the unknown template opened nothing");
+}
+
+/// A pause keeps the memory: one asking to keep only the files, or to check the guest agent
+/// first, is refused and the sandbox runs on.
+#[tokio::test]
+async fn a_pause_without_memory_is_refused_not_ignored() {
+    let service = TestService::default_service();
+    let (id, _) = create(&service, TOKEN, "localhost").await;
+    let path = format!("/sandboxes/{id}/pause");
+    for (body, says) in [
+        (json!({"memory": false}), "memory false"),
+        (json!({"requireHealthyGuest": true}), "requireHealthyGuest"),
+    ] {
+        let answer = call(&service, Method::POST, &path, body).await;
+        assert_eq!(answer.status, StatusCode::NOT_IMPLEMENTED, "{says}");
+        let message = answer.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains(says), "{message}");
+    }
+    let info = call(
+        &service,
+        Method::GET,
+        &format!("/sandboxes/{id}"),
+        json!({}),
+    )
+    .await;
+    assert_eq!(info.json()["state"], "running");
+    let kept = call(&service, Method::POST, &path, json!({"memory": true})).await;
+    assert_eq!(kept.status, StatusCode::NO_CONTENT);
+}
+
+/// A signed file URL as the SDKs make it (`download_url`, `upload_url`): no header, the
+/// signature over `path:operation:user:token[:expiration]`.
+fn signed_url(path: &str, operation: &str, token: &str, expiration: Option<i64>) -> String {
+    use base64::Engine;
+    use sha2::Digest;
+    let mut raw = format!("{path}:{operation}::{token}");
+    if let Some(at) = expiration {
+        raw.push_str(&format!(":{at}"));
+    }
+    let digest = sha2::Sha256::digest(raw.as_bytes());
+    let signature = base64::engine::general_purpose::STANDARD_NO_PAD.encode(digest);
+    let signature = signature.replace('+', "%2B").replace('/', "%2F");
+    let mut url = format!("/files?path={path}&signature=v1_{signature}");
+    if let Some(at) = expiration {
+        url.push_str(&format!("&signature_expiration={at}"));
+    }
+    url
+}
+
+/// A signed URL reads (GET) or writes (POST) the file it names in the sandbox whose token
+/// signed it, found without any header; a wrong operation, path, token or an expired one is
+/// 401, and it reaches nothing.
+#[tokio::test]
+async fn signed_file_urls_are_checked_and_find_their_sandbox() {
+    let service = TestService::default_service();
+    let (_, other_token) = create(&service, TOKEN, "localhost").await;
+    let (id, token) = create(&service, TOKEN, "localhost").await;
+    let (status, _) = service
+        .admin()
+        .put_bytes(
+            &format!("/v1/sessions/{id}/files/content?path=signed.txt"),
+            b"signed",
+        )
+        .await;
+    assert_eq!(status, StatusCode::OK);
+    let get = |path: String, headers: Vec<(&'static str, String)>| {
+        let service = &service;
+        async move {
+            let headers: Vec<(&str, &str)> =
+                headers.iter().map(|(k, v)| (*k, v.as_str())).collect();
+            send(service, Method::GET, &path, &headers, vec![]).await
+        }
+    };
+
+    let read = get(signed_url("signed.txt", "read", &token, None), vec![]).await;
+    assert_eq!(read.status, StatusCode::OK, "{:?}", read.json());
+    assert_eq!(read.body, b"signed");
+    let later = chrono_free_now() + 60;
+    let read = get(
+        signed_url("signed.txt", "read", &token, Some(later)),
+        vec![],
+    )
+    .await;
+    assert_eq!(read.body, b"signed", "with an expiry ahead");
+    let by_header = get(
+        signed_url("signed.txt", "read", &token, None),
+        vec![("e2b-sandbox-id", id.clone())],
+    )
+    .await;
+    assert_eq!(by_header.body, b"signed");
+
+    for (url, says) in [
+        (
+            signed_url("signed.txt", "write", &token, None),
+            "does not match",
+        ),
+        (
+            signed_url("other.txt", "read", &token, None).replace("other.txt&", "signed.txt&"),
+            "does not match",
+        ),
+        (
+            signed_url("signed.txt", "read", &token, Some(chrono_free_now() - 1)),
+            "expired",
+        ),
+        ("/files?path=signed.txt&signature=v2_x".to_string(), "v1_"),
+    ] {
+        let refused = get(url.clone(), vec![]).await;
+        assert_eq!(
+            refused.status,
+            StatusCode::UNAUTHORIZED,
+            "{url}: {:?}",
+            refused.json()
+        );
+        let message = refused.json()["message"].as_str().unwrap().to_string();
+        assert!(message.contains(says), "{url}: {message}");
+    }
+    // Signed by the other sandbox's token: its own file, never this one's.
+    let theirs = get(signed_url("signed.txt", "read", &other_token, None), vec![]).await;
+    assert_eq!(
+        theirs.status,
+        StatusCode::NOT_FOUND,
+        "the other sandbox has no such file"
+    );
+    // Signed by the other sandbox's token, but sent to this one.
+    let elsewhere = get(
+        signed_url("signed.txt", "read", &other_token, None),
+        vec![("e2b-sandbox-id", id.clone())],
+    )
+    .await;
+    assert_eq!(elsewhere.status, StatusCode::UNAUTHORIZED);
+}
+
+fn chrono_free_now() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+}
+
+/// A request naming a sandbox's port reaches the sandbox's server whatever its path, the
+/// service's own routes (dashboard, `/healthz`, `/v1`, `/mcp`, `/metrics`, share links)
+/// included: here nothing listens in the fake sandbox, so each is its closed port's 502.
+#[tokio::test]
+async fn a_sandbox_port_owns_every_path_even_the_services_own() {
+    let service = with_domain();
+    let (id, token) = create(&service, TOKEN, "localhost").await;
+    let host = format!("8000-{id}.{DOMAIN}");
+    for path in [
+        "/",
+        "/assets/app.js",
+        "/healthz",
+        "/v1/runtimes",
+        "/mcp",
+        "/metrics",
+        "/p/00ff/",
+    ] {
+        for headers in [
+            vec![
+                ("e2b-sandbox-id", id.as_str()),
+                ("e2b-sandbox-port", "8000"),
+                ("x-access-token", token.as_str()),
+            ],
+            vec![("host", host.as_str()), ("x-access-token", token.as_str())],
+        ] {
+            let answer = send(&service, Method::GET, path, &headers, vec![]).await;
+            assert_eq!(answer.status, StatusCode::BAD_GATEWAY, "{path} {headers:?}");
+            assert_eq!(answer.json()["error"]["code"], "port_closed", "{path}");
+        }
+    }
+    // Without the sandbox's token, its port refuses, and the service's route is not a way round.
+    let refused = send(
+        &service,
+        Method::GET,
+        "/healthz",
+        &[("e2b-sandbox-id", &id), ("e2b-sandbox-port", "8000")],
+        vec![],
+    )
+    .await;
+    assert_eq!(refused.status, StatusCode::UNAUTHORIZED);
+    // Without a sandbox named, the service's own routes answer as ever.
+    let own = send(&service, Method::GET, "/healthz", &[], vec![]).await;
+    assert_eq!(own.json()["status"], "ok");
+}
+
 /// `method path` with the service token and a JSON body.
 async fn call(service: &TestService, method: Method, path: &str, body: Value) -> Answer {
     let headers = [("x-api-key", TOKEN), ("content-type", "application/json")];
@@ -512,7 +828,7 @@ async fn network_options_narrow_an_egress_templates_list() {
     let id = answer.json()["sandboxID"].as_str().unwrap().to_string();
     assert_eq!(
         network_of(service, &id).await,
-        json!({"allowOut": ["api.github.com"], "denyOut": ["0.0.0.0/0"]})
+        json!({"allowOut": ["api.github.com"], "denyOut": ["0.0.0.0/0"], "allowPublicTraffic": false})
     );
     let answer = create_with_network(service, "web", json!({"denyOut": ["pypi.org"]})).await;
     let other = answer.json()["sandboxID"].as_str().unwrap().to_string();
@@ -582,6 +898,66 @@ async fn network_options_narrow_an_egress_templates_list() {
         let message = answer.json()["message"].as_str().unwrap().to_string();
         assert!(message.contains(says), "{message}");
     }
+}
+
+/// What older SDK releases send on every create (`allow_internet_access: true` up to 2.50,
+/// `allowPublicTraffic: true` with any network option before 2.60) is "what the runtime
+/// allows", and the info says what that is; an explicit `false` is honoured where the runtime
+/// can, refused where it cannot.
+#[tokio::test]
+async fn old_sdk_defaults_open_the_runtimes_own_network_and_the_info_says_it() {
+    let service = TestService::start(&config(
+        4,
+        0,
+        &format!(
+            "[runtimes.web]\nimage = \"{PY_IMAGE}\"\nnetwork_mode = \"egress\"\negress = [\"pypi.org\"]\n[runtimes.open]\nimage = \"{PY_IMAGE}\"\nnetwork_mode = \"bridge\"\n"
+        ),
+    ));
+    let created = |template: &str, body: Value| {
+        let mut body = body;
+        body["templateID"] = template.into();
+        let service = &service;
+        async move { call(service, Method::POST, "/v2/sandboxes", body).await }
+    };
+    let info = |id: String| {
+        let service = &service;
+        async move {
+            let path = format!("/sandboxes/{id}");
+            call(service, Method::GET, &path, json!({})).await.json()
+        }
+    };
+    let id = |answer: &Answer| answer.json()["sandboxID"].as_str().unwrap().to_string();
+
+    let closed = created("sh", json!({"allow_internet_access": true})).await;
+    assert_eq!(closed.status, StatusCode::CREATED, "{:?}", closed.json());
+    let detail = info(id(&closed)).await;
+    assert_eq!(detail["allowInternetAccess"], false);
+    assert_eq!(
+        detail["network"],
+        json!({"allowOut": [], "denyOut": ["0.0.0.0/0"], "allowPublicTraffic": false})
+    );
+    // Release 2.40 also sends `autoResume: {enabled: false}` without any auto-pause.
+    let body = json!({"allow_internet_access": false, "autoPause": false, "autoResume": {"enabled": false}});
+    let denied = created("sh", body).await;
+    assert_eq!(denied.status, StatusCode::CREATED, "{:?}", denied.json());
+
+    let body = json!({"allow_internet_access": true, "network": {"allowPublicTraffic": true, "allowOut": ["pypi.org"]}});
+    let narrowed = created("web", body).await;
+    assert_eq!(
+        narrowed.status,
+        StatusCode::CREATED,
+        "{:?}",
+        narrowed.json()
+    );
+    let detail = info(id(&narrowed)).await;
+    assert_eq!(detail["allowInternetAccess"], true);
+    assert_eq!(detail["network"]["allowOut"], json!(["pypi.org"]));
+    assert_eq!(detail["network"]["allowPublicTraffic"], false);
+
+    let refused = created("open", json!({"allow_internet_access": false})).await;
+    assert_eq!(refused.status, StatusCode::BAD_REQUEST);
+    let message = refused.json()["message"].as_str().unwrap().to_string();
+    assert!(message.contains("allow_internet_access false"), "{message}");
 }
 
 /// The E2B face's watch limits (crates/sandboxd-e2b/src/watch_limits.rs).

@@ -7,7 +7,8 @@ use clap::{Args, Subcommand};
 
 #[derive(Subcommand)]
 pub enum E2bCommand {
-    /// Print `export E2B_API_URL=... E2B_SANDBOX_URL=... E2B_API_KEY=...` for a shell.
+    /// Print `export E2B_API_URL=... E2B_SANDBOX_URL=... E2B_API_KEY=...` for a shell (and
+    /// `E2B_VALIDATE_API_KEY=false` for a token not in E2B's `e2b_<hex>` form).
     Env(EnvArgs),
 }
 
@@ -24,14 +25,29 @@ pub fn run(command: E2bCommand) -> Result<()> {
 }
 
 /// The control plane and every sandbox's envd are both at the service's own address: the
-/// SDKs name the sandbox in a header.
+/// SDKs name the sandbox in a header. SDK releases from about 2.45 refuse an API key that is
+/// not `e2b_<hex>` unless told not to check it: a token of another form gets that line too.
 fn env_lines(url: &str, token: &str) -> String {
     let url = url.trim_end_matches('/');
-    format!(
+    let mut lines = format!(
         "export E2B_API_URL={url}\nexport E2B_SANDBOX_URL={url}\nexport E2B_API_KEY={}\n",
         shell_quote(token),
         url = shell_quote(url)
-    )
+    );
+    if !in_e2b_key_form(token) {
+        lines.push_str("export E2B_VALIDATE_API_KEY=false\n");
+    }
+    lines
+}
+
+/// Whether the SDKs' own check passes: `e2b_` and lower-case hex digits.
+fn in_e2b_key_form(token: &str) -> bool {
+    token.strip_prefix("e2b_").is_some_and(|hex| {
+        !hex.is_empty()
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    })
 }
 
 /// One shell word, single-quoted when it holds anything but plain characters.
@@ -55,5 +71,11 @@ mod tests {
             "export E2B_API_URL=http://127.0.0.1:7717\nexport E2B_SANDBOX_URL=http://127.0.0.1:7717\nexport E2B_API_KEY=e2b_00ff\n"
         );
         assert_eq!(shell_quote("it's $x"), r"'it'\''s $x'");
+        for other_form in ["00ff00ff00ff00ff", "e2b_00FF", "e2b_", "sk_00ff"] {
+            assert!(
+                env_lines("http://h", other_form).ends_with("export E2B_VALIDATE_API_KEY=false\n"),
+                "{other_form}"
+            );
+        }
     }
 }
