@@ -184,15 +184,18 @@ def config_keys():
     return keys
 
 
-def default_toml_keys():
-    """The keys the embedded default sets, with map entries as NAME."""
+def default_toml_keys(known):
+    """The keys the embedded default sets, with map entries as NAME; a table that is itself a
+    known key (a map of names to values, like `e2b.templates`) is that key."""
     import tomllib
     data = tomllib.loads((CONFIG_SOURCES / "default.toml").read_text())
     keys = set()
 
     def walk(table, prefix):
         for key, value in table.items():
-            if isinstance(value, dict):
+            if isinstance(value, dict) and prefix + key in known:
+                keys.add(prefix + key)
+            elif isinstance(value, dict):
                 if key in ("runtimes", "recipes", "tenants", "secrets") and not prefix:
                     for entry in value.values():
                         walk(entry, f"{key}.NAME.")
@@ -357,7 +360,7 @@ def main():
 
     check_links(docs)
     keys = config_keys()
-    for key in sorted(default_toml_keys() - keys):
+    for key in sorted(default_toml_keys(keys) - keys):
         problem("config", f"{key}: set in default.toml but not found in the config types by this checker: fix docs/check.py")
     compare("config", keys, documented_names(docs, "key", r"[a-z_][a-z0-9_]*(\.[A-Za-z0-9_]+)*"), "key", "config key")
     compare("routes", openapi_routes(args.url, token), documented_routes(docs), "route", "route")
