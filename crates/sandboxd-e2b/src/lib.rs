@@ -21,6 +21,7 @@ mod files;
 mod filesystem;
 mod interpreter;
 mod listing;
+mod naming;
 mod network;
 mod pause;
 mod ports;
@@ -39,6 +40,7 @@ use sandboxd_core::Core;
 use std::convert::Infallible;
 use std::net::{IpAddr, SocketAddr};
 
+pub use naming::{ACCESS_TOKEN_HEADERS, SANDBOX_ID_HEADER};
 pub use ports::PortRequest;
 pub use routing::names_a_sandbox;
 
@@ -126,7 +128,7 @@ pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
         .with_state(face.clone());
     let ports = ports::router(face.clone(), port_proxy);
     let served = vec![
-        (routing::ENVD_PORT, envd),
+        (naming::ENVD_PORT, envd),
         (interpreter::PORT, interpreter::router(face.clone())),
     ];
     routing::dispatch(face, control, served, ports)

@@ -6,16 +6,14 @@
 //! a share link instead.
 
 use crate::errors::E2bError;
-use crate::routing::{SandboxId, SandboxPort, SANDBOX_ID_HEADER, SANDBOX_PORT_HEADER};
+use crate::naming::{ACCESS_TOKEN_HEADERS, SANDBOX_ID_HEADER, SANDBOX_PORT_HEADER};
+use crate::routing::{SandboxId, SandboxPort};
 use crate::{ClientAddress, Face};
 use axum::extract::{Request, State};
 use axum::response::IntoResponse;
 use axum::{Extension, Router};
 use sandboxd_core::{Caller, Interface};
 use tower::ServiceExt;
-
-/// The headers that carry the sandbox's token to the face, never to the sandbox.
-const TOKEN_HEADERS: [&str; 2] = ["x-access-token", "e2b-traffic-access-token"];
 
 /// A request for port `port` of session `session_id`, as `caller`, that the face has
 /// authenticated: what the service's port proxy serves.
@@ -38,12 +36,12 @@ pub fn router(face: Face, proxy: Router) -> Router {
                 let proxy = proxy.clone();
                 async move {
                     let headers = request.headers_mut();
-                    let token = TOKEN_HEADERS
+                    let token = ACCESS_TOKEN_HEADERS
                         .iter()
                         .find_map(|name| headers.get(*name).and_then(|v| v.to_str().ok()))
                         .unwrap_or("")
                         .to_string();
-                    for name in TOKEN_HEADERS
+                    for name in ACCESS_TOKEN_HEADERS
                         .into_iter()
                         .chain([SANDBOX_ID_HEADER, SANDBOX_PORT_HEADER])
                     {

@@ -7,14 +7,8 @@ use axum::http::header;
 use axum::Router;
 use tower::ServiceExt;
 
+use crate::naming::{ENVD_PORT, SANDBOX_ID_HEADER, SANDBOX_PORT_HEADER};
 use crate::{signed, ClientAddress, Face};
-
-/// The header every SDK request to envd carries.
-pub const SANDBOX_ID_HEADER: &str = "e2b-sandbox-id";
-/// The port a request with [`SANDBOX_ID_HEADER`] is for; envd's when absent.
-pub const SANDBOX_PORT_HEADER: &str = "e2b-sandbox-port";
-/// The port of envd in an E2B sandbox.
-pub const ENVD_PORT: u16 = 49983;
 
 /// The sandbox a request to envd is for.
 #[derive(Clone)]

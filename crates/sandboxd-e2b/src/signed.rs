@@ -7,7 +7,7 @@
 //! does not is refused and counted like a wrong token.
 
 use crate::errors::{Code, E2bError};
-use crate::routing::{SANDBOX_ID_HEADER, SANDBOX_PORT_HEADER};
+use crate::naming::{SANDBOX_ID_HEADER, SANDBOX_PORT_HEADER};
 use crate::{ClientAddress, Face};
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode};

@@ -20,14 +20,12 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use http_body_util::BodyExt;
 use sandboxd_core::{Core, Error, Principal};
+use sandboxd_e2b::{ACCESS_TOKEN_HEADERS, SANDBOX_ID_HEADER};
 use std::collections::HashMap;
 use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
-/// The headers that carry a sandbox's id and its access token (the E2B face's envd and ports).
-const SANDBOX_ID_HEADERS: [&str; 1] = ["e2b-sandbox-id"];
-const ACCESS_TOKEN_HEADERS: [&str; 2] = ["x-access-token", "e2b-traffic-access-token"];
 /// What a refused client is told to wait, in seconds.
 const RETRY_AFTER_SECS: &str = "1";
 
@@ -96,7 +94,7 @@ impl Admission {
         let name = name.trim_end_matches('.').to_ascii_lowercase();
         matches!(*request.method(), Method::GET | Method::HEAD)
             && static_path
-            && !request.headers().contains_key(SANDBOX_ID_HEADERS[0])
+            && !request.headers().contains_key(SANDBOX_ID_HEADER)
             && !self
                 .sandbox_domains
                 .iter()
@@ -108,7 +106,7 @@ impl Admission {
         let bearer = text(header::AUTHORIZATION.as_str())
             .and_then(|value| value.strip_prefix("Bearer "))
             .or_else(|| text("x-api-key"));
-        let sandbox = SANDBOX_ID_HEADERS.iter().find_map(|name| text(name));
+        let sandbox = text(SANDBOX_ID_HEADER);
         let access = ACCESS_TOKEN_HEADERS.iter().find_map(|name| text(name));
         match self.core.claimant(bearer, sandbox.zip(access)) {
             Some(Principal::Admin) => None,
