@@ -465,6 +465,7 @@ async fn serve_agent(
             to,
             overwrite,
         } => {
+            let (from, to) = (fake_key(&from), fake_key(&to));
             let moved = {
                 let mut files = files.lock().ok()?;
                 if files.contains_key(&to) && !overwrite {

@@ -19,7 +19,10 @@ async fn a_written_file_reads_back_byte_for_byte() {
         )
         .await;
     assert_eq!(status, StatusCode::OK, "{written}");
-    assert_eq!(written, json!({"path": "data.bin", "bytes": 100_000}));
+    assert_eq!(
+        written,
+        json!({"path": "/workspace/data.bin", "bytes": 100_000})
+    );
 
     let answer = service
         .admin()
@@ -62,7 +65,7 @@ async fn list_shows_the_files_with_their_sizes() {
     }
     let (status, list) = service.get(&format!("/v1/sessions/{id}/files")).await;
     assert_eq!(status, StatusCode::OK, "{list}");
-    assert_eq!(list["path"], ".");
+    assert_eq!(list["path"], "/workspace");
     assert_eq!(list["truncated"], false);
     let entries: Vec<(String, u64, String)> = list["entries"]
         .as_array()
@@ -101,19 +104,17 @@ async fn a_deleted_file_is_gone() {
         .delete(&format!("/v1/sessions/{id}/files?path=gone.txt"))
         .await;
     assert_eq!(status, StatusCode::OK, "{deleted}");
-    assert_eq!(deleted, json!({"path": "gone.txt"}));
+    assert_eq!(deleted, json!({"path": "/workspace/gone.txt"}));
     assert_error(
         &service.get(&content).await,
         StatusCode::NOT_FOUND,
         "not_found",
     );
-    assert_error(
-        &service
-            .delete(&format!("/v1/sessions/{id}/files?path=gone.txt"))
-            .await,
-        StatusCode::NOT_FOUND,
-        "not_found",
-    );
+    // Deleting what is not there is done too, as E2B's remove is.
+    let (status, again) = service
+        .delete(&format!("/v1/sessions/{id}/files?path=gone.txt"))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{again}");
     let (_, list) = service.get(&format!("/v1/sessions/{id}/files")).await;
     assert_eq!(list["entries"], json!([]));
 }
@@ -134,7 +135,7 @@ async fn reading_a_missing_file_is_not_found_and_logged() {
     let (_, log) = service.get(&format!("/v1/sessions/{id}/activity")).await;
     let newest = &log["entries"][0];
     assert_eq!(newest["action"], "read_file");
-    assert_eq!(newest["target"], "nothing-here");
+    assert_eq!(newest["target"], "/workspace/nothing-here");
     assert_eq!(newest["status"], "error");
 }
 

@@ -21,7 +21,7 @@ async fn stat_describes_files_and_directories_and_is_logged() {
     assert_eq!(
         (&file["path"], &file["name"], &file["type"], &file["size"]),
         (
-            &json!("dir/a.txt"),
+            &json!("/workspace/dir/a.txt"),
             &json!("a.txt"),
             &json!("file"),
             &json!(3)
@@ -48,7 +48,7 @@ async fn stat_describes_files_and_directories_and_is_logged() {
     let newest = &log["entries"][0];
     assert_eq!(
         (&newest["action"], &newest["target"]),
-        (&json!("file_stat"), &json!("nope"))
+        (&json!("file_stat"), &json!("/workspace/nope"))
     );
     assert_eq!(newest["status"], "error");
 }
@@ -61,7 +61,7 @@ async fn mkdir_answers_201_when_made_200_when_there_409_over_a_file() {
     let mkdir = format!("/v1/sessions/{id}/files/mkdir");
     let (status, made) = service.post(&mkdir, json!({"path": "new"})).await;
     assert_eq!(status, StatusCode::CREATED, "{made}");
-    assert_eq!(made, json!({"path": "new", "created": true}));
+    assert_eq!(made, json!({"path": "/workspace/new", "created": true}));
     admin
         .put_bytes(&format!("/v1/sessions/{id}/files/content?path=old/f"), b"x")
         .await;
@@ -95,7 +95,7 @@ async fn mkdir_answers_201_when_made_200_when_there_409_over_a_file() {
         })
         .collect();
     assert!(
-        actions.contains(&("file_mkdir".into(), "old/f".into())),
+        actions.contains(&("file_mkdir".into(), "/workspace/old/f".into())),
         "{actions:?}"
     );
 }
@@ -119,7 +119,10 @@ async fn move_refuses_an_existing_destination_without_overwrite() {
         .post(&route, json!({"from": "a", "to": "b", "overwrite": true}))
         .await;
     assert_eq!(status, StatusCode::OK, "{moved}");
-    assert_eq!((&moved["path"], &moved["size"]), (&json!("b"), &json!(3)));
+    assert_eq!(
+        (&moved["path"], &moved["size"]),
+        (&json!("/workspace/b"), &json!(3))
+    );
     assert_error(
         &service.post(&route, json!({"from": "a", "to": "c"})).await,
         StatusCode::NOT_FOUND,
@@ -127,7 +130,7 @@ async fn move_refuses_an_existing_destination_without_overwrite() {
     );
     let (_, log) = service.get(&format!("/v1/sessions/{id}/activity")).await;
     assert_eq!(log["entries"][0]["action"], "file_move");
-    assert_eq!(log["entries"][0]["target"], "a -> c");
+    assert_eq!(log["entries"][0]["target"], "/workspace/a -> /workspace/c");
 }
 
 #[tokio::test]

@@ -366,7 +366,10 @@ async fn activity_never_holds_a_payload() {
     let (log, entries) = activity(&service.admin(), &id).await;
     assert_eq!(entries[1], entry("admin", "api", "exec", "echo"));
     assert_eq!(entries[2], entry("admin", "api", "exec", "cat"));
-    assert_eq!(entries[3], entry("admin", "api", "write_file", "notes.txt"));
+    assert_eq!(
+        entries[3],
+        entry("admin", "api", "write_file", "/workspace/notes.txt")
+    );
     assert_eq!(log["entries"][0]["bytes"], 11);
     let text = log.to_string();
     for secret in ["secret-value", "stdin-secret", "env-secret", "file-secret"] {

@@ -367,7 +367,10 @@ fn directories_copy_both_ways_with_modes_and_symlinks_never_followed_out() {
     assert!(into.join("proj/bin/data.csv").exists());
 
     let removed = ok(&service, &["rm", "-r", &id, "proj", "data.csv"]);
-    assert_eq!(removed, "deleted proj\ndeleted data.csv\n");
+    assert_eq!(
+        removed,
+        "deleted /workspace/proj\ndeleted /workspace/data.csv\n"
+    );
     let json: Value = serde_json::from_str(&ok(&service, &["ls", "--json", &id])).unwrap();
     assert_eq!(json["entries"].as_array().unwrap().len(), 0, "{json}");
 }

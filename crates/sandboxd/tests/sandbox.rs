@@ -401,7 +401,37 @@ async fn the_container_is_created_with_the_hardened_profile() {
         16 << 20,
         "/dev/shm is capped like the other tmpfs"
     );
-    assert!(tmpfs["/workspace"].as_str().unwrap().contains("uid=61000"));
+    // The working directory is a tmpfs volume of its own, mounted at /workspace and again at
+    // /home/user, capped like the other tmpfs places and owned by the sandbox's uid.
+    let volumes: Vec<(&str, &str)> = c["Mounts"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["Type"] == "volume")
+        .map(|m| {
+            (
+                m["Destination"].as_str().unwrap(),
+                m["Name"].as_str().unwrap(),
+            )
+        })
+        .collect();
+    let at = |place| {
+        volumes
+            .iter()
+            .find(|(to, _)| *to == place)
+            .map(|(_, name)| *name)
+    };
+    let work = at("/workspace").expect("a volume at /workspace");
+    assert_eq!(at("/home/user"), Some(work), "the same volume: {volumes:?}");
+    let volume: Value =
+        serde_json::from_str(&common::docker(&["volume", "inspect", work])).unwrap();
+    let options = &volume[0]["Options"];
+    assert_eq!(options["type"], "tmpfs", "{options}");
+    let mount_options = options["o"].as_str().unwrap();
+    assert!(
+        mount_options.contains("size=16777216") && mount_options.contains("uid=61000"),
+        "{mount_options}"
+    );
     let binds: Vec<&str> = host["Binds"]
         .as_array()
         .unwrap()

@@ -81,6 +81,15 @@ pub(crate) fn disk_usage(path: &Path) -> u64 {
 /// them there. Their writable and work layers, the init layer the engine makes for each, the
 /// engine's per-container directory (where a log driver other than `none` would write), and
 /// any volume mounted into them.
+/// Whether `path` is on a tmpfs (memory, not the host's disk).
+fn on_tmpfs(path: &Path) -> bool {
+    std::process::Command::new("stat")
+        .args(["-f", "-c", "%T"])
+        .arg(path)
+        .output()
+        .is_ok_and(|out| String::from_utf8_lossy(&out.stdout).trim() == "tmpfs")
+}
+
 fn containers_disk(containers: &[Value]) -> u64 {
     containers
         .iter()
@@ -104,9 +113,15 @@ fn containers_disk(containers: &[Value]) -> u64 {
             {
                 places.push(dir.to_path_buf());
             }
+            // A volume on the host's disk; the working directory's tmpfs volume is memory.
             for mount in c["Mounts"].as_array().into_iter().flatten() {
                 if mount["Type"] == "volume" {
-                    places.extend(mount["Source"].as_str().map(PathBuf::from));
+                    places.extend(
+                        mount["Source"]
+                            .as_str()
+                            .map(PathBuf::from)
+                            .filter(|source| !on_tmpfs(source)),
+                    );
                 }
             }
             places.iter().map(|p| disk_usage(p)).sum::<u64>()
