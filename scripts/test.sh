@@ -253,7 +253,7 @@ test_counts() {
         function count(word,    m) { return match($0, "[0-9]+ " word) ? substr($0, RSTART, RLENGTH) + 0 : 0 }
         /^SKIPPED: / { skipped++; next }
         kind == "cargo" && /^test result: / { ran += count("passed") + count("failed"); ignored += count("ignored") }
-        kind == "pytest" && /[0-9]+ (passed|failed|skipped|errors?) .*in [0-9.]+s/ {
+        kind == "pytest" && /[0-9]+ (passed|failed|skipped|errors?)[ ,].*in [0-9.]+s/ {
             pran = count("passed") + count("failed") + count("error"); pskipped = count("skipped")
         }
         kind == "node" && /^# (pass|fail) [0-9]+$/ { ran += $3 }
