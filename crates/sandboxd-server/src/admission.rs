@@ -14,7 +14,7 @@
 
 use crate::error::ApiError;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, Method};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
@@ -22,7 +22,7 @@ use http_body_util::BodyExt;
 use sandboxd_core::{Core, Error, Principal};
 use sandboxd_e2b::{ACCESS_TOKEN_HEADERS, SANDBOX_ID_HEADER};
 use std::collections::HashMap;
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::sync::{Arc, Mutex, PoisonError};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
@@ -179,10 +179,7 @@ pub async fn admit(
     request: Request,
     next: Next,
 ) -> Response {
-    let address = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|info| info.0.ip());
+    let address = crate::extract::client_address(&request);
     if admission.answered_at_once(&request) {
         return next.run(request).await;
     }

@@ -9,13 +9,12 @@
 //! ticket was issued to. Anywhere else a ticket authenticates nothing.
 
 use crate::error::ApiError;
-use axum::extract::{ConnectInfo, MatchedPath, RawPathParams, Request, State};
+use axum::extract::{MatchedPath, RawPathParams, Request, State};
 use axum::http::{header, HeaderValue, Method, Uri};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use sandboxd_api::CLIENT_HEADER;
 use sandboxd_core::Core;
-use std::net::SocketAddr;
 
 /// The routes a ticket opens: the terminal and a process's output stream.
 const TICKET_ROUTES: [&str; 2] = [
@@ -37,10 +36,7 @@ pub async fn require_token(
     mut request: Request,
     next: Next,
 ) -> Response {
-    let address = request
-        .extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|info| info.0.ip());
+    let address = crate::extract::client_address(&request);
     let authorization = request
         .headers()
         .get(header::AUTHORIZATION)

@@ -112,3 +112,11 @@ impl<S: Send + Sync, T: QueryRequest> FromRequestParts<S> for ApiQuery<T> {
             })
     }
 }
+
+/// The client's address, as the connection layer put it in the request.
+pub fn client_address(request: &Request) -> Option<std::net::IpAddr> {
+    request
+        .extensions()
+        .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
+        .map(|info| info.0.ip())
+}

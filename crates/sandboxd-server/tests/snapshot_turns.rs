@@ -6,22 +6,9 @@ mod common;
 
 use axum::http::StatusCode;
 use common::*;
-use serde_json::{json, Value};
+use serde_json::json;
 use std::sync::atomic::Ordering;
 use std::time::Duration;
-
-async fn snapshot(client: &Client, id: &str, name: &str) -> (StatusCode, Value) {
-    client
-        .post(
-            &format!("/v1/sessions/{id}/snapshots"),
-            json!({"name": name}),
-        )
-        .await
-}
-
-fn kept(service: &TestService) -> usize {
-    std::fs::read_dir(service.dir.path().join("snapshots")).map_or(0, |d| d.count())
-}
 
 #[tokio::test]
 async fn a_slow_snapshot_keeps_no_other_session_waiting() {

@@ -5,7 +5,7 @@ mod common;
 
 use axum::http::StatusCode;
 use common::*;
-use serde_json::{json, Value};
+use serde_json::json;
 
 async fn write(service: &TestService, id: &str, path: &str, contents: &[u8]) {
     let (status, body) = service
@@ -30,19 +30,6 @@ async fn read(service: &TestService, id: &str, path: &str) -> Vec<u8> {
         .await;
     assert_eq!(answer.status, StatusCode::OK);
     answer.body
-}
-
-async fn snapshot(client: &Client, id: &str, name: &str) -> (StatusCode, Value) {
-    client
-        .post(
-            &format!("/v1/sessions/{id}/snapshots"),
-            json!({"name": name}),
-        )
-        .await
-}
-
-fn kept(service: &TestService) -> usize {
-    std::fs::read_dir(service.dir.path().join("snapshots")).map_or(0, |d| d.count())
 }
 
 #[tokio::test]

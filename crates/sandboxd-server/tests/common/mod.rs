@@ -197,6 +197,21 @@ pub async fn eventually(within: Duration, mut condition: impl FnMut() -> bool) -
     condition()
 }
 
+/// Takes a snapshot named `name` of session `id` as `client`.
+pub async fn snapshot(client: &Client, id: &str, name: &str) -> (StatusCode, Value) {
+    client
+        .post(
+            &format!("/v1/sessions/{id}/snapshots"),
+            json!({"name": name}),
+        )
+        .await
+}
+
+/// How many snapshots the service keeps on disk.
+pub fn kept(service: &TestService) -> usize {
+    std::fs::read_dir(service.dir.path().join("snapshots")).map_or(0, |d| d.count())
+}
+
 /// Who sends the requests: a token (or none), the interface it names and the peer address.
 #[derive(Clone)]
 pub struct Client {
