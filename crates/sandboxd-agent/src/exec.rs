@@ -93,7 +93,8 @@ pub(crate) fn error_event(code: &str, message: String) -> Event {
 
 /// Starts a command, as the sandbox's preferred victim should memory run out.
 pub(crate) fn start(mut command: Command) -> io::Result<Child> {
-    sys::spawn_as_oom_victim(|| match command.spawn() {
+    crate::headroom::room_to_start()?;
+    sys::spawn_as_oom_victim(&mut command, |command| match command.spawn() {
         // posix_spawn runs what the kernel can run; a script without `#!` is left to
         // execvp's fallback to the shell, which std uses when it forks (as it does for a
         // command with a pre-exec step).

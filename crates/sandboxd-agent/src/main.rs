@@ -9,6 +9,7 @@ mod dialer;
 mod exec;
 mod files;
 mod head_tail;
+mod headroom;
 mod init;
 mod kernel;
 mod kill_all;

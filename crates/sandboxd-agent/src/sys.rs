@@ -4,6 +4,7 @@ use sandboxd_agent_proto::TermSize;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::process::{Child, Command};
 
 /// Waits for events on `fds` for up to `timeout_ms` (-1: no limit). An interrupted wait
 /// returns normally with no events.
@@ -204,27 +205,42 @@ pub fn keep_own_oom_score() {
 /// Runs `spawn` so that the process it starts is the sandbox's preferred victim should memory
 /// run out, from its first instruction: the agent raises its own score for the moment (which
 /// needs no privilege, nor does lowering it back to where it started) and the child inherits
-/// it, so no child of the command is ever forked at the agent's score. Raising the child's
-/// score after the spawn left that window; the child cannot raise its own before exec, since
-/// it is still non-dumpable like the agent then.
+/// it, so no child of the command is ever forked at the agent's score. The child cannot raise
+/// its own before exec (it is non-dumpable like the agent, so its /proc files are root's), and
+/// raising it after the spawn left a window. The first thing the child does is put the agent's
+/// score back, through the agent's descriptor, so the agent is raised only for the fork itself.
+/// That needs a fork: a vfork child (posix_spawn's) shares the agent's memory until exec, and
+/// the kernel kills every process sharing the memory of the one it picks, so memory running out
+/// in that window took the agent with it.
 pub fn spawn_as_oom_victim(
-    spawn: impl FnOnce() -> io::Result<std::process::Child>,
-) -> io::Result<std::process::Child> {
+    command: &mut Command,
+    spawn: impl FnOnce(&mut Command) -> io::Result<Child>,
+) -> io::Result<Child> {
     use std::os::unix::fs::FileExt;
+    use std::os::unix::process::CommandExt;
     let Some(score) = OWN_OOM_SCORE.get() else {
-        let child = spawn()?;
+        let child = spawn(command)?;
         let _ = std::fs::write(
             format!("/proc/{}/oom_score_adj", child.id()),
             OOM_VICTIM_SCORE,
         );
         return Ok(child);
     };
+    let (agent_score, own) = (score.file.as_raw_fd(), score.own.as_slice());
+    let restore_agent = move || {
+        // SAFETY: pwrite is async-signal-safe; the descriptor and bytes live as long as the
+        // process (a static), and nothing here allocates or locks.
+        unsafe { libc::pwrite(agent_score, own.as_ptr().cast(), own.len(), 0) };
+        Ok(())
+    };
+    // SAFETY: the hook only makes one async-signal-safe system call (above).
+    unsafe { command.pre_exec(restore_agent) };
     let _turn = score
         .turn
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let _ = score.file.write_at(OOM_VICTIM_SCORE, 0);
-    let spawned = spawn();
+    let spawned = spawn(command);
     let _ = score.file.write_at(&score.own, 0);
     spawned
 }

@@ -212,9 +212,9 @@ fn fill(place: &str, first: &str) -> serde_json::Value {
 }
 
 /// Files in tmpfs count against the sandbox's memory and killing processes frees none of it:
-/// the command that fills it is OOM-killed, not the agent, which answers for it, and so is
-/// every command started while it is full (each is the kernel's first choice from its first
-/// instruction); the agent itself deletes files, so removing one through the file API
+/// the command that fills it is OOM-killed, not the agent, which answers for it; while it is
+/// full the agent starts nothing (its own fork would have the kernel kill it, the only process
+/// left) and says why; the agent itself deletes files, so removing one through the file API
 /// brings the sandbox back.
 #[tokio::test]
 async fn filling_tmpfs_past_memory_kills_the_filler_not_the_agent_and_a_deleted_file_frees_it() {
@@ -227,8 +227,14 @@ async fn filling_tmpfs_past_memory_kills_the_filler_not_the_agent_and_a_deleted_
         let (status, over) = service.exec(&id, fill("/dev/shm/c", "")).await;
         assert_eq!(status, 200, "the agent answers for the killed filler: {over}");
         assert_eq!(over["oom_killed"], true, "{over}");
-        let full = service.sh(&id, "echo alive").await;
-        assert_eq!(full["oom_killed"], true, "memory is still full: {full}");
+        let (status, full) = service.exec(&id, json!({"command": "echo alive"})).await;
+        assert_eq!(status, 400, "{full}");
+        assert_eq!(full["error"]["code"], "spawn_failed", "{full}");
+        let message = full["error"]["message"].as_str().unwrap_or("");
+        assert!(
+            message.contains("memory is full") && message.contains("Delete files"),
+            "{message}"
+        );
         let deleted = service
             .delete(&format!("/v1/sessions/{id}/files?path=/workspace/b"))
             .send()
@@ -237,7 +243,7 @@ async fn filling_tmpfs_past_memory_kills_the_filler_not_the_agent_and_a_deleted_
         assert_eq!(deleted.status(), 200);
         let back = service.sh(&id, "echo alive").await;
         assert_eq!(back["stdout"], "alive\n", "{back}");
-        "the fillers were OOM-killed, never the agent; deleting a file through the agent freed the memory".to_string()
+        "the filler was OOM-killed, never the agent; a command while memory was full was refused, naming it; deleting a file through the agent freed the memory".to_string()
     })
     .await;
     report(attack, outcome);
