@@ -26,6 +26,10 @@ pub struct Policy {
     /// Connections to a session's ports open at once (at most 48: each holds one of its
     /// agent's connections).
     pub max_port_connections: u32,
+    /// Connections to ports one tenant's sessions may have open together (the administrator's
+    /// count as one tenant).
+    #[serde(default = "default_max_port_connections_per_tenant")]
+    pub max_port_connections_per_tenant: u32,
     /// Bytes per second a session's port connections carry, all of them and both ways.
     pub port_bytes_per_sec: u64,
     /// What happens to a session idle for `idle_timeout_secs`: closed, or paused.
@@ -62,6 +66,14 @@ pub struct Policy {
     /// tenant); a session holds at most 100 and the service 10,000.
     #[serde(default = "default_max_shares_per_tenant")]
     pub max_shares_per_tenant: u32,
+    /// Code contexts (each a kernel in the sandbox) one session may hold; at most 16, as many
+    /// kernels as the agent runs.
+    #[serde(default = "default_max_contexts_per_session")]
+    pub max_contexts_per_session: u32,
+    /// Code contexts one tenant's sessions may hold together (the administrator's count as one
+    /// tenant).
+    #[serde(default = "default_max_contexts_per_tenant")]
+    pub max_contexts_per_tenant: u32,
     /// Name lookups one egress sandbox may have in flight at the service's DNS; past it, SERVFAIL
     /// at once.
     #[serde(default = "default_max_dns_lookups_per_sandbox")]
@@ -76,6 +88,11 @@ pub const DEFAULT_MAX_REQUESTS_PER_CALLER: u32 = 256;
 /// The defaults of [`Policy::max_watches_per_session`] and [`Policy::max_watches_per_tenant`].
 pub const DEFAULT_MAX_WATCHES_PER_SESSION: u32 = 8;
 pub const DEFAULT_MAX_WATCHES_PER_TENANT: u32 = 256;
+/// The defaults of [`Policy::max_port_connections_per_tenant`],
+/// [`Policy::max_contexts_per_session`] and [`Policy::max_contexts_per_tenant`].
+pub const DEFAULT_MAX_PORT_CONNECTIONS_PER_TENANT: u32 = 512;
+pub const DEFAULT_MAX_CONTEXTS_PER_SESSION: u32 = 16;
+pub const DEFAULT_MAX_CONTEXTS_PER_TENANT: u32 = 128;
 /// The defaults of [`Policy::max_shares_per_tenant`] and [`Policy::max_dns_lookups_per_sandbox`].
 pub const DEFAULT_MAX_SHARES_PER_TENANT: u32 = 1000;
 pub const DEFAULT_MAX_DNS_LOOKUPS_PER_SANDBOX: u32 = 32;
@@ -125,4 +142,16 @@ fn default_max_shares_per_tenant() -> u32 {
 
 fn default_max_dns_lookups_per_sandbox() -> u32 {
     DEFAULT_MAX_DNS_LOOKUPS_PER_SANDBOX
+}
+
+fn default_max_port_connections_per_tenant() -> u32 {
+    DEFAULT_MAX_PORT_CONNECTIONS_PER_TENANT
+}
+
+fn default_max_contexts_per_session() -> u32 {
+    DEFAULT_MAX_CONTEXTS_PER_SESSION
+}
+
+fn default_max_contexts_per_tenant() -> u32 {
+    DEFAULT_MAX_CONTEXTS_PER_TENANT
 }

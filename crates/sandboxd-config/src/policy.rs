@@ -22,6 +22,9 @@ pub(crate) struct PolicyFile {
     snapshot_quota_count: Option<u32>,
     mcp_output_bytes: Option<SizeValue>,
     max_port_connections: Option<u32>,
+    max_port_connections_per_tenant: Option<u32>,
+    max_contexts_per_session: Option<u32>,
+    max_contexts_per_tenant: Option<u32>,
     port_bytes_per_sec: Option<SizeValue>,
     max_connections: Option<u32>,
     reserved_connections: Option<u32>,
@@ -34,6 +37,8 @@ pub(crate) struct PolicyFile {
 
 /// The most `policy.max_port_connections` may be.
 const MAX_PORT_CONNECTIONS: u32 = 48;
+/// The most `policy.max_contexts_per_session` may be: the kernels the sandbox agent runs.
+const MAX_CONTEXTS_PER_SESSION: u32 = 16;
 
 pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Policy, ConfigError> {
     let size = |value: &Option<SizeValue>, name: &str, default: u64| match value {
@@ -64,6 +69,15 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
             sandboxd_api::DEFAULT_MCP_OUTPUT_BYTES,
         )?,
         max_port_connections: file.max_port_connections.unwrap_or(32),
+        max_port_connections_per_tenant: file
+            .max_port_connections_per_tenant
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_PORT_CONNECTIONS_PER_TENANT),
+        max_contexts_per_session: file
+            .max_contexts_per_session
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_CONTEXTS_PER_SESSION),
+        max_contexts_per_tenant: file
+            .max_contexts_per_tenant
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_CONTEXTS_PER_TENANT),
         port_bytes_per_sec: size(&file.port_bytes_per_sec, "port_bytes_per_sec", 256 << 20)?,
         max_connections: file
             .max_connections
@@ -104,6 +118,18 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
         (
             "max_port_connections",
             u64::from(policy.max_port_connections),
+        ),
+        (
+            "max_port_connections_per_tenant",
+            u64::from(policy.max_port_connections_per_tenant),
+        ),
+        (
+            "max_contexts_per_session",
+            u64::from(policy.max_contexts_per_session),
+        ),
+        (
+            "max_contexts_per_tenant",
+            u64::from(policy.max_contexts_per_tenant),
         ),
         ("port_bytes_per_sec", policy.port_bytes_per_sec),
         ("max_connections", u64::from(policy.max_connections)),
@@ -152,6 +178,12 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
         return Err(invalid(
             "policy.max_port_connections",
             format!("must be at most {MAX_PORT_CONNECTIONS}: each holds one of the sandbox agent's 64 connections, and the rest must stay free for other requests"),
+        ));
+    }
+    if policy.max_contexts_per_session > MAX_CONTEXTS_PER_SESSION {
+        return Err(invalid(
+            "policy.max_contexts_per_session",
+            format!("must be at most {MAX_CONTEXTS_PER_SESSION}: each context is a kernel, and the sandbox agent runs at most {MAX_CONTEXTS_PER_SESSION}"),
         ));
     }
     let shared = policy

@@ -43,7 +43,12 @@ impl Core {
         );
         let info = new_context(id, language, request.cwd);
         let result = async {
-            self.contexts().insert(&session.id, info.clone())?;
+            self.contexts().insert(
+                &session.id,
+                session.tenant.as_deref(),
+                &self.config().policy,
+                info.clone(),
+            )?;
             // The agent keeps it from now on, so a restarted service learns it back.
             if let Err(e) = self.declare_kernel(&session, &info).await {
                 self.contexts().remove(&session.id, &info.id);
@@ -123,7 +128,12 @@ impl Core {
             return Ok(info);
         }
         let info = new_context(language.to_string(), language.to_string(), None);
-        self.contexts().insert(&session.id, info.clone())?;
+        self.contexts().insert(
+            &session.id,
+            session.tenant.as_deref(),
+            &self.config().policy,
+            info.clone(),
+        )?;
         Ok(info)
     }
 
@@ -195,7 +205,8 @@ impl Core {
             .unwrap_or_default();
         if languages.is_empty() {
             // No kernel, no context: nothing to ask its agent.
-            self.contexts().learned(&session.id, Vec::new());
+            self.contexts()
+                .learned(&session.id, session.tenant.as_deref(), Vec::new());
             return;
         }
         let listed = match self.connect(session).await {
@@ -219,7 +230,8 @@ impl Core {
             .filter(|k| check_cwd(k.cwd.as_deref()).is_ok())
             .map(|k| new_context(k.context, k.language, k.cwd))
             .collect();
-        self.contexts().learned(&session.id, found);
+        self.contexts()
+            .learned(&session.id, session.tenant.as_deref(), found);
     }
 
     async fn declare_kernel(&self, session: &Session, info: &ContextInfo) -> Result<(), Error> {

@@ -1,5 +1,5 @@
-//! The open port connections of every session, and the pace each session's share: leaf
-//! state the core's port operations use.
+//! The open port connections of every session, counted per session and per tenant, and the
+//! pace each session's share: leaf state the core's port operations use.
 
 use crate::error::Error;
 use sandboxd_api::Policy;
@@ -8,10 +8,19 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 use tokio::time::Instant;
 
-/// Open port connections per session, and the pace they share.
+/// Open port connections per session, and the pace they share; cloned, it is shared.
 #[derive(Default, Clone)]
 pub struct PortConnections {
-    pub(crate) open: Arc<Mutex<HashMap<String, SessionPorts>>>,
+    open: Arc<Mutex<Open>>,
+}
+
+/// Whose a connection is: `None` for the administrator's sessions, which count as one tenant.
+type Tenant = Option<String>;
+
+#[derive(Default)]
+struct Open {
+    by_session: HashMap<String, SessionPorts>,
+    by_tenant: HashMap<Tenant, usize>,
 }
 
 /// A session's open port connections, and the pace they share.
@@ -59,30 +68,63 @@ impl Pace {
 
 /// One of a session's connection slots; dropping it frees the slot.
 pub(crate) struct Slot {
-    pub(crate) connections: PortConnections,
-    pub(crate) session_id: String,
+    connections: PortConnections,
+    session_id: String,
+    tenant: Tenant,
     pub(crate) pace: Arc<Pace>,
 }
 
 impl PortConnections {
-    pub(crate) fn take(&self, session_id: &str, policy: &Policy) -> Result<Slot, Error> {
-        let mut open = self.open.lock().unwrap_or_else(PoisonError::into_inner);
-        let (count, pace) = open
-            .entry(session_id.to_string())
-            .or_insert_with(|| (0, Arc::new(Pace::new(policy.port_bytes_per_sec))));
-        let most = policy.max_port_connections as usize;
-        if *count >= most {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Open> {
+        self.open.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// A slot for one more connection to a port of `session_id`, owned by `tenant`, or which
+    /// limit it passes.
+    pub(crate) fn take(
+        &self,
+        session_id: &str,
+        tenant: Option<&str>,
+        policy: &Policy,
+    ) -> Result<Slot, Error> {
+        let tenant: Tenant = tenant.map(str::to_string);
+        let mut open = self.lock();
+        let of_tenant = open.by_tenant.get(&tenant).copied().unwrap_or(0);
+        let of_session = open
+            .by_session
+            .get(session_id)
+            .map_or(0, |(count, _)| *count);
+        let refusal = if of_session >= policy.max_port_connections as usize {
+            Some(format!(
+                "the session has {of_session} connections to its ports open, as many as it may (policy.max_port_connections); close some first"
+            ))
+        } else if of_tenant >= policy.max_port_connections_per_tenant as usize {
+            let whose = match &tenant {
+                Some(name) => format!("tenant {name}"),
+                None => "the administrator".into(),
+            };
+            Some(format!(
+                "{whose} has {of_tenant} connections to its sessions' ports open, as many as one tenant may (policy.max_port_connections_per_tenant); close some first"
+            ))
+        } else {
+            None
+        };
+        if let Some(message) = refusal {
             return Err(Error::LimitReached {
                 code: "too_many_port_connections",
-                message: format!(
-                    "the session has {most} connections to its ports open, as many as it may (policy.max_port_connections); close some first"
-                ),
+                message,
             });
         }
+        *open.by_tenant.entry(tenant.clone()).or_default() += 1;
+        let (count, pace) = open
+            .by_session
+            .entry(session_id.to_string())
+            .or_insert_with(|| (0, Arc::new(Pace::new(policy.port_bytes_per_sec))));
         *count += 1;
         Ok(Slot {
             connections: self.clone(),
             session_id: session_id.to_string(),
+            tenant,
             pace: pace.clone(),
         })
     }
@@ -90,15 +132,17 @@ impl PortConnections {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        let mut open = self
-            .connections
-            .open
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner);
-        if let Some((count, _)) = open.get_mut(&self.session_id) {
+        let mut open = self.connections.lock();
+        if let Some((count, _)) = open.by_session.get_mut(&self.session_id) {
             *count -= 1;
             if *count == 0 {
-                open.remove(&self.session_id);
+                open.by_session.remove(&self.session_id);
+            }
+        }
+        if let Some(count) = open.by_tenant.get_mut(&self.tenant) {
+            *count -= 1;
+            if *count == 0 {
+                open.by_tenant.remove(&self.tenant);
             }
         }
     }
@@ -107,6 +151,48 @@ impl Drop for Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn policy(per_session: u32, per_tenant: u32) -> Policy {
+        let mut policy = sandboxd_config::Config::parse("[runtimes.sh]\nimage = \"x\"\n")
+            .unwrap()
+            .policy;
+        policy.max_port_connections = per_session;
+        policy.max_port_connections_per_tenant = per_tenant;
+        policy
+    }
+
+    fn refusal(result: Result<Slot, Error>) -> String {
+        match result {
+            Err(Error::LimitReached { code, message }) => {
+                assert_eq!(code, "too_many_port_connections");
+                message
+            }
+            Err(other) => panic!("refused otherwise: {other}"),
+            Ok(_) => panic!("not refused"),
+        }
+    }
+
+    #[test]
+    fn a_session_and_a_tenant_hold_at_most_their_share_and_get_it_back() {
+        let connections = PortConnections::default();
+        let policy = policy(2, 3);
+        let first = connections.take("s1", Some("a"), &policy).unwrap();
+        let _second = connections.take("s1", Some("a"), &policy).unwrap();
+        assert!(refusal(connections.take("s1", Some("a"), &policy))
+            .contains("(policy.max_port_connections)"));
+        let third = connections.take("s2", Some("a"), &policy).unwrap();
+        let message = refusal(connections.take("s3", Some("a"), &policy));
+        assert!(message.contains("tenant a has 3"), "{message}");
+        // Another tenant, and the administrator, are not held by tenant a's connections.
+        let _other = connections.take("s4", Some("b"), &policy).unwrap();
+        let _admin = connections.take("s5", None, &policy).unwrap();
+        // A closed connection gives its place back to its session and its tenant.
+        drop(first);
+        let _again = connections.take("s1", Some("a"), &policy).unwrap();
+        drop(third);
+        let _fresh = connections.take("s3", Some("a"), &policy).unwrap();
+        assert!(!connections.lock().by_session.contains_key("s2"));
+    }
 
     /// On a paused clock, which moves only to the next timer that is due: what a pace waits
     /// is exact.

@@ -69,9 +69,11 @@ impl Core {
             if port == 0 {
                 return Err(Error::bad_request("invalid_port", "port 0 is not a port"));
             }
-            let slot = self
-                .port_connections()
-                .take(&session.id, &self.config().policy)?;
+            let slot = self.port_connections().take(
+                &session.id,
+                session.tenant.as_deref(),
+                &self.config().policy,
+            )?;
             let agent = self.connect(session).await?;
             let tunnel = proto::connect_port(agent, port, STEP_TIMEOUT)
                 .await

@@ -34,6 +34,7 @@ extra_ca_certificates = ["/etc/ssl/certs/ca-certificates.crt"]
 default_timeout_secs = 30
 max_timeout_secs = 120
 max_output_bytes = "256k"
+max_contexts_per_session = 4
 "#,
         python = python_image(),
     )
@@ -399,6 +400,44 @@ async fn create_context(service: &TestService, session: &str, body: Value) -> Va
         .unwrap();
     assert_eq!(response.status(), 201);
     response.json().await.unwrap()
+}
+
+/// A session holds at most `policy.max_contexts_per_session` contexts; a deleted one gives its
+/// place back.
+#[tokio::test]
+async fn contexts_per_session_are_capped_by_policy() {
+    let service = TestService::start(&config());
+    let id = open_session(&service, "interpreter").await;
+    let mut made = Vec::new();
+    for _ in 0..4 {
+        made.push(create_context(&service, &id, json!({})).await);
+    }
+    let refused = service
+        .post(&format!("/v1/sessions/{id}/contexts"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 429);
+    let error: Value = refused.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "too_many_contexts", "{error}");
+    assert!(
+        error["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("policy.max_contexts_per_session"),
+        "{error}"
+    );
+    let deleted = service
+        .delete(&format!(
+            "/v1/sessions/{id}/contexts/{}",
+            made[0]["id"].as_str().unwrap()
+        ))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 204);
+    create_context(&service, &id, json!({})).await;
 }
 
 #[tokio::test]

@@ -19,6 +19,9 @@ const POLICY = [
   ['max_requests_per_caller', 'Requests in progress per caller', 'per tenant, or per address without a token; streams included', (v) => fmt.count(v)],
   ['max_watches_per_session', 'Directory watches per session', 'each holds one of its agent\'s connections', (v) => fmt.count(v)],
   ['max_watches_per_tenant', 'Directory watches per tenant', 'all its sessions together', (v) => fmt.count(v)],
+  ['max_port_connections_per_tenant', 'Port connections per tenant', 'all its sessions together', (v) => fmt.count(v)],
+  ['max_contexts_per_session', 'Code contexts per session', 'each a kernel in the sandbox', (v) => fmt.count(v)],
+  ['max_contexts_per_tenant', 'Code contexts per tenant', 'all its sessions together', (v) => fmt.count(v)],
   ['max_shares_per_tenant', 'Share links per tenant', 'all its sessions together (100 a session)', (v) => fmt.count(v)],
   ['max_dns_lookups_per_sandbox', 'DNS lookups in flight per sandbox', 'egress sandboxes; past it SERVFAIL at once', (v) => fmt.count(v)],
 ];
