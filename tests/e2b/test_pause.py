@@ -6,7 +6,7 @@ sandbox with the files and the environment of the one snapshotted, and a fork is
 import time
 
 import pytest
-from e2b import NotFoundException, Sandbox, SandboxQuery, SandboxState
+from e2b import NotFoundException, Sandbox, SandboxException, SandboxQuery, SandboxState
 
 COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.2; done"
 
@@ -114,8 +114,14 @@ def test_a_tenant_cannot_see_or_open_another_tenants_snapshot(e2b):
         box.kill()
     try:
         assert Sandbox.list_snapshots(api_key=e2b.tenant_b).next_items() == []
-        with pytest.raises(Exception, match="template|runtime|not found|unknown"):
-            Sandbox.create(snapshot.snapshot_id, api_key=e2b.tenant_b)
+        # Answered as for an id nobody made: the snapshot's existence does not show.
+        refusals = []
+        for unknown in (snapshot.snapshot_id, "0" * len(snapshot.snapshot_id)):
+            with pytest.raises(SandboxException, match=r"^404: template ") as caught:
+                Sandbox.create(unknown, api_key=e2b.tenant_b)
+            refusals.append(str(caught.value).replace(unknown, "ID"))
+        assert refusals[0] == refusals[1], refusals
+        assert "nor a snapshot of yours" in refusals[0], refusals
         assert Sandbox.delete_snapshot(snapshot.snapshot_id, api_key=e2b.tenant_b) is False
     finally:
         assert Sandbox.delete_snapshot(snapshot.snapshot_id, api_key=e2b.tenant_a) is True
@@ -140,8 +146,6 @@ def test_a_fork_has_the_files_and_environment_and_is_independent(e2b):
 
 
 def test_a_pause_that_would_drop_memory_is_refused(e2b, sandbox):
-    from e2b import SandboxException
-
     for options in [{"keep_memory": False}, {"mode": "filesystem"}, {"strict": True}]:
         with pytest.raises(SandboxException, match="not offered"):
             sandbox.pause(**options)

@@ -10,6 +10,7 @@ import pytest
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from conftest import MAX_SESSIONS, SANDBOXD
 
@@ -263,9 +264,21 @@ async def test_http_refuses_a_wrong_token(service):
             response = await http.post(f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | headers)
             assert response.status_code == 401
             assert response.json()["error"]["code"] == "unauthorized"
-    with pytest.raises(Exception):
+    # The SDK's client, refused at its first request, ends with the server's error and nothing
+    # else (not a connection failure, not a timeout).
+    with pytest.raises(BaseExceptionGroup) as caught:
         async with connect(service, "http", token="wrong-token-0123456789"):
             pass
+    leaves = leaf_exceptions(caught.value)
+    assert [type(leaf) for leaf in leaves] == [MCPError], leaves
+    assert "error response" in str(leaves[0]), leaves
+
+
+def leaf_exceptions(error):
+    """The exceptions an exception group holds, however deeply nested."""
+    if isinstance(error, BaseExceptionGroup):
+        return [leaf for inner in error.exceptions for leaf in leaf_exceptions(inner)]
+    return [error]
 
 
 async def test_stdio_with_a_wrong_token_says_so_on_each_call(service):
