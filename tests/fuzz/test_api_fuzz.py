@@ -28,7 +28,14 @@ PROXIED = r"^/v1/sessions/\{id\}/ports/\{port\}/|^/p/\{capability\}"
 UNFUZZABLE = ["PUT /v1/sessions/{id}/archive"]
 
 
-def test_the_api_holds_up_under_fuzzing(service, tmp_path):
+# Closing the live session would leave the rest of the second run nothing to reach.
+CLOSES_THE_LIVE_SESSION = "DELETE /v1/sessions/{id}"
+# Operations on a session the second run must have reached with the live id: the activity
+# log names each operation once per call (reads that log nothing are not counted).
+REACHED_AT_LEAST = 15
+
+
+def openapi_document(service, tmp_path):
     request = urllib.request.Request(
         f"{service.url}/v1/openapi.json",
         headers={"Authorization": f"Bearer {service.token}"},
@@ -38,11 +45,27 @@ def test_the_api_holds_up_under_fuzzing(service, tmp_path):
     assert document["openapi"].startswith("3.1")
     schema = tmp_path / "openapi.json"
     schema.write_text(json.dumps(document))
+    return schema
 
-    schemathesis = Path(sys.executable).parent / "st"
+
+def api(service, method, path, body=None):
+    request = urllib.request.Request(
+        f"{service.url}{path}",
+        method=method,
+        data=None if body is None else json.dumps(body).encode(),
+        headers={"Authorization": f"Bearer {service.token}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        return json.load(response)
+
+
+def schemathesis(service, schema, *options, config=None):
+    """Runs schemathesis against the service; fails the test on any failure it finds."""
+    st = Path(sys.executable).parent / "st"
+    head = [str(st)] if config is None else [str(st), "--config-file", str(config)]
     run = subprocess.run(
         [
-            str(schemathesis),
+            *head,
             "run",
             str(schema),
             "--url",
@@ -59,6 +82,7 @@ def test_the_api_holds_up_under_fuzzing(service, tmp_path):
             "--exclude-path-regex",
             PROXIED,
             *(arg for name in UNFUZZABLE for arg in ("--exclude-name", name)),
+            *options,
         ],
         capture_output=True,
         text=True,
@@ -67,3 +91,38 @@ def test_the_api_holds_up_under_fuzzing(service, tmp_path):
     print(run.stdout[-6000:])
     assert run.returncode == 0, f"schemathesis found failures:\n{run.stdout[-20000:]}\n{run.stderr}"
     assert "generated" in run.stdout and " passed" in run.stdout
+
+
+def test_the_api_holds_up_under_fuzzing(service, tmp_path):
+    schemathesis(service, openapi_document(service, tmp_path))
+
+
+def test_a_live_sessions_operations_hold_up_under_fuzzing(service, tmp_path):
+    """The same checks with every `{id}` a live session's, so the cases reach the operations'
+    own logic rather than the lookup's 404."""
+    schema = openapi_document(service, tmp_path)
+    live = api(service, "POST", "/v1/sessions", {"runtime": "sh"})["id"]
+    config = tmp_path / "schemathesis.toml"
+    config.write_text(f'[parameters]\n"path.id" = "{live}"\n')
+    try:
+        schemathesis(
+            service,
+            schema,
+            "--include-path-regex",
+            r"^/v1/sessions/\{id\}",
+            "--exclude-name",
+            CLOSES_THE_LIVE_SESSION,
+            config=config,
+        )
+        entries = api(service, "GET", f"/v1/sessions/{live}/activity?limit=1000")["entries"]
+        reached = {entry["action"] for entry in entries}
+        assert len(reached) >= REACHED_AT_LEAST, sorted(reached)
+    finally:
+        urllib.request.urlopen(
+            urllib.request.Request(
+                f"{service.url}/v1/sessions/{live}",
+                method="DELETE",
+                headers={"Authorization": f"Bearer {service.token}"},
+            ),
+            timeout=60,
+        ).close()
