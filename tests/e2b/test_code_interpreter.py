@@ -1,6 +1,7 @@
 """The e2b-code-interpreter Python SDK, unchanged, against sandboxd: its /execute stream and
-/contexts API on port 49999, over a runtime of the python-interpreter recipe (built through
-the service on first use)."""
+/contexts API on port 49999, over a runtime of the code-interpreter recipe (built through the
+service on first use) that E2B's template name `code-interpreter-v1` opens, as
+`Sandbox.create()` asks for it."""
 
 import base64
 import os
@@ -12,9 +13,12 @@ import pytest
 from conftest import config, e2b_env
 
 INTERPRETER = """
-[runtimes.interpreter]
-runtime = "python-interpreter"
-mem_limit = "1g"
+[runtimes.code-interpreter]
+runtime = "code-interpreter"
+mem_limit = "2g"
+
+[e2b.templates]
+code-interpreter-v1 = "code-interpreter"
 
 [build]
 extra_ca_certificates = ["/etc/ssl/certs/ca-certificates.crt"]
@@ -38,10 +42,10 @@ def interpreter_env(start_service):
                     os.environ[name] = value
 
 
-def test_run_code_with_a_plot_gets_png(interpreter_env):
+def test_run_code_with_a_plot_gets_png_and_chart_data(interpreter_env):
     from e2b_code_interpreter import Sandbox
 
-    sandbox = Sandbox.create(template="interpreter", timeout=600)
+    sandbox = Sandbox.create(timeout=600)
     try:
         first = sandbox.run_code("x = 20\nprint('hello')")
         assert first.error is None, first.error
@@ -58,6 +62,11 @@ def test_run_code_with_a_plot_gets_png(interpreter_env):
         width, height = struct.unpack(">II", png[16:24])
         assert width > 100 and height > 100
         assert plot.text == "42"
+        # E2B's chart data of the figure, as the SDK's typed chart.
+        charts = [r.chart for r in plot.results if r.chart]
+        assert len(charts) == 1, plot.results
+        assert charts[0].type.value == "line", charts[0]
+        assert [tuple(p) for p in charts[0].elements[0].points] == [(0, 1), (1, 2), (2, 3)]
 
         failing = sandbox.run_code("1 / 0")
         assert failing.error.name == "ZeroDivisionError"
@@ -68,5 +77,35 @@ def test_run_code_with_a_plot_gets_png(interpreter_env):
         assert apart.error is not None and apart.error.name == "NameError"
         table = sandbox.run_code("import pandas as pd\npd.DataFrame({'a': [1]})", context=context)
         assert "<table" in table.results[0].html
+        assert table.results[0].data == {"a": [1]}, table.results[0]
+    finally:
+        sandbox.kill()
+
+
+# Each language of the SDK's `RunCodeLanguage`, with a statement that keeps state and one that
+# prints from it: what E2B's code-interpreter template runs.
+LANGUAGES = [
+    ("python", "n = 6 * 7", "print(n)"),
+    ("javascript", "var n = 6 * 7;", "console.log(n)"),
+    ("typescript", "const n: number = 6 * 7;", "console.log(n)"),
+    ("r", "n <- 6 * 7", "cat(n, fill = TRUE)"),
+    ("java", "int n = 6 * 7;", "System.out.println(n);"),
+    ("bash", "n=$((6 * 7))", "echo $n"),
+]
+
+
+def test_every_language_of_the_sdk_runs_and_keeps_its_state(interpreter_env):
+    from e2b_code_interpreter import Sandbox
+
+    sandbox = Sandbox.create(timeout=600)
+    try:
+        for language, keep, show in LANGUAGES:
+            kept = sandbox.run_code(keep, language=language)
+            assert kept.error is None, (language, kept.error)
+            shown = sandbox.run_code(show, language=language)
+            assert shown.error is None, (language, shown.error)
+            assert "".join(shown.logs.stdout) == "42\n", (language, shown.logs)
+        contexts = {c.language for c in sandbox.list_code_contexts()}
+        assert {language for language, _, _ in LANGUAGES} <= contexts, contexts
     finally:
         sandbox.kill()

@@ -414,6 +414,7 @@ mod tests {
         assert_eq!(
             names,
             [
+                "code-interpreter",
                 "node",
                 "python",
                 "python-datascience",
@@ -445,6 +446,23 @@ mod tests {
         assert!(interpreter.dockerfile.contains("ipykernel=="));
         assert!(interpreter.kernels["python"].contains(&"{connection_file}".to_string()));
         assert!(catalogue["python"].kernels.is_empty());
+        let languages: Vec<&str> = catalogue["code-interpreter"]
+            .kernels
+            .keys()
+            .map(String::as_str)
+            .collect();
+        assert_eq!(
+            languages,
+            ["bash", "java", "javascript", "python", "r", "typescript"],
+            "the languages of E2B's SDK"
+        );
+        // The rich-results extension is one Dockerfile line (steps are one instruction each).
+        let code_interpreter = &catalogue["code-interpreter"].dockerfile;
+        let extension = code_interpreter
+            .lines()
+            .find(|l| l.contains("sandboxd_e2b_results.py"))
+            .unwrap();
+        assert!(extension.contains("def load_ipython_extension(shell):"));
     }
 
     #[test]

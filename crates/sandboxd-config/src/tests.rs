@@ -38,7 +38,12 @@ fn embedded_default_matches_the_seed() {
     );
     assert_eq!(config.worst_case_memory_bytes(), 20 * (4 << 30));
     assert_eq!(config.e2b.templates["base"], "python");
-    assert_eq!(config.e2b.templates["code-interpreter-v1"], "interpreter");
+    assert_eq!(
+        config.e2b.templates["code-interpreter-v1"],
+        "code-interpreter"
+    );
+    let code_interpreter = config.runtime("code-interpreter").unwrap();
+    assert_eq!(code_interpreter.kernels.len(), 6, "E2B's six languages");
 }
 
 #[test]

@@ -35,6 +35,9 @@ const RESULT_FIELDS: &[(&str, &str)] = &[
     ("text/latex", "latex"),
     ("application/json", "json"),
     ("application/javascript", "javascript"),
+    // E2B's own, from the code-interpreter recipe's IPython extension.
+    ("e2b/chart", "chart"),
+    ("e2b/data", "data"),
 ];
 
 pub fn router(face: Face) -> Router {
