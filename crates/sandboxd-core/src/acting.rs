@@ -1,9 +1,9 @@
 //! The core as [`Sandboxes`], acting for one caller: how in-process faces (the MCP endpoint
 //! inside the service) reach the session operations without going through HTTP.
 
-use crate::activity::Caller;
 use crate::core::Core;
 use crate::error::Error;
+use crate::state::activity::Caller;
 use sandboxd_api::SessionNetwork;
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,

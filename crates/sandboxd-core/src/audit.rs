@@ -2,10 +2,10 @@
 //! another tenant's session gets the same "not found" as for an unknown id, and the attempt is
 //! recorded here with who tried, through which interface, what and on which session.
 
-use crate::activity::Caller;
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::rfc3339;
+use crate::state::activity::Caller;
+use crate::state::sessions::rfc3339;
 use sandboxd_api::{AuditEntry, AuditList};
 use time::OffsetDateTime;
 

@@ -2,17 +2,17 @@
 //! one check of which sessions a caller may reach. The operations are `impl Core` blocks in
 //! their own modules.
 
-use crate::activity::Caller;
-use crate::context_table::Contexts;
 use crate::error::Error;
-use crate::narrowed_lists::NarrowedLists;
-use crate::port_connections::PortConnections;
-use crate::sessions::{self, Session, Sessions};
-use crate::share_table::Shares;
-use crate::snapshot_files::SnapshotFiles;
-use crate::snapshot_files::Snapshots;
-use crate::watch_table::Watches;
-use crate::{auth, images, pool, tickets};
+use crate::state::activity::Caller;
+use crate::state::context_table::Contexts;
+use crate::state::narrowed_lists::NarrowedLists;
+use crate::state::port_connections::PortConnections;
+use crate::state::sessions::{self, Session, Sessions};
+use crate::state::share_table::Shares;
+use crate::state::snapshot_files::SnapshotFiles;
+use crate::state::snapshot_files::Snapshots;
+use crate::state::watch_table::Watches;
+use crate::state::{auth, images, pool, tickets};
 use sandboxd_api::Remedy;
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;

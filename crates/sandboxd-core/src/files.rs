@@ -3,11 +3,11 @@
 //! directory. Contents stream through in both directions and are never logged; the activity
 //! log gets the path, the byte count and how it went.
 
-use crate::activity::{agent_text, Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::rfc3339;
+use crate::state::activity::{agent_text, Caller, PendingEntry};
+use crate::state::sessions::rfc3339;
 use sandboxd_agent_proto::{self as proto, EntryKind, UploadError};
 use sandboxd_api::{FileDeleted, FileEntry, FileKind, FileList, FileWritten};
 use sandboxd_backend::{AgentStream, WORKDIR};

@@ -3,10 +3,10 @@
 //! restart, a container removed by hand) and those whose agent stopped answering (killed or
 //! frozen from inside). Every ending says why, in the session's record and in its activity log.
 
-use crate::activity::Actor;
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::Session;
+use crate::state::activity::Actor;
+use crate::state::sessions::Session;
 use futures_util::{stream, StreamExt};
 use sandboxd_agent_proto as proto;
 use sandboxd_api::{IdleAction, Policy};

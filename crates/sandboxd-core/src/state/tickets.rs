@@ -6,9 +6,9 @@
 //! [`TICKET_LIFETIME`]. Tickets are kept in memory only, by their SHA-256, so a lookup takes
 //! the same path whatever was presented and a restart invalidates them all.
 
-use crate::activity::Caller;
 use crate::error::Error;
-use crate::sessions;
+use crate::state::activity::Caller;
+use crate::state::sessions;
 use crate::Core;
 use rand::Rng;
 use sandboxd_api::Ticket;
@@ -139,7 +139,8 @@ impl Core {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Interface, Principal};
+    use crate::state::activity::Interface;
+    use crate::state::auth::Principal;
 
     fn caller(tenant: &str) -> Caller {
         Caller::new(Principal::Tenant(tenant.into()), Interface::Dashboard)
