@@ -3,7 +3,7 @@
 
 use crate::core::Core;
 use crate::error::Error;
-use crate::processes::{api_info, plan, process_error, terminal_size, CONTROL_TIMEOUT};
+use crate::ops::processes::{api_info, plan, process_error, terminal_size, CONTROL_TIMEOUT};
 use crate::state::activity::{Caller, PendingEntry};
 use sandboxd_agent_proto::host::{
     attach_process, start_process, OutputEvent, ProcessInput as AgentInput, ProcessOutput,

@@ -11,7 +11,7 @@
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::snapshots::{host_error, STEP_TIMEOUT};
+use crate::ops::snapshots::{host_error, STEP_TIMEOUT};
 use crate::state::activity::{error_text, Caller, PendingEntry};
 use futures_util::future::join_all;
 use sandboxd_agent_proto::{self as proto, UploadError};

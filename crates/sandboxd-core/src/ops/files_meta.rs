@@ -5,7 +5,7 @@
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::files::{checked_path, file_entry, required, STEP_TIMEOUT};
+use crate::ops::files::{checked_path, file_entry, required, STEP_TIMEOUT};
 use crate::state::activity::{agent_text, Caller, PendingEntry};
 use crate::state::watch_table::WatchPlace;
 use sandboxd_agent_proto::{self as proto, ChangeKind};

@@ -6,7 +6,7 @@
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::files::{checked_path, required};
+use crate::ops::files::{checked_path, required};
 use crate::state::activity::{agent_text, Caller, PendingEntry};
 use sandboxd_agent_proto::{self as proto, ProtoError, UploadError};
 use sandboxd_api::ArchiveWritten;

@@ -3,9 +3,9 @@
 //! duration), never the code.
 
 use crate::agent::{agent_error, Operation};
-use crate::contexts::target;
 use crate::core::Core;
 use crate::error::Error;
+use crate::ops::contexts::target;
 use crate::state::activity::{Caller, PendingEntry};
 use sandboxd_agent_proto::host::{start_kernel_run, KernelItem, KernelRun};
 use sandboxd_agent_proto::kernel::{KernelOutcome, KernelRunRequest, MAX_KERNEL_CODE_LEN};

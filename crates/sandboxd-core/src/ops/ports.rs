@@ -7,7 +7,7 @@
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::files::STEP_TIMEOUT;
+use crate::ops::files::STEP_TIMEOUT;
 use crate::state::activity::{Caller, PendingEntry};
 use crate::state::sessions::Session;
 use sandboxd_agent_proto as proto;

@@ -247,7 +247,7 @@ impl Core {
     }
 
     /// Ends sessions past their lifetime, paused ones past the paused limit, and closes or
-    /// pauses (`policy.idle_action`) idle ones; see [`crate::pause`] for the clocks.
+    /// pauses (`policy.idle_action`) idle ones; see [`crate::ops::pause`] for the clocks.
     async fn expire(&self) {
         let policy = &self.config().policy;
         let now = OffsetDateTime::now_utc();

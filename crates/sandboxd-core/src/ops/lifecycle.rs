@@ -2,8 +2,8 @@
 //! open, and keeping the warm pools full.
 
 use crate::core::Core;
-use crate::egress;
 use crate::error::Error;
+use crate::ops::egress;
 use crate::state::activity::{self, Actor, Caller, Outcome};
 use crate::state::auth::Principal;
 use crate::state::pool::Pooled;
@@ -233,8 +233,8 @@ impl Core {
     ) -> Result<(), Error> {
         let session = self.running_session(caller, id, "set_env")?;
         let started = Instant::now();
-        crate::exec::plan(
-            crate::exec::Command {
+        crate::ops::exec::plan(
+            crate::ops::exec::Command {
                 argv: Some(vec!["env".into()]),
                 env: env.clone(),
                 timeout_secs: 1,

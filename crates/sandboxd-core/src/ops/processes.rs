@@ -9,7 +9,7 @@
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::exec::{self, Command};
+use crate::ops::exec::{self, Command};
 use crate::state::activity::{error_text, program_name, Caller, CommandEnding, PendingEntry};
 use crate::state::sessions::{rfc3339, Session};
 use sandboxd_agent_proto::host::{
