@@ -2,6 +2,7 @@
 //! accessors, one module per kind of operation. Each checks that the caller may reach the
 //! session, records its activity entry and uses the leaf state (`state/`) through the core.
 
+pub(crate) mod access;
 pub(crate) mod acting;
 pub(crate) mod archive;
 pub mod audit;
