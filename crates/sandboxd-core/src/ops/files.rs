@@ -9,7 +9,7 @@ use crate::error::Error;
 use crate::state::activity::{agent_text, Caller, PendingEntry};
 use crate::state::sessions::rfc3339;
 use sandboxd_agent_proto::{self as proto, EntryKind, UploadError};
-use sandboxd_api::{FileDeleted, FileEntry, FileKind, FileList, FileWritten};
+use sandboxd_api::{Chunks, FileDeleted, FileEntry, FileKind, FileList, FileWritten};
 use sandboxd_backend::{AgentStream, WORKDIR};
 use sandboxd_config::format_bytes;
 use std::time::Duration;
@@ -204,6 +204,20 @@ impl Download {
                 Err(Error::Agent(message))
             }
         }
+    }
+}
+
+/// What [`sandboxd_api::read_bounded`] reads, for a face that wants the whole file or nothing.
+impl Chunks for Download {
+    type Chunk = Vec<u8>;
+    type Error = Error;
+
+    fn announced_size(&self) -> Option<u64> {
+        self.size()
+    }
+
+    async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, Error> {
+        Download::next_chunk(self).await
     }
 }
 
