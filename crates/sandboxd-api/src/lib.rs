@@ -32,7 +32,7 @@ pub use policy::{
 };
 pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest, TUNNEL_PROTOCOL};
 pub use remedy::{with_wording, without_rest_wording, Remedy};
-pub use sandboxes::{Failure, Sandboxes};
+pub use sandboxes::{read_bounded, Chunks, Failure, Sandboxes};
 use serde::{Deserialize, Serialize};
 pub use snapshots::{ForkRequest, ForkResult, SnapshotInfo, SnapshotList, SnapshotRequest};
 use std::collections::BTreeMap;

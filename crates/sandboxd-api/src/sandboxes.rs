@@ -7,6 +7,7 @@ use crate::{
     SessionList, SessionNetwork, ShareInfo, ShareList, SnapshotInfo, SnapshotList,
 };
 use std::fmt;
+use std::future::Future;
 
 /// A failed call: the service's stable error code where there is one, the text to show
 /// (which names the code), and what to do about it, which the face words in its own terms:
@@ -90,4 +91,101 @@ pub trait Sandboxes: Send + Sync {
         id: &str,
         network: SessionNetwork,
     ) -> Result<SessionNetwork, Failure>;
+}
+
+/// A download read a chunk at a time, for [`read_bounded`]: a file the core reads from a
+/// sandbox, or one the client receives over HTTP.
+pub trait Chunks: Send {
+    type Chunk: AsRef<[u8]> + Send;
+    type Error: Send;
+    /// The size the download announced before its bytes, if it did.
+    fn announced_size(&self) -> Option<u64>;
+    /// The next chunk; `None` at the end.
+    fn next_chunk(
+        &mut self,
+    ) -> impl Future<Output = Result<Option<Self::Chunk>, Self::Error>> + Send;
+}
+
+/// The download's bytes, or `None` once they would exceed `max_bytes` (by the size it
+/// announced, or by what arrived): nothing more is read, so a file that announces no size or
+/// a wrong one still costs at most `max_bytes` of memory. What [`Sandboxes::read_file`] does.
+pub async fn read_bounded<D: Chunks>(
+    download: &mut D,
+    max_bytes: u64,
+) -> Result<Option<Vec<u8>>, D::Error> {
+    if download
+        .announced_size()
+        .is_some_and(|size| size > max_bytes)
+    {
+        return Ok(None);
+    }
+    let mut contents = Vec::new();
+    while let Some(chunk) = download.next_chunk().await? {
+        let chunk = chunk.as_ref();
+        if (contents.len() + chunk.len()) as u64 > max_bytes {
+            return Ok(None);
+        }
+        contents.extend_from_slice(chunk);
+    }
+    Ok(Some(contents))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Chunks handed out in order, counting how many were asked for.
+    struct Scripted {
+        announced: Option<u64>,
+        chunks: Vec<Vec<u8>>,
+        asked: usize,
+    }
+
+    impl Chunks for Scripted {
+        type Chunk = Vec<u8>;
+        type Error = ();
+        fn announced_size(&self) -> Option<u64> {
+            self.announced
+        }
+        async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, ()> {
+            self.asked += 1;
+            Ok((self.asked <= self.chunks.len()).then(|| self.chunks[self.asked - 1].clone()))
+        }
+    }
+
+    fn scripted(announced: Option<u64>, chunks: &[&[u8]]) -> Scripted {
+        Scripted {
+            announced,
+            chunks: chunks.iter().map(|chunk| chunk.to_vec()).collect(),
+            asked: 0,
+        }
+    }
+
+    #[tokio::test]
+    async fn a_download_within_the_bound_is_read_whole() {
+        let mut download = scripted(Some(6), &[b"abc", b"def"]);
+        assert_eq!(
+            read_bounded(&mut download, 6).await,
+            Ok(Some(b"abcdef".to_vec()))
+        );
+    }
+
+    #[tokio::test]
+    async fn an_announced_size_over_the_bound_reads_nothing() {
+        let mut download = scripted(Some(7), &[b"abc"]);
+        assert_eq!(read_bounded(&mut download, 6).await, Ok(None));
+        assert_eq!(download.asked, 0);
+    }
+
+    #[tokio::test]
+    async fn bytes_over_the_bound_stop_the_reading_whatever_was_announced() {
+        for announced in [None, Some(1)] {
+            let mut download = scripted(announced, &[b"abc", b"defg", b"more"]);
+            assert_eq!(read_bounded(&mut download, 6).await, Ok(None));
+            assert_eq!(
+                download.asked, 2,
+                "nothing is read past the chunk that overflows"
+            );
+        }
+    }
 }

@@ -1,12 +1,26 @@
 //! The client as [`Sandboxes`]: each call one request to the service, with the client's token.
 
-use crate::{Client, ClientError};
-use sandboxd_api::SessionNetwork;
+use crate::{Client, ClientError, FileDownload};
+use sandboxd_api::{read_bounded, Chunks, SessionNetwork};
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
     KilledProcesses, OutputWatch, Policy, PortList, RunCode, RuntimeList, Sandboxes, SessionInfo,
     SessionList, ShareInfo, ShareList, SnapshotInfo, SnapshotList,
 };
+
+/// What [`read_bounded`] reads, for [`Sandboxes::read_file`].
+impl Chunks for FileDownload {
+    type Chunk = bytes::Bytes;
+    type Error = ClientError;
+
+    fn announced_size(&self) -> Option<u64> {
+        self.size()
+    }
+
+    async fn next_chunk(&mut self) -> Result<Option<bytes::Bytes>, ClientError> {
+        self.chunk().await
+    }
+}
 
 impl From<ClientError> for Failure {
     fn from(error: ClientError) -> Failure {
@@ -72,17 +86,7 @@ impl Sandboxes for Client {
         max_bytes: u64,
     ) -> Result<Option<Vec<u8>>, Failure> {
         let mut download = Client::read_file(self, id, path).await?;
-        if download.size().is_some_and(|size| size > max_bytes) {
-            return Ok(None);
-        }
-        let mut contents = Vec::new();
-        while let Some(chunk) = download.chunk().await? {
-            if (contents.len() + chunk.len()) as u64 > max_bytes {
-                return Ok(None);
-            }
-            contents.extend_from_slice(&chunk);
-        }
-        Ok(Some(contents))
+        Ok(read_bounded(&mut download, max_bytes).await?)
     }
 
     async fn write_file(

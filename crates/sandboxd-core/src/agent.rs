@@ -2,10 +2,10 @@
 //! it into an [`Error`]. Anything in a sandbox can pose as its agent, so what it says is passed
 //! on only cut short and without control characters.
 
-use crate::activity::{agent_text, Caller, PendingEntry};
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::Session;
+use crate::state::activity::{agent_text, Caller, PendingEntry};
+use crate::state::sessions::Session;
 use sandboxd_agent_proto::{self as proto, ProtoError};
 use sandboxd_api::Remedy;
 use sandboxd_backend::{AgentStream, BackendError};

@@ -1,19 +1,18 @@
-//! [`Core`]: the config, the backend and the leaf parts the session operations share, and the
-//! one check of which sessions a caller may reach. The operations are `impl Core` blocks in
-//! their own modules.
+//! [`Core`]: the config, the backend and the leaf parts the session operations share, and
+//! their accessors. The operations, the check of which sessions a caller may reach among
+//! them, are `impl Core` blocks in `ops/`.
 
-use crate::activity::Caller;
-use crate::context_table::Contexts;
 use crate::error::Error;
-use crate::narrowed_lists::NarrowedLists;
-use crate::port_connections::PortConnections;
-use crate::sessions::{self, Session, Sessions};
-use crate::share_table::Shares;
-use crate::snapshot_files::SnapshotFiles;
-use crate::snapshot_files::Snapshots;
-use crate::watch_table::Watches;
-use crate::{auth, images, pool, tickets};
-use sandboxd_api::Remedy;
+use crate::state::activity::Caller;
+use crate::state::context_table::Contexts;
+use crate::state::narrowed_lists::NarrowedLists;
+use crate::state::port_connections::PortConnections;
+use crate::state::sessions::Sessions;
+use crate::state::share_table::Shares;
+use crate::state::snapshot_files::SnapshotFiles;
+use crate::state::snapshot_files::Snapshots;
+use crate::state::watch_table::Watches;
+use crate::state::{auth, images, pool, tickets};
 use sandboxd_backend::Backend;
 use sandboxd_config::Config;
 use sandboxd_store::Store;
@@ -153,47 +152,5 @@ impl Core {
 
     pub(crate) fn pools(&self) -> &pool::Pools {
         &self.inner.pools
-    }
-
-    /// The session, running or ended, if the caller may reach it for `action`: a tenant
-    /// reaches only its own, and another tenant's is "not found" exactly like an id that does
-    /// not exist, so ids cannot be probed; the attempt goes to the audit log.
-    pub(crate) fn session(
-        &self,
-        caller: &Caller,
-        id: &str,
-        action: &'static str,
-    ) -> Result<Session, Error> {
-        let session = self.sessions().get(id)?;
-        match caller.principal.tenant() {
-            Some(tenant) if session.tenant.as_deref() != Some(tenant) => {
-                self.record_denied(caller, action, id);
-                Err(sessions::not_found(id))
-            }
-            _ => Ok(session),
-        }
-    }
-
-    /// Whether a session is still open (running or paused): for a face that keeps things of
-    /// its own per session, to let go of them once it ended (see [`Core::session_changes`]).
-    pub fn is_session_open(&self, id: &str) -> bool {
-        self.sessions().is_open(id)
-    }
-
-    /// The session, if the caller may reach it for `action` and it is still open.
-    pub(crate) fn running_session(
-        &self,
-        caller: &Caller,
-        id: &str,
-        action: &'static str,
-    ) -> Result<Session, Error> {
-        let session = self.session(caller, id, action)?;
-        match &session.ended {
-            None => Ok(session),
-            Some((_, why)) => Err(
-                Error::SessionEnded(format!("session {id} has ended ({why})"))
-                    .with_remedy(Remedy::OpenSession),
-            ),
-        }
     }
 }

@@ -7,58 +7,33 @@
 //! entry and returns an [`Error`] that every face (REST, MCP, the dashboard) reports in its
 //! own terms.
 //!
-//! Its parts are leaf state that never take the core back: [`sessions`] (the open-session
-//! table and its slots), [`pool`] (warm sandboxes), [`images`] (image provisioning), [`auth`]
-//! (tokens and failed attempts), [`tickets`] (single-use connection tickets), [`activity`]
-//! (the log's entries) and [`audit`] (refused cross-tenant attempts, for the administrator).
+//! Its parts: the leaf state (`state/`), which never takes the core back: [`sessions`] (the
+//! open-session table and its slots), [`pool`] (warm sandboxes), [`images`] (image
+//! provisioning), [`auth`] (tokens and failed attempts), [`tickets`] (single-use connection
+//! tickets), [`activity`] (the log's entries) and the per-session tables; the [`Core`] that
+//! holds them (`core.rs`); and the operations (`ops/`), every one an `impl Core` block in the
+//! module of its kind, [`audit`] (refused cross-tenant attempts) among them. This root only
+//! declares the modules and hands their public names on.
 
-mod acting;
-pub mod activity;
 mod agent;
-mod archive;
-pub mod audit;
-pub mod auth;
-pub mod code_run;
-mod context_table;
-pub mod contexts;
 mod core;
-mod egress;
 mod error;
-mod exec;
 #[cfg(feature = "fake")]
 pub mod fake;
-mod files;
-pub mod files_meta;
-mod fork;
-pub mod images;
-mod lifecycle;
-mod maintenance;
-mod narrowed_lists;
-mod pause;
-pub mod pool;
-mod port_connections;
-pub mod ports;
-pub mod processes;
-mod program;
-mod session_tokens;
-pub mod sessions;
-mod share_table;
-pub mod shares;
-mod snapshot_files;
-mod snapshots;
-pub mod terminal;
-pub mod tickets;
-mod watch_table;
+mod ops;
+mod state;
 
 pub use crate::core::Core;
-pub use crate::egress::EgressEvent;
-pub use acting::Acting;
-pub use activity::{Actor, Caller, Interface, Outcome};
-pub use archive::ArchiveDownload;
-pub use auth::Principal;
 pub use error::Error;
-pub use files::Download;
-pub use maintenance::{RestoreReport, TakenBack};
-pub use processes::Attachment;
+pub use ops::acting::Acting;
+pub use ops::archive::ArchiveDownload;
+pub use ops::egress::EgressEvent;
+pub use ops::files::Download;
+pub use ops::maintenance::{RestoreReport, TakenBack};
+pub use ops::processes::Attachment;
+pub use ops::terminal::Terminal;
+pub use ops::{audit, code_run, contexts, files_meta, ports, processes, shares, terminal};
 pub use sandboxd_backend::{HOME_DIR, WORKDIR};
-pub use terminal::Terminal;
+pub use state::activity::{Actor, Caller, Interface, Outcome};
+pub use state::auth::Principal;
+pub use state::{activity, auth, images, pool, sessions, tickets};

@@ -7,14 +7,14 @@
 //! leaves nothing, nor does one that does not finish within `policy.max_timeout_secs` (the
 //! longest a command may run): a sandbox that starves its own agent cannot hold a snapshot
 //! open without end. Snapshots of one session take turns; those of different sessions run
-//! side by side, the quota counting the bytes of those in flight. The host keeps the archives as opaque files (see [`crate::snapshot_files`])
+//! side by side, the quota counting the bytes of those in flight. The host keeps the archives as opaque files (see [`crate::state::snapshot_files`])
 //! and never unpacks them: they go back into a sandbox through its agent.
 
-use crate::activity::{agent_text, error_text, Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::{new_session_id, rfc3339, Session};
+use crate::state::activity::{agent_text, error_text, Caller, PendingEntry};
+use crate::state::sessions::{new_session_id, rfc3339, Session};
 use sandboxd_agent_proto::{self as proto, ProtoError};
 use sandboxd_api::{SnapshotInfo, SnapshotList, SnapshotRequest};
 use sandboxd_backend::BackendError;

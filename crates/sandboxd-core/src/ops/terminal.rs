@@ -1,10 +1,10 @@
 //! A session's interactive terminal: `/bin/sh` on a pty, both directions over one agent
 //! connection.
 
-use crate::activity::{Caller, PendingEntry};
 use crate::core::Core;
 use crate::error::Error;
-use crate::processes::{api_info, plan, process_error, terminal_size, CONTROL_TIMEOUT};
+use crate::ops::processes::{api_info, plan, process_error, terminal_size, CONTROL_TIMEOUT};
+use crate::state::activity::{Caller, PendingEntry};
 use sandboxd_agent_proto::host::{
     attach_process, start_process, OutputEvent, ProcessInput as AgentInput, ProcessOutput,
 };

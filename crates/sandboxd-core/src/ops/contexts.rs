@@ -2,11 +2,11 @@
 //! the sandbox, held by its agent), and creating, listing, restarting and deleting them.
 //! Running code in one is `code_run`.
 
-use crate::activity::Caller;
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::{rfc3339, Session};
+use crate::state::activity::Caller;
+use crate::state::sessions::{rfc3339, Session};
 use rand::Rng;
 use sandboxd_agent_proto as proto;
 use sandboxd_api::{ContextInfo, ContextList, ContextRequest, Remedy};

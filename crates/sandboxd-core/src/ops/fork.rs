@@ -8,11 +8,11 @@
 //! the sessions from it and deletes it again; it is bounded by `max_sessions`, the tenant's
 //! quota and the snapshot quota, and opens all or none.
 
-use crate::activity::{error_text, Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::snapshots::{host_error, STEP_TIMEOUT};
+use crate::ops::snapshots::{host_error, STEP_TIMEOUT};
+use crate::state::activity::{error_text, Caller, PendingEntry};
 use futures_util::future::join_all;
 use sandboxd_agent_proto::{self as proto, UploadError};
 use sandboxd_api::{CreateSession, ForkRequest, ForkResult, SessionInfo};

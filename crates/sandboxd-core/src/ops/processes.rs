@@ -6,12 +6,12 @@
 //! or an attachment whose output is pulled from the agent only as fast as its reader takes it,
 //! so a slow reader costs no memory here.
 
-use crate::activity::{error_text, program_name, Caller, CommandEnding, PendingEntry};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::exec::{self, Command};
-use crate::sessions::{rfc3339, Session};
+use crate::ops::exec::{self, Command};
+use crate::state::activity::{error_text, program_name, Caller, CommandEnding, PendingEntry};
+use crate::state::sessions::{rfc3339, Session};
 use sandboxd_agent_proto::host::{
     attach_process, kill_all_processes, list_processes, resize_process, signal_process,
     start_process, write_process_stdin, OutputEvent, ProcessOutput,

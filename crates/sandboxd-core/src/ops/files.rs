@@ -3,13 +3,13 @@
 //! directory. Contents stream through in both directions and are never logged; the activity
 //! log gets the path, the byte count and how it went.
 
-use crate::activity::{agent_text, Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::rfc3339;
+use crate::state::activity::{agent_text, Caller, PendingEntry};
+use crate::state::sessions::rfc3339;
 use sandboxd_agent_proto::{self as proto, EntryKind, UploadError};
-use sandboxd_api::{FileDeleted, FileEntry, FileKind, FileList, FileWritten};
+use sandboxd_api::{Chunks, FileDeleted, FileEntry, FileKind, FileList, FileWritten};
 use sandboxd_backend::{AgentStream, WORKDIR};
 use sandboxd_config::format_bytes;
 use std::time::Duration;
@@ -204,6 +204,20 @@ impl Download {
                 Err(Error::Agent(message))
             }
         }
+    }
+}
+
+/// What [`sandboxd_api::read_bounded`] reads, for a face that wants the whole file or nothing.
+impl Chunks for Download {
+    type Chunk = Vec<u8>;
+    type Error = Error;
+
+    fn announced_size(&self) -> Option<u64> {
+        self.size()
+    }
+
+    async fn next_chunk(&mut self) -> Result<Option<Vec<u8>>, Error> {
+        Download::next_chunk(self).await
     }
 }
 

@@ -2,12 +2,12 @@
 //! the sandbox's agent inside the sandbox, like the other file operations: the service never
 //! resolves a sandbox path. The activity log gets the paths and how it went.
 
-use crate::activity::{agent_text, Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::files::{checked_path, file_entry, required, STEP_TIMEOUT};
-use crate::watch_table::WatchPlace;
+use crate::ops::files::{checked_path, file_entry, required, STEP_TIMEOUT};
+use crate::state::activity::{agent_text, Caller, PendingEntry};
+use crate::state::watch_table::WatchPlace;
 use sandboxd_agent_proto::{self as proto, ChangeKind};
 use sandboxd_api::{DirMade, FileChange, FileChangeKind, FileInfo};
 use sandboxd_backend::AgentStream;

@@ -1,7 +1,7 @@
 //! The share links of every session, kept by their capability's hash: leaf state the core's
 //! share operations use.
 
-use crate::sessions::rfc3339;
+use crate::state::sessions::rfc3339;
 use sandboxd_api::ShareInfo;
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};

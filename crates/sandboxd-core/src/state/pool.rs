@@ -3,7 +3,7 @@
 //! `max_sessions` (the pool counts against it honestly); when the service is full, a request
 //! for another runtime evicts a pooled sandbox rather than being refused.
 
-use crate::sessions::Reservation;
+use crate::state::sessions::Reservation;
 use sandboxd_backend::Sandbox;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Mutex;

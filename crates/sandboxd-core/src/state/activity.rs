@@ -2,9 +2,9 @@
 //! how it went — never the payload (no file contents, output, stdin, environment values, cwd,
 //! or command arguments: a command is named by its plain program name or a fixed word).
 
-use crate::auth::Principal;
 use crate::error::Error;
-use crate::sessions::{rfc3339, Sessions};
+use crate::state::auth::Principal;
+use crate::state::sessions::{rfc3339, Sessions};
 use sandboxd_api::ActivityEntry;
 use sandboxd_backend::BackendError;
 use serde::{Deserialize, Serialize};
@@ -298,7 +298,7 @@ pub fn append(
     }
 }
 
-pub use crate::program::program_name;
+pub use crate::state::program::program_name;
 
 /// What the log keeps of an error: its code, with the message only when the service wrote all
 /// of it. A message that may quote the request or the sandbox (a cwd, an argument, an

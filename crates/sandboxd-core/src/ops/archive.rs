@@ -3,11 +3,11 @@
 //! extracted under a directory, confined to it, and appears whole or not at all. Both are
 //! bounded by the transfer limit (`policy.max_upload_bytes`) in bytes of file contents.
 
-use crate::activity::{agent_text, Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::files::{checked_path, required};
+use crate::ops::files::{checked_path, required};
+use crate::state::activity::{agent_text, Caller, PendingEntry};
 use sandboxd_agent_proto::{self as proto, ProtoError, UploadError};
 use sandboxd_api::ArchiveWritten;
 use sandboxd_backend::AgentStream;

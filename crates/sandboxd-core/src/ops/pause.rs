@@ -8,10 +8,10 @@
 //! `policy.paused_timeout_secs`, counted from the pause, closes a session left paused. A
 //! resume is activity, so the idle clock starts again from it.
 
-use crate::activity::{self, error_text, Actor, Caller, Outcome, PendingEntry};
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::{self, Session};
+use crate::state::activity::{self, error_text, Actor, Caller, Outcome, PendingEntry};
+use crate::state::sessions::{self, Session};
 use sandboxd_api::SessionInfo;
 use std::time::Instant;
 use time::OffsetDateTime;

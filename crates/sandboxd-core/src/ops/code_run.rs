@@ -2,11 +2,11 @@
 //! ends with [`CodeEvent::End`]. One activity entry per run (language, context, outcome,
 //! duration), never the code.
 
-use crate::activity::{Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
-use crate::contexts::target;
 use crate::core::Core;
 use crate::error::Error;
+use crate::ops::contexts::target;
+use crate::state::activity::{Caller, PendingEntry};
 use sandboxd_agent_proto::host::{start_kernel_run, KernelItem, KernelRun};
 use sandboxd_agent_proto::kernel::{KernelOutcome, KernelRunRequest, MAX_KERNEL_CODE_LEN};
 use sandboxd_api::{CodeEnd, CodeError, CodeEvent, CodeResult, ContextInfo, RunCode};

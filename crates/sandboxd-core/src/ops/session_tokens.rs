@@ -6,10 +6,10 @@
 //! session's owner (its tenant, or the administrator for a session without one) on that
 //! session alone; a wrong one counts as a failed authentication like a wrong bearer token.
 
-use crate::activity::Caller;
-use crate::auth::Principal;
 use crate::core::Core;
 use crate::error::Error;
+use crate::state::activity::Caller;
+use crate::state::auth::Principal;
 use std::net::IpAddr;
 use subtle::ConstantTimeEq;
 

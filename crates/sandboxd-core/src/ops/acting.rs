@@ -1,10 +1,10 @@
 //! The core as [`Sandboxes`], acting for one caller: how in-process faces (the MCP endpoint
 //! inside the service) reach the session operations without going through HTTP.
 
-use crate::activity::Caller;
 use crate::core::Core;
 use crate::error::Error;
-use sandboxd_api::SessionNetwork;
+use crate::state::activity::Caller;
+use sandboxd_api::{read_bounded, SessionNetwork};
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
     ForkResult, KilledProcesses, OutputWatch, Policy, PortList, RunCode, RuntimeList, Sandboxes,
@@ -97,17 +97,7 @@ impl Sandboxes for Acting {
             .core
             .read_file(&self.caller, id, Some(path.to_string()))
             .await?;
-        if download.size().is_some_and(|size| size > max_bytes) {
-            return Ok(None);
-        }
-        let mut contents = Vec::new();
-        while let Some(chunk) = download.next_chunk().await? {
-            if (contents.len() + chunk.len()) as u64 > max_bytes {
-                return Ok(None);
-            }
-            contents.extend_from_slice(&chunk);
-        }
-        Ok(Some(contents))
+        Ok(read_bounded(&mut download, max_bytes).await?)
     }
 
     async fn write_file(

@@ -3,10 +3,10 @@
 //! restart, a container removed by hand) and those whose agent stopped answering (killed or
 //! frozen from inside). Every ending says why, in the session's record and in its activity log.
 
-use crate::activity::Actor;
 use crate::core::Core;
 use crate::error::Error;
-use crate::sessions::Session;
+use crate::state::activity::Actor;
+use crate::state::sessions::Session;
 use futures_util::{stream, StreamExt};
 use sandboxd_agent_proto as proto;
 use sandboxd_api::{IdleAction, Policy};
@@ -247,7 +247,7 @@ impl Core {
     }
 
     /// Ends sessions past their lifetime, paused ones past the paused limit, and closes or
-    /// pauses (`policy.idle_action`) idle ones; see [`crate::pause`] for the clocks.
+    /// pauses (`policy.idle_action`) idle ones; see [`crate::ops::pause`] for the clocks.
     async fn expire(&self) {
         let policy = &self.config().policy;
         let now = OffsetDateTime::now_utc();

@@ -5,10 +5,10 @@
 //! links live in memory and end with the service. Every connection through a link is an
 //! activity entry of the session naming the link (who opened it), never what was sent.
 
-use crate::activity::{Actor, Caller, PendingEntry};
 use crate::core::Core;
 use crate::error::Error;
-use crate::share_table::Share;
+use crate::state::activity::{Actor, Caller, PendingEntry};
+use crate::state::share_table::Share;
 use rand::Rng;
 use sandboxd_api::{ShareInfo, ShareList};
 use sandboxd_config::{to_hex, token_sha256};

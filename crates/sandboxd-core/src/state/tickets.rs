@@ -6,17 +6,13 @@
 //! [`TICKET_LIFETIME`]. Tickets are kept in memory only, by their SHA-256, so a lookup takes
 //! the same path whatever was presented and a restart invalidates them all.
 
-use crate::activity::Caller;
 use crate::error::Error;
-use crate::sessions;
-use crate::Core;
+use crate::state::activity::Caller;
 use rand::Rng;
-use sandboxd_api::Ticket;
 use sandboxd_config::{to_hex, token_sha256};
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use time::OffsetDateTime;
 
 /// How long a ticket may wait to be presented.
 pub const TICKET_LIFETIME: Duration = Duration::from_secs(30);
@@ -53,7 +49,11 @@ impl Tickets {
     }
 
     /// A new ticket for `caller` on `session`, and how long it lasts.
-    fn issue(&self, session: &str, caller: &Caller) -> Result<(String, Duration), Error> {
+    pub(crate) fn issue(
+        &self,
+        session: &str,
+        caller: &Caller,
+    ) -> Result<(String, Duration), Error> {
         let mut state = self.state.lock().expect("tickets lock");
         if state.outstanding.len() >= self.capacity {
             let now = Instant::now();
@@ -84,7 +84,7 @@ impl Tickets {
 
     /// Spends `presented`: the caller it was issued to, if it is outstanding, unexpired and
     /// for `session`.
-    fn redeem(&self, presented: &str, session: &str) -> Option<Caller> {
+    pub(crate) fn redeem(&self, presented: &str, session: &str) -> Option<Caller> {
         let ticket = self
             .state
             .lock()
@@ -95,51 +95,16 @@ impl Tickets {
     }
 
     #[cfg(feature = "fake")]
-    fn set_lifetime(&self, lifetime: Duration) {
+    pub(crate) fn set_lifetime(&self, lifetime: Duration) {
         self.state.lock().expect("tickets lock").lifetime = lifetime;
-    }
-}
-
-impl Core {
-    /// A ticket that opens one terminal or output stream of a session the caller may reach,
-    /// as that caller, within [`TICKET_LIFETIME`].
-    pub fn issue_ticket(&self, caller: &Caller, session_id: &str) -> Result<Ticket, Error> {
-        let session = self.running_session(caller, session_id, "ticket")?;
-        let (ticket, lifetime) = self.tickets().issue(&session.id, caller)?;
-        let expires_at = OffsetDateTime::now_utc() + lifetime;
-        Ok(Ticket {
-            ticket,
-            expires_at: sessions::rfc3339(expires_at),
-            expires_in_secs: lifetime.as_secs(),
-        })
-    }
-
-    /// Spends a ticket presented for a connection to `session_id`: who it was issued to. A
-    /// wrong, spent, expired or other session's ticket counts as a failed authentication
-    /// against `address`, like a wrong token.
-    pub fn redeem_ticket(
-        &self,
-        presented: &str,
-        session_id: &str,
-        address: Option<std::net::IpAddr>,
-    ) -> Result<Caller, Error> {
-        match self.tickets().redeem(presented, session_id) {
-            Some(caller) => Ok(caller),
-            None => Err(self.tokens().refuse(self.config(), address)),
-        }
-    }
-
-    /// Makes tickets issued from now on last `lifetime`, so tests can see one expire.
-    #[cfg(feature = "fake")]
-    pub fn set_ticket_lifetime(&self, lifetime: Duration) {
-        self.tickets().set_lifetime(lifetime);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Interface, Principal};
+    use crate::state::activity::Interface;
+    use crate::state::auth::Principal;
 
     fn caller(tenant: &str) -> Caller {
         Caller::new(Principal::Tenant(tenant.into()), Interface::Dashboard)

@@ -2,9 +2,9 @@
 //! at create (or later), never a wider one. The proxy asks here for the list in force at each
 //! new connection, so a change applies to the next connection.
 
-use crate::activity::{self, Actor, Caller, Outcome};
 use crate::core::Core;
 use crate::error::Error;
+use crate::state::activity::{self, Actor, Caller, Outcome};
 use sandboxd_api::{
     first_widening, EgressRule, NetworkMode, RuntimeInfo, SessionNetwork, MAX_EGRESS_RULES,
 };
@@ -237,7 +237,7 @@ fn list(rules: &[EgressRule]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::narrowed_lists::NarrowedLists;
+    use crate::state::narrowed_lists::NarrowedLists;
     use sandboxd_api::Limits;
 
     fn runtime(mode: NetworkMode, egress: &[&str]) -> RuntimeInfo {

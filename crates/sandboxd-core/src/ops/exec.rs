@@ -1,10 +1,10 @@
 //! Running one command to completion in a session, through the sandbox's agent, and the
 //! checks every command passes (exec and background processes alike).
 
-use crate::activity::{error_text, program_name, Caller, CommandEnding};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
+use crate::state::activity::{error_text, program_name, Caller, CommandEnding};
 use sandboxd_agent_proto as proto;
 use sandboxd_api::{ExecRequest, ExecResult, Policy};
 use std::collections::BTreeMap;

@@ -1,13 +1,13 @@
 //! Opening, reading and closing sessions, the figures across them, the runtimes a caller may
 //! open, and keeping the warm pools full.
 
-use crate::activity::{self, Actor, Caller, Outcome};
-use crate::auth::Principal;
 use crate::core::Core;
-use crate::egress;
 use crate::error::Error;
-use crate::pool::Pooled;
-use crate::sessions::{self, Reservation, Session, TenantSlot};
+use crate::ops::egress;
+use crate::state::activity::{self, Actor, Caller, Outcome};
+use crate::state::auth::Principal;
+use crate::state::pool::Pooled;
+use crate::state::sessions::{self, Reservation, Session, TenantSlot};
 use futures_util::future::join_all;
 use futures_util::Stream;
 use sandboxd_api::Remedy;
@@ -233,8 +233,8 @@ impl Core {
     ) -> Result<(), Error> {
         let session = self.running_session(caller, id, "set_env")?;
         let started = Instant::now();
-        crate::exec::plan(
-            crate::exec::Command {
+        crate::ops::exec::plan(
+            crate::ops::exec::Command {
                 argv: Some(vec!["env".into()]),
                 env: env.clone(),
                 timeout_secs: 1,
@@ -325,7 +325,7 @@ impl Core {
         Ok(self.config().view())
     }
 
-    /// Takes the token and answers who it belongs to (see [`crate::auth::Tokens`]).
+    /// Takes the token and answers who it belongs to (see [`crate::state::auth::Tokens`]).
     pub fn authenticate(
         &self,
         presented: &str,

@@ -4,12 +4,12 @@
 //! bytes, never what they were). A session has at most `policy.max_port_connections` open at
 //! once, and together they carry at most `policy.port_bytes_per_sec`.
 
-use crate::activity::{Caller, PendingEntry};
 use crate::agent::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::files::STEP_TIMEOUT;
-use crate::sessions::Session;
+use crate::ops::files::STEP_TIMEOUT;
+use crate::state::activity::{Caller, PendingEntry};
+use crate::state::sessions::Session;
 use sandboxd_agent_proto as proto;
 use sandboxd_api::{PortInfo, PortList};
 use tokio::io::DuplexStream;
