@@ -109,3 +109,21 @@ def test_every_language_of_the_sdk_runs_and_keeps_its_state(interpreter_env):
         assert {language for language, _, _ in LANGUAGES} <= contexts, contexts
     finally:
         sandbox.kill()
+
+
+def test_a_client_timeout_interrupts_the_cell_and_keeps_the_state(interpreter_env):
+    from e2b import TimeoutException
+    from e2b_code_interpreter import Sandbox
+
+    sandbox = Sandbox.create(timeout=600)
+    try:
+        assert sandbox.run_code("import os; os.getcwd()").text == "/home/user"
+        with pytest.raises(TimeoutException):
+            sandbox.run_code("import time\nstep = 1\ntime.sleep(300)\nstep = 2", timeout=3)
+        # Had the cell gone on, this would wait behind its 300 s and time out itself; the
+        # interrupt (not a restart) keeps what the cell did before it.
+        after = sandbox.run_code("print(step)", timeout=60)
+        assert after.error is None, after.error
+        assert after.logs.stdout == ["1\n"], after.logs
+    finally:
+        sandbox.kill()

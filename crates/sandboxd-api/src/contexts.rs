@@ -11,8 +11,8 @@ use std::collections::BTreeMap;
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 #[serde(deny_unknown_fields)]
 pub struct ContextRequest {
-    /// A language the session's runtime has a kernel for (its `kernels`); the runtime's first
-    /// when absent.
+    /// A language the session's runtime has a kernel for (its `kernels`); when absent, python
+    /// if it has that kernel, else its first.
     #[serde(default)]
     pub language: Option<String>,
     /// Where the kernel starts; the sandbox's working directory when absent.
@@ -57,9 +57,14 @@ pub struct RunCode {
     /// Ignored by the context's own run route.
     #[serde(default)]
     pub context: Option<String>,
-    /// For the default context: the language (the runtime's first kernel when absent).
+    /// For the default context: the language (when absent, python if the runtime has that
+    /// kernel, else its first).
     #[serde(default)]
     pub language: Option<String>,
+    /// For the default context, when this run makes it: its working directory (the sandbox's
+    /// working directory when absent). A default context made already keeps its own.
+    #[serde(default)]
+    pub cwd: Option<String>,
     /// The run is interrupted after this long (the policy's default when absent); the kernel
     /// is restarted only if the interrupt does not end it.
     #[serde(default)]

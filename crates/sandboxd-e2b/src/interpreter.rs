@@ -1,6 +1,7 @@
 //! The code interpreter's API on port 49999, for the `e2b-code-interpreter` SDKs: `/execute`
 //! (a run, answered as JSON lines while it happens) and `/contexts`, over the core's code
-//! contexts. The sandbox's runtime must have a kernel (the recipe `python-interpreter`).
+//! contexts. The sandbox's runtime must have kernels (the recipe `code-interpreter`: E2B's six
+//! languages; `python-interpreter`: python alone).
 
 use crate::envd::SandboxCall;
 use crate::errors::E2bError;
@@ -13,6 +14,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{delete, get, post};
 use axum::{Extension, Json, Router};
 use sandboxd_api::{CodeEvent, CodeResult, ContextInfo, ContextRequest, RunCode};
+use sandboxd_core::HOME_DIR;
 use serde::Deserialize;
 use serde_json::{json, Map, Value};
 use std::collections::BTreeMap;
@@ -85,8 +87,10 @@ async fn execute(
         let request = RunCode {
             code: body.code,
             context: None,
-            // E2B's own default interpreter is python: without one named, the runtime's first.
+            // E2B's own default interpreter is python, as the core's is when the runtime has it.
             language: body.language.filter(|l| !l.is_empty()),
+            // E2B's kernels start in the home directory.
+            cwd: Some(HOME_DIR.into()),
             // The SDK bounds the run itself (`timeout`); the service's ceiling applies here.
             timeout_secs: Some(face.core.config().policy.max_timeout_secs),
         };
@@ -150,6 +154,15 @@ fn result_line(result: CodeResult) -> Value {
         match RESULT_FIELDS.iter().find(|(known, _)| *known == mime) {
             Some((_, field)) => {
                 let value = match value {
+                    // As E2B's interpreter answers a string's repr: without its quotes.
+                    Value::String(text)
+                        if mime == "text/plain"
+                            && text.len() >= 2
+                            && text.starts_with('\'')
+                            && text.ends_with('\'') =>
+                    {
+                        Value::String(text[1..text.len() - 1].to_string())
+                    }
                     // Base64 from the kernel may carry line breaks; the SDK wants it whole.
                     Value::String(text)
                         if mime.starts_with("image/") && mime != "image/svg+xml" =>
@@ -183,7 +196,7 @@ async fn create_context(
         refuse_env_vars(body.env_vars.as_ref())?;
         let request = ContextRequest {
             language: body.language,
-            cwd: body.cwd,
+            cwd: body.cwd.or_else(|| Some(HOME_DIR.into())),
         };
         let info = face
             .core

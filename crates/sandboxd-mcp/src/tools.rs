@@ -229,6 +229,7 @@ impl SandboxTools {
             let policy = client.policy().await.map_err(tool_error)?;
             let limit = params.timeout_secs.unwrap_or(policy.default_timeout_secs);
             let request = sandboxd_api::RunCode {
+                cwd: None,
                 code: params.code,
                 context: params.context,
                 timeout_secs: params.timeout_secs,

@@ -44,7 +44,7 @@ impl Core {
             Some(id) => self.context(&session, id)?,
             None => {
                 let (language, _) = self.kernel_language(&session, request.language.as_deref())?;
-                self.default_context(&session, &language)?
+                self.default_context(&session, &language, request.cwd.as_deref())?
             }
         };
         let (_, kernel) = self.kernel_language(&session, Some(&context.language))?;

@@ -15,6 +15,9 @@ use time::OffsetDateTime;
 
 /// The recipe whose runtimes have a Python kernel, named when a runtime has none.
 pub const INTERPRETER_RECIPE: &str = "python-interpreter";
+/// The language a run or context gets when it names none and the runtime has its kernel (as
+/// E2B's SDKs assume); otherwise the runtime's first.
+const DEFAULT_LANGUAGE: &str = "python";
 /// How long the agent has to stop a kernel.
 const SHUTDOWN_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -118,16 +121,23 @@ impl Core {
         })
     }
 
-    /// The language's default context, made on first use: its id is the language's name.
+    /// The language's default context, made on first use (in `cwd` when given): its id is the
+    /// language's name.
     pub(crate) fn default_context(
         &self,
         session: &Session,
         language: &str,
+        cwd: Option<&str>,
     ) -> Result<ContextInfo, Error> {
         if let Some(info) = self.contexts().get(&session.id, language) {
             return Ok(info);
         }
-        let info = new_context(language.to_string(), language.to_string(), None);
+        check_cwd(cwd)?;
+        let info = new_context(
+            language.to_string(),
+            language.to_string(),
+            cwd.map(str::to_string),
+        );
         self.contexts().insert(
             &session.id,
             session.tenant.as_deref(),
@@ -137,8 +147,8 @@ impl Core {
         Ok(info)
     }
 
-    /// The language asked for (the runtime's first when none) and the command that starts its
-    /// kernel; an error naming the recipe to use when the runtime has no such kernel.
+    /// The language asked for ([`DEFAULT_LANGUAGE`], else the runtime's first, when none) and
+    /// the command that starts its kernel; an error naming the recipe to use when the runtime has no such kernel.
     pub(crate) fn kernel_language(
         &self,
         session: &Session,
@@ -148,7 +158,9 @@ impl Core {
         let kernels = runtime.map(|r| r.kernels.clone()).unwrap_or_default();
         let found = match language {
             Some(language) => kernels.get_key_value(language),
-            None => kernels.iter().next(),
+            None => kernels
+                .get_key_value(DEFAULT_LANGUAGE)
+                .or_else(|| kernels.iter().next()),
         };
         if let Some((language, argv)) = found {
             return Ok((language.clone(), argv.clone()));

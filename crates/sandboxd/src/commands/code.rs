@@ -51,6 +51,7 @@ pub fn run(args: CodeArgs) -> Result<u8> {
     };
     let client = args.service.client(Interface::Cli)?;
     let request = RunCode {
+        cwd: None,
         code,
         context: args.context,
         language: args.language,
