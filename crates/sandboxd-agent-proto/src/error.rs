@@ -1,4 +1,4 @@
-use crate::frame::MAX_FRAME_LEN;
+use crate::limits::MAX_FRAME_LEN;
 use std::time::Duration;
 
 /// Everything that can go wrong speaking the agent protocol, on either side of it.
