@@ -6,6 +6,7 @@
 //! terminal; an attach costs the connection's own thread and nothing more.
 
 mod attach;
+mod kill_all;
 mod refusal;
 mod ring;
 mod spawn;
@@ -15,6 +16,7 @@ mod table;
 
 use crate::sys;
 use attach::{Attachment, StreamSlot, MAX_STREAMS};
+pub use kill_all::kill_all;
 use refusal::{answer, Refusal};
 #[cfg(doc)]
 use sandboxd_agent_proto::Request;
