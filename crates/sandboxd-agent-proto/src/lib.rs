@@ -5,8 +5,8 @@
 //! Control messages travel as JSON frames ([`Request`] from the service, [`Event`] from the
 //! agent); process output and input travel as raw data frames.
 //!
-//! The core (framing, messages, errors, the bounded tar reader) is std-only (and the pure-Rust
-//! tar crate) so the agent stays small and static. The
+//! The core (framing, messages, errors, the bounded tar reader and extractor) is std-only (and
+//! libc and the pure-Rust tar crate) so the agent stays small and static. The
 //! `tokio` feature adds the service side in `host`: async framing, the `AgentHub` that
 //! accepts agent connections, and the clients (`run_exec`, `ping`, the tracked-process and
 //! file ones).
@@ -19,6 +19,7 @@ pub mod host;
 mod limits;
 mod message;
 mod secret;
+pub mod tar_extract;
 pub mod tar_read;
 
 pub use error::ProtoError;

@@ -1,7 +1,8 @@
 use super::*;
 use crate::files::test_support::{error_code, event, names_in, start};
 use sandboxd_agent_proto::{write_frame, FILE_CHUNK_LEN};
-use std::os::unix::fs::MetadataExt;
+use std::fs::Permissions;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 fn header(kind: tar::EntryType, size: u64, mode: u32) -> tar::Header {
     let mut header = tar::Header::new_gnu();
