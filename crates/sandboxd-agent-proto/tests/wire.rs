@@ -7,9 +7,9 @@ use sandboxd_agent_proto::kernel::{
     KernelContext, KernelError, KernelOutcome, KernelResult, KernelRunEnd, KernelRunRequest,
 };
 use sandboxd_agent_proto::{
-    write_json, AgentSecret, ArchiveSummary, ChangeKind, DirEntry, EntryKind, Event, ExecRequest,
-    ExitReport, FileChange, FileStat, ListeningPort, ProcessInfo, ProcessStartRequest, Request,
-    TermSize,
+    write_json, AgentSecret, ArchiveSummary, ChangeKind, DirEntry, EntryKind, ErrorCode, Event,
+    ExecRequest, ExitReport, FileChange, FileStat, ListeningPort, ProcessInfo, ProcessStartRequest,
+    Request, TermSize,
 };
 use std::collections::{BTreeMap, BTreeSet};
 
@@ -363,10 +363,18 @@ fn events() -> Vec<(Event, &'static str)> {
         ),
         (
             Event::Error {
-                code: "spawn_failed".into(),
+                code: ErrorCode::SpawnFailed,
                 message: "no such file".into(),
             },
             r#"{"type":"error","code":"spawn_failed","message":"no such file"}"#,
+        ),
+        (
+            // A code this build does not know is kept as sent, both ways.
+            Event::Error {
+                code: ErrorCode::Other("made_up".into()),
+                message: "m".into(),
+            },
+            r#"{"type":"error","code":"made_up","message":"m"}"#,
         ),
         (
             Event::Stat(FileStat {

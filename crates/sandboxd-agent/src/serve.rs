@@ -6,7 +6,7 @@
 //! [`Event::Error`] and is `Ok`.
 
 use crate::{exec, files, kernel, ports, process};
-use sandboxd_agent_proto::{write_json, Event, Frame, Request, ERROR_BAD_REQUEST};
+use sandboxd_agent_proto::{write_json, ErrorCode, Event, Frame, Request};
 use std::ops::ControlFlow;
 use std::os::unix::net::UnixStream;
 
@@ -79,7 +79,7 @@ pub(crate) fn answer(connection: &mut UnixStream, frame: &Frame) -> ControlFlow<
 
 fn refusal(message: impl Into<String>) -> Event {
     Event::Error {
-        code: ERROR_BAD_REQUEST.into(),
+        code: ErrorCode::BadRequest,
         message: message.into(),
     }
 }

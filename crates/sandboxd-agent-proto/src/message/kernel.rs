@@ -12,9 +12,6 @@ pub const MAX_KERNEL_CODE_LEN: usize = 512 * 1024;
 /// The largest single result forwarded (a MIME bundle, all its entries): it travels in one
 /// JSON frame. A larger one is dropped and counted like output over the limit.
 pub const MAX_KERNEL_RESULT_LEN: usize = 900 * 1024;
-/// `Event::Error` code: the kernel could not be started (missing, or it exited or
-/// did not answer before it was ready).
-pub const ERROR_KERNEL_UNAVAILABLE: &str = "kernel_unavailable";
 
 /// [`Request::KernelRun`](super::Request::KernelRun): runs `code` in the kernel of `context`, starting one first if
 /// the context has none (or its kernel died). Answered with [`Event::KernelStream`](super::Event::KernelStream),

@@ -24,6 +24,7 @@ pub use kernel::{KernelContext, KernelError, KernelResult, KernelRunEnd, KernelR
 pub use ports::ListeningPort;
 pub use process::{ProcessInfo, ProcessStartRequest, TermSize};
 
+use crate::error_code::ErrorCode;
 use crate::secret::AgentSecret;
 use serde::{Deserialize, Serialize};
 
@@ -244,7 +245,7 @@ pub enum Event {
     /// The tar was extracted and is in place.
     ArchiveWritten(ArchiveSummary),
     Error {
-        code: String,
+        code: ErrorCode,
         message: String,
     },
     Stat(FileStat),

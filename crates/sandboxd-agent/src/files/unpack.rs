@@ -11,8 +11,7 @@ use sandboxd_agent_proto::tar_extract::{
 };
 use sandboxd_agent_proto::tar_read::TarReader;
 use sandboxd_agent_proto::{
-    read_frame, write_json, ArchiveSummary, Event, FrameKind, ProtoError, Request,
-    ERROR_BAD_REQUEST, ERROR_BUSY, ERROR_CANCELLED, ERROR_INVALID_PATH, ERROR_TOO_LARGE,
+    read_frame, write_json, ArchiveSummary, ErrorCode, Event, FrameKind, ProtoError, Request,
 };
 use std::ffi::CString;
 use std::fs::{self, DirBuilder};
@@ -93,12 +92,12 @@ fn unpack(
         (Some(Interruption::Broken(e)), _) => return Err(e),
         (Some(Interruption::Cancelled), _) => {
             return Ok(Err(Refusal::new(
-                ERROR_CANCELLED,
+                ErrorCode::Cancelled,
                 "upload cancelled".into(),
             )));
         }
         (Some(Interruption::Request), _) => {
-            let refusal = Refusal::new(ERROR_BAD_REQUEST, "a request during an upload".into());
+            let refusal = Refusal::new(ErrorCode::BadRequest, "a request during an upload".into());
             return Ok(Err(refusal));
         }
         (None, Err(refusal)) => return Ok(Err(refusal)),
@@ -106,7 +105,7 @@ fn unpack(
     };
     if !upload.ended {
         let message = "data follows the archive's end marker".into();
-        return Ok(Err(Refusal::new(ERROR_BAD_REQUEST, message)));
+        return Ok(Err(Refusal::new(ErrorCode::BadRequest, message)));
     }
     let moved = work.move_into(&target, path);
     if moved.is_ok() {
@@ -118,8 +117,8 @@ fn unpack(
 /// An extraction's refusal, coded for the service.
 fn extract_refusal(error: ExtractError) -> Refusal {
     match error {
-        ExtractError::TooLarge(message) => Refusal::new(ERROR_TOO_LARGE, message),
-        ExtractError::Invalid(message) => Refusal::new(ERROR_INVALID_PATH, message),
+        ExtractError::TooLarge(message) => Refusal::new(ErrorCode::TooLarge, message),
+        ExtractError::Invalid(message) => Refusal::new(ErrorCode::InvalidPath, message),
         ExtractError::Io { what, error } => Refusal::io(&what, error),
     }
 }
@@ -162,7 +161,7 @@ impl WorkDir {
                     let message = format!(
                         "{shown_name} already exists; remove it first or extract elsewhere"
                     );
-                    Refusal::new(ERROR_BUSY, message)
+                    Refusal::new(ErrorCode::Busy, message)
                 } else {
                     Refusal::io(&shown_name, e)
                 });

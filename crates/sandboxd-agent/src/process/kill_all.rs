@@ -11,7 +11,7 @@
 //! there `kill(-1)` would reach every process of its user.
 
 use crate::exec::error_event;
-use sandboxd_agent_proto::{write_json, Event, ProtoError, ERROR_BAD_REQUEST};
+use sandboxd_agent_proto::{write_json, ErrorCode, Event, ProtoError};
 use std::collections::HashSet;
 use std::os::unix::net::UnixStream;
 use std::thread;
@@ -26,7 +26,7 @@ pub fn kill_all(connection: &mut UnixStream) -> Result<(), ProtoError> {
         return write_json(
             connection,
             &error_event(
-                ERROR_BAD_REQUEST,
+                ErrorCode::BadRequest,
                 "refused: this agent was not started by its sandbox's init as an unprivileged user, so killing every process could reach beyond the sandbox".into(),
             ),
         );
