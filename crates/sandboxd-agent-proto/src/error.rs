@@ -1,4 +1,5 @@
-use crate::frame::MAX_FRAME_LEN;
+use crate::error_code::ErrorCode;
+use crate::limits::MAX_FRAME_LEN;
 use std::time::Duration;
 
 /// Everything that can go wrong speaking the agent protocol, on either side of it.
@@ -21,5 +22,5 @@ pub enum ProtoError {
     Timeout(Duration),
     /// The agent answered with an `Error` event.
     #[error("agent error {code}: {message}")]
-    Agent { code: String, message: String },
+    Agent { code: ErrorCode, message: String },
 }

@@ -1,12 +1,10 @@
 //! Framing: `kind: u8`, `len: u32` big-endian, then `len` payload bytes.
 
-use crate::ProtoError;
+use crate::error::ProtoError;
+use crate::limits::MAX_FRAME_LEN;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use std::io::{ErrorKind, Read, Write};
-
-/// The largest payload a frame may carry; readers refuse larger frames before allocating.
-pub const MAX_FRAME_LEN: usize = 1 << 20;
 
 /// Bytes before the payload: the kind and the length.
 pub(crate) const HEADER_LEN: usize = 5;
@@ -137,7 +135,7 @@ pub(crate) fn json_frame<T: Serialize>(message: &T) -> Result<Vec<u8>, ProtoErro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{Event, Request};
+    use crate::message::{Event, Request};
     use std::io::Cursor;
 
     fn encoded(kind: FrameKind, payload: &[u8]) -> Vec<u8> {

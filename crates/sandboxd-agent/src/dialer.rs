@@ -13,17 +13,11 @@
 //! of agents come back together, and their first connections are what makes their sessions
 //! answer.
 
-use crate::exec;
-use crate::files;
-use crate::kernel;
-use crate::kill_all;
-use crate::ports;
-use crate::process;
+use crate::serve;
 use crate::sys::EventFd;
 use crate::wake::{spread, Wake};
 use sandboxd_agent_proto::{
-    read_frame, write_json, AgentSecret, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
-    PROTOCOL_VERSION,
+    read_frame, write_json, AgentSecret, Event, FrameKind, ProtoError, PROTOCOL_VERSION,
 };
 use std::convert::Infallible;
 use std::os::unix::net::UnixStream;
@@ -130,7 +124,7 @@ struct ConnectionEnd {
     idle: bool,
 }
 
-/// Answers requests on one connection until it closes.
+/// Reads requests on one connection until it closes, each answered by [`serve::answer`].
 fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
     let mut end = ConnectionEnd { idle: true };
     loop {
@@ -145,93 +139,7 @@ fn serve(mut connection: UnixStream, pool: &Pool) -> ConnectionEnd {
         }
         end.idle = false;
         pool.connection_taken();
-        let answered = match frame.parse_json::<Request>() {
-            // Taken like a request that ends with the connection: the service is there.
-            Ok(Request::Dismiss) => return end,
-            Ok(Request::Ping) => write_json(&mut connection, &Event::Pong),
-            Ok(Request::Exec(request)) => exec::run(&mut connection, &request),
-            Ok(Request::ListDir { path, max_entries }) => {
-                files::list_dir(&mut connection, &path, max_entries)
-            }
-            Ok(Request::ReadFile {
-                path,
-                unsized_limit,
-                max_size,
-                max_unallocated,
-            }) => {
-                let limits = files::ReadLimits {
-                    unsized_limit,
-                    max_size,
-                    max_unallocated,
-                };
-                files::read_file(&mut connection, &path, limits)
-            }
-            Ok(Request::WriteFile { path, max_bytes }) => {
-                files::write_file(&mut connection, &path, max_bytes)
-            }
-            Ok(Request::Delete { path, recursive }) => {
-                files::delete(&mut connection, &path, recursive)
-            }
-            // No upload is in progress (it would have taken the cancel itself).
-            Ok(Request::Cancel) => Ok(()),
-            Ok(Request::ProcessStart(request)) => process::start(&mut connection, &request),
-            Ok(Request::ProcessList) => process::list(&mut connection),
-            Ok(Request::ProcessAttach {
-                id,
-                since,
-                interactive,
-            }) => process::attach(&mut connection, &id, since, interactive),
-            Ok(Request::ProcessSignal { id, signal }) => {
-                process::signal(&mut connection, &id, signal)
-            }
-            Ok(Request::ProcessStdin { id, len, close }) => {
-                process::write_stdin(&mut connection, &id, len, close)
-            }
-            Ok(Request::ProcessResize { id, size }) => process::resize(&mut connection, &id, size),
-            Ok(Request::KillAll) => kill_all::answer(&mut connection),
-            Ok(Request::Stat { path }) => files::stat(&mut connection, &path),
-            Ok(Request::MakeDir { path, parents }) => {
-                files::make_dir(&mut connection, &path, parents)
-            }
-            Ok(Request::Move {
-                from,
-                to,
-                overwrite,
-            }) => files::move_path(&mut connection, &from, &to, overwrite),
-            Ok(Request::Watch {
-                path,
-                recursive,
-                max_watches,
-            }) => files::watch(&mut connection, &path, recursive, max_watches),
-            Ok(Request::PortConnect { port }) => ports::connect(&mut connection, port),
-            Ok(Request::ListPorts { max_ports }) => ports::list(&mut connection, max_ports),
-            // Only the first frame of a listening agent's connection (see `listener`).
-            Ok(Request::Claim { .. }) => write_json(
-                &mut connection,
-                &Event::Error {
-                    code: ERROR_BAD_REQUEST.into(),
-                    message: "the connection is already claimed".into(),
-                },
-            ),
-            Ok(Request::ReadArchive { path, max_bytes }) => {
-                files::read_archive(&mut connection, &path, max_bytes)
-            }
-            Ok(Request::WriteArchive { path, max_bytes }) => {
-                files::write_archive(&mut connection, &path, max_bytes)
-            }
-            Ok(Request::KernelRun(request)) => kernel::run(&mut connection, request),
-            Ok(Request::KernelShutdown { context }) => kernel::shutdown(&mut connection, &context),
-            Ok(Request::KernelList) => kernel::list(&mut connection),
-            Ok(Request::KernelDeclare(context)) => kernel::declare(&mut connection, context),
-            Err(e) => write_json(
-                &mut connection,
-                &Event::Error {
-                    code: ERROR_BAD_REQUEST.into(),
-                    message: e.to_string(),
-                },
-            ),
-        };
-        if answered.is_err() {
+        if serve::answer(&mut connection, &frame).is_break() {
             return end;
         }
         end.idle = true;

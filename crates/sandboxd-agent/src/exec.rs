@@ -5,8 +5,8 @@
 use crate::head_tail::HeadTail;
 use crate::sys;
 use sandboxd_agent_proto::{
-    read_frame, write_frame, write_json, Event, ExecRequest, ExitReport, Frame, FrameKind,
-    ProtoError, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED, OUTPUT_CHUNK_LEN,
+    read_frame, write_frame, write_json, ErrorCode, Event, ExecRequest, ExitReport, Frame,
+    FrameKind, ProtoError, OUTPUT_CHUNK_LEN,
 };
 use std::fs::File;
 use std::io::{self, ErrorKind, Read, Write};
@@ -45,7 +45,7 @@ pub fn run(connection: &mut UnixStream, request: &ExecRequest) -> Result<(), Pro
     let Some(program) = request.argv.first() else {
         return write_json(
             connection,
-            &error_event(ERROR_BAD_REQUEST, "argv is empty".into()),
+            &error_event(ErrorCode::BadRequest, "argv is empty".into()),
         );
     };
     let oom_kills_before = oom_kill_count();
@@ -53,7 +53,7 @@ pub fn run(connection: &mut UnixStream, request: &ExecRequest) -> Result<(), Pro
         Ok(child) => child,
         Err(e) => {
             let message = spawn_failure(program, request, &e);
-            return write_json(connection, &error_event(ERROR_SPAWN_FAILED, message));
+            return write_json(connection, &error_event(ErrorCode::SpawnFailed, message));
         }
     };
     let mut exec = Supervised::new(child, request)?;
@@ -84,11 +84,8 @@ pub fn run(connection: &mut UnixStream, request: &ExecRequest) -> Result<(), Pro
     write_json(connection, &Event::Exited(report))
 }
 
-pub(crate) fn error_event(code: &str, message: String) -> Event {
-    Event::Error {
-        code: code.into(),
-        message,
-    }
+pub(crate) fn error_event(code: ErrorCode, message: String) -> Event {
+    Event::Error { code, message }
 }
 
 /// Starts a command, as the sandbox's preferred victim should memory run out.
@@ -107,7 +104,7 @@ pub(crate) fn start(mut command: Command) -> io::Result<Child> {
     })
 }
 
-/// Why `program` could not be started, for an [`ERROR_SPAWN_FAILED`] answer. When the sandbox
+/// Why `program` could not be started, for an [`ErrorCode::SpawnFailed`] answer. When the sandbox
 /// is at its process limit, it says so and what frees it.
 pub(crate) fn spawn_failure(program: &str, request: &ExecRequest, error: &io::Error) -> String {
     let place = request

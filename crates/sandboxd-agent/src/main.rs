@@ -12,11 +12,11 @@ mod head_tail;
 mod headroom;
 mod init;
 mod kernel;
-mod kill_all;
 mod listener;
 mod ports;
 mod process;
 mod seccomp;
+mod serve;
 mod sys;
 mod wake;
 

@@ -3,8 +3,8 @@
 //! agent is in the sandbox's network namespace, so its loopback is the sandbox's own.
 
 use sandboxd_agent_proto::{
-    read_frame, write_frame, write_json, Event, FrameKind, ListeningPort, ProtoError, Request,
-    OUTPUT_CHUNK_LEN,
+    read_frame, write_frame, write_json, ErrorCode, Event, FrameKind, ListeningPort, ProtoError,
+    Request, OUTPUT_CHUNK_LEN,
 };
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -94,11 +94,11 @@ pub fn connect(connection: &mut UnixStream, port: u16) -> Result<(), ProtoError>
 /// The refusal of a connection to `port` on the sandbox's loopback.
 fn refusal_for_connect(port: u16, error: io::Error) -> Event {
     let code = match error.kind() {
-        io::ErrorKind::ConnectionRefused => sandboxd_agent_proto::ERROR_CONNECTION_REFUSED,
-        _ => sandboxd_agent_proto::ERROR_IO,
+        io::ErrorKind::ConnectionRefused => ErrorCode::ConnectionRefused,
+        _ => ErrorCode::Io,
     };
     Event::Error {
-        code: code.into(),
+        code,
         message: format!("nothing answers on port {port} in the sandbox: {error}"),
     }
 }

@@ -6,7 +6,7 @@ use crate::core::Core;
 use crate::error::Error;
 use crate::state::activity::{agent_text, Caller, PendingEntry};
 use crate::state::sessions::Session;
-use sandboxd_agent_proto::{self as proto, ProtoError};
+use sandboxd_agent_proto::{self as proto, ErrorCode, ProtoError};
 use sandboxd_api::Remedy;
 use sandboxd_backend::{AgentStream, BackendError};
 use std::io::ErrorKind;
@@ -73,32 +73,37 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
         code,
         message: message.clone(),
     };
-    let error = match code.as_str() {
-        proto::ERROR_NOT_FOUND | proto::ERROR_NO_SUCH_PROCESS => Error::NotFound(message),
-        proto::ERROR_IS_DIRECTORY => conflict(proto::ERROR_IS_DIRECTORY),
-        proto::ERROR_NOT_A_DIRECTORY => conflict(proto::ERROR_NOT_A_DIRECTORY),
-        proto::ERROR_NOT_A_FILE => conflict(proto::ERROR_NOT_A_FILE),
-        proto::ERROR_BUSY => conflict(proto::ERROR_BUSY),
-        proto::ERROR_EXISTS => conflict(proto::ERROR_EXISTS),
-        proto::ERROR_CROSS_DEVICE => conflict(proto::ERROR_CROSS_DEVICE),
-        proto::ERROR_CONNECTION_REFUSED => Error::BadGateway {
+    // Exhaustive: a code added to the protocol is mapped here before this compiles.
+    let error = match code {
+        ErrorCode::NotFound | ErrorCode::NoSuchProcess => Error::NotFound(message),
+        ErrorCode::IsDirectory => conflict(proto::ERROR_IS_DIRECTORY),
+        ErrorCode::NotADirectory => conflict(proto::ERROR_NOT_A_DIRECTORY),
+        ErrorCode::NotAFile => conflict(proto::ERROR_NOT_A_FILE),
+        ErrorCode::Busy => conflict(proto::ERROR_BUSY),
+        ErrorCode::Exists => conflict(proto::ERROR_EXISTS),
+        ErrorCode::CrossDevice => conflict(proto::ERROR_CROSS_DEVICE),
+        ErrorCode::ConnectionRefused => Error::BadGateway {
             code: "port_closed",
             message,
         },
-        proto::ERROR_STDIN_UNAVAILABLE => conflict("stdin_unavailable"),
-        proto::ERROR_NOT_A_TERMINAL => conflict("not_a_terminal"),
-        proto::ERROR_PROCESS_EXITED => conflict("process_exited"),
-        proto::ERROR_READ_ONLY => forbidden(proto::ERROR_READ_ONLY),
-        proto::ERROR_PERMISSION_DENIED => forbidden(proto::ERROR_PERMISSION_DENIED),
-        proto::ERROR_TOO_MANY_PROCESSES => limit("too_many_processes"),
-        proto::ERROR_TOO_MANY_STREAMS => limit("too_many_streams"),
-        proto::ERROR_TOO_LARGE => Error::PayloadTooLarge(message),
-        proto::ERROR_NO_SPACE => Error::InsufficientStorage(message),
-        proto::ERROR_INVALID_PATH => Error::bad_request(proto::ERROR_INVALID_PATH, message),
-        proto::ERROR_SPAWN_FAILED => Error::bad_request("spawn_failed", message),
-        proto::ERROR_BAD_REQUEST => Error::bad_request("invalid_request", message),
-        proto::kernel::ERROR_KERNEL_UNAVAILABLE => conflict("kernel_unavailable"),
-        _ => Error::Agent(format!("{}: {message}", agent_text(&code))),
+        ErrorCode::StdinUnavailable => conflict("stdin_unavailable"),
+        ErrorCode::NotATerminal => conflict("not_a_terminal"),
+        ErrorCode::ProcessExited => conflict("process_exited"),
+        ErrorCode::ReadOnly => forbidden(proto::ERROR_READ_ONLY),
+        ErrorCode::PermissionDenied => forbidden(proto::ERROR_PERMISSION_DENIED),
+        ErrorCode::TooManyProcesses => limit("too_many_processes"),
+        ErrorCode::TooManyStreams => limit("too_many_streams"),
+        ErrorCode::TooLarge => Error::PayloadTooLarge(message),
+        ErrorCode::NoSpace => Error::InsufficientStorage(message),
+        ErrorCode::InvalidPath => Error::bad_request(proto::ERROR_INVALID_PATH, message),
+        ErrorCode::SpawnFailed => Error::bad_request("spawn_failed", message),
+        ErrorCode::BadRequest => Error::bad_request("invalid_request", message),
+        ErrorCode::KernelUnavailable => conflict("kernel_unavailable"),
+        // Codes only an agent sends that the service never asks for anything it could
+        // refuse so, and codes this build does not know: reported as the agent's words.
+        ErrorCode::Io | ErrorCode::Cancelled | ErrorCode::Other(_) => {
+            Error::Agent(format!("{}: {message}", agent_text(code.as_str())))
+        }
     };
     match remedy {
         Some(remedy) => error.with_remedy(remedy),
@@ -132,34 +137,34 @@ fn exchange_error(error: &ProtoError) -> Error {
 
 /// What an agent's refusal of `operation` adds: a hint any face can show as it is, and a
 /// remedy each face words itself.
-fn hint(operation: Operation, code: &str) -> (Option<&'static str>, Option<Remedy>) {
+fn hint(operation: Operation, code: &ErrorCode) -> (Option<&'static str>, Option<Remedy>) {
     match (operation, code) {
-        (Operation::DeleteFile, proto::ERROR_IS_DIRECTORY) => {
+        (Operation::DeleteFile, ErrorCode::IsDirectory) => {
             (None, Some(Remedy::DeleteRecursively))
         }
-        (Operation::ReadFile, proto::ERROR_IS_DIRECTORY) => (None, Some(Remedy::ListDirectory)),
-        (Operation::ReadFile, proto::ERROR_TOO_LARGE) => (
+        (Operation::ReadFile, ErrorCode::IsDirectory) => (None, Some(Remedy::ListDirectory)),
+        (Operation::ReadFile, ErrorCode::TooLarge) => (
             Some("downloads are limited to policy.max_upload_bytes, a sparse file's holes to the runtime's tmpfs_size, and a file that reports no size to policy.max_output_bytes"),
             Some(Remedy::ReadPart),
         ),
-        (Operation::ListFiles, proto::ERROR_NOT_A_DIRECTORY) => (None, Some(Remedy::ReadFile)),
-        (Operation::WriteFile, proto::ERROR_READ_ONLY) => (
+        (Operation::ListFiles, ErrorCode::NotADirectory) => (None, Some(Remedy::ReadFile)),
+        (Operation::WriteFile, ErrorCode::ReadOnly) => (
             Some("the sandbox's root is read-only; write under the working directory or /tmp"),
             None,
         ),
-        (Operation::MakeDir | Operation::MovePath, proto::ERROR_READ_ONLY) => (
+        (Operation::MakeDir | Operation::MovePath, ErrorCode::ReadOnly) => (
             Some("the sandbox's root is read-only; work under the working directory or /tmp"),
             None,
         ),
-        (Operation::MovePath, proto::ERROR_CROSS_DEVICE) => (
+        (Operation::MovePath, ErrorCode::CrossDevice) => (
             Some("the working directory, /tmp and the root are separate filesystems; copy the file (read it and write it) instead"),
             None,
         ),
-        (Operation::WriteFile, proto::ERROR_NO_SPACE) => (
+        (Operation::WriteFile, ErrorCode::NoSpace) => (
             Some("the sandbox's writable space is full; delete files or write less"),
             None,
         ),
-        (_, proto::ERROR_TOO_MANY_PROCESSES) => (None, Some(Remedy::KillAll)),
+        (_, ErrorCode::TooManyProcesses) => (None, Some(Remedy::KillAll)),
         _ => (None, None),
     }
 }
@@ -219,7 +224,7 @@ mod tests {
         let error = agent_error(
             Operation::DeleteFile,
             ProtoError::Agent {
-                code: proto::ERROR_IS_DIRECTORY.into(),
+                code: ErrorCode::IsDirectory,
                 message: "is a directory".into(),
             },
         );

@@ -3,8 +3,11 @@
 //! limits asked for) can take, and every wait has a deadline.
 
 use super::files::{next_event, unexpected, upload, within, UploadError};
-use super::{read_frame, write_json};
-use crate::{ArchiveSummary, Event, FrameKind, ProtoError, Request, MAX_ARCHIVE_ENTRIES};
+use super::framing::{read_frame, write_json};
+use crate::error::ProtoError;
+use crate::frame::FrameKind;
+use crate::limits::MAX_ARCHIVE_ENTRIES;
+use crate::message::{ArchiveSummary, Event, Request};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -140,7 +143,7 @@ where
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::write_frame;
+    use crate::host::framing::write_frame;
     use tokio::io::DuplexStream;
 
     const STEP: Duration = Duration::from_secs(5);

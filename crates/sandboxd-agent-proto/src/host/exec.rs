@@ -1,8 +1,11 @@
 //! Clients for the ping and exec requests. Every byte from the agent is untrusted: output is
 //! kept only up to the requested limit whatever the agent sends, and every call has a deadline.
 
-use super::{read_frame, write_frame, write_json};
-use crate::{Event, ExecRequest, ExitReport, FrameKind, ProtoError, Request, STDIN_CHUNK_LEN};
+use super::framing::{read_frame, write_frame, write_json};
+use crate::error::ProtoError;
+use crate::frame::FrameKind;
+use crate::limits::STDIN_CHUNK_LEN;
+use crate::message::{Event, ExecRequest, ExitReport, Request};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 

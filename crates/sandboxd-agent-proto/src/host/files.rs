@@ -2,8 +2,11 @@
 //! listing is bounded in entries and name length, and a download never yields more bytes than
 //! the agent announced (or the limit asked for when it announced no size).
 
-use super::{read_frame, write_frame, write_json};
-use crate::{DirEntry, Event, FrameKind, ProtoError, Request, FILE_CHUNK_LEN};
+use super::framing::{read_frame, write_frame, write_json};
+use crate::error::ProtoError;
+use crate::frame::FrameKind;
+use crate::limits::FILE_CHUNK_LEN;
+use crate::message::{DirEntry, Event, Request};
 use std::io;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
@@ -369,7 +372,7 @@ pub(crate) fn unexpected(event: Event, during: &str) -> ProtoError {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ERROR_CANCELLED;
+    use crate::error_code::ERROR_CANCELLED;
     use tokio::io::{AsyncReadExt, DuplexStream};
 
     const STEP: Duration = Duration::from_secs(5);
@@ -488,7 +491,7 @@ mod tests {
             next_request(&mut agent).await;
             let entry = DirEntry {
                 name: "x".into(),
-                kind: crate::EntryKind::File,
+                kind: crate::message::EntryKind::File,
                 size: 0,
                 mode: 0o644,
                 modified_secs: 0,

@@ -3,8 +3,9 @@
 //! quiet for as long as the directory is, so only their size is bounded.
 
 use super::files::{next_event, unexpected, within};
-use super::{read_frame, write_json};
-use crate::{Event, FileChange, FileStat, ProtoError, Request};
+use super::framing::{read_frame, write_json};
+use crate::error::ProtoError;
+use crate::message::{Event, FileChange, FileStat, Request};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -134,8 +135,9 @@ impl<S: AsyncRead + AsyncWrite + Unpin> DirWatch<S> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::host::write_frame;
-    use crate::{ChangeKind, FrameKind};
+    use crate::frame::FrameKind;
+    use crate::host::framing::write_frame;
+    use crate::message::ChangeKind;
 
     const STEP: Duration = Duration::from_secs(5);
 

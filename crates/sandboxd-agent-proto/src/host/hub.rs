@@ -10,8 +10,11 @@
 //! A connection whose request ended cleanly can be given back ([`AgentLease::give_back`]) and
 //! serves a later request: the agent keeps answering on a connection until it closes.
 
-use super::{read_frame_limited, wake_agent};
-use crate::{AgentSecret, Event, ProtoError, Request, PROTOCOL_VERSION};
+use super::framing::read_frame_limited;
+use super::wake::wake_agent;
+use crate::error::ProtoError;
+use crate::message::{Event, Request, PROTOCOL_VERSION};
+use crate::secret::AgentSecret;
 use std::collections::VecDeque;
 use std::fs::{self, Permissions};
 use std::io::{self, ErrorKind};
@@ -34,7 +37,7 @@ pub const MAX_IDLE: usize = 8;
 /// A connection given back is closed rather than parked once this many are parked: the agent
 /// may have dialed a spare while the connection was busy, and a closed surplus is how its
 /// count comes back down (it only ever closes idle connections the hub closed first).
-const RETURNED_PARKED_AT_MOST: usize = crate::AGENT_SPARES + 2;
+const RETURNED_PARKED_AT_MOST: usize = crate::message::AGENT_SPARES + 2;
 /// A new connection must send its hello within this time.
 pub const HELLO_TIMEOUT: Duration = Duration::from_secs(2);
 /// Connections accepted but not yet greeted; at this many the hub stops accepting for a while.

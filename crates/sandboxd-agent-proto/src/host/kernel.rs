@@ -1,9 +1,11 @@
 //! Clients for the code-context requests. The agent is untrusted: what it forwards is counted
 //! against the run's output limit here too, and the exchange has a deadline.
 
-use super::{read_frame, write_json};
-use crate::kernel::{KernelError, KernelResult, KernelRunEnd, KernelRunRequest};
-use crate::{Event, FrameKind, ProtoError, Request};
+use super::framing::{read_frame, write_json};
+use crate::error::ProtoError;
+use crate::frame::FrameKind;
+use crate::message::kernel::{KernelError, KernelResult, KernelRunEnd, KernelRunRequest};
+use crate::message::{Event, Request};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -94,7 +96,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> KernelRun<S> {
 pub fn item_size(item: &KernelItem) -> u64 {
     let size = match item {
         KernelItem::Stream { text, .. } => text.len(),
-        KernelItem::Result(result) => crate::kernel::bundle_size(&result.data) as usize,
+        KernelItem::Result(result) => crate::message::kernel::bundle_size(&result.data) as usize,
         KernelItem::Error(error) => {
             error.name.len()
                 + error.value.len()
@@ -133,16 +135,16 @@ pub async fn shutdown_kernel<S: AsyncRead + AsyncWrite + Unpin>(
 pub async fn list_kernels<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
     deadline: Duration,
-) -> Result<Vec<crate::kernel::KernelContext>, ProtoError> {
+) -> Result<Vec<crate::message::kernel::KernelContext>, ProtoError> {
     kernels_answer(stream, &Request::KernelList, deadline).await
 }
 
 /// Has the agent keep `context` ([`Request::KernelDeclare`]): the contexts it holds then.
 pub async fn declare_kernel<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
-    context: crate::kernel::KernelContext,
+    context: crate::message::kernel::KernelContext,
     deadline: Duration,
-) -> Result<Vec<crate::kernel::KernelContext>, ProtoError> {
+) -> Result<Vec<crate::message::kernel::KernelContext>, ProtoError> {
     kernels_answer(stream, &Request::KernelDeclare(context), deadline).await
 }
 
@@ -150,7 +152,7 @@ async fn kernels_answer<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     request: &Request,
     deadline: Duration,
-) -> Result<Vec<crate::kernel::KernelContext>, ProtoError> {
+) -> Result<Vec<crate::message::kernel::KernelContext>, ProtoError> {
     let exchange = async {
         write_json(&mut stream, request).await?;
         match read_frame(&mut stream).await?.parse_json::<Event>()? {

@@ -5,8 +5,11 @@
 //! tunnel moves bytes without interpreting them.
 
 use super::files::{next_event, unexpected, within};
-use super::{read_frame, write_frame, write_json};
-use crate::{Event, FrameKind, ListeningPort, ProtoError, Request, STDIN_CHUNK_LEN};
+use super::framing::{read_frame, write_frame, write_json};
+use crate::error::ProtoError;
+use crate::frame::FrameKind;
+use crate::limits::STDIN_CHUNK_LEN;
+use crate::message::{Event, ListeningPort, Request};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 

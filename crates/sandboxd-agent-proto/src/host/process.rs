@@ -3,11 +3,11 @@
 //! the caller asks for the next event, so a slow consumer slows the agent's sender (which
 //! drops from its ring rather than wait) instead of making anything buffer here.
 
-use super::{read_frame, read_frame_limited, write_frame, write_json};
-use crate::{
-    Event, FrameKind, ProcessInfo, ProcessStartRequest, ProtoError, Request, TermSize,
-    OUTPUT_CHUNK_LEN, STDIN_CHUNK_LEN,
-};
+use super::framing::{read_frame, read_frame_limited, write_frame, write_json};
+use crate::error::ProtoError;
+use crate::frame::FrameKind;
+use crate::limits::{OUTPUT_CHUNK_LEN, STDIN_CHUNK_LEN};
+use crate::message::{Event, ProcessInfo, ProcessStartRequest, Request, TermSize};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
 
@@ -308,7 +308,7 @@ impl<W: AsyncWrite + Unpin> ProcessInput<W> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::ExitReport;
+    use crate::message::ExitReport;
     use tokio::io::{duplex, AsyncReadExt};
 
     const SECOND: Duration = Duration::from_secs(1);
@@ -411,7 +411,7 @@ mod tests {
         ));
 
         let (host, _agent) = agent_replying(vec![json(&Event::Error {
-            code: crate::ERROR_NO_SUCH_PROCESS.into(),
+            code: crate::error_code::ERROR_NO_SUCH_PROCESS.into(),
             message: "no p9".into(),
         })])
         .await;

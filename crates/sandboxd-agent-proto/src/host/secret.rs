@@ -5,8 +5,10 @@
 //! file in a directory private to the service) of the session id. A restarted service
 //! recomputes the secret of every sandbox it adopts.
 
-use super::{read_frame_limited, write_json};
-use crate::{AgentSecret, Event, ProtoError, Request, AGENT_SECRET_LEN};
+use super::framing::{read_frame_limited, write_json};
+use crate::error::ProtoError;
+use crate::message::{Event, Request};
+use crate::secret::{AgentSecret, AGENT_SECRET_LEN};
 use rand::Rng;
 use sha2::{Digest, Sha256};
 use std::fs::{self, OpenOptions, Permissions};

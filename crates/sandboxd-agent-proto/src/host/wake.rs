@@ -5,7 +5,7 @@
 //! service from the CPU for seconds. The agent holds the FIFO open for reading and writing
 //! from its start, so a byte written while it dials is kept for its next wait.
 
-use crate::AGENT_WAKE_FILE;
+use crate::message::AGENT_WAKE_FILE;
 use std::ffi::CString;
 use std::fs::{self, OpenOptions};
 use std::io::{self, ErrorKind, Write};

@@ -4,8 +4,8 @@
 
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{
-    write_frame, write_json, ArchiveSummary, Event, FrameKind, ProtoError, ERROR_BUSY,
-    ERROR_NOT_A_DIRECTORY, ERROR_TOO_LARGE, FILE_CHUNK_LEN, MAX_ARCHIVE_ENTRIES,
+    write_frame, write_json, ArchiveSummary, ErrorCode, Event, FrameKind, ProtoError,
+    FILE_CHUNK_LEN, MAX_ARCHIVE_ENTRIES,
 };
 use std::fs::{self, File, OpenOptions};
 use std::io::{self, ErrorKind, Read, Write};
@@ -80,7 +80,7 @@ fn walk(path: &str, max_bytes: u64) -> Result<Tree, Refusal> {
     let meta = fs::metadata(path).map_err(|e| Refusal::io(path, e))?;
     if !meta.is_dir() {
         let message = format!("{path} is not a directory; read a file with its own download");
-        return Err(Refusal::new(ERROR_NOT_A_DIRECTORY, message));
+        return Err(Refusal::new(ErrorCode::NotADirectory, message));
     }
     let mut tree = Tree::default();
     let mut pending = vec![PathBuf::new()];
@@ -123,13 +123,13 @@ fn walk(path: &str, max_bytes: u64) -> Result<Tree, Refusal> {
                 let message = format!(
                     "{path} holds more than {MAX_ARCHIVE_ENTRIES} entries, more than an archive may"
                 );
-                return Err(Refusal::new(ERROR_TOO_LARGE, message));
+                return Err(Refusal::new(ErrorCode::TooLarge, message));
             }
             if tree.bytes > max_bytes {
                 let message = format!(
                     "the files under {path} hold more than the archive limit of {max_bytes} bytes"
                 );
-                return Err(Refusal::new(ERROR_TOO_LARGE, message));
+                return Err(Refusal::new(ErrorCode::TooLarge, message));
             }
         }
         // A directory's entries come after its own, its subdirectories' in name order.
@@ -188,7 +188,7 @@ fn append(
         match e.kind() {
             // Only the file's reader says this: the file shrank while it was sent.
             ErrorKind::UnexpectedEof => Failure::Refused(Refusal::new(
-                ERROR_BUSY,
+                ErrorCode::Busy,
                 format!("{shown} shrank while it was archived"),
             )),
             _ => Failure::Refused(Refusal::io(&shown, e)),
@@ -282,7 +282,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
 
     /// The tar the agent sends for `path` and its closing summary, or the code it refused with.
-    fn download(path: &Path, max_bytes: u64) -> Result<(Vec<u8>, ArchiveSummary), String> {
+    fn download(path: &Path, max_bytes: u64) -> Result<(Vec<u8>, ArchiveSummary), ErrorCode> {
         let path = path.to_str().unwrap().to_string();
         let (mut service, agent) = start(move |c| read_archive(c, &path, max_bytes));
         let opened = event(&mut service);
@@ -373,10 +373,10 @@ mod tests {
     fn a_tree_over_the_limit_or_not_a_directory_is_refused_before_any_byte() {
         let dir = tempfile::tempdir().unwrap();
         fs::write(dir.path().join("f"), vec![1u8; 1000]).unwrap();
-        assert_eq!(download(dir.path(), 999).unwrap_err(), ERROR_TOO_LARGE);
+        assert_eq!(download(dir.path(), 999).unwrap_err(), ErrorCode::TooLarge);
         assert_eq!(
             download(&dir.path().join("f"), 1 << 20).unwrap_err(),
-            ERROR_NOT_A_DIRECTORY
+            ErrorCode::NotADirectory
         );
     }
 }

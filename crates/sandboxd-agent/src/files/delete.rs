@@ -1,7 +1,7 @@
 //! Deleting files, symlinks and directory trees.
 
 use super::refusal::{refuse, Refusal};
-use sandboxd_agent_proto::{write_json, Event, ProtoError, ERROR_INVALID_PATH, ERROR_IS_DIRECTORY};
+use sandboxd_agent_proto::{write_json, ErrorCode, Event, ProtoError};
 use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::net::UnixStream;
@@ -19,7 +19,7 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
         .unwrap_or_default();
     if matches!(last, "" | "." | "..") {
         let message = format!("{path} does not name an entry to delete");
-        return refuse(connection, Refusal::new(ERROR_INVALID_PATH, message));
+        return refuse(connection, Refusal::new(ErrorCode::InvalidPath, message));
     }
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
@@ -31,7 +31,7 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
     let removed = if meta.is_dir() {
         if !recursive {
             let message = format!("{path} is a directory");
-            return refuse(connection, Refusal::new(ERROR_IS_DIRECTORY, message));
+            return refuse(connection, Refusal::new(ErrorCode::IsDirectory, message));
         }
         fs::remove_dir_all(path)
     } else {
@@ -65,7 +65,10 @@ mod tests {
             agent.join().unwrap().unwrap();
             answer
         };
-        assert_eq!(error_code(delete_path(&tree, false)), ERROR_IS_DIRECTORY);
+        assert_eq!(
+            error_code(delete_path(&tree, false)),
+            ErrorCode::IsDirectory
+        );
         assert_eq!(delete_path(&tree.join("sub/link"), false), Event::Deleted);
         std::os::unix::fs::symlink(outside.path(), tree.join("sub/link")).unwrap();
         assert_eq!(delete_path(&tree, true), Event::Deleted);
@@ -73,7 +76,7 @@ mod tests {
         assert_eq!(names_in(outside.path()), ["keep"]);
         assert_eq!(
             error_code(delete_path(&dir.path().join("."), true)),
-            ERROR_INVALID_PATH
+            ErrorCode::InvalidPath
         );
         assert_eq!(delete_path(&tree, true), Event::Deleted, "gone already");
         let missing_parent = dir.path().join("no/such/file");
@@ -81,7 +84,7 @@ mod tests {
         fs::write(dir.path().join("file"), b"x").unwrap();
         assert_eq!(
             error_code(delete_path(&dir.path().join("file/below"), false)),
-            sandboxd_agent_proto::ERROR_NOT_A_DIRECTORY,
+            sandboxd_agent_proto::ErrorCode::NotADirectory,
             "a path through a file is still refused"
         );
     }

@@ -4,10 +4,7 @@
 
 use super::read::describe;
 use super::refusal::{refuse, Refusal};
-use sandboxd_agent_proto::{
-    write_json, Event, FileStat, ProtoError, ERROR_CROSS_DEVICE, ERROR_EXISTS, ERROR_INVALID_PATH,
-    ERROR_NOT_A_DIRECTORY,
-};
+use sandboxd_agent_proto::{write_json, ErrorCode, Event, FileStat, ProtoError};
 use std::ffi::CString;
 use std::fs::{self, DirBuilder};
 use std::io::{self, ErrorKind};
@@ -80,7 +77,7 @@ fn create_dir(path: &str, parents: bool) -> Result<bool, Refusal> {
         Err(e) if e.kind() == ErrorKind::AlreadyExists => match fs::metadata(path) {
             Ok(meta) if meta.is_dir() => Ok(false),
             _ => Err(Refusal::new(
-                ERROR_NOT_A_DIRECTORY,
+                ErrorCode::NotADirectory,
                 format!("{path} exists and is not a directory"),
             )),
         },
@@ -105,8 +102,12 @@ pub fn move_path(
 
 fn rename(from: &str, to: &str, overwrite: bool) -> Result<(), Refusal> {
     let c_path = |path: &str| {
-        CString::new(path)
-            .map_err(|_| Refusal::new(ERROR_INVALID_PATH, format!("{path:?} contains a NUL byte")))
+        CString::new(path).map_err(|_| {
+            Refusal::new(
+                ErrorCode::InvalidPath,
+                format!("{path:?} contains a NUL byte"),
+            )
+        })
     };
     let (c_from, c_to) = (c_path(from)?, c_path(to)?);
     let flags = if overwrite { 0 } else { libc::RENAME_NOREPLACE };
@@ -127,11 +128,11 @@ fn rename(from: &str, to: &str, overwrite: bool) -> Result<(), Refusal> {
     let error = io::Error::last_os_error();
     match error.raw_os_error() {
         Some(libc::EEXIST) => Err(Refusal::new(
-            ERROR_EXISTS,
+            ErrorCode::Exists,
             format!("{to} exists; pass overwrite to replace it"),
         )),
         Some(libc::EXDEV) => Err(Refusal::new(
-            ERROR_CROSS_DEVICE,
+            ErrorCode::CrossDevice,
             format!("{from} and {to} are on different filesystems, which a move cannot cross"),
         )),
         // ENOTEMPTY also means a directory is in the way, with overwrite.
@@ -143,7 +144,7 @@ fn rename(from: &str, to: &str, overwrite: bool) -> Result<(), Refusal> {
 mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, names_in, path_in, start};
-    use sandboxd_agent_proto::{EntryKind, ERROR_NOT_FOUND};
+    use sandboxd_agent_proto::EntryKind;
 
     fn answer(
         op: impl FnOnce(&mut UnixStream) -> Result<(), ProtoError> + Send + 'static,
@@ -197,7 +198,7 @@ mod tests {
         assert_eq!(stat.symlink_target, None);
         assert_eq!(
             error_code(stat_of(&path_in(&dir, "missing"))),
-            ERROR_NOT_FOUND
+            ErrorCode::NotFound
         );
     }
 
@@ -206,7 +207,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let make = |path: String, parents| answer(move |c| make_dir(c, &path, parents));
         let deep = path_in(&dir, "a/b/c");
-        assert_eq!(error_code(make(deep.clone(), false)), ERROR_NOT_FOUND);
+        assert_eq!(error_code(make(deep.clone(), false)), ErrorCode::NotFound);
         assert!(names_in(dir.path()).is_empty());
         assert_eq!(make(deep.clone(), true), Event::DirMade { created: true });
         assert_eq!(make(deep.clone(), true), Event::DirMade { created: false });
@@ -219,7 +220,7 @@ mod tests {
         fs::write(path_in(&dir, "file"), b"x").unwrap();
         assert_eq!(
             error_code(make(path_in(&dir, "file"), true)),
-            ERROR_NOT_A_DIRECTORY
+            ErrorCode::NotADirectory
         );
     }
 
@@ -232,7 +233,7 @@ mod tests {
         fs::write(path_in(&dir, "a"), b"aaa").unwrap();
         fs::write(path_in(&dir, "b"), b"b").unwrap();
         let refused = shift(path_in(&dir, "a"), path_in(&dir, "b"), false);
-        assert_eq!(error_code(refused), ERROR_EXISTS);
+        assert_eq!(error_code(refused), ErrorCode::Exists);
         assert_eq!(fs::read(path_in(&dir, "b")).unwrap(), b"b");
         let Event::Stat(moved) = shift(path_in(&dir, "a"), path_in(&dir, "b"), true) else {
             panic!("not moved")
@@ -244,6 +245,6 @@ mod tests {
         };
         assert_eq!(names_in(dir.path()), ["c"]);
         let missing = shift(path_in(&dir, "gone"), path_in(&dir, "d"), false);
-        assert_eq!(error_code(missing), ERROR_NOT_FOUND);
+        assert_eq!(error_code(missing), ErrorCode::NotFound);
     }
 }

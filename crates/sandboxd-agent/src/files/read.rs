@@ -2,8 +2,8 @@
 
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{
-    write_frame, write_json, DirEntry, EntryKind, Event, FrameKind, ProtoError, ERROR_BUSY,
-    ERROR_IS_DIRECTORY, ERROR_NOT_A_FILE, ERROR_TOO_LARGE, FILE_CHUNK_LEN,
+    write_frame, write_json, DirEntry, EntryKind, ErrorCode, Event, FrameKind, ProtoError,
+    FILE_CHUNK_LEN,
 };
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, ErrorKind, Read};
@@ -130,7 +130,7 @@ pub fn read_file(
         let room = usize::try_from(limit - sent).unwrap_or(usize::MAX);
         if filled > room && size.is_none() {
             let message = format!("{path} reports no size and is longer than {limit} bytes");
-            return refuse(connection, Refusal::new(ERROR_TOO_LARGE, message));
+            return refuse(connection, Refusal::new(ErrorCode::TooLarge, message));
         }
         // A file that grew while it was read is cut at its announced size.
         let chunk = &buffer[..filled.min(room)];
@@ -148,7 +148,7 @@ pub fn read_file(
     }
     if size.is_some_and(|size| sent < size) {
         let message = format!("{path} shrank while it was read");
-        return refuse(connection, Refusal::new(ERROR_BUSY, message));
+        return refuse(connection, Refusal::new(ErrorCode::Busy, message));
     }
     write_json(connection, &Event::FileEnd { bytes: sent })
 }
@@ -166,13 +166,13 @@ fn within_limits(path: &str, meta: &Metadata, limits: ReadLimits) -> Result<(), 
             _ => format!(" (it is sparse: only {allocated} bytes of it are stored)"),
         };
         return Err(Refusal::new(
-            ERROR_TOO_LARGE,
+            ErrorCode::TooLarge,
             format!("{path} is {size} bytes{sparse}, over the download limit of {max} bytes"),
         ));
     }
     if let Some(max) = limits.max_unallocated.filter(|&max| unallocated > max) {
         return Err(Refusal::new(
-            ERROR_TOO_LARGE,
+            ErrorCode::TooLarge,
             format!(
                 "{path} is sparse: {size} bytes of which only {allocated} are stored; a file with more than {max} bytes of holes (the sandbox's writable size) is not served"
             ),
@@ -193,7 +193,7 @@ fn open_regular_file(path: &str) -> Result<(File, Metadata), Refusal> {
     let file_type = meta.file_type();
     if file_type.is_dir() {
         return Err(Refusal::new(
-            ERROR_IS_DIRECTORY,
+            ErrorCode::IsDirectory,
             format!("{path} is a directory"),
         ));
     }
@@ -206,7 +206,7 @@ fn open_regular_file(path: &str) -> Result<(File, Metadata), Refusal> {
             "a device"
         };
         return Err(Refusal::new(
-            ERROR_NOT_A_FILE,
+            ErrorCode::NotAFile,
             format!("{path} is {what}, not a regular file"),
         ));
     }
@@ -244,7 +244,7 @@ fn fill(file: &mut File, buffer: &mut [u8]) -> io::Result<usize> {
 mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, path_in, start};
-    use sandboxd_agent_proto::{read_frame, ERROR_NOT_FOUND};
+    use sandboxd_agent_proto::read_frame;
     use std::time::Duration;
 
     /// The file's frames up to its end: the announced size, the bytes, and the end event.
@@ -302,10 +302,10 @@ mod tests {
         assert_eq!(unsafe { libc::mkfifo(fifo_c.as_ptr(), 0o600) }, 0);
         let started = std::time::Instant::now();
         for (path, code) in [
-            (fifo.as_str(), ERROR_NOT_A_FILE),
-            ("/dev/null", ERROR_NOT_A_FILE),
-            (dir.path().to_str().unwrap(), ERROR_IS_DIRECTORY),
-            (&path_in(&dir, "missing"), ERROR_NOT_FOUND),
+            (fifo.as_str(), ErrorCode::NotAFile),
+            ("/dev/null", ErrorCode::NotAFile),
+            (dir.path().to_str().unwrap(), ErrorCode::IsDirectory),
+            (&path_in(&dir, "missing"), ErrorCode::NotFound),
         ] {
             let (_, _, end) = download(path, 10);
             assert_eq!(error_code(end), code, "{path}");
@@ -327,7 +327,7 @@ mod tests {
         };
         let refused = |path: &str, limits| match download_within(path, limits) {
             (None, bytes, Event::Error { code, message }) if bytes.is_empty() => {
-                assert_eq!(code, ERROR_TOO_LARGE);
+                assert_eq!(code, ErrorCode::TooLarge);
                 message
             }
             other => panic!("{other:?}"),

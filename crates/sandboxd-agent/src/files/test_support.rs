@@ -1,5 +1,6 @@
 //! Helpers for the file operations' tests: an operation run against a simulated service.
 
+use sandboxd_agent_proto::ErrorCode;
 use sandboxd_agent_proto::{read_frame, Event, ProtoError};
 use std::fs;
 use std::os::unix::net::UnixStream;
@@ -19,7 +20,7 @@ pub(super) fn event(service: &mut UnixStream) -> Event {
     read_frame(service).unwrap().parse_json().unwrap()
 }
 
-pub(super) fn error_code(event: Event) -> String {
+pub(super) fn error_code(event: Event) -> ErrorCode {
     match event {
         Event::Error { code, .. } => code,
         other => panic!("not an error: {other:?}"),

@@ -1,7 +1,8 @@
 use super::*;
 use crate::files::test_support::{error_code, event, names_in, start};
-use sandboxd_agent_proto::{write_frame, FILE_CHUNK_LEN};
-use std::os::unix::fs::MetadataExt;
+use sandboxd_agent_proto::{write_frame, ErrorCode, FILE_CHUNK_LEN};
+use std::fs::Permissions;
+use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 fn header(kind: tar::EntryType, size: u64, mode: u32) -> tar::Header {
     let mut header = tar::Header::new_gnu();
@@ -182,7 +183,7 @@ fn an_existing_name_is_refused_and_what_moved_goes_back() {
         builder.append_data(&mut h, name, &b"new"[..]).unwrap();
     }
     let (answer, seen) = upload(dir.path(), &builder.into_inner().unwrap(), 1000, dir.path());
-    assert_eq!(error_code(answer), ERROR_BUSY);
+    assert_eq!(error_code(answer), ErrorCode::Busy);
     assert_eq!(seen, ["taken"]);
     assert_eq!(fs::read(dir.path().join("taken")).unwrap(), b"mine");
 }
@@ -203,7 +204,7 @@ fn a_cancelled_or_broken_upload_leaves_nothing() {
         write_frame(&mut service, FrameKind::Stdin, &tar[..FILE_CHUNK_LEN]).unwrap();
         if cancel {
             write_json(&mut service, &Request::Cancel).unwrap();
-            assert_eq!(error_code(event(&mut service)), ERROR_CANCELLED);
+            assert_eq!(error_code(event(&mut service)), ErrorCode::Cancelled);
             assert!(names_in(dir.path()).is_empty(), "left at the answer");
             agent.join().unwrap().unwrap();
         } else {

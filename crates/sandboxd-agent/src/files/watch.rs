@@ -6,8 +6,8 @@
 use super::refusal::{refuse, Refusal};
 use super::write::UPLOAD_PREFIX;
 use sandboxd_agent_proto::{
-    read_frame, write_json, ChangeKind, Event, FileChange, FrameKind, ProtoError, Request,
-    ERROR_NOT_A_DIRECTORY,
+    read_frame, write_json, ChangeKind, ErrorCode, Event, FileChange, FrameKind, ProtoError,
+    Request,
 };
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -111,7 +111,7 @@ impl Watcher {
         let meta = fs::metadata(path).map_err(|e| Refusal::io(path, e))?;
         if !meta.is_dir() {
             let message = format!("{path} is not a directory; watch the directory holding it");
-            return Err(Refusal::new(ERROR_NOT_A_DIRECTORY, message));
+            return Err(Refusal::new(ErrorCode::NotADirectory, message));
         }
         // SAFETY: no pointers; the descriptor returned is ours alone.
         let fd = unsafe { libc::inotify_init1(libc::IN_NONBLOCK | libc::IN_CLOEXEC) };
@@ -504,7 +504,7 @@ mod tests {
         fs::write(&sub, b"file").unwrap();
         let path = sub.clone();
         let (mut service, agent) = start(move |c| watch(c, &path, false, 10));
-        assert_eq!(error_code(event(&mut service)), ERROR_NOT_A_DIRECTORY);
+        assert_eq!(error_code(event(&mut service)), ErrorCode::NotADirectory);
         agent.join().unwrap().unwrap();
     }
 }

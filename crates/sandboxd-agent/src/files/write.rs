@@ -2,8 +2,7 @@
 
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{
-    read_frame, write_json, Event, FrameKind, ProtoError, Request, ERROR_BAD_REQUEST,
-    ERROR_CANCELLED, ERROR_IS_DIRECTORY, ERROR_NOT_A_FILE, ERROR_TOO_LARGE,
+    read_frame, write_json, ErrorCode, Event, FrameKind, ProtoError, Request,
 };
 use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
 use std::io::{self, ErrorKind, Write};
@@ -58,7 +57,7 @@ fn receive_file(connection: &mut UnixStream, path: &str, max_bytes: u64) -> Resu
                 if received > max_bytes {
                     drop(temp);
                     let message = format!("the upload to {path} is over {max_bytes} bytes");
-                    return refuse(connection, Refusal::new(ERROR_TOO_LARGE, message));
+                    return refuse(connection, Refusal::new(ErrorCode::TooLarge, message));
                 }
                 if let Err(e) = temp.file.write_all(&frame.payload) {
                     drop(temp);
@@ -68,8 +67,10 @@ fn receive_file(connection: &mut UnixStream, path: &str, max_bytes: u64) -> Resu
             FrameKind::Json => {
                 drop(temp);
                 let refusal = match frame.parse_json::<Request>() {
-                    Ok(Request::Cancel) => Refusal::new(ERROR_CANCELLED, "upload cancelled".into()),
-                    _ => Refusal::new(ERROR_BAD_REQUEST, "a request during an upload".into()),
+                    Ok(Request::Cancel) => {
+                        Refusal::new(ErrorCode::Cancelled, "upload cancelled".into())
+                    }
+                    _ => Refusal::new(ErrorCode::BadRequest, "a request during an upload".into()),
                 };
                 return refuse(connection, refusal);
             }
@@ -98,11 +99,11 @@ fn prepare_write(path: &str) -> Result<(TempFile, PathBuf), Refusal> {
             let meta = fs::metadata(&existing).map_err(|e| Refusal::io(path, e))?;
             if meta.is_dir() {
                 let message = format!("{path} is a directory; name a file inside it");
-                return Err(Refusal::new(ERROR_IS_DIRECTORY, message));
+                return Err(Refusal::new(ErrorCode::IsDirectory, message));
             }
             if !meta.is_file() {
                 let message = format!("{path} is not a regular file (a device, FIFO or socket)");
-                return Err(Refusal::new(ERROR_NOT_A_FILE, message));
+                return Err(Refusal::new(ErrorCode::NotAFile, message));
             }
             existing
         }
@@ -114,7 +115,7 @@ fn prepare_write(path: &str) -> Result<(TempFile, PathBuf), Refusal> {
         .filter(|_| destination.file_name().is_some())
     else {
         let message = format!("{path} is a directory; name a file inside it");
-        return Err(Refusal::new(ERROR_IS_DIRECTORY, message));
+        return Err(Refusal::new(ErrorCode::IsDirectory, message));
     };
     let new_dirs = create_missing_dirs(dir)?;
     let temp = TempFile::create(dir, new_dirs).map_err(|e| Refusal::io(path, e))?;
@@ -277,7 +278,7 @@ mod tests {
         assert_eq!(event(&mut service), Event::WriteReady);
         send_data(&mut service, b"0123456789");
         send_data(&mut service, b"x");
-        assert_eq!(error_code(event(&mut service)), ERROR_TOO_LARGE);
+        assert_eq!(error_code(event(&mut service)), ErrorCode::TooLarge);
         agent.join().unwrap().unwrap();
         assert!(names_in(dir.path()).is_empty());
 
@@ -287,7 +288,7 @@ mod tests {
         assert_eq!(event(&mut service), Event::WriteReady);
         send_data(&mut service, b"partial");
         write_json(&mut service, &Request::Cancel).unwrap();
-        assert_eq!(error_code(event(&mut service)), ERROR_CANCELLED);
+        assert_eq!(error_code(event(&mut service)), ErrorCode::Cancelled);
         agent.join().unwrap().unwrap();
         assert!(names_in(dir.path()).is_empty());
 
@@ -305,8 +306,11 @@ mod tests {
     fn upload_refuses_directories_and_special_files() {
         let dir = tempfile::tempdir().unwrap();
         for (path, code) in [
-            (dir.path().to_str().unwrap().to_string(), ERROR_IS_DIRECTORY),
-            ("/dev/null".to_string(), ERROR_NOT_A_FILE),
+            (
+                dir.path().to_str().unwrap().to_string(),
+                ErrorCode::IsDirectory,
+            ),
+            ("/dev/null".to_string(), ErrorCode::NotAFile),
         ] {
             let (mut service, agent) = start(move |c| write_file(c, &path, 10));
             assert_eq!(error_code(event(&mut service)), code);

@@ -12,10 +12,8 @@ mod run;
 mod runtime;
 
 use launch::Kernel;
-use sandboxd_agent_proto::kernel::{KernelContext, KernelRunRequest, ERROR_KERNEL_UNAVAILABLE};
-use sandboxd_agent_proto::{
-    write_json, Event, ProtoError, ERROR_BAD_REQUEST, ERROR_TOO_MANY_PROCESSES,
-};
+use sandboxd_agent_proto::kernel::{KernelContext, KernelRunRequest};
+use sandboxd_agent_proto::{write_json, ErrorCode, Event, ProtoError};
 use std::collections::HashMap;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -48,17 +46,19 @@ pub fn run(connection: &mut UnixStream, request: KernelRunRequest) -> Result<(),
         cwd: request.cwd.clone(),
     };
     if let Err(message) = check_context(&about).and_then(|()| check(&request)) {
-        return write_json(connection, &error(ERROR_BAD_REQUEST, message));
+        return write_json(connection, &error(ErrorCode::BadRequest, message));
     }
     let slot = match hold(about) {
         Ok(slot) => slot,
-        Err(message) => return write_json(connection, &error(ERROR_TOO_MANY_PROCESSES, message)),
+        Err(message) => {
+            return write_json(connection, &error(ErrorCode::TooManyProcesses, message))
+        }
     };
     let runtime = match runtime::get() {
         Ok(runtime) => runtime,
         Err(e) => {
             let message = format!("cannot start the kernel client: {e}");
-            return write_json(connection, &error(ERROR_KERNEL_UNAVAILABLE, message));
+            return write_json(connection, &error(ErrorCode::KernelUnavailable, message));
         }
     };
     let (events, mut received) = tokio::sync::mpsc::channel(EVENT_QUEUE);
@@ -106,10 +106,10 @@ fn hold(about: KernelContext) -> Result<Slot, String> {
 /// Answers [`sandboxd_agent_proto::Request::KernelDeclare`].
 pub fn declare(connection: &mut UnixStream, about: KernelContext) -> Result<(), ProtoError> {
     if let Err(message) = check_context(&about) {
-        return write_json(connection, &error(ERROR_BAD_REQUEST, message));
+        return write_json(connection, &error(ErrorCode::BadRequest, message));
     }
     if let Err(message) = hold(about) {
-        return write_json(connection, &error(ERROR_TOO_MANY_PROCESSES, message));
+        return write_json(connection, &error(ErrorCode::TooManyProcesses, message));
     }
     list(connection)
 }
@@ -156,9 +156,6 @@ fn check(request: &KernelRunRequest) -> Result<(), String> {
     Ok(())
 }
 
-pub(crate) fn error(code: &str, message: String) -> Event {
-    Event::Error {
-        code: code.into(),
-        message,
-    }
+pub(crate) fn error(code: ErrorCode, message: String) -> Event {
+    Event::Error { code, message }
 }

@@ -9,9 +9,9 @@ use jupyter_protocol::{
     ExecuteRequest, ExecutionState, JupyterMessage, JupyterMessageContent, ReplyStatus,
 };
 use sandboxd_agent_proto::kernel::{
-    KernelError, KernelOutcome, KernelResult, KernelRunEnd, KernelRunRequest,
-    ERROR_KERNEL_UNAVAILABLE, MAX_KERNEL_RESULT_LEN,
+    KernelError, KernelOutcome, KernelResult, KernelRunEnd, KernelRunRequest, MAX_KERNEL_RESULT_LEN,
 };
+use sandboxd_agent_proto::ErrorCode;
 use sandboxd_agent_proto::Event;
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
@@ -37,7 +37,7 @@ pub async fn execute(slot: Slot, request: KernelRunRequest, events: Sender<Event
             }
             Err(message) => {
                 let _ = events
-                    .send(super::error(ERROR_KERNEL_UNAVAILABLE, message))
+                    .send(super::error(ErrorCode::KernelUnavailable, message))
                     .await;
                 return;
             }

@@ -6,6 +6,7 @@
 //! terminal; an attach costs the connection's own thread and nothing more.
 
 mod attach;
+mod kill_all;
 mod refusal;
 mod ring;
 mod spawn;
@@ -15,12 +16,12 @@ mod table;
 
 use crate::sys;
 use attach::{Attachment, StreamSlot, MAX_STREAMS};
+pub use kill_all::kill_all;
 use refusal::{answer, Refusal};
 #[cfg(doc)]
 use sandboxd_agent_proto::Request;
 use sandboxd_agent_proto::{
-    write_json, Event, ProcessStartRequest, ProtoError, TermSize, ERROR_BAD_REQUEST,
-    ERROR_PROCESS_EXITED, ERROR_STDIN_UNAVAILABLE, ERROR_TOO_MANY_STREAMS,
+    write_json, ErrorCode, Event, ProcessStartRequest, ProtoError, TermSize,
 };
 use spawn::spawn;
 use std::os::unix::net::UnixStream;
@@ -46,18 +47,18 @@ pub fn signal(connection: &mut UnixStream, id: &str, signal: i32) -> Result<(), 
     let reply = find(id).and_then(|process| {
         if !(1..=64).contains(&signal) {
             return Err(Refusal::new(
-                ERROR_BAD_REQUEST,
+                ErrorCode::BadRequest,
                 format!("{signal} is not a signal number"),
             ));
         }
         match sys::signal_process_group(process.pid, signal) {
             Ok(()) => Ok(Event::Process(process.info())),
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Err(Refusal::new(
-                ERROR_PROCESS_EXITED,
+                ErrorCode::ProcessExited,
                 format!("process {id} has exited and nothing is left in its process group"),
             )),
             Err(e) => Err(Refusal::new(
-                ERROR_BAD_REQUEST,
+                ErrorCode::BadRequest,
                 format!("cannot send signal {signal} to process {id}: {e}"),
             )),
         }
@@ -95,7 +96,7 @@ pub fn write_stdin(
         if let (Ok(()), Some(pipe)) = (&outcome, stdin.as_ref()) {
             if let Err(e) = write_within_stall_limit(pipe, data, &mut written) {
                 outcome = Err(Refusal::new(
-                    ERROR_STDIN_UNAVAILABLE,
+                    ErrorCode::StdinUnavailable,
                     format!("process {id} took {written} of {len} bytes of input, then {e}"),
                 ));
             }
@@ -129,13 +130,16 @@ pub fn attach(
         );
         return answer(
             connection,
-            Err(Refusal::new(ERROR_TOO_MANY_STREAMS, message)),
+            Err(Refusal::new(ErrorCode::TooManyStreams, message)),
         );
     };
     let end = process.info().output_end;
     if since > end {
         let message = format!("offset {since} is beyond the {end} bytes process {id} has written");
-        return answer(connection, Err(Refusal::new(ERROR_BAD_REQUEST, message)));
+        return answer(
+            connection,
+            Err(Refusal::new(ErrorCode::BadRequest, message)),
+        );
     }
     let streamed = Attachment::new(&process, since, interactive)
         .and_then(|mut attachment| attachment.stream(connection));

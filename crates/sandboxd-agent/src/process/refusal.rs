@@ -1,17 +1,17 @@
 //! Refusals: why a request on a process was refused, and answering with one.
 
 use crate::exec::error_event;
-use sandboxd_agent_proto::{write_json, Event, ProtoError};
+use sandboxd_agent_proto::{write_json, ErrorCode, Event, ProtoError};
 use std::os::unix::net::UnixStream;
 
 /// Why a request was refused: the [`Event::Error`] it is answered with.
 pub(super) struct Refusal {
-    code: &'static str,
+    code: ErrorCode,
     message: String,
 }
 
 impl Refusal {
-    pub(super) fn new(code: &'static str, message: impl Into<String>) -> Self {
+    pub(super) fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         Self {
             code,
             message: message.into(),

@@ -5,9 +5,7 @@ use super::ring::Ring;
 use super::table::{lock, make_room, Process, State, PROCESSES};
 use crate::exec;
 use crate::sys;
-use sandboxd_agent_proto::{
-    FrameKind, ProcessStartRequest, TermSize, ERROR_BAD_REQUEST, ERROR_SPAWN_FAILED,
-};
+use sandboxd_agent_proto::{ErrorCode, FrameKind, ProcessStartRequest, TermSize};
 use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
@@ -26,14 +24,14 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refusal> {
     let command = &request.command;
     let Some(program) = command.argv.first() else {
-        return Err(Refusal::new(ERROR_BAD_REQUEST, "argv is empty"));
+        return Err(Refusal::new(ErrorCode::BadRequest, "argv is empty"));
     };
     if request
         .pty
         .is_some_and(|size| size.cols == 0 || size.rows == 0)
     {
         let message = "a terminal needs at least one column and one row";
-        return Err(Refusal::new(ERROR_BAD_REQUEST, message));
+        return Err(Refusal::new(ErrorCode::BadRequest, message));
     }
     // Held until the process is registered, so two starts cannot both take the last slot.
     let mut processes = lock(&PROCESSES);
@@ -44,7 +42,7 @@ pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refus
     };
     let (child, outputs, stdin, terminal) = spawned.map_err(|e| {
         Refusal::new(
-            ERROR_SPAWN_FAILED,
+            ErrorCode::SpawnFailed,
             exec::spawn_failure(program, command, &e),
         )
     })?;
@@ -76,7 +74,7 @@ pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refus
         // The child went with the closure; its group must not run unsupervised.
         sys::kill_process_group(process.pid);
         let message = format!("cannot supervise {program:?}: {e}");
-        return Err(Refusal::new(ERROR_SPAWN_FAILED, message));
+        return Err(Refusal::new(ErrorCode::SpawnFailed, message));
     }
     processes.push(process.clone());
     Ok(process)

@@ -4,7 +4,7 @@ use super::refusal::Refusal;
 use super::table::Process;
 use crate::exec::poll_entry;
 use crate::sys;
-use sandboxd_agent_proto::{read_frame, FrameKind, ProtoError, ERROR_STDIN_UNAVAILABLE};
+use sandboxd_agent_proto::{read_frame, ErrorCode, FrameKind, ProtoError};
 use std::fs::File;
 use std::io::{self, ErrorKind, Write};
 use std::os::unix::net::UnixStream;
@@ -21,12 +21,12 @@ impl Process {
                 "the stdin of process {} is not open: start it with \"stdin\": true, and write before closing it",
                 self.id
             );
-            return Err(Refusal::new(ERROR_STDIN_UNAVAILABLE, message));
+            return Err(Refusal::new(ErrorCode::StdinUnavailable, message));
         }
         if close && self.pty {
             let message =
                 "a terminal's input cannot be closed; send Ctrl-D (byte 4) or a signal instead";
-            return Err(Refusal::new(ERROR_STDIN_UNAVAILABLE, message));
+            return Err(Refusal::new(ErrorCode::StdinUnavailable, message));
         }
         Ok(())
     }

@@ -3,10 +3,7 @@
 use super::refusal::Refusal;
 use super::ring::Ring;
 use crate::sys::{self, EventFd};
-use sandboxd_agent_proto::{
-    ExitReport, ProcessInfo, TermSize, ERROR_BAD_REQUEST, ERROR_NOT_A_TERMINAL,
-    ERROR_NO_SUCH_PROCESS, ERROR_PROCESS_EXITED, ERROR_TOO_MANY_PROCESSES,
-};
+use sandboxd_agent_proto::{ErrorCode, ExitReport, ProcessInfo, TermSize};
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
@@ -26,7 +23,7 @@ pub(super) fn find(id: &str) -> Result<Arc<Process>, Refusal> {
     let found = lock(&PROCESSES).iter().find(|p| p.id == id).cloned();
     found.ok_or_else(|| {
         Refusal::new(
-            ERROR_NO_SUCH_PROCESS,
+            ErrorCode::NoSuchProcess,
             format!("no process {id:?} in this sandbox (of the exited ones, the {MAX_PROCESSES} most recent are kept)"),
         )
     })
@@ -43,7 +40,7 @@ pub(super) fn make_room(processes: &mut Vec<Arc<Process>>) -> Result<(), Refusal
             Ok(())
         }
         None => Err(Refusal::new(
-            ERROR_TOO_MANY_PROCESSES,
+            ErrorCode::TooManyProcesses,
             format!("{MAX_PROCESSES} processes are running in this sandbox, the most it tracks; stop one before starting another"),
         )),
     }
@@ -106,21 +103,21 @@ impl Process {
     pub(super) fn resize(&self, size: TermSize) -> Result<(), Refusal> {
         if !self.pty {
             let message = format!("process {} has no terminal to resize", self.id);
-            return Err(Refusal::new(ERROR_NOT_A_TERMINAL, message));
+            return Err(Refusal::new(ErrorCode::NotATerminal, message));
         }
         if size.cols == 0 || size.rows == 0 {
             let message = "a terminal needs at least one column and one row";
-            return Err(Refusal::new(ERROR_BAD_REQUEST, message));
+            return Err(Refusal::new(ErrorCode::BadRequest, message));
         }
         match &*lock(&self.terminal) {
             Some(terminal) => sys::set_window_size(terminal, size).map_err(|e| {
                 Refusal::new(
-                    ERROR_BAD_REQUEST,
+                    ErrorCode::BadRequest,
                     format!("cannot resize the terminal: {e}"),
                 )
             }),
             None => Err(Refusal::new(
-                ERROR_PROCESS_EXITED,
+                ErrorCode::ProcessExited,
                 format!("process {} has exited and its terminal is closed", self.id),
             )),
         }

@@ -1,22 +1,17 @@
 //! Directory trees for `sandboxd cp`: a local tree packed as a tar (symlinks as symlinks,
 //! never followed) to upload, and a downloaded tar extracted here. What comes out of a sandbox
-//! is hostile: it is read with the bounded tar reader, extracted into a fresh hidden directory
-//! beside the destination and renamed into place once complete; no name leaves it, no path
-//! passes through a symlink, and a symlink that would point outside it is not made.
+//! is hostile: it is extracted by the agent's own extractor ([`tar_extract`]) into a fresh
+//! hidden directory beside the destination and renamed into place once complete; no name
+//! leaves it, no path passes through a symlink, and a symlink that would point outside it is
+//! not made.
 
 use anyhow::{bail, Context, Result};
-use sandboxd_agent_proto::tar_read::{Kind, TarReader};
-use sandboxd_agent_proto::MAX_ARCHIVE_ENTRIES;
-use std::ffi::OsStr;
-use std::fs::{self, DirBuilder, OpenOptions, Permissions};
-use std::io::{self, ErrorKind, Read, Write};
-use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Component, Path, PathBuf};
-
-/// Modes while extracting: the owner can always write into what it made.
-const WORK_DIR_MODE: u32 = 0o700;
-const WORK_FILE_MODE: u32 = 0o600;
+use sandboxd_agent_proto::tar_extract::{self, remove_extracted, Symlinks, WORK_DIR_MODE};
+use sandboxd_agent_proto::tar_read::TarReader;
+use std::fs::{self, DirBuilder, OpenOptions};
+use std::io::{self, Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
 
 /// What a pack or an extraction did.
 #[derive(Debug, Default, serde::Serialize)]
@@ -116,129 +111,29 @@ pub fn extract(tar: impl Read, target: &Path) -> Result<TreeCopied> {
         .mode(WORK_DIR_MODE)
         .create(&work.0)
         .with_context(|| format!("cannot create {}", work.0.display()))?;
-    let mut copied = extract_into(TarReader::new(tar), &work.0)?;
+    // What a download holds is not capped here: the service bounds the stream.
+    let summary = tar_extract::extract(
+        &mut TarReader::new(tar),
+        &work.0,
+        u64::MAX,
+        Symlinks::InsideOnly,
+        |link, target| {
+            eprintln!(
+                "sandboxd: skipped the symlink {} -> {}: it points outside the copy",
+                link.display(),
+                target.display()
+            )
+        },
+    )?;
     fs::rename(&work.0, target).with_context(|| format!("cannot create {}", target.display()))?;
-    copied.path = target.display().to_string();
-    Ok(copied)
-}
-
-fn extract_into(mut reader: TarReader<impl Read>, root: &Path) -> Result<TreeCopied> {
-    let mut copied = TreeCopied::default();
-    let mut dir_modes = Vec::new();
-    let mut entries = 0u64;
-    while let Some(entry) = reader.next_entry()? {
-        entries += 1;
-        if entries > MAX_ARCHIVE_ENTRIES {
-            bail!("the archive holds more than {MAX_ARCHIVE_ENTRIES} entries");
-        }
-        let Some(relative) = entry.relative_path()? else {
-            continue;
-        };
-        let destination = make_parents(root, &relative)?;
-        let shown = relative.display();
-        let mode = entry.mode & 0o777;
-        match entry.kind {
-            Kind::Dir => {
-                match DirBuilder::new().mode(WORK_DIR_MODE).create(&destination) {
-                    Ok(()) => copied.dirs += 1,
-                    Err(e) if e.kind() == ErrorKind::AlreadyExists && is_dir(&destination) => {}
-                    Err(e) => return Err(e).with_context(|| format!("cannot create {shown}")),
-                }
-                dir_modes.push((destination, mode));
-            }
-            Kind::Symlink => {
-                let target = Path::new(OsStr::from_bytes(&entry.link));
-                if !stays_inside(&relative, target) {
-                    eprintln!(
-                        "sandboxd: skipped the symlink {shown} -> {}: it points outside the copy",
-                        target.display()
-                    );
-                    copied.skipped += 1;
-                    continue;
-                }
-                remove_non_dir(&destination)?;
-                std::os::unix::fs::symlink(target, &destination)
-                    .with_context(|| format!("cannot create {shown}"))?;
-                copied.symlinks += 1;
-            }
-            Kind::File => {
-                remove_non_dir(&destination)?;
-                let mut file = OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(WORK_FILE_MODE)
-                    .custom_flags(libc::O_NOFOLLOW)
-                    .open(&destination)
-                    .with_context(|| format!("cannot create {shown}"))?;
-                copied.bytes += io::copy(&mut reader.contents(), &mut file)
-                    .with_context(|| format!("cannot write {shown}"))?;
-                file.set_permissions(Permissions::from_mode(mode))?;
-                copied.files += 1;
-            }
-        }
-    }
-    // Deepest first, so a directory made read-only does not stop its children's.
-    dir_modes.sort_by_key(|(dir, _)| std::cmp::Reverse(dir.components().count()));
-    for (dir, mode) in dir_modes {
-        fs::set_permissions(&dir, Permissions::from_mode(mode))?;
-    }
-    Ok(copied)
-}
-
-/// The directories on the way to `relative` under `root`, made where missing; a way through
-/// a symlink or a file is refused.
-fn make_parents(root: &Path, relative: &Path) -> Result<PathBuf> {
-    let mut current = root.to_path_buf();
-    let parts: Vec<_> = relative.components().collect();
-    for part in &parts[..parts.len() - 1] {
-        current.push(part);
-        match fs::symlink_metadata(&current) {
-            Ok(meta) if meta.is_dir() => {}
-            Ok(_) => bail!(
-                "{} in the archive passes through a symlink or a file",
-                relative.display()
-            ),
-            Err(e) if e.kind() == ErrorKind::NotFound => DirBuilder::new()
-                .mode(WORK_DIR_MODE)
-                .create(&current)
-                .with_context(|| format!("cannot create {}", current.display()))?,
-            Err(e) => return Err(e.into()),
-        }
-    }
-    current.push(parts[parts.len() - 1]);
-    Ok(current)
-}
-
-fn is_dir(path: &Path) -> bool {
-    fs::symlink_metadata(path).is_ok_and(|meta| meta.is_dir())
-}
-
-/// A later entry of the same name replaces a file or a symlink, never a directory.
-fn remove_non_dir(path: &Path) -> Result<()> {
-    match fs::symlink_metadata(path) {
-        Ok(meta) if meta.is_dir() => bail!("{} would replace a directory", path.display()),
-        Ok(_) => Ok(fs::remove_file(path)?),
-        Err(_) => Ok(()),
-    }
-}
-
-/// Whether a symlink at `link` (relative to the copy's top) with this target resolves inside
-/// the copy, whatever the other symlinks in it: the target is relative, its `..` come first
-/// and climb no higher than the top (they climb through real directories, made here), and
-/// the rest descends. A symlink it descends through obeys the same rule.
-fn stays_inside(link: &Path, target: &Path) -> bool {
-    let depth = link.components().count() - 1;
-    let mut climbed = 0;
-    let mut descending = false;
-    for component in target.components() {
-        match component {
-            Component::ParentDir if !descending => climbed += 1,
-            Component::CurDir => {}
-            Component::Normal(_) => descending = true,
-            _ => return false,
-        }
-    }
-    climbed <= depth
+    Ok(TreeCopied {
+        path: target.display().to_string(),
+        files: summary.files,
+        dirs: summary.dirs,
+        symlinks: summary.symlinks,
+        bytes: summary.bytes,
+        skipped: summary.skipped,
+    })
 }
 
 /// The hidden directory a download is extracted into; removed unless renamed into place.
@@ -246,43 +141,15 @@ struct WorkDir(PathBuf);
 
 impl Drop for WorkDir {
     fn drop(&mut self) {
-        if fs::symlink_metadata(&self.0).is_err() {
-            return;
-        }
-        make_writable(&self.0);
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
-
-fn make_writable(dir: &Path) {
-    let _ = fs::set_permissions(dir, Permissions::from_mode(WORK_DIR_MODE));
-    if let Ok(entries) = fs::read_dir(dir) {
-        for entry in entries.flatten() {
-            if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                make_writable(&entry.path());
-            }
-        }
+        remove_extracted(&self.0);
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn symlinks_that_could_leave_the_copy_are_told_apart() {
-        let inside = |link: &str, target: &str| stays_inside(Path::new(link), Path::new(target));
-        assert!(inside("a/link", "../b/file"));
-        assert!(inside("a/b/link", "../../x"));
-        assert!(inside("link", "sub/file"));
-        assert!(inside("link", "."));
-        assert!(!inside("link", "../x"));
-        assert!(!inside("a/link", "../../x"));
-        assert!(!inside("a/link", "/etc/passwd"));
-        // `..` after a name could climb out of what a symlink names.
-        assert!(!inside("a/link", "b/../../x"));
-        assert!(!inside("a/link", "r/.."));
-    }
+    use std::fs::Permissions;
+    use std::os::unix::fs::PermissionsExt;
 
     #[test]
     fn a_packed_tree_extracts_the_same_and_a_hostile_one_leaves_nothing() {

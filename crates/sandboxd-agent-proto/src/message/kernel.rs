@@ -12,20 +12,17 @@ pub const MAX_KERNEL_CODE_LEN: usize = 512 * 1024;
 /// The largest single result forwarded (a MIME bundle, all its entries): it travels in one
 /// JSON frame. A larger one is dropped and counted like output over the limit.
 pub const MAX_KERNEL_RESULT_LEN: usize = 900 * 1024;
-/// [`crate::Event::Error`] code: the kernel could not be started (missing, or it exited or
-/// did not answer before it was ready).
-pub const ERROR_KERNEL_UNAVAILABLE: &str = "kernel_unavailable";
 
-/// [`crate::Request::KernelRun`]: runs `code` in the kernel of `context`, starting one first if
-/// the context has none (or its kernel died). Answered with [`crate::Event::KernelStream`],
-/// [`crate::Event::KernelResult`] and [`crate::Event::KernelError`] as they happen, then
-/// [`crate::Event::KernelEnd`].
+/// [`Request::KernelRun`](super::Request::KernelRun): runs `code` in the kernel of `context`, starting one first if
+/// the context has none (or its kernel died). Answered with [`Event::KernelStream`](super::Event::KernelStream),
+/// [`Event::KernelResult`](super::Event::KernelResult) and [`Event::KernelError`](super::Event::KernelError) as they happen, then
+/// [`Event::KernelEnd`](super::Event::KernelEnd).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelRunRequest {
     /// The service's id of the context; the agent keeps one kernel per id.
     pub context: String,
     /// The context's language, which the agent keeps beside its kernel so that the service
-    /// can learn its contexts again after a restart ([`crate::Request::KernelList`]).
+    /// can learn its contexts again after a restart ([`Request::KernelList`](super::Request::KernelList)).
     #[serde(default)]
     pub language: String,
     /// The command that starts the kernel, holding [`KERNEL_CONNECTION_FILE`].
@@ -43,7 +40,7 @@ pub struct KernelRunRequest {
     pub output_limit: u64,
 }
 
-/// One context the agent holds ([`crate::Event::Kernels`]): named in a run, not shut down
+/// One context the agent holds ([`Event::Kernels`](super::Event::Kernels)): named in a run, not shut down
 /// since.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelContext {
@@ -90,7 +87,7 @@ pub enum KernelOutcome {
     /// The code ran to its end.
     #[default]
     Ok,
-    /// The code raised an exception ([`crate::Event::KernelError`] says which).
+    /// The code raised an exception ([`Event::KernelError`](super::Event::KernelError) says which).
     Error,
     /// The timeout interrupted it.
     TimedOut,
@@ -98,7 +95,7 @@ pub enum KernelOutcome {
     KernelDied,
 }
 
-/// [`crate::Event::KernelEnd`].
+/// [`Event::KernelEnd`](super::Event::KernelEnd).
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelRunEnd {
     pub outcome: KernelOutcome,

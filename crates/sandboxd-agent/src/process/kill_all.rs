@@ -11,7 +11,7 @@
 //! there `kill(-1)` would reach every process of its user.
 
 use crate::exec::error_event;
-use sandboxd_agent_proto::{write_json, Event, ProtoError, ERROR_BAD_REQUEST};
+use sandboxd_agent_proto::{write_json, ErrorCode, Event, ProtoError};
 use std::collections::HashSet;
 use std::os::unix::net::UnixStream;
 use std::thread;
@@ -21,17 +21,17 @@ const MAX_ROUNDS: usize = 200;
 /// Lets the kernel finish the kills of one round before the next count.
 const ROUND_PAUSE: Duration = Duration::from_millis(5);
 
-pub fn answer(connection: &mut UnixStream) -> Result<(), ProtoError> {
+pub fn kill_all(connection: &mut UnixStream) -> Result<(), ProtoError> {
     if !runs_as_sandbox_entrypoint() {
         return write_json(
             connection,
             &error_event(
-                ERROR_BAD_REQUEST,
+                ErrorCode::BadRequest,
                 "refused: this agent was not started by its sandbox's init as an unprivileged user, so killing every process could reach beyond the sandbox".into(),
             ),
         );
     }
-    let (killed, remaining) = kill_all();
+    let (killed, remaining) = kill_every_process();
     write_json(connection, &Event::KilledAll { killed, remaining })
 }
 
@@ -42,7 +42,7 @@ fn runs_as_sandbox_entrypoint() -> bool {
 }
 
 /// Returns how many processes were killed and how many were alive after the last round.
-fn kill_all() -> (u32, u32) {
+fn kill_every_process() -> (u32, u32) {
     let agent = std::process::id();
     let mut killed = HashSet::new();
     for _ in 0..MAX_ROUNDS {

@@ -1,0 +1,290 @@
+//! The fake platform: sandboxes as entries of a map, each with its files, whose agent
+//! connections are in-memory pipes to the fake agent.
+
+use super::agent::{self, ArchiveGate, Files};
+use async_trait::async_trait;
+use sandboxd_backend::{
+    AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
+    Sandbox, SandboxSpec, Usage, WORKDIR,
+};
+use std::collections::{BTreeMap, HashSet};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
+
+#[derive(Default)]
+struct State {
+    /// Running sandboxes by session id, with their files.
+    sandboxes: BTreeMap<String, (Sandbox, String, Files)>,
+    /// Images the platform has.
+    images: HashSet<String>,
+    /// Sandboxes that stopped (as if their container exited), still listed.
+    stopped: HashSet<String>,
+    /// Sandboxes that are paused: their agent does not answer.
+    paused: HashSet<String>,
+}
+
+/// The fake platform. Its knobs let a test make creates fail, images go missing or a sandbox
+/// vanish.
+#[derive(Default)]
+pub struct FakeBackend {
+    state: Mutex<State>,
+    /// Creates that fail from now on, with an engine error.
+    pub failing_creates: AtomicU32,
+    /// Creates made, successful or not.
+    pub creates: AtomicU32,
+    /// How long a create takes.
+    pub create_delay: Mutex<Duration>,
+    /// How long taking back a sandbox takes (its agent dialing back).
+    pub adopt_delay: Mutex<Duration>,
+    /// Read by every listing: held for writing, it keeps listings waiting as a slow engine does.
+    listing: Arc<tokio::sync::RwLock<()>>,
+    /// Per session: held for writing, its archives wait as a starved agent's do.
+    archives: Mutex<BTreeMap<String, Arc<tokio::sync::RwLock<()>>>>,
+    /// Archives waiting for their session's hold to go.
+    pub archives_waiting: Arc<AtomicU32>,
+}
+
+impl FakeBackend {
+    /// A platform that has these images.
+    pub fn with_images(images: &[&str]) -> Arc<FakeBackend> {
+        let backend = FakeBackend::default();
+        backend.state().images = images.iter().map(|i| i.to_string()).collect();
+        Arc::new(backend)
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().expect("fake backend lock")
+    }
+
+    /// The sandboxes that run now.
+    pub fn running(&self) -> usize {
+        let state = self.state();
+        state.sandboxes.len() - state.stopped.len()
+    }
+
+    /// Stops a sandbox as if its container exited on its own.
+    pub fn stop(&self, session_id: &str) {
+        self.state().stopped.insert(session_id.to_string());
+    }
+
+    /// Whether the sandbox is paused now.
+    pub fn is_paused(&self, session_id: &str) -> bool {
+        self.state().paused.contains(session_id)
+    }
+
+    /// Keeps every listing waiting until the guard is dropped.
+    pub fn hold_listings(&self) -> tokio::sync::OwnedRwLockWriteGuard<()> {
+        self.listing
+            .clone()
+            .try_write_owned()
+            .expect("listings are held once at a time")
+    }
+
+    /// Keeps the session's archives (of snapshots) waiting until the guard is dropped.
+    pub fn hold_archives(&self, session_id: &str) -> tokio::sync::OwnedRwLockWriteGuard<()> {
+        let mut archives = self.archives.lock().expect("archives lock");
+        let hold = archives.entry(session_id.to_string()).or_default().clone();
+        hold.try_write_owned()
+            .expect("archives are held once at a time")
+    }
+
+    /// Removes a sandbox behind the service's back.
+    pub fn vanish(&self, session_id: &str) {
+        self.state().sandboxes.remove(session_id);
+    }
+}
+
+#[async_trait]
+impl Backend for FakeBackend {
+    async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
+        self.creates.fetch_add(1, Ordering::SeqCst);
+        let delay = *self.create_delay.lock().expect("delay lock");
+        tokio::time::sleep(delay).await;
+        let failing = self
+            .failing_creates
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if failing.is_ok() {
+            return Err(BackendError::Engine("the fake engine refused".into()));
+        }
+        if !self.state().images.contains(&spec.image) {
+            return Err(BackendError::ImageMissing {
+                image: spec.image.clone(),
+                hint: "the fake platform has no such image".into(),
+            });
+        }
+        let sandbox = Sandbox {
+            session_id: spec.session_id.clone(),
+            backend_id: format!("fake-{}", spec.session_id),
+        };
+        let mut state = self.state();
+        state.sandboxes.insert(
+            spec.session_id.clone(),
+            (sandbox.clone(), spec.runtime.clone(), Files::default()),
+        );
+        drop(state);
+        Ok(sandbox)
+    }
+
+    async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        let delay = *self.adopt_delay.lock().expect("delay lock");
+        tokio::time::sleep(delay).await;
+        match self.state().sandboxes.contains_key(&sandbox.session_id) {
+            true => Ok(()),
+            false => Err(BackendError::SandboxGone(sandbox.session_id.clone())),
+        }
+    }
+
+    async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.adopt(sandbox).await
+    }
+
+    async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.set_paused(sandbox, true)
+    }
+
+    async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.set_paused(sandbox, false)
+    }
+
+    fn writable_places(&self) -> Vec<String> {
+        vec![WORKDIR.into(), "/tmp".into()]
+    }
+
+    async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        let mut state = self.state();
+        state.sandboxes.remove(&sandbox.session_id);
+        state.stopped.remove(&sandbox.session_id);
+        state.paused.remove(&sandbox.session_id);
+        Ok(())
+    }
+
+    async fn agent(&self, sandbox: &Sandbox) -> Result<AgentStream, BackendError> {
+        let state = self.state();
+        if state.stopped.contains(&sandbox.session_id) {
+            return Err(BackendError::AgentUnavailable("the sandbox stopped".into()));
+        }
+        if state.paused.contains(&sandbox.session_id) {
+            return Err(BackendError::AgentUnavailable(
+                "the sandbox is paused".into(),
+            ));
+        }
+        let Some((_, _, files)) = state.sandboxes.get(&sandbox.session_id) else {
+            return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
+        };
+        let (service_end, agent_end) = tokio::io::duplex(1 << 16);
+        let archives = self.archives.lock().expect("archives lock");
+        let hold = archives.get(&sandbox.session_id).cloned();
+        drop(archives);
+        let gate = ArchiveGate {
+            hold,
+            waiting: self.archives_waiting.clone(),
+        };
+        tokio::spawn(agent::serve(agent_end, files.clone(), gate));
+        Ok(Box::new(FakeConnection(service_end)))
+    }
+
+    async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError> {
+        match self.state().sandboxes.contains_key(&sandbox.session_id) {
+            true => Ok(Usage {
+                memory_bytes: 1 << 20,
+                processes: 1,
+            }),
+            false => Err(BackendError::SandboxGone(sandbox.session_id.clone())),
+        }
+    }
+
+    async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
+        let _answering = self.listing.read().await;
+        let state = self.state();
+        Ok(state
+            .sandboxes
+            .iter()
+            .map(|(id, (sandbox, runtime, _))| ExistingSandbox {
+                sandbox: sandbox.clone(),
+                runtime: runtime.clone(),
+                running: !state.stopped.contains(id),
+                paused: state.paused.contains(id),
+            })
+            .collect())
+    }
+
+    async fn has_image(&self, image: &str) -> Result<bool, BackendError> {
+        Ok(self.state().images.contains(image))
+    }
+
+    async fn ensure_image(
+        &self,
+        request: &ImageRequest,
+        progress: &(dyn Fn(ImageProgress) + Send + Sync),
+    ) -> Result<String, BackendError> {
+        if self.state().images.contains(&request.image) {
+            return Ok(request.image.clone());
+        }
+        if request.build.is_none() {
+            return Err(BackendError::ImageMissing {
+                image: request.image.clone(),
+                hint: "nothing can be pulled on the fake platform".into(),
+            });
+        }
+        progress(ImageProgress {
+            step: Some((1, 1)),
+            line: "building on the fake platform".into(),
+        });
+        self.state().images.insert(request.image.clone());
+        Ok(request.image.clone())
+    }
+}
+
+impl FakeBackend {
+    fn set_paused(&self, sandbox: &Sandbox, paused: bool) -> Result<(), BackendError> {
+        let mut state = self.state();
+        if !state.sandboxes.contains_key(&sandbox.session_id) {
+            return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
+        }
+        if paused {
+            state.paused.insert(sandbox.session_id.clone());
+        } else {
+            state.paused.remove(&sandbox.session_id);
+        }
+        Ok(())
+    }
+}
+
+/// The service's end of a fake agent connection; it is never reused.
+struct FakeConnection(DuplexStream);
+
+impl AgentIo for FakeConnection {
+    fn reuse(self: Box<Self>) {}
+}
+
+impl AsyncRead for FakeConnection {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl AsyncWrite for FakeConnection {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
