@@ -120,10 +120,38 @@ def test_a_client_timeout_interrupts_the_cell_and_keeps_the_state(interpreter_en
         assert sandbox.run_code("import os; os.getcwd()").text == "/home/user"
         with pytest.raises(TimeoutException):
             sandbox.run_code("import time\nstep = 1\ntime.sleep(300)\nstep = 2", timeout=3)
-        # Had the cell gone on, this would wait behind its 300 s and time out itself; the
-        # interrupt (not a restart) keeps what the cell did before it.
-        after = sandbox.run_code("print(step)", timeout=60)
+        # Had the cell gone on, this would wait behind it (until the service's own limit, 120 s
+        # here) and time out itself; the interrupt (not a restart) keeps what the cell did.
+        after = sandbox.run_code("print(step)", timeout=30)
         assert after.error is None, after.error
         assert after.logs.stdout == ["1\n"], after.logs
+    finally:
+        sandbox.kill()
+
+
+def test_a_dead_kernel_is_restarted_and_a_killed_sandbox_raises(interpreter_env):
+    import threading
+
+    from e2b_code_interpreter import Sandbox
+
+    sandbox = Sandbox.create(timeout=600)
+    try:
+        sandbox.run_code("kept = 1")
+        died = sandbox.run_code("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)")
+        assert died.error is not None, died
+        # A fresh kernel takes the next run: the state went with the old one.
+        fresh = sandbox.run_code("print('kept' in globals())")
+        assert fresh.error is None, fresh.error
+        assert fresh.logs.stdout == ["False\n"], fresh.logs
+        # Killed while a cell runs, the sandbox's answer breaks off and the call raises.
+        killed = []
+        killer = threading.Timer(2, lambda: killed.append(sandbox.kill()))
+        killer.start()
+        with pytest.raises(Exception) as raised:
+            sandbox.run_code("import time\ntime.sleep(60)", timeout=50)
+        killer.join(60)
+        assert killed == [True], killed
+        # The SDK's own words for a sandbox that died under a request, well before the timeout.
+        assert "was killed while the request was in progress" in str(raised.value), raised.value
     finally:
         sandbox.kill()

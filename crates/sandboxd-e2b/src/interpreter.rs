@@ -110,9 +110,10 @@ async fn execute(
         let line = match run.next().await? {
             Ok(event) => lines_of(event),
             Err(error) => {
-                // The stream has begun: the failure ends it as an error line.
-                let line = json!({"type": "error", "name": "SandboxError", "value": format!("{}: {error}", error.code()), "traceback": ""});
-                return Some((Ok::<_, std::io::Error>(format!("{line}\n")), None));
+                // The run itself failed (its sandbox or agent went away), not its code: the
+                // answer is cut off, so the SDK raises as when E2B's sandbox dies mid-run.
+                let cut = std::io::Error::other(format!("{}: {error}", error.code()));
+                return Some((Err(cut), None));
             }
         };
         Some((Ok(line), Some(run)))
@@ -139,7 +140,28 @@ fn lines_of(event: CodeEvent) -> String {
             "traceback": error.traceback.join("\n"),
         }),
         CodeEvent::End(end) => {
-            json!({"type": "number_of_executions", "execution_count": end.execution_count.unwrap_or(0)})
+            let count = json!({"type": "number_of_executions", "execution_count": end.execution_count.unwrap_or(0)});
+            if end.outcome != "kernel_died" {
+                return format!("{count}\n");
+            }
+            // The SDK learns of a dead kernel only from an error; the next run gets a new one.
+            let how = match (end.signal, end.exit_code) {
+                (Some(signal), _) => format!(" (signal {signal})"),
+                (None, Some(code)) => format!(" (exit code {code})"),
+                (None, None) => String::new(),
+            };
+            let restarted = if end.restarted {
+                "a new kernel takes the next run"
+            } else {
+                "the next run starts a new kernel"
+            };
+            let died = json!({
+                "type": "error",
+                "name": "DeadKernelError",
+                "value": format!("the {} kernel died{how} while the code ran; its state is gone and {restarted}", end.language),
+                "traceback": "",
+            });
+            return format!("{died}\n{count}\n");
         }
     };
     format!("{line}\n")

@@ -62,7 +62,9 @@ pub fn run(connection: &mut UnixStream, request: KernelRunRequest) -> Result<(),
         }
     };
     let (events, mut received) = tokio::sync::mpsc::channel(EVENT_QUEUE);
-    runtime.spawn(run::execute(slot, request, events));
+    // A run that writes nothing learns that the service hung up from this copy.
+    let service = connection.try_clone().ok();
+    runtime.spawn(run::execute(slot, request, events, service));
     while let Some(event) = received.blocking_recv() {
         // A failed write drops the receiver, which tells the run nobody listens any more.
         write_json(connection, &event)?;

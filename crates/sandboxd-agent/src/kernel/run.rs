@@ -1,6 +1,8 @@
 //! One run: the execute request, then the kernel's iopub messages for it forwarded as events
-//! until the kernel is idle again and has replied. The timeout interrupts the kernel; if the
-//! interrupt does not end the run in a grace period, or the kernel dies, it is replaced.
+//! until the kernel is idle again and has replied. The timeout interrupts the kernel, and so
+//! does the service hanging up (its client went away: the next run must not wait behind this
+//! one); if the interrupt does not end the run in a grace period, or the kernel dies, it is
+//! replaced.
 
 use super::capped::MAX_KERNEL_MESSAGE;
 use super::launch::{self, Kernel, EXIT_POLL};
@@ -13,6 +15,8 @@ use sandboxd_agent_proto::kernel::{
 };
 use sandboxd_agent_proto::ErrorCode;
 use sandboxd_agent_proto::Event;
+use std::os::fd::AsRawFd;
+use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
 use std::time::{Duration, Instant};
 use tokio::sync::mpsc::Sender;
@@ -22,7 +26,12 @@ const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 /// After the kernel went idle, how long its execute reply may lag.
 const REPLY_GRACE: Duration = Duration::from_secs(2);
 
-pub async fn execute(slot: Slot, request: KernelRunRequest, events: Sender<Event>) {
+pub async fn execute(
+    slot: Slot,
+    request: KernelRunRequest,
+    events: Sender<Event>,
+    service: Option<UnixStream>,
+) {
     let started_at = Instant::now();
     let mut kernel = slot.lock().await;
     if kernel.as_mut().is_some_and(|k| k.exit_status().is_some()) {
@@ -46,6 +55,7 @@ pub async fn execute(slot: Slot, request: KernelRunRequest, events: Sender<Event
     let running = kernel.as_mut().expect("a kernel was just ensured");
     let mut output = Output {
         events,
+        service,
         budget: request.output_limit,
         dropped: 0,
     };
@@ -163,7 +173,7 @@ async fn drive(
                     end.signal = status.signal();
                     return end;
                 }
-                if output.events.is_closed() && !interrupted {
+                if output.nobody_listens() && !interrupted {
                     // Nobody listens any more: stop the code as a timeout would.
                     interrupted = true;
                     kernel.interrupt();
@@ -205,11 +215,30 @@ fn bundle(
 /// What a run forwards, within its output limit.
 struct Output {
     events: Sender<Event>,
+    /// The service's connection, watched for its hanging up.
+    service: Option<UnixStream>,
     budget: u64,
     dropped: u64,
 }
 
 impl Output {
+    /// Whether the events go nowhere: a write failed, or the service closed its connection.
+    fn nobody_listens(&self) -> bool {
+        if self.events.is_closed() {
+            return true;
+        }
+        let Some(service) = &self.service else {
+            return false;
+        };
+        let mut watched = [libc::pollfd {
+            fd: service.as_raw_fd(),
+            events: libc::POLLRDHUP,
+            revents: 0,
+        }];
+        let hung_up = libc::POLLRDHUP | libc::POLLHUP | libc::POLLERR;
+        crate::sys::poll(&mut watched, 0).is_ok() && watched[0].revents & hung_up != 0
+    }
+
     async fn stream(&mut self, name: String, mut text: String) {
         let room = usize::try_from(self.budget).unwrap_or(usize::MAX);
         if text.len() > room {
