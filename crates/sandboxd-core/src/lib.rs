@@ -15,7 +15,7 @@
 //! module of its kind, [`audit`] (refused cross-tenant attempts) among them. This root only
 //! declares the modules and hands their public names on.
 
-mod agent;
+mod agent_error;
 mod core;
 mod error;
 #[cfg(feature = "fake")]

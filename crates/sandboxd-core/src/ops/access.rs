@@ -1,15 +1,35 @@
-//! Who may reach which session: the one check every operation on a session makes first. A
-//! tenant reaches only its own sessions; another tenant's is "not found" exactly like an id
-//! that does not exist, so ids cannot be probed, and the attempt goes to the audit log.
+//! How an operation reaches its session: who may (the one check every operation on a session
+//! makes first: a tenant reaches only its own sessions; another tenant's is "not found" exactly
+//! like an id that does not exist, so ids cannot be probed, and the attempt goes to the audit
+//! log), the operation's activity entry, and a connection to the session's agent.
 
 use crate::core::Core;
 use crate::error::Error;
-use crate::state::activity::Caller;
+use crate::state::activity::{Caller, PendingEntry};
 use crate::state::sessions::{self, rfc3339, Session};
 use sandboxd_api::{AuditEntry, Remedy};
+use sandboxd_backend::AgentStream;
 use time::OffsetDateTime;
 
 impl Core {
+    /// Starts the activity entry of an operation on a session the caller may reach.
+    pub(crate) fn entry(
+        &self,
+        caller: &Caller,
+        session: &Session,
+        action: &'static str,
+        target: &str,
+    ) -> PendingEntry {
+        PendingEntry::new(self.sessions(), &session.id, caller.actor(), action, target)
+    }
+
+    /// A connection to the session's agent, ready for a request; a paused session is
+    /// resumed first.
+    pub(crate) async fn connect(&self, session: &Session) -> Result<AgentStream, Error> {
+        self.resume_if_paused(session).await?;
+        Ok(self.backend().agent(&session.sandbox).await?)
+    }
+
     /// The session, running or ended, if the caller may reach it for `action`: a tenant
     /// reaches only its own, and another tenant's is "not found" exactly like an id that does
     /// not exist, so ids cannot be probed; the attempt goes to the audit log.

@@ -3,12 +3,12 @@
 //! extracted under a directory, confined to it, and appears whole or not at all. Both are
 //! bounded by the transfer limit (`policy.max_upload_bytes`) in bytes of file contents.
 
-use crate::agent::{agent_error, Operation};
+use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::ops::files::{checked_path, required};
 use crate::state::activity::{agent_text, Caller, PendingEntry};
-use sandboxd_agent_proto::{self as proto, ProtoError, UploadError};
+use sandboxd_agent_proto::{self as proto, ErrorCode, ProtoError, UploadError};
 use sandboxd_api::ArchiveWritten;
 use sandboxd_backend::AgentStream;
 use sandboxd_config::format_bytes;
@@ -95,7 +95,7 @@ fn too_large(limit: u64) -> Error {
 fn archive_error(operation: Operation, error: ProtoError, limit: u64) -> Error {
     match &error {
         ProtoError::Agent { code, message }
-            if code == proto::ERROR_TOO_LARGE && message.contains("limit") =>
+            if *code == ErrorCode::TooLarge && message.contains("limit") =>
         {
             too_large(limit)
         }

@@ -2,7 +2,7 @@
 //! ends with [`CodeEvent::End`]. One activity entry per run (language, context, outcome,
 //! duration), never the code.
 
-use crate::agent::{agent_error, Operation};
+use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::ops::contexts::target;

@@ -2,7 +2,7 @@
 //! the sandbox, held by its agent), and creating, listing, restarting and deleting them.
 //! Running code in one is `code_run`.
 
-use crate::agent::{agent_error, Operation};
+use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::state::activity::Caller;

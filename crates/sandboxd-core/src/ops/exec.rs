@@ -1,7 +1,7 @@
 //! Running one command to completion in a session, through the sandbox's agent, and the
 //! checks every command passes (exec and background processes alike).
 
-use crate::agent::{agent_error, Operation};
+use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::state::activity::{error_text, program_name, Caller, CommandEnding};

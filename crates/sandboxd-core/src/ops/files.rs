@@ -3,7 +3,7 @@
 //! directory. Contents stream through in both directions and are never logged; the activity
 //! log gets the path, the byte count and how it went.
 
-use crate::agent::{agent_error, Operation};
+use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::state::activity::{agent_text, Caller, PendingEntry};

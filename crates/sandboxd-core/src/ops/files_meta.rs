@@ -2,7 +2,7 @@
 //! the sandbox's agent inside the sandbox, like the other file operations: the service never
 //! resolves a sandbox path. The activity log gets the paths and how it went.
 
-use crate::agent::{agent_error, Operation};
+use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::ops::files::{checked_path, file_entry, required, STEP_TIMEOUT};

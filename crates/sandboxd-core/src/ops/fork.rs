@@ -8,7 +8,7 @@
 //! the sessions from it and deletes it again; it is bounded by `max_sessions`, the tenant's
 //! quota and the snapshot quota, and opens all or none.
 
-use crate::agent::{agent_error, Operation};
+use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::ops::snapshots::{host_error, STEP_TIMEOUT};

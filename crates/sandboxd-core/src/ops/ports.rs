@@ -4,7 +4,7 @@
 //! bytes, never what they were). A session has at most `policy.max_port_connections` open at
 //! once, and together they carry at most `policy.port_bytes_per_sec`.
 
-use crate::agent::{agent_error, Operation};
+use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::ops::files::STEP_TIMEOUT;

@@ -6,7 +6,7 @@
 //! or an attachment whose output is pulled from the agent only as fast as its reader takes it,
 //! so a slow reader costs no memory here.
 
-use crate::agent::{agent_error, Operation};
+use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::ops::exec::{self, Command};

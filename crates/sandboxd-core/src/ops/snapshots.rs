@@ -10,12 +10,12 @@
 //! side by side, the quota counting the bytes of those in flight. The host keeps the archives as opaque files (see [`crate::state::snapshot_files`])
 //! and never unpacks them: they go back into a sandbox through its agent.
 
-use crate::agent::{agent_error, Operation};
+use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::state::activity::{agent_text, error_text, Caller, PendingEntry};
 use crate::state::sessions::{new_session_id, rfc3339, Session};
-use sandboxd_agent_proto::{self as proto, ProtoError};
+use sandboxd_agent_proto::{self as proto, ErrorCode, ProtoError};
 use sandboxd_api::{SnapshotInfo, SnapshotList, SnapshotRequest};
 use sandboxd_backend::BackendError;
 use sandboxd_config::format_bytes;
@@ -233,7 +233,7 @@ impl Core {
                     proto::open_archive(agent, path, left.saturating_sub(bytes), STEP_TIMEOUT)
                         .await
                         .map_err(|e| match e {
-                            ProtoError::Agent { code, .. } if code == proto::ERROR_TOO_LARGE => {
+                            ProtoError::Agent { code, .. } if code == ErrorCode::TooLarge => {
                                 over_quota(used)
                             }
                             e => agent_error(Operation::ListFiles, e),

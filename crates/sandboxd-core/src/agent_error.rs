@@ -1,14 +1,13 @@
-//! The one way to reach a session's agent, and the one place that turns a failed exchange with
-//! it into an [`Error`]. Anything in a sandbox can pose as its agent, so what it says is passed
-//! on only cut short and without control characters.
+//! The one place that turns a failed exchange with a session's agent into an [`Error`] (a
+//! connection to the agent is had through `Core::connect`, in `ops/access.rs`). Anything in a
+//! sandbox can pose as its agent, so what it says is passed on only cut short and without
+//! control characters.
 
-use crate::core::Core;
 use crate::error::Error;
-use crate::state::activity::{agent_text, Caller, PendingEntry};
-use crate::state::sessions::Session;
+use crate::state::activity::agent_text;
 use sandboxd_agent_proto::{self as proto, ErrorCode, ProtoError};
 use sandboxd_api::Remedy;
-use sandboxd_backend::{AgentStream, BackendError};
+use sandboxd_backend::BackendError;
 use std::io::ErrorKind;
 
 /// What was asked of the agent, for the hints an error carries.
@@ -26,26 +25,6 @@ pub enum Operation {
     WatchDir,
     Port,
     Code,
-}
-
-impl Core {
-    /// Starts the activity entry of an operation on a session the caller may reach.
-    pub(crate) fn entry(
-        &self,
-        caller: &Caller,
-        session: &Session,
-        action: &'static str,
-        target: &str,
-    ) -> PendingEntry {
-        PendingEntry::new(self.sessions(), &session.id, caller.actor(), action, target)
-    }
-
-    /// A connection to the session's agent, ready for a request; a paused session is
-    /// resumed first.
-    pub(crate) async fn connect(&self, session: &Session) -> Result<AgentStream, Error> {
-        self.resume_if_paused(session).await?;
-        Ok(self.backend().agent(&session.sandbox).await?)
-    }
 }
 
 /// The error for a failed exchange with the agent: its own refusals become the API's codes,
