@@ -10,6 +10,8 @@
 - Metrics: the families of the service's `/metrics` against tables headed `metric`.
 - CLI: every command and flag of the binary's `--help` against the synopsis lines (lines of a
   code block starting `sandboxd `; `sandboxd COMMAND ...` lists the flags many commands share).
+- Source files: every file a page names in inline code as `sandboxd-CRATE/src/...` (or under
+  `crates/`) exists, so a walk through the code (the architecture page's) stays true.
 
 Each direction is checked: what the code has and the pages lack, and what the pages name and the
 code lacks. Exits 1 with a list a person can act on.
@@ -348,6 +350,16 @@ def check_cli(binary, docs):
 
 # ---- main -----------------------------------------------------------------------------------
 
+SOURCE_PATH = re.compile(r"`(?:crates/)?(sandboxd(?:-[a-z-]+)?/(?:src|tests)/[A-Za-z0-9_/.-]+\.rs)")
+
+
+def check_source_paths(docs):
+    for page, text in docs.items():
+        for path in sorted(set(SOURCE_PATH.findall(text))):
+            if not (ROOT / "crates" / path).is_file():
+                problem("source", f"{shown(page)} names {path}, which is not a file under crates/")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--docs", nargs="+", default=[ROOT / "README.md", BOOK], help="pages to check (default: README.md and docs/src)")
@@ -359,6 +371,7 @@ def main():
     token = Path(args.token_file).read_text().strip()
 
     check_links(docs)
+    check_source_paths(docs)
     keys = config_keys()
     for key in sorted(default_toml_keys(keys) - keys):
         problem("config", f"{key}: set in default.toml but not found in the config types by this checker: fix docs/check.py")
@@ -373,7 +386,7 @@ def main():
     if problems:
         print(f"\n{len(problems)} problems in the documentation (see docs/check.py for what each check reads)")
         return 1
-    print(f"docs check: {len(docs)} pages; links, config keys, routes, MCP tools, metrics and CLI flags agree with the code")
+    print(f"docs check: {len(docs)} pages; links, source paths, config keys, routes, MCP tools, metrics and CLI flags agree with the code")
     return 0
 
 
