@@ -97,7 +97,11 @@ async fn pools_hand_out_ready_sandboxes_and_count_against_the_limit() {
         (Some(3), Some(0)),
         "{figures}"
     );
-    tokio::time::sleep(Duration::from_millis(500)).await;
+    // Removed in the background: waited for, within a deadline a loaded machine meets.
+    let deadline = std::time::Instant::now() + Duration::from_secs(30);
+    while service.sandbox_session_ids().len() != 3 && std::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
     assert_eq!(
         service.sandbox_session_ids().len(),
         3,
