@@ -95,6 +95,7 @@ pub fn open_pty(size: TermSize) -> io::Result<(File, File)> {
     // SAFETY: unlockpt and TIOCGPTPEER take the descriptor and integers only.
     check(unsafe { libc::unlockpt(master.as_raw_fd()) })?;
     // Opens the slave from the master: no path in /dev/pts to look up or race on.
+    // SAFETY: as for unlockpt.
     let slave = check(unsafe { libc::ioctl(master.as_raw_fd(), libc::TIOCGPTPEER, flags) })?;
     // SAFETY: as for the master.
     let slave = unsafe { OwnedFd::from_raw_fd(slave) };
@@ -117,8 +118,9 @@ pub fn set_window_size(terminal: &impl AsRawFd, size: TermSize) -> io::Result<()
 /// In a child between fork and exec (async-signal-safe): starts a new session and makes the
 /// terminal on its stdin its controlling terminal, so job control and hangups work.
 pub fn take_controlling_terminal() -> io::Result<()> {
-    // SAFETY: setsid and TIOCSCTTY take no pointers.
+    // SAFETY: setsid takes nothing.
     check(unsafe { libc::setsid() })?;
+    // SAFETY: TIOCSCTTY takes an integer, no pointer.
     check(unsafe { libc::ioctl(0, libc::TIOCSCTTY, 0) })?;
     Ok(())
 }

@@ -97,7 +97,8 @@ fn the_embedded_default_is_the_seed() {
     assert!(output.status.success());
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout.contains("5 runtimes (code-interpreter, datascience, interpreter, python, scraping)"),
+        stdout
+            .contains("5 runtimes (code-interpreter, datascience, interpreter, python, scraping)"),
         "{stdout}"
     );
 }

@@ -233,9 +233,10 @@ impl Core {
                     proto::open_archive(agent, path, left.saturating_sub(bytes), STEP_TIMEOUT)
                         .await
                         .map_err(|e| match e {
-                            ProtoError::Agent { code, .. } if code == ErrorCode::TooLarge => {
-                                over_quota(used)
-                            }
+                            ProtoError::Agent {
+                                code: ErrorCode::TooLarge,
+                                ..
+                            } => over_quota(used),
                             e => agent_error(Operation::ListFiles, e),
                         })?;
                 let mut file = partial.create(index).await.map_err(io_error)?;
