@@ -6,6 +6,7 @@ import base64
 import secrets
 import struct
 
+import anyio
 import pytest
 
 from conftest import config, running_service
@@ -69,5 +70,29 @@ async def test_run_code_returns_a_plot_as_an_image_block(code_service, transport
             failing = await call(session, "run_code", session_id=session_id, code="1 / 0")
             assert failing.structured_content["kernel"]["error"]["name"] == "ZeroDivisionError"
             assert "ZeroDivisionError" in failing.content[0].text
+        finally:
+            await call(session, "close_session", session_id=session_id)
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_a_cancelled_run_code_interrupts_its_cell(code_service, transport):
+    """A client that cancels `run_code` stops its cell (a KeyboardInterrupt, the context's state
+    kept): the next call runs at once instead of waiting behind it past its own timeout."""
+    async with connect(code_service, transport) as (session, _):
+        opened = await call(session, "open_session", runtime="interpreter")
+        assert not opened.is_error, opened.content[0].text
+        session_id = opened.structured_content["id"]
+        try:
+            with anyio.move_on_after(3) as waited:
+                await call(
+                    session,
+                    "run_code",
+                    session_id=session_id,
+                    code="import time\nstep = 1\ntime.sleep(300)\nstep = 2",
+                )
+            assert waited.cancelled_caught, "the cell ended by itself"
+            after = await call(session, "run_code", session_id=session_id, code="print(step)", timeout_secs=30)
+            assert not after.is_error, after.content[0].text
+            assert after.structured_content["stdout"] == "1\n", after.structured_content
         finally:
             await call(session, "close_session", session_id=session_id)

@@ -295,6 +295,36 @@ fn lex(script: &str) -> Vec<Token> {
                             w.value.push(next);
                         }
                     }
+                    // `$(...)`, `$((...))` and `` `...` `` are part of the word they stand in,
+                    // whatever they hold (`i=$((i+1))` is one assignment, not a command `i+1`).
+                    '$' if chars.peek() == Some(&'(') => {
+                        w.value.push(c);
+                        let mut depth = 0usize;
+                        for c in chars.by_ref() {
+                            w.raw.push(c);
+                            w.value.push(c);
+                            match c {
+                                '(' => depth += 1,
+                                ')' => {
+                                    depth -= 1;
+                                    if depth == 0 {
+                                        break;
+                                    }
+                                }
+                                _ => {}
+                            }
+                        }
+                    }
+                    '`' => {
+                        w.value.push(c);
+                        for c in chars.by_ref() {
+                            w.raw.push(c);
+                            w.value.push(c);
+                            if c == '`' {
+                                break;
+                            }
+                        }
+                    }
                     _ => w.value.push(c),
                 }
             }
@@ -328,6 +358,11 @@ mod tests {
         assert_eq!(sh("echo s3cret > f"), "echo");
         assert_eq!(sh("/usr/local/bin/node app.js"), "node");
         assert_eq!(sh("echo;secret"), "echo");
+        // What a substitution or arithmetic holds is never a command of its own.
+        assert_eq!(sh("i=0; i=$((i+1)); echo $i"), "echo");
+        assert_eq!(sh("now=$(date +%s) python3 job.py"), "python3");
+        assert_eq!(sh("x=`secret-tool lookup k` curl x"), "curl");
+        assert_eq!(sh("$(which python3) app.py"), "shell");
     }
 
     #[test]
