@@ -283,6 +283,15 @@ fn context_archive(build: &ImageBuild) -> std::io::Result<Vec<u8>> {
     archive.into_inner()
 }
 
+/// What an operator can do about a missing image.
+pub(crate) fn image_hint(image: &str) -> String {
+    if image.starts_with("sandboxd/") {
+        format!("it is built locally; run scripts/build-images.sh (or `docker images {image}` to check)")
+    } else {
+        format!("make it available to the engine (`docker pull {image}`, after `docker login` if its registry needs one, or `docker load`), or name an image the engine has in the runtime's `image`")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,14 +321,5 @@ mod tests {
             "{explained}"
         );
         assert!(explained.contains("build.extra_ca_certificates"));
-    }
-}
-
-/// What an operator can do about a missing image.
-pub(crate) fn image_hint(image: &str) -> String {
-    if image.starts_with("sandboxd/") {
-        format!("it is built locally; run scripts/build-images.sh (or `docker images {image}` to check)")
-    } else {
-        format!("make it available to the engine (`docker pull {image}`, after `docker login` if its registry needs one, or `docker load`), or name an image the engine has in the runtime's `image`")
     }
 }

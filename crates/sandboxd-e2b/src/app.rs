@@ -22,7 +22,7 @@ use axum::Router;
 use sandboxd_core::Core;
 
 /// The E2B face, answering what it recognises and handing everything else to `others`; a
-/// request for a sandbox's own port goes to `port_proxy` as a [`PortRequest`].
+/// request for a sandbox's own port goes to `port_proxy` as a [`PortRequest`](crate::ports::PortRequest).
 pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
     let face = Face {
         watchers: watchers::Watchers::new(core.clone()),
