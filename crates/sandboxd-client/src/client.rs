@@ -17,11 +17,11 @@ use std::time::Duration;
 pub const DEFAULT_URL: &str = "http://127.0.0.1:7717";
 
 /// Time to establish a connection: the service is local or on a private network.
-pub(crate) const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 /// Time for any request that does not run a command, unless the client is given another.
 pub const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 /// Time an exec may take beyond its own timeout (the service's grace to kill and report).
-pub(crate) const EXEC_GRACE: Duration = Duration::from_secs(60);
+const EXEC_GRACE: Duration = Duration::from_secs(60);
 
 /// Which first-party interface a client is, as the activity log shows it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

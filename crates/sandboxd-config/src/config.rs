@@ -69,7 +69,7 @@ pub struct Config {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
-pub(crate) struct ConfigFile {
+struct ConfigFile {
     token: Option<String>,
     token_file: Option<PathBuf>,
     default_runtime: Option<String>,
@@ -321,7 +321,7 @@ impl Config {
 
 /// Pools hold started sandboxes: they need an image, and together they must leave room under
 /// `max_sessions`.
-pub(crate) fn check_pools(
+fn check_pools(
     runtimes: &BTreeMap<String, RuntimeInfo>,
     max_sessions: u32,
 ) -> Result<(), ConfigError> {
@@ -357,6 +357,6 @@ pub fn check_token(token: &str, field: &str) -> Result<(), ConfigError> {
     Ok(())
 }
 
-pub(crate) fn names(runtimes: &BTreeMap<String, RuntimeInfo>) -> String {
+fn names(runtimes: &BTreeMap<String, RuntimeInfo>) -> String {
     runtimes.keys().cloned().collect::<Vec<_>>().join(", ")
 }

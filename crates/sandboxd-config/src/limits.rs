@@ -31,7 +31,7 @@ pub(crate) const BUILTIN_DEFAULTS: Limits = Limits {
 pub(crate) const TMPFS_PLACES: u64 = 3;
 
 /// Docker refuses memory limits below 6 MB; a sandbox needs more than that anyway.
-pub(crate) const MIN_MEM_LIMIT: u64 = 6 << 20;
+const MIN_MEM_LIMIT: u64 = 6 << 20;
 
 pub(crate) fn resolve_limits(
     file: &LimitsFile,

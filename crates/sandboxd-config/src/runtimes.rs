@@ -106,11 +106,7 @@ pub(crate) fn resolve_runtime(
     })
 }
 
-pub(crate) fn unknown_recipe(
-    field: &str,
-    name: &str,
-    recipes: &BTreeMap<String, Recipe>,
-) -> ConfigError {
+fn unknown_recipe(field: &str, name: &str, recipes: &BTreeMap<String, Recipe>) -> ConfigError {
     let suggested = catalogue();
     let (catalogued, own): (Vec<&String>, Vec<&String>) =
         recipes.keys().partition(|n| suggested.contains_key(*n));

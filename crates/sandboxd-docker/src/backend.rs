@@ -36,12 +36,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 /// How long a started container may take until its agent dials in.
-pub(crate) const AGENT_START_TIMEOUT: Duration = Duration::from_secs(15);
+const AGENT_START_TIMEOUT: Duration = Duration::from_secs(15);
 /// How long a start whose shim did not come up waits before the second start: the other
 /// start of its shim group is then done.
-pub(crate) const SHIM_RETRY_DELAY: Duration = Duration::from_millis(50);
+const SHIM_RETRY_DELAY: Duration = Duration::from_millis(50);
 /// How long a request waits for an idle agent connection.
-pub(crate) const AGENT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
+const AGENT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
 pub struct DockerBackend {
     link: Arc<EngineLink>,
@@ -348,7 +348,7 @@ impl DockerBackend {
 /// The mount options of a sandbox's tmpfs places. Inodes are capped too (one per 4 KiB of
 /// the size), so a flood of empty files stops with ENOSPC instead of pinning the sandbox at
 /// its memory ceiling.
-pub(crate) fn tmpfs_options(limits: &sandboxd_api::Limits) -> String {
+fn tmpfs_options(limits: &sandboxd_api::Limits) -> String {
     format!(
         "rw,exec,nosuid,nodev,size={},nr_inodes={}",
         limits.tmpfs_size_bytes,
@@ -358,7 +358,7 @@ pub(crate) fn tmpfs_options(limits: &sandboxd_api::Limits) -> String {
 
 /// Starts a created container, twice if containerd could not start its shim the first time
 /// (see [`link::shim_did_not_start`]).
-pub(crate) async fn start_created(docker: &Docker, id: &str) -> Result<(), BackendError> {
+async fn start_created(docker: &Docker, id: &str) -> Result<(), BackendError> {
     match docker.start_container(id, None).await {
         Err(e) if link::shim_did_not_start(&e) => {
             tracing::warn!(container = %id, error = %e, "the engine could not start the sandbox's shim; starting it again");

@@ -9,7 +9,7 @@ pub fn is_static_elf(path: &Path) -> std::io::Result<bool> {
 }
 
 /// Reads the program headers of a 64-bit little-endian ELF and looks for PT_INTERP.
-pub(crate) fn elf_has_interpreter(elf: &[u8]) -> bool {
+fn elf_has_interpreter(elf: &[u8]) -> bool {
     const PT_INTERP: u32 = 3;
     let read_u16 = |at: usize| {
         elf.get(at..at + 2)

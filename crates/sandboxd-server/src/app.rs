@@ -200,7 +200,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
 }
 
 /// Hands a request naming an E2B sandbox to the E2B face; any other goes on to the routes.
-pub(crate) async fn e2b_sandbox_first(
+async fn e2b_sandbox_first(
     State((e2b, domain)): State<(Router, Option<String>)>,
     request: axum::extract::Request,
     next: middleware::Next,

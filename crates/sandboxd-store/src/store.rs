@@ -39,10 +39,10 @@ pub struct Store {
     pub(crate) activity: activity_writer::Writer,
 }
 
-pub(crate) const SESSION_COLUMNS: &str =
+const SESSION_COLUMNS: &str =
     "id, runtime, tenant, labels, backend_id, created_at, last_activity_at, ended_at, end_reason, paused_at";
 
-pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
+fn session_from_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let labels: String = row.get(3)?;
     Ok(SessionRecord {
         id: row.get(0)?,
@@ -60,7 +60,7 @@ pub(crate) fn session_from_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord>
 
 /// Creates the database file 0600 before SQLite does (SQLite gives its `-wal` and `-shm`
 /// files the database's mode), and tightens the three files if they exist.
-pub(crate) fn make_private(path: &Path) -> Result<(), StoreError> {
+fn make_private(path: &Path) -> Result<(), StoreError> {
     let private = |path: PathBuf| {
         let made = OpenOptions::new()
             .write(true)
