@@ -1,6 +1,6 @@
 //! The file metadata operations' types: describe, make a directory, move, watch.
 
-use crate::FileKind;
+use crate::files::FileKind;
 use serde::{Deserialize, Serialize};
 
 /// `GET /v1/sessions/{id}/files/stat?path=P`, and what a move answers: the entry at a path,

@@ -1,11 +1,27 @@
 //! What a face needs of sandboxd, as one interface: the service's core serves it in process,
 //! [`sandboxd-client`] over HTTP, so a face (the MCP tools, the next ones) is written once.
 
-use crate::{
-    CodeEvent, CreateSession, ExecRequest, ExecResult, FileList, FileWritten, ForkResult,
-    KilledProcesses, OutputWatch, Policy, PortList, Remedy, RunCode, RuntimeList, SessionInfo,
-    SessionList, SessionNetwork, ShareInfo, ShareList, SnapshotInfo, SnapshotList,
-};
+use crate::contexts::CodeEvent;
+use crate::contexts::RunCode;
+use crate::egress::SessionNetwork;
+use crate::exec::ExecRequest;
+use crate::exec::ExecResult;
+use crate::files::FileList;
+use crate::files::FileWritten;
+use crate::output_watch::OutputWatch;
+use crate::policy::Policy;
+use crate::ports::PortList;
+use crate::ports::ShareInfo;
+use crate::ports::ShareList;
+use crate::processes::KilledProcesses;
+use crate::remedy::Remedy;
+use crate::runtimes::RuntimeList;
+use crate::sessions::CreateSession;
+use crate::sessions::SessionInfo;
+use crate::sessions::SessionList;
+use crate::snapshots::ForkResult;
+use crate::snapshots::SnapshotInfo;
+use crate::snapshots::SnapshotList;
 use std::fmt;
 use std::future::Future;
 

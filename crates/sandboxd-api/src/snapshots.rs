@@ -1,6 +1,6 @@
 //! Snapshots of sessions and forks, as the API shows them.
 
-use crate::SessionInfo;
+use crate::sessions::SessionInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 

@@ -1,6 +1,8 @@
 //! Directory trees as tar archives, both ways.
 
-use crate::{Body, Client, ClientError};
+use crate::client::Client;
+use crate::error::ClientError;
+use reqwest::Body;
 use reqwest::{Method, Response};
 use sandboxd_api::ArchiveWritten;
 

@@ -1,7 +1,8 @@
 //! Code contexts: running code with state kept between runs, its events as they come.
 
+use crate::client::Client;
+use crate::error::ClientError;
 use crate::processes::{sse_events, Events};
-use crate::{Client, ClientError};
 use futures_util::StreamExt;
 use reqwest::Method;
 use sandboxd_api::{CodeEvent, ErrorDetail, RunCode};

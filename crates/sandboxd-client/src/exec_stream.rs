@@ -3,8 +3,9 @@
 //! can show progress and still gets exactly what the plain exec answers. Dropping the call
 //! closes the connection, which ends the command, as for the plain exec.
 
+use crate::client::Client;
+use crate::error::ClientError;
 use crate::processes::sse_events;
-use crate::{Client, ClientError};
 use base64::Engine;
 use futures_util::StreamExt;
 use sandboxd_api::{ErrorDetail, ExecRequest, ExecResult, OutputChunk};

@@ -1,6 +1,7 @@
 //! The file metadata calls: describe a path, make a directory, move a path, watch a directory.
 
-use crate::{Client, ClientError};
+use crate::client::Client;
+use crate::error::ClientError;
 use reqwest::{Method, Response};
 use sandboxd_api::{DirMade, FileChange, FileInfo, MakeDir, MovePath};
 

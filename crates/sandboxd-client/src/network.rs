@@ -1,6 +1,7 @@
 //! A session's egress allow-list.
 
-use crate::{Client, ClientError};
+use crate::client::Client;
+use crate::error::ClientError;
 use reqwest::Method;
 use sandboxd_api::SessionNetwork;
 

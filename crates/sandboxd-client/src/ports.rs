@@ -1,7 +1,8 @@
 //! The ports calls: list a session's listening ports, and make, list and revoke share links.
 //! (The proxy itself is plain HTTP at `/v1/sessions/{id}/ports/{port}/...`.)
 
-use crate::{Client, ClientError};
+use crate::client::Client;
+use crate::error::ClientError;
 use reqwest::header::{CONNECTION, UPGRADE};
 use reqwest::{Method, StatusCode, Upgraded};
 use sandboxd_api::{PortList, ShareInfo, ShareList, ShareRequest, TUNNEL_PROTOCOL};

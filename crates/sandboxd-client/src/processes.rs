@@ -1,7 +1,8 @@
 //! Background processes: start one, follow its output as it is produced (the Server-Sent
 //! Events stream, base64 so that bytes stay bytes), write its stdin, signal it.
 
-use crate::{Client, ClientError};
+use crate::client::Client;
+use crate::error::ClientError;
 use base64::Engine;
 use futures_util::{Stream, StreamExt};
 use reqwest::Method;

@@ -1,6 +1,8 @@
 //! The client as [`Sandboxes`]: each call one request to the service, with the client's token.
 
-use crate::{Client, ClientError, FileDownload};
+use crate::client::Client;
+use crate::error::ClientError;
+use crate::streams::FileDownload;
 use sandboxd_api::{read_bounded, Chunks, SessionNetwork};
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,

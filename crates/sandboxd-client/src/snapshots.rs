@@ -1,6 +1,7 @@
 //! Pausing and resuming sessions, snapshots and forks.
 
-use crate::{Client, ClientError};
+use crate::client::Client;
+use crate::error::ClientError;
 use reqwest::Method;
 use sandboxd_api::{
     ForkRequest, ForkResult, SessionInfo, SnapshotInfo, SnapshotList, SnapshotRequest,

@@ -1,6 +1,7 @@
 //! An interactive terminal over the PTY WebSocket.
 
-use crate::{Client, ClientError};
+use crate::client::Client;
+use crate::error::ClientError;
 use futures_util::{SinkExt, StreamExt};
 use sandboxd_api::{ProcessInfo, TerminalMessage};
 use tokio::net::TcpStream;

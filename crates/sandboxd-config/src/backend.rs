@@ -1,7 +1,9 @@
 //! `[backend]`: which platform runs the sandboxes. Without the table, the Docker engine on
 //! this host, as always.
 
-use crate::{invalid, ConfigError, RuntimeInfo};
+use crate::error::invalid;
+use crate::error::ConfigError;
+use sandboxd_api::RuntimeInfo;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -157,11 +159,12 @@ fn is_dns_label(name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::{BackendSettings, Config};
+    use crate::backend::BackendSettings;
+    use crate::config::Config;
 
     const RUNTIMES: &str = "default_runtime = \"python\"\n[runtimes.python]\nimage = \"p\"\n";
 
-    fn parse(backend: &str) -> Result<Config, crate::ConfigError> {
+    fn parse(backend: &str) -> Result<Config, crate::error::ConfigError> {
         Config::parse(&format!("{RUNTIMES}{backend}"))
     }
 

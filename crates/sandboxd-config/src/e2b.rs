@@ -5,7 +5,9 @@
 //! `templates` names runtimes by the template IDs the E2B SDKs ask for (`base`,
 //! `code-interpreter-v1`, ...).
 
-use crate::{invalid, ConfigError, RuntimeInfo};
+use crate::error::invalid;
+use crate::error::ConfigError;
+use sandboxd_api::RuntimeInfo;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 

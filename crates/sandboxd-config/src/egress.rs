@@ -1,6 +1,9 @@
 //! A runtime's `egress = [...]`: the names its sandboxes may reach with `network_mode = "egress"`.
 
-use crate::{invalid, BackendSettings, ConfigError, RuntimeInfo};
+use crate::backend::BackendSettings;
+use crate::error::invalid;
+use crate::error::ConfigError;
+use sandboxd_api::RuntimeInfo;
 use sandboxd_api::{EgressRule, NetworkMode, MAX_EGRESS_RULES};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -128,7 +131,7 @@ pub(crate) fn check_backend(
 
 #[cfg(test)]
 mod tests {
-    use crate::Config;
+    use crate::config::Config;
 
     fn config(runtime: &str) -> Result<Config, String> {
         Config::parse(&format!("[runtimes.py]\nimage = \"python:3\"\n{runtime}\n"))

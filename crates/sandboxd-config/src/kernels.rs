@@ -2,7 +2,8 @@
 //! Each is a language (what a context names) and the command that starts a kernel, with
 //! `{connection_file}` where the kernel's connection file goes, as in a Jupyter kernelspec.
 
-use crate::{invalid, ConfigError};
+use crate::error::invalid;
+use crate::error::ConfigError;
 use std::collections::BTreeMap;
 
 /// The placeholder in a kernel's command that the connection file's path replaces.

@@ -1,6 +1,7 @@
 //! `extra_allowed_origins`: each an origin exactly as a browser sends it.
 
-use crate::{invalid, ConfigError};
+use crate::error::invalid;
+use crate::error::ConfigError;
 
 /// An origin as browsers send it: `http` or `https`, a host, an optional port, nothing more
 /// (no path, no trailing slash, no wildcard), lowercased.

@@ -1,7 +1,8 @@
 //! The `[policy]` table: the limits nothing can raise, with their defaults and checks.
 
+use crate::error::invalid;
+use crate::error::ConfigError;
 use crate::size::SizeValue;
-use crate::{invalid, ConfigError};
 use sandboxd_api::{IdleAction, Policy};
 use serde::Deserialize;
 

@@ -5,7 +5,7 @@
 //! passes `Host` on.
 
 use crate::e2b::dns_name;
-use crate::ConfigError;
+use crate::error::ConfigError;
 use serde::Deserialize;
 
 #[derive(Deserialize, Default)]

@@ -7,7 +7,10 @@
 //! Dockerfile a platform builds and the hash of everything that goes into the build, so a
 //! changed recipe (or changed extra CA certificates) is built again and an unchanged one never.
 
-use crate::{invalid, resolve_limits, ConfigError, LimitsFile};
+use crate::error::invalid;
+use crate::error::ConfigError;
+use crate::limits::resolve_limits;
+use crate::limits::LimitsFile;
 use sandboxd_api::Limits;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -196,7 +199,7 @@ pub(crate) fn resolve_recipes(
 /// The suggested catalogue, resolved over the built-in defaults and without extra CAs.
 pub(crate) fn catalogue() -> BTreeMap<String, Recipe> {
     let build = BuildSettings::resolve(&BuildFile::default()).expect("the default build settings");
-    resolve_recipes(&BTreeMap::new(), &crate::BUILTIN_DEFAULTS, &build)
+    resolve_recipes(&BTreeMap::new(), &crate::limits::BUILTIN_DEFAULTS, &build)
         .expect("the embedded catalogue is valid")
 }
 
@@ -218,7 +221,7 @@ pub fn suggested_runtimes() -> String {
             "\n# {}\n[runtimes.{name}]\nruntime = {}\nmem_limit = {}\ncpus = {:?}\npids_limit = {}\nnetwork_mode = {}\n",
             recipe.description,
             toml_string(&recipe.name),
-            toml_string(&crate::format_bytes(limits.mem_limit_bytes)),
+            toml_string(&crate::size::format_bytes(limits.mem_limit_bytes)),
             limits.cpus,
             limits.pids_limit,
             toml_string(limits.network_mode.as_str()),
@@ -280,21 +283,18 @@ fn resolve_recipe(
 
 impl Recipe {
     /// Sets the Dockerfile, and the hash and tag that follow from it and the build's files.
-    fn follow(&mut self, build: &BuildSettings) {
+    pub(crate) fn follow(&mut self, build: &BuildSettings) {
         self.dockerfile = dockerfile(&self.base, &self.steps, build.has_extra_ca());
         self.hash = content_hash(&self.dockerfile, &build.context);
         self.image = format!("{IMAGE_PREFIX}{}:{}", self.name, &self.hash[..12]);
     }
 }
 
-impl crate::Config {
-    /// Makes recipe builds trust `pem` too (the egress CA's certificate, known once the
-    /// service has its state), as `[build] extra_ca_certificates` do: it joins the extra CA
-    /// file, and every recipe's Dockerfile, hash and so image tag follow, so a recipe image
-    /// made without it is built again.
-    pub fn trust_in_builds(&mut self, pem: &[u8]) {
+impl BuildSettings {
+    /// Adds `pem` to the extra CA file every recipe build trusts (see
+    /// `Config::trust_in_builds`).
+    pub(crate) fn trust(&mut self, pem: &[u8]) {
         let mut contents = self
-            .build
             .context
             .iter()
             .find(|f| f.name == EXTRA_CA_FILE)
@@ -304,19 +304,11 @@ impl crate::Config {
         if !contents.ends_with(b"\n") {
             contents.push(b'\n');
         }
-        self.build.context.retain(|f| f.name != EXTRA_CA_FILE);
-        self.build.context.push(ContextFile {
+        self.context.retain(|f| f.name != EXTRA_CA_FILE);
+        self.context.push(ContextFile {
             name: EXTRA_CA_FILE.to_string(),
             contents: contents.into(),
         });
-        for recipe in self.recipes.values_mut() {
-            recipe.follow(&self.build);
-        }
-        for runtime in self.runtimes.values_mut() {
-            if let Some(recipe) = runtime.recipe.as_ref().and_then(|r| self.recipes.get(r)) {
-                runtime.recipe_image = Some(recipe.image.clone());
-            }
-        }
     }
 }
 
@@ -405,7 +397,7 @@ fn content_hash(dockerfile: &str, context: &[ContextFile]) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Config;
+    use crate::config::Config;
 
     #[test]
     fn the_catalogue_has_the_suggested_runtimes() {

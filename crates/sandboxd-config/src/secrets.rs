@@ -7,8 +7,10 @@
 //! never from the config itself, and is read when the config is loaded. It is kept in a
 //! [`SecretValue`], whose `Debug` and `Display` print a redaction.
 
-use crate::{invalid, ConfigError, RuntimeInfo};
+use crate::error::invalid;
+use crate::error::ConfigError;
 use hmac::{KeyInit, Mac};
+use sandboxd_api::RuntimeInfo;
 use sandboxd_api::{first_widening, EgressRule, NetworkMode, MAX_EGRESS_RULES};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -346,7 +348,7 @@ impl PlaceholderKey {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Config;
+    use crate::config::Config;
 
     const RUNTIME: &str = "[runtimes.py]\nimage = \"python:3\"\nnetwork_mode = \"egress\"\negress = [\"api.example.com\", \"pypi.org\"]\n";
 

@@ -1,6 +1,7 @@
 //! Byte sizes as operators write them: `"512m"`, `"1g"`, `"1.5g"`, `"1048576"`.
 
-use crate::{invalid, ConfigError};
+use crate::error::invalid;
+use crate::error::ConfigError;
 use serde::Deserialize;
 
 const UNITS: [(&str, u64); 5] = [

@@ -1,7 +1,8 @@
 //! Tenants: agents or teams that each get their own token, the runtimes they may use and a
 //! session quota. The config holds only a SHA-256 of each token, never the token itself.
 
-use crate::{invalid, ConfigError};
+use crate::error::invalid;
+use crate::error::ConfigError;
 use sandboxd_api::{RuntimeInfo, TenantInfo};
 use serde::Deserialize;
 use sha2::{Digest, Sha256};

@@ -1,6 +1,7 @@
 //! The config's own tests: parsing, the embedded default, and its errors.
 
 use super::*;
+use sandboxd_api::NetworkMode;
 
 fn error_of(text: &str) -> String {
     Config::parse(text).unwrap_err().to_string()

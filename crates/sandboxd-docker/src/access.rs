@@ -11,7 +11,7 @@
 //! there is no per-sandbox secret file to keep, clean up or leak beyond the one the agent reads
 //! at start (removed once it said hello, see [`remove_secret`]).
 
-use crate::SANDBOX_UID;
+use crate::layout::SANDBOX_UID;
 use sandboxd_agent_proto::host::make_wake_fifo;
 use sandboxd_agent_proto::{AgentSecret, AGENT_SECRET_FILE};
 use std::fs::{self, DirBuilder, Metadata, OpenOptions, Permissions};

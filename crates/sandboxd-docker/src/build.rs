@@ -2,7 +2,7 @@
 //! API's build endpoint, with the context (the Dockerfile and the files beside it) packed in
 //! memory.
 
-use crate::image_hint;
+use crate::labels::{LABEL_RECIPE, LABEL_RECIPE_HASH};
 use crate::link::{engine_error, is_not_found};
 use bollard::query_parameters::{BuildImageOptionsBuilder, CreateImageOptionsBuilder};
 use bollard::Docker;
@@ -10,10 +10,6 @@ use futures_util::{Stream, StreamExt};
 use sandboxd_backend::{BackendError, ImageBuild, ImageProgress, ImageRequest};
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
-
-/// Every recipe build carries the recipe's name and the hash of its content.
-pub const LABEL_RECIPE: &str = "org.sandboxd.recipe";
-pub const LABEL_RECIPE_HASH: &str = "org.sandboxd.recipe-hash";
 
 /// Images named so are made on this host (scripts/build-images.sh, recipe builds) and never
 /// pulled: a registry's `sandboxd/` namespace is not ours to trust.
@@ -285,6 +281,15 @@ fn context_archive(build: &ImageBuild) -> std::io::Result<Vec<u8>> {
         archive.append_data(&mut header, name, contents)?;
     }
     archive.into_inner()
+}
+
+/// What an operator can do about a missing image.
+pub(crate) fn image_hint(image: &str) -> String {
+    if image.starts_with("sandboxd/") {
+        format!("it is built locally; run scripts/build-images.sh (or `docker images {image}` to check)")
+    } else {
+        format!("make it available to the engine (`docker pull {image}`, after `docker login` if its registry needs one, or `docker load`), or name an image the engine has in the runtime's `image`")
+    }
 }
 
 #[cfg(test)]

@@ -14,8 +14,8 @@
 //! Sandboxes get `HTTP_PROXY`/`HTTPS_PROXY` pointing at the gateway, and a resolv.conf naming
 //! it, so they resolve through the proxy's DNS (the engine's own resolver is not used).
 
+use crate::labels::LABEL_MANAGED;
 use crate::network::{run_iptables, status, FirewallError, OUTSIDERS_REFUSED};
-use crate::LABEL_MANAGED;
 use bollard::models::{NetworkCreateRequest, NetworkInspect};
 use bollard::Docker;
 use sandboxd_backend::BackendError;

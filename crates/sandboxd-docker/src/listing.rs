@@ -3,8 +3,10 @@
 //! that is 4.4 MB of JSON, and each reconcile grew the service by 15-30 MB that the allocator
 //! kept. This keeps the id, the state and two labels, and skips the rest as it parses.
 
+use crate::labels::LABEL_INSTANCE;
+use crate::labels::LABEL_RUNTIME;
+use crate::labels::LABEL_SESSION;
 use crate::link::ENGINE_TIMEOUT;
-use crate::{LABEL_INSTANCE, LABEL_RUNTIME, LABEL_SESSION};
 use http_body_util::{BodyExt, Empty, Limited};
 use hyper::body::Bytes;
 use hyper_util::rt::TokioIo;

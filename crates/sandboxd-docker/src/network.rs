@@ -12,7 +12,7 @@
 //! One network serves every sandboxd instance on the engine: its fixed bridge interface name
 //! makes the engine refuse a second one, so two services starting together end up sharing it.
 
-use crate::LABEL_MANAGED;
+use crate::labels::LABEL_MANAGED;
 use bollard::models::{NetworkCreateRequest, NetworkInspect};
 use bollard::Docker;
 use sandboxd_backend::BackendError;

@@ -4,12 +4,14 @@
 //! cannot be shared between two places; a volume's mount can. It lives in memory like them,
 //! charged to the sandbox's memory cgroup, and is removed with its container.
 
+use crate::layout::SANDBOX_UID;
 use crate::link::{engine_error, is_not_found};
-use crate::{HOME_DIR, SANDBOX_UID, WORKDIR};
 use bollard::models::{Mount, MountType, VolumeCreateRequest};
 use bollard::query_parameters::RemoveVolumeOptions;
 use bollard::Docker;
 use sandboxd_backend::BackendError;
+use sandboxd_backend::HOME_DIR;
+use sandboxd_backend::WORKDIR;
 use std::collections::HashMap;
 
 /// The volume's name: the container's, marked as its working directory.

@@ -2,7 +2,7 @@
 //! for, the open session it names, and the answers in E2B's shape.
 
 use crate::errors::E2bError;
-use crate::Face;
+use crate::state::Face;
 use axum::extract::FromRequestParts;
 use axum::http::request::Parts;
 use axum::http::StatusCode;
@@ -19,7 +19,7 @@ impl FromRequestParts<Face> for ApiCaller {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, face: &Face) -> Result<Self, Response> {
-        let Ok(address) = crate::ClientAddress::from_request_parts(parts, face).await;
+        let Ok(address) = crate::state::ClientAddress::from_request_parts(parts, face).await;
         let key = parts
             .headers
             .get("x-api-key")

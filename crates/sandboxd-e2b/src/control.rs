@@ -6,7 +6,8 @@
 use crate::caller::{answer, done, existing, ApiCaller};
 use crate::errors::{Code, E2bError};
 use crate::network::{self, NetworkOptions};
-use crate::{Face, ENVD_VERSION};
+use crate::state::Face;
+use crate::state::ENVD_VERSION;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

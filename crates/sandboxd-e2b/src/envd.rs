@@ -1,9 +1,11 @@
 //! What every envd call shares: who is calling, by the sandbox's own access token (the
 //! `envdAccessToken` create answered), and as which user.
 
+use crate::call::SandboxCall;
 use crate::errors::{Code, E2bError};
 use crate::routing::SandboxId;
-use crate::{ClientAddress, Face};
+use crate::state::ClientAddress;
+use crate::state::Face;
 use axum::extract::State;
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -15,12 +17,6 @@ const ACCESS_TOKEN_HEADER: &str = "x-access-token";
 /// The user E2B runs commands as by default; here, every command runs as the sandbox's one
 /// unprivileged user, whatever it is called.
 const DEFAULT_USER: &str = "user";
-
-/// A call on one sandbox's envd, authenticated.
-pub struct SandboxCall {
-    pub caller: Caller,
-    pub id: String,
-}
 
 /// Checks the access token of the sandbox the request names, and the user it asks for.
 pub fn authenticate(

@@ -6,7 +6,8 @@
 use crate::envd::{authenticate, user_path};
 use crate::errors::E2bError;
 use crate::routing::SandboxId;
-use crate::{ClientAddress, Face};
+use crate::state::ClientAddress;
+use crate::state::Face;
 use axum::body::Body;
 use axum::extract::{FromRequest, Multipart, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue};

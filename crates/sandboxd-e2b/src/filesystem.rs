@@ -2,12 +2,14 @@
 //! depth), Remove, Stat, MakeDir, Move, and directory watches (the WatchDir stream, and the
 //! CreateWatcher / GetWatcherEvents / RemoveWatcher calls the SDKs poll with).
 
+use crate::call::SandboxCall;
 use crate::connect;
-use crate::envd::{authenticate, user_path, SandboxCall};
+use crate::envd::{authenticate, user_path};
 use crate::errors::{Code, E2bError};
 use crate::routing::SandboxId;
+use crate::state::ClientAddress;
+use crate::state::Face;
 use crate::watchers;
-use crate::{ClientAddress, Face};
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};

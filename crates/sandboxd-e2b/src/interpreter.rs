@@ -3,10 +3,11 @@
 //! contexts. The sandbox's runtime must have kernels (the recipe `code-interpreter`: E2B's six
 //! languages; `python-interpreter`: python alone).
 
-use crate::envd::SandboxCall;
+use crate::call::SandboxCall;
 use crate::errors::E2bError;
 use crate::routing::SandboxId;
-use crate::{ClientAddress, Face};
+use crate::state::ClientAddress;
+use crate::state::Face;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};

@@ -6,7 +6,7 @@
 use crate::caller::ApiCaller;
 use crate::control::{listed, paged, template, Template};
 use crate::errors::E2bError;
-use crate::Face;
+use crate::state::Face;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
 use sandboxd_api::{SessionInfo, SessionState};

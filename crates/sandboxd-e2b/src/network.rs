@@ -7,7 +7,7 @@
 
 use crate::caller::{done, existing, ApiCaller};
 use crate::errors::E2bError;
-use crate::Face;
+use crate::state::Face;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::Json;

@@ -8,7 +8,7 @@
 use crate::caller::{answer, done, existing, ApiCaller};
 use crate::control::{end_at, idle_timeout, sandbox};
 use crate::errors::{Code, E2bError};
-use crate::Face;
+use crate::state::Face;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;

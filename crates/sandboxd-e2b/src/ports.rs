@@ -8,7 +8,8 @@
 use crate::errors::E2bError;
 use crate::naming::{ACCESS_TOKEN_HEADERS, SANDBOX_ID_HEADER, SANDBOX_PORT_HEADER};
 use crate::routing::{SandboxId, SandboxPort};
-use crate::{ClientAddress, Face};
+use crate::state::ClientAddress;
+use crate::state::Face;
 use axum::extract::{Request, State};
 use axum::response::IntoResponse;
 use axum::{Extension, Router};

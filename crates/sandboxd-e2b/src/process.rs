@@ -3,11 +3,13 @@
 //! list, write stdin, signal, close stdin and resize. A process is addressed by its pid, as
 //! E2B does; among processes that had the same pid, the running one.
 
+use crate::call::SandboxCall;
 use crate::connect::{self, StreamSender};
-use crate::envd::{authenticate, user_path, SandboxCall};
+use crate::envd::{authenticate, user_path};
 use crate::errors::{Code, E2bError};
 use crate::routing::SandboxId;
-use crate::{ClientAddress, Face};
+use crate::state::ClientAddress;
+use crate::state::Face;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{HeaderMap, StatusCode};

@@ -8,7 +8,9 @@ use axum::Router;
 use tower::ServiceExt;
 
 use crate::naming::{ENVD_PORT, SANDBOX_ID_HEADER, SANDBOX_PORT_HEADER};
-use crate::{signed, ClientAddress, Face};
+use crate::signed;
+use crate::state::ClientAddress;
+use crate::state::Face;
 
 /// The sandbox a request to envd is for.
 #[derive(Clone)]

@@ -8,7 +8,8 @@
 
 use crate::errors::{Code, E2bError};
 use crate::naming::{SANDBOX_ID_HEADER, SANDBOX_PORT_HEADER};
-use crate::{ClientAddress, Face};
+use crate::state::ClientAddress;
+use crate::state::Face;
 use axum::extract::Request;
 use axum::http::{HeaderValue, Method, StatusCode};
 use base64::Engine;

@@ -10,7 +10,7 @@
 use crate::caller::{answer, existing, ApiCaller};
 use crate::control::{paged, sandbox};
 use crate::errors::E2bError;
-use crate::Face;
+use crate::state::Face;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};

@@ -3,8 +3,8 @@
 //! whose changes wait here, bounded in bytes (see [`crate::watch_limits`]), until polled. A
 //! polled watcher lives until it is removed or its sandbox ends, whichever comes first.
 
+use crate::call::SandboxCall;
 use crate::connect::StreamSender;
-use crate::envd::SandboxCall;
 use crate::errors::{Code, E2bError};
 use crate::watch_limits::{WatchLimits, WatchSlot};
 use axum::http::StatusCode;

@@ -8,8 +8,10 @@
 //! entry each ([`Refusals`]).
 
 use crate::limits::PerKey;
+use crate::policy::Refusal;
+use crate::policy::SessionRules;
 use crate::refusals::Refusals;
-use crate::{Refusal, SessionRules, Shared};
+use crate::state::Shared;
 use hickory_proto::op::{Message, MessageType, Metadata, OpCode, ResponseCode};
 use hickory_proto::rr::rdata::A;
 use hickory_proto::rr::{DNSClass, RData, Record, RecordType};

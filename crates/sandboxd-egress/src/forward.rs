@@ -1,7 +1,10 @@
 //! One request passed on to its host, counted and recorded, and the proxy's own answers: for
 //! plain HTTP and for the intercepted TLS of secrets' hosts alike.
 
-use crate::{ConnectionRecord, Refusal, Shared};
+use crate::policy::ConnectionRecord;
+use crate::policy::{Refusal, SecretRecord, SessionRules};
+use crate::secrets;
+use crate::state::Shared;
 use bytes::Bytes;
 use http::header::{self, HeaderMap, HeaderName, HeaderValue};
 use http::{Request, Response, StatusCode, Uri};
@@ -204,5 +207,30 @@ impl Drop for Counted {
             record.duration = finish.started.elapsed();
             finish.shared.policy.record(record);
         }
+    }
+}
+
+impl Shared {
+    /// Refuses a request for the placeholder it carries: recorded, and answered 403.
+    pub(crate) fn secret_refused(
+        &self,
+        session: &SessionRules,
+        host: &str,
+        port: u16,
+        misplaced: secrets::Misplaced,
+    ) -> ::http::Response<ProxyBody> {
+        let refusal = Refusal::Secret {
+            secret: misplaced.secret.clone(),
+            why: misplaced.why,
+        };
+        let response = refusal_answer(&refusal);
+        self.policy.record_secret(SecretRecord {
+            session_id: session.session_id.clone(),
+            host: host.to_string(),
+            port,
+            secret: misplaced.secret,
+            refusal: Some(refusal),
+        });
+        response
     }
 }

@@ -3,8 +3,13 @@
 //! 403 with the reason in the body.
 
 use crate::forward::{answer, empty, forward, refusal_answer, ProxyBody};
+use crate::intercept;
+use crate::policy::ConnectionRecord;
+use crate::policy::Door;
+use crate::policy::Refusal;
 use crate::secrets::{substitute, Destination};
-use crate::{intercept, Client, ConnectionRecord, Door, Refusal, Shared};
+use crate::state::Client;
+use crate::state::Shared;
 use http::{header, Method, Request, Response, StatusCode};
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};

@@ -4,8 +4,13 @@
 //! Hosts of no secret are never intercepted.
 
 use crate::forward::{forward, refusal_answer};
+use crate::policy::ConnectionRecord;
+use crate::policy::Door;
+use crate::policy::Refusal;
+use crate::policy::SecretRecord;
 use crate::secrets::{substitute, Destination};
-use crate::{Client, ConnectionRecord, Door, Refusal, SecretRecord, Shared};
+use crate::state::Client;
+use crate::state::Shared;
 use hyper::body::Incoming;
 use hyper_util::rt::{TokioIo, TokioTimer};
 use std::sync::Arc;

@@ -2,7 +2,11 @@
 //! causes: the first few of each interval one by one (what a person looking at the activity
 //! log wants to see), the rest only counted, and recorded as one entry when the interval ends.
 
-use crate::{ConnectionRecord, Door, Policy, Refusal, SessionRules};
+use crate::policy::ConnectionRecord;
+use crate::policy::Door;
+use crate::policy::Policy;
+use crate::policy::Refusal;
+use crate::policy::SessionRules;
 use std::collections::HashMap;
 use std::net::IpAddr;
 use std::sync::Mutex;

@@ -1,7 +1,9 @@
 //! Names resolved by the service itself, never by the sandbox: the addresses returned are the
 //! ones connected to, and a name with any denied address is refused whole (DNS rebinding).
 
-use crate::{addresses, EgressError, Refusal};
+use crate::addresses;
+use crate::error::EgressError;
+use crate::policy::Refusal;
 use hickory_resolver::config::{ConnectionConfig, NameServerConfig, ResolverConfig};
 use hickory_resolver::net::runtime::TokioRuntimeProvider;
 use hickory_resolver::TokioResolver;

@@ -1,7 +1,11 @@
 //! TLS redirected from port 443: the ClientHello's server name picks the host, and the
 //! connection is passed through untouched (the proxy never sees the plaintext).
 
-use crate::{Client, ConnectionRecord, Door, Refusal, Shared};
+use crate::policy::ConnectionRecord;
+use crate::policy::Door;
+use crate::policy::Refusal;
+use crate::state::Client;
+use crate::state::Shared;
 use std::sync::Arc;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;

@@ -1,8 +1,8 @@
 //! The pod a sandbox runs in: the hardened profile of the Docker backend expressed as a pod
 //! spec. Nothing in it comes from a client: the runtime's limits and the operator's options.
 
-use crate::{KubernetesOptions, AGENT_PORT, LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK};
-use crate::{HOME_DIR, LABEL_RUNTIME, LABEL_SESSION, SANDBOX_UID, WORKDIR};
+use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK, LABEL_RUNTIME, LABEL_SESSION};
+use crate::options::{KubernetesOptions, AGENT_PORT, SANDBOX_UID};
 use k8s_openapi::api::core::v1::{
     Capabilities, Container, EmptyDirVolumeSource, EnvVar, Pod, PodSecurityContext, PodSpec,
     ResourceRequirements, SeccompProfile, SecurityContext, Volume, VolumeMount,
@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use sandboxd_api::NetworkMode;
-use sandboxd_backend::SandboxSpec;
+use sandboxd_backend::{SandboxSpec, HOME_DIR, WORKDIR};
 use std::collections::BTreeMap;
 
 /// Where the init container leaves the agent, read-only in the sandbox's container.

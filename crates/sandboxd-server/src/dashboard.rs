@@ -12,7 +12,7 @@
 //! into the `srcdoc` of an iframe sandboxed with no permission (no scripts, an opaque origin).
 //! Images may be `data:` URLs: the notebook shows a result's PNG that way.
 
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::Path;
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -137,7 +137,7 @@ fn page_policy(nonce: &str, host: Option<&HeaderValue>) -> String {
 
 async fn asset(Path(path): Path<String>, headers: HeaderMap) -> Response {
     let Some(asset) = ASSETS.iter().find(|a| a.path == path) else {
-        return crate::ApiError(sandboxd_core::Error::NotFound(format!(
+        return crate::error::ApiError(sandboxd_core::Error::NotFound(format!(
             "no dashboard file {path:?}"
         )))
         .into_response();

@@ -4,8 +4,8 @@
 //! principal that opened it, and, for the browser origins the
 //! operator allows, the CORS answers a browser tool (the MCP Inspector) needs.
 
+use crate::auth;
 use crate::inflight::{read_body, BodyError};
-use crate::{auth, CoreConnector};
 use axum::body::{Body, HttpBody};
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderName, HeaderValue, Method, StatusCode};
@@ -133,4 +133,24 @@ fn refuse(status: StatusCode, message: String) -> Response {
         body.to_string(),
     )
         .into_response()
+}
+
+/// The `/mcp` tools act in process, as the principal the request's token belongs to.
+/// The MCP tools' way into the core: each request acts for the principal its token named.
+struct CoreConnector(Core);
+
+impl sandboxd_mcp::Connector for CoreConnector {
+    fn connect(
+        &self,
+        request: Option<&axum::http::request::Parts>,
+    ) -> Result<Box<dyn sandboxd_api::Sandboxes>, String> {
+        let principal = request
+            .and_then(|parts| parts.extensions.get::<sandboxd_core::Principal>())
+            .cloned()
+            .ok_or_else(|| {
+                "unauthorized: the MCP request carried no accepted bearer token; send `Authorization: Bearer <token>`".to_string()
+            })?;
+        let caller = sandboxd_core::Caller::new(principal, sandboxd_core::Interface::Mcp);
+        Ok(Box::new(self.0.acting_for(caller)))
+    }
 }

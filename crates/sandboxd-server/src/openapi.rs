@@ -8,7 +8,7 @@
 //! (the health check, the MCP endpoint, the dashboard's page and files, this document) is
 //! described here; a test checks that every route the router answers is in the document.
 
-use crate::AppState;
+use crate::state::AppState;
 use axum::http::header;
 use axum::routing::{get, MethodRouter};
 use sandboxd_api::ErrorBody;

@@ -90,7 +90,7 @@ impl Guard {
     }
 
     fn extra_origin_allowed(&self, path: &str, origin: &str) -> bool {
-        path == crate::MCP_PATH && self.mcp_origins.contains(&origin.to_ascii_lowercase())
+        path == crate::mcp::MCP_PATH && self.mcp_origins.contains(&origin.to_ascii_lowercase())
     }
 
     /// Also accepts every name under `domain` (the E2B face's host names).

@@ -1,22 +1,14 @@
 //! The audit log: refused attempts (a tenant addressing another tenant's session), kept for the
 //! administrator in one bounded table, the oldest rows dropped first.
 
-use crate::{execute_cached, Store, StoreError};
+use crate::error::StoreError;
+use crate::sql::execute_cached;
+use crate::store::Store;
 use rusqlite::params;
 use sandboxd_api::AuditEntry;
 
 /// Audit entries kept at most; a flood of attempts drops the oldest.
 pub const AUDIT_KEPT: u32 = 10_000;
-
-pub(crate) const MIGRATION: &str = "CREATE TABLE audit (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        at TEXT NOT NULL,
-        principal TEXT NOT NULL,
-        interface TEXT NOT NULL,
-        action TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        outcome TEXT NOT NULL
-    );";
 
 impl Store {
     /// Appends an entry and drops the oldest beyond [`AUDIT_KEPT`].

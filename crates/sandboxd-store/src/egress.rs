@@ -1,13 +1,10 @@
 //! The egress allow-list a session narrowed its runtime's to. A session without a row has its
 //! runtime's list; a row outlives a restart, so a narrowed session never widens again.
 
-use crate::{execute_cached, Store, StoreError};
+use crate::error::StoreError;
+use crate::sql::execute_cached;
+use crate::store::Store;
 use rusqlite::{params, OptionalExtension};
-
-pub(crate) const MIGRATION: &str = "CREATE TABLE session_egress (
-        session_id TEXT PRIMARY KEY REFERENCES sessions (id) ON DELETE CASCADE,
-        rules TEXT NOT NULL
-    );";
 
 impl Store {
     /// Keeps the session's rules (as they are written), replacing those it had.

@@ -9,7 +9,7 @@
 //! same state directory is refused rather than replaying, emptying, or taking back the
 //! first one's sessions and sandboxes.
 
-use crate::execute_cached;
+use crate::sql::execute_cached;
 use rusqlite::{params, Connection};
 use sandboxd_api::ActivityEntry;
 use std::fs::{File, OpenOptions};
@@ -22,9 +22,6 @@ use std::path::{Path, PathBuf};
 const COMPACT_AT: u64 = 4 << 20;
 /// The most of a journal read at an open: far more than [`COMPACT_AT`] lets it hold.
 const MAX_REPLAY_BYTES: u64 = 64 << 20;
-
-pub(crate) const MIGRATION: &str =
-    "CREATE TABLE activity_journal (written INTEGER NOT NULL); INSERT INTO activity_journal VALUES (0);";
 
 /// An entry with its journal number and its session: one journal line.
 pub(crate) type Numbered = (u64, String, ActivityEntry);
@@ -196,7 +193,7 @@ fn open_locked(path: &Path) -> io::Result<File> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Store;
+    use crate::store::Store;
 
     fn entry(target: &str) -> ActivityEntry {
         ActivityEntry {
@@ -217,7 +214,9 @@ mod tests {
     fn new_journal(dir: &Path) -> Journal {
         let database = dir.join("state.db");
         let mut connection = Connection::open(&database).unwrap();
-        crate::migrations().to_latest(&mut connection).unwrap();
+        crate::schema::migrations()
+            .to_latest(&mut connection)
+            .unwrap();
         let (journal, missing) = Journal::open(&database, &connection).unwrap();
         assert!(missing.is_empty());
         journal

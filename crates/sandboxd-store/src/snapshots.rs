@@ -2,26 +2,11 @@
 //! beside the database; a record is written only once its files are in place, so a record
 //! always has its files (files without a record are left over from a crash, and removed).
 
-use crate::{execute_cached, Store, StoreError};
+use crate::error::StoreError;
+use crate::sql::execute_cached;
+use crate::store::Store;
 use rusqlite::{params, OptionalExtension, Row};
 use std::collections::BTreeMap;
-
-pub(crate) const MIGRATION: &str = "CREATE TABLE snapshots (
-        id TEXT PRIMARY KEY,
-        name TEXT NOT NULL,
-        tenant TEXT,
-        runtime TEXT NOT NULL,
-        labels TEXT NOT NULL,
-        session_id TEXT NOT NULL,
-        created_at TEXT NOT NULL,
-        bytes INTEGER NOT NULL,
-        paths TEXT NOT NULL
-    );
-    CREATE INDEX snapshots_by_tenant ON snapshots (tenant);";
-
-/// The environment the session's commands started with, kept since the second version.
-pub(crate) const ENV_MIGRATION: &str =
-    "ALTER TABLE snapshots ADD COLUMN env TEXT NOT NULL DEFAULT '{}';";
 
 /// A snapshot as the store keeps it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -19,18 +19,12 @@
 
 mod commands;
 mod egress;
+mod exit;
 mod remedy;
 
-use anyhow::Error;
 use clap::{CommandFactory, Parser, Subcommand};
-use sandboxd_client::ClientError;
+use exit::{client_exit_code, fail, is_broken_pipe, EXIT_USAGE};
 use std::process::ExitCode;
-
-const EXIT_USAGE: u8 = 2;
-const EXIT_CANNOT_CONNECT: u8 = 3;
-const EXIT_UNAUTHORIZED: u8 = 4;
-const EXIT_API_ERROR: u8 = 5;
-const EXIT_LOCAL_FILE: u8 = 6;
 
 #[derive(Parser)]
 #[command(
@@ -152,41 +146,4 @@ fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => fail(&e, client_exit_code(&e)),
     }
-}
-
-fn fail(error: &Error, code: u8) -> ExitCode {
-    match error
-        .downcast_ref::<ClientError>()
-        .and_then(remedy::cli_text)
-    {
-        Some(text) => eprintln!("sandboxd: error: {text}"),
-        None => eprintln!("sandboxd: error: {error:#}"),
-    }
-    ExitCode::from(code)
-}
-
-/// Whether what failed was writing to a reader that went away.
-pub(crate) fn is_broken_pipe(error: &Error) -> bool {
-    error.chain().any(|e| {
-        e.downcast_ref::<std::io::Error>()
-            .is_some_and(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
-    })
-}
-
-/// The exit code of a failed client command, from what failed.
-fn client_exit_code(error: &Error) -> u8 {
-    if let Some(client_error) = error.chain().find_map(|e| e.downcast_ref::<ClientError>()) {
-        return match client_error {
-            ClientError::InvalidUrl { .. } => EXIT_USAGE,
-            ClientError::Connect { .. }
-            | ClientError::Timeout { .. }
-            | ClientError::Transport { .. } => EXIT_CANNOT_CONNECT,
-            ClientError::Unauthorized { .. } => EXIT_UNAUTHORIZED,
-            ClientError::Api { .. } | ClientError::UnexpectedResponse { .. } => EXIT_API_ERROR,
-        };
-    }
-    if error.chain().any(|e| e.is::<std::io::Error>()) {
-        return EXIT_LOCAL_FILE;
-    }
-    EXIT_USAGE
 }

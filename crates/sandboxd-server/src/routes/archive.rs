@@ -4,7 +4,7 @@
 use super::files::{streamed, upload_source};
 use crate::error::ApiError;
 use crate::extract::{ApiQuery, Authenticated, QueryRequest};
-use crate::AppState;
+use crate::state::AppState;
 use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderValue};

@@ -2,7 +2,7 @@
 
 use crate::error::ApiError;
 use crate::extract::{ApiQuery, Authenticated, QueryRequest};
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::State;
 use axum::Json;
 use sandboxd_api::AuditList;

@@ -3,7 +3,7 @@
 
 use crate::error::ApiError;
 use crate::extract::Authenticated;
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::State;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::{Stream, StreamExt};

@@ -5,7 +5,7 @@
 //! drops it.
 
 use crate::error::ApiError;
-use crate::AppState;
+use crate::state::AppState;
 use axum::http::{header, HeaderMap};
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::response::{IntoResponse, Response};

@@ -3,7 +3,7 @@
 
 use crate::error::ApiError;
 use crate::extract::{ApiQuery, Authenticated, QueryRequest};
-use crate::AppState;
+use crate::state::AppState;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue};

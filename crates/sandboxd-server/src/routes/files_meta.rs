@@ -3,7 +3,7 @@
 
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery, Authenticated, JsonRequest, QueryRequest};
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};

@@ -4,7 +4,7 @@
 
 use crate::error::ApiError;
 use crate::extract::{parse_json, Authenticated, JsonRequest, RawBody};
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};

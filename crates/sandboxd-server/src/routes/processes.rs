@@ -3,7 +3,7 @@
 
 use crate::error::ApiError;
 use crate::extract::{parse_json, ApiJson, Authenticated, RawBody};
-use crate::AppState;
+use crate::state::AppState;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, StatusCode};

@@ -3,7 +3,7 @@
 
 use crate::error::ApiError;
 use crate::extract::Authenticated;
-use crate::AppState;
+use crate::state::AppState;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::header;

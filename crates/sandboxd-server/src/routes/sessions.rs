@@ -2,7 +2,7 @@
 
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery, Authenticated, QueryRequest, RawBody};
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::Json;

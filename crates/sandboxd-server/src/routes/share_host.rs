@@ -7,7 +7,7 @@
 
 use crate::routes::ports::forward_shared;
 use crate::routes::share_cookies::{keep_own_cookies, vouch_for_set_cookies};
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue};
 use axum::middleware::Next;

@@ -4,7 +4,7 @@
 
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery, Authenticated, QueryRequest};
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};

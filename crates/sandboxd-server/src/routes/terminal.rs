@@ -4,7 +4,7 @@
 
 use crate::error::ApiError;
 use crate::extract::{ApiQuery, Authenticated, QueryRequest};
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};

@@ -3,7 +3,7 @@
 
 use crate::error::ApiError;
 use crate::extract::Authenticated;
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
 use sandboxd_api::Ticket;

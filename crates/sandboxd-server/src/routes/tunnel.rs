@@ -8,7 +8,7 @@
 use crate::error::ApiError;
 use crate::extract::Authenticated;
 use crate::routes::ports::port_param;
-use crate::AppState;
+use crate::state::AppState;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};

@@ -243,7 +243,7 @@ fn streamed_body<T: Send + 'static>(
 fn settle<T, U>(uploaded: Result<T, ClientError>, produced: Result<U>) -> Result<(T, U)> {
     match (uploaded, produced) {
         (Ok(uploaded), Ok(produced)) => Ok((uploaded, produced)),
-        (Err(refused), Err(local)) if crate::is_broken_pipe(&local) => Err(refused.into()),
+        (Err(refused), Err(local)) if crate::exit::is_broken_pipe(&local) => Err(refused.into()),
         (_, Err(local)) => Err(local),
         (Err(refused), Ok(_)) => Err(refused.into()),
     }

@@ -1,0 +1,385 @@
+//! The backend itself: the namespace prepared, a pod per sandbox started and watched until its
+//! agent answers, connections claimed through the port-forward, and pods found again.
+
+use crate::connections::Connections;
+use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK, LABEL_RUNTIME, LABEL_SESSION};
+use crate::options::{KubernetesOptions, AGENT_PORT};
+use crate::{pod, usage};
+use async_trait::async_trait;
+use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
+use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::{Api, Client};
+use sandboxd_agent_proto::host::AgentKey;
+use sandboxd_backend::WORKDIR;
+use sandboxd_backend::{
+    AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Sandbox,
+    SandboxSpec, Usage,
+};
+use std::collections::BTreeMap;
+use std::os::unix::fs::DirBuilderExt;
+use std::time::{Duration, Instant};
+
+const DENY_ALL_POLICY: &str = "sandboxd-network-none";
+
+/// What an operator does for a recipe runtime on a cluster: its nodes pull images, so the
+/// recipe's image is built elsewhere and the runtime names it.
+pub const RECIPE_REMEDY: &str = "build the recipe's image with a Docker-backed sandboxd (its runtime build), push it to a registry the nodes pull from, and name it in the runtime's `image` instead of the recipe";
+
+/// How long a new pod may take until its agent answers (scheduling, the init container, the
+/// sandbox's container starting).
+const START_TIMEOUT: Duration = Duration::from_secs(60);
+const START_POLL: Duration = Duration::from_millis(100);
+
+pub struct KubernetesBackend {
+    client: Client,
+    pods: Api<Pod>,
+    options: KubernetesOptions,
+    key: AgentKey,
+    connections: Connections,
+    usage: usage::SummaryCache,
+}
+
+fn api_error(e: kube::Error) -> BackendError {
+    match e {
+        kube::Error::Api(status) => BackendError::Engine(format!(
+            "the Kubernetes API refused: {} (status {})",
+            status.message, status.code
+        )),
+        other => BackendError::EngineUnavailable(format!("the Kubernetes API: {other}")),
+    }
+}
+
+fn is_status(e: &kube::Error, code: u16) -> bool {
+    matches!(e, kube::Error::Api(status) if status.code == code)
+}
+
+impl KubernetesBackend {
+    /// Connects to the cluster and prepares the namespace: it exists, and sandboxes of
+    /// `network_mode = "none"` runtimes are denied all traffic by a network policy.
+    pub async fn connect(options: KubernetesOptions) -> Result<KubernetesBackend, BackendError> {
+        let setup = |e: &dyn std::fmt::Display| {
+            BackendError::Setup(format!("cannot configure the Kubernetes client: {e}"))
+        };
+        let config = match &options.kubeconfig {
+            Some(path) => {
+                let kubeconfig = kube::config::Kubeconfig::read_from(path).map_err(|e| {
+                    BackendError::Setup(format!(
+                        "cannot read the kubeconfig {}: {e}",
+                        path.display()
+                    ))
+                })?;
+                kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+                    .await
+                    .map_err(|e| setup(&e))?
+            }
+            None => kube::Config::infer().await.map_err(|e| setup(&e))?,
+        };
+        let client = Client::try_from(config)
+            .map_err(|e| BackendError::Setup(format!("cannot make the Kubernetes client: {e}")))?;
+        let key_dir = &options.key_dir;
+        let key = std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(key_dir)
+            .and_then(|()| AgentKey::load_or_create(key_dir))
+            .map_err(|e| {
+                BackendError::Setup(format!("cannot prepare {}: {e}", options.key_dir.display()))
+            })?;
+        let backend = KubernetesBackend {
+            pods: Api::namespaced(client.clone(), &options.namespace),
+            client,
+            options,
+            key,
+            connections: Connections::default(),
+            usage: usage::SummaryCache::default(),
+        };
+        backend.prepare_namespace().await?;
+        Ok(backend)
+    }
+
+    async fn prepare_namespace(&self) -> Result<(), BackendError> {
+        let namespace = &self.options.namespace;
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        let exists = match namespaces.get_opt(namespace).await {
+            Ok(found) => found.is_some(),
+            // Credentials limited to the namespace (a Role) cannot read it: it is there.
+            Err(e) if is_status(&e, 403) => true,
+            Err(e) => return Err(api_error(e)),
+        };
+        if !exists {
+            let new = Namespace {
+                metadata: ObjectMeta {
+                    name: Some(namespace.clone()),
+                    ..Default::default()
+                },
+                ..Default::default()
+            };
+            match namespaces.create(&PostParams::default(), &new).await {
+                Ok(_) => tracing::info!(namespace, "created the sandboxes' namespace"),
+                Err(e) if is_status(&e, 409) => {}
+                Err(e) => {
+                    return Err(BackendError::Setup(format!(
+                        "the namespace {namespace} does not exist and cannot be created ({}); create it, or name one that exists in [backend] namespace",
+                        api_error(e)
+                    )))
+                }
+            }
+        }
+        let policies: Api<NetworkPolicy> = Api::namespaced(self.client.clone(), namespace);
+        let deny_all = NetworkPolicy {
+            metadata: ObjectMeta {
+                name: Some(DENY_ALL_POLICY.to_string()),
+                ..Default::default()
+            },
+            spec: Some(NetworkPolicySpec {
+                pod_selector: Some(LabelSelector {
+                    match_labels: Some(BTreeMap::from([(
+                        LABEL_NETWORK.to_string(),
+                        "none".to_string(),
+                    )])),
+                    ..Default::default()
+                }),
+                policy_types: Some(vec!["Ingress".to_string(), "Egress".to_string()]),
+                ingress: None,
+                egress: None,
+            }),
+        };
+        match policies.create(&PostParams::default(), &deny_all).await {
+            Ok(_) => Ok(()),
+            Err(e) if is_status(&e, 409) => Ok(()),
+            Err(e) if is_status(&e, 403) => {
+                tracing::warn!(
+                    namespace,
+                    "cannot create the network policy {DENY_ALL_POLICY} (forbidden): on a cluster whose pods get a network, sandboxes of network_mode none runtimes are not held by it; grant networkpolicies create in the namespace"
+                );
+                Ok(())
+            }
+            Err(e) => Err(api_error(e)),
+        }
+    }
+
+    fn secret(&self, session_id: &str) -> sandboxd_agent_proto::AgentSecret {
+        self.key.secret_for(session_id)
+    }
+
+    /// Waits until the pod runs and its agent takes a claimed connection.
+    async fn wait_ready(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        let name = &sandbox.backend_id;
+        let deadline = Instant::now() + START_TIMEOUT;
+        loop {
+            let pod = self.pods.get_opt(name).await.map_err(api_error)?;
+            let Some(pod) = pod else {
+                return Err(BackendError::SandboxGone(format!("pod {name} is gone")));
+            };
+            match usage::pod_state(&pod) {
+                usage::PodState::Running => {
+                    if let Ok(connection) = self.agent(sandbox).await {
+                        connection.reuse();
+                        return Ok(());
+                    }
+                }
+                usage::PodState::Failed(why) => {
+                    return Err(BackendError::AgentUnavailable(format!(
+                        "pod {name} did not start: {why}"
+                    )))
+                }
+                usage::PodState::ImageMissing(image, why) => {
+                    return Err(BackendError::ImageMissing {
+                        image,
+                        hint: format!(
+                            "the cluster cannot pull it ({why}); push it to a registry the nodes pull from, or load it into their container runtime"
+                        ),
+                    })
+                }
+                usage::PodState::Unschedulable(why) => {
+                    return Err(BackendError::Engine(format!(
+                        "the cluster has no room for pod {name}: {why}"
+                    )))
+                }
+                usage::PodState::Pending => {}
+            }
+            if Instant::now() >= deadline {
+                return Err(BackendError::AgentUnavailable(format!(
+                    "pod {name}'s agent did not answer within {}s",
+                    START_TIMEOUT.as_secs()
+                )));
+            }
+            tokio::time::sleep(START_POLL).await;
+        }
+    }
+}
+
+#[async_trait]
+impl Backend for KubernetesBackend {
+    async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
+        let manifest = pod::pod(&self.options, spec);
+        let name = pod::pod_name(&spec.session_id);
+        self.pods
+            .create(&PostParams::default(), &manifest)
+            .await
+            .map_err(api_error)?;
+        let sandbox = Sandbox {
+            session_id: spec.session_id.clone(),
+            backend_id: name,
+        };
+        self.connections.register(&sandbox.backend_id);
+        if let Err(e) = self.wait_ready(&sandbox).await {
+            let _ = self.destroy(&sandbox).await;
+            return Err(e);
+        }
+        Ok(sandbox)
+    }
+
+    async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.connections.register(&sandbox.backend_id);
+        let connection = self.agent(sandbox).await?;
+        connection.reuse();
+        Ok(())
+    }
+
+    /// A pod is never paused (see [`Backend::pause`] here), so this is [`Backend::adopt`].
+    async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.adopt(sandbox).await
+    }
+
+    /// Kubernetes has no way to freeze a pod's processes.
+    async fn pause(&self, _sandbox: &Sandbox) -> Result<(), BackendError> {
+        Err(BackendError::Engine(
+            "the Kubernetes backend cannot pause a sandbox (Kubernetes has no freezer for a pod); snapshot it and close it instead".into(),
+        ))
+    }
+
+    /// Nothing is paused (see [`Backend::pause`] here): resuming is no error.
+    async fn resume(&self, _sandbox: &Sandbox) -> Result<(), BackendError> {
+        Ok(())
+    }
+
+    /// The memory-backed volumes, and the container runtime's `/dev/shm`.
+    fn writable_places(&self) -> Vec<String> {
+        vec![
+            WORKDIR.to_string(),
+            "/tmp".to_string(),
+            "/dev/shm".to_string(),
+        ]
+    }
+
+    async fn destroy(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
+        self.connections.forget(&sandbox.backend_id);
+        self.usage.forget(&sandbox.backend_id);
+        match self
+            .pods
+            .delete(
+                &sandbox.backend_id,
+                &DeleteParams::default().grace_period(0),
+            )
+            .await
+        {
+            Ok(_) => Ok(()),
+            Err(e) if is_status(&e, 404) => Ok(()),
+            Err(e) => Err(api_error(e)),
+        }
+    }
+
+    async fn agent(&self, sandbox: &Sandbox) -> Result<AgentStream, BackendError> {
+        let connection = self
+            .connections
+            .take(
+                &self.pods,
+                &sandbox.backend_id,
+                AGENT_PORT,
+                &self.secret(&sandbox.session_id),
+            )
+            .await?;
+        Ok(connection)
+    }
+
+    async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError> {
+        let figures = self
+            .usage
+            .usage(
+                &self.client,
+                &self.pods,
+                &self.options.namespace,
+                &sandbox.backend_id,
+            )
+            .await?;
+        let processes = match figures.processes {
+            Some(count) => count,
+            // A cgroup v1 node: the memory figure stands even when the agent cannot answer.
+            None => self
+                .usage
+                .processes(&sandbox.backend_id, self.agent(sandbox))
+                .await
+                .unwrap_or_else(|e| {
+                    tracing::debug!(pod = %sandbox.backend_id, "no process count: {e}");
+                    0
+                }),
+        };
+        Ok(Usage {
+            memory_bytes: figures.memory_bytes,
+            processes,
+        })
+    }
+
+    /// The API reports OOM kills only of containers that died of one; a command killed inside
+    /// a living sandbox is seen by the agent alone, in its container's cgroup's counter (which
+    /// it reads before and after each command, and reports in the command's exit).
+    async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
+        let selector = format!(
+            "{LABEL_MANAGED}=true,{LABEL_INSTANCE}={}",
+            self.options.instance_id
+        );
+        let pods = self
+            .pods
+            .list(&ListParams::default().labels(&selector))
+            .await
+            .map_err(api_error)?;
+        Ok(pods
+            .items
+            .into_iter()
+            .filter_map(|pod| {
+                let labels = pod.metadata.labels.clone().unwrap_or_default();
+                let session_id = labels.get(LABEL_SESSION)?.clone();
+                let running = matches!(usage::pod_state(&pod), usage::PodState::Running);
+                Some(ExistingSandbox {
+                    sandbox: Sandbox {
+                        session_id,
+                        backend_id: pod.metadata.name?,
+                    },
+                    runtime: labels.get(LABEL_RUNTIME).cloned().unwrap_or_default(),
+                    running,
+                    paused: false,
+                })
+            })
+            .collect())
+    }
+
+    /// Whether the nodes have the image is not known ahead (they pull on demand): a missing
+    /// one is reported when a pod cannot start with it.
+    async fn has_image(&self, _image: &str) -> Result<bool, BackendError> {
+        Ok(true)
+    }
+
+    async fn ensure_image(
+        &self,
+        request: &ImageRequest,
+        progress: &(dyn Fn(ImageProgress) + Send + Sync),
+    ) -> Result<String, BackendError> {
+        if let Some(build) = &request.build {
+            return Err(BackendError::ImageMissing {
+                image: request.image.clone(),
+                hint: format!(
+                    "the Kubernetes backend does not build recipes (recipe {}): {RECIPE_REMEDY}",
+                    build.recipe
+                ),
+            });
+        }
+        progress(ImageProgress {
+            step: None,
+            line: format!("the cluster pulls {} when a pod needs it", request.image),
+        });
+        Ok(request.image.clone())
+    }
+}

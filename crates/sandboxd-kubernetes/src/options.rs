@@ -1,0 +1,26 @@
+//! What the operator configures for the Kubernetes backend, and the fixed points of a pod
+//! every module agrees on.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+/// The uid every sandbox process runs as, as on Docker.
+pub const SANDBOX_UID: u32 = 61000;
+/// The agent's port on the pod's loopback.
+pub const AGENT_PORT: u16 = 7719;
+
+pub struct KubernetesOptions {
+    /// A kubeconfig file; the in-cluster service account (or `KUBECONFIG`) when absent.
+    pub kubeconfig: Option<PathBuf>,
+    /// Where the sandboxes' pods go; created if missing (when the credentials allow).
+    pub namespace: String,
+    pub node_selector: BTreeMap<String, String>,
+    /// Runtime alias to the `runtimeClassName` its pods get (gVisor, Kata, ...).
+    pub runtime_classes: BTreeMap<String, String>,
+    /// Identifies this service's pods among all pods of the namespace.
+    pub instance_id: String,
+    /// An image the cluster can pull that holds the static agent at `/sandboxd-agent`.
+    pub agent_image: String,
+    /// A directory private to the service, holding the key the agents' secrets derive from.
+    pub key_dir: PathBuf,
+}
