@@ -37,6 +37,7 @@ impl Policy for BenchSession {
 }
 
 pub(crate) async fn run(iterations: usize) -> Result<()> {
+    // SAFETY: geteuid takes nothing and cannot fail.
     if unsafe { libc::geteuid() } != 0 {
         println!("egress: skipped (the test host's network namespace needs root)");
         return Ok(());

@@ -217,12 +217,14 @@ fn is_host_address(address: IpAddr) -> bool {
             let family = i32::from(unsafe { (*ifaddr.ifa_addr).sa_family });
             let ip = match family {
                 libc::AF_INET => {
+                    // SAFETY: an AF_INET address is a sockaddr_in.
                     let sin = unsafe { &*(ifaddr.ifa_addr as *const libc::sockaddr_in) };
                     Some(IpAddr::V4(Ipv4Addr::from(u32::from_be(
                         sin.sin_addr.s_addr,
                     ))))
                 }
                 libc::AF_INET6 => {
+                    // SAFETY: an AF_INET6 address is a sockaddr_in6.
                     let sin6 = unsafe { &*(ifaddr.ifa_addr as *const libc::sockaddr_in6) };
                     Some(IpAddr::V6(Ipv6Addr::from(sin6.sin6_addr.s6_addr)))
                 }
