@@ -62,10 +62,19 @@ pub struct Policy {
     /// one tenant).
     #[serde(default = "default_max_watches_per_tenant")]
     pub max_watches_per_tenant: u32,
+    /// Directory watches the service holds at once, all tenants together.
+    #[serde(default = "default_max_watches")]
+    pub max_watches: u32,
+    /// Share links one session may hold.
+    #[serde(default = "default_max_shares_per_session")]
+    pub max_shares_per_session: u32,
     /// Share links one tenant's sessions may hold together (the administrator's count as one
-    /// tenant); a session holds at most 100 and the service 10,000.
+    /// tenant).
     #[serde(default = "default_max_shares_per_tenant")]
     pub max_shares_per_tenant: u32,
+    /// Share links the service keeps, all tenants together.
+    #[serde(default = "default_max_shares")]
+    pub max_shares: u32,
     /// Code contexts (each a kernel in the sandbox) one session may hold; at most 16, as many
     /// kernels as the agent runs.
     #[serde(default = "default_max_contexts_per_session")]
@@ -78,6 +87,10 @@ pub struct Policy {
     /// at once.
     #[serde(default = "default_max_dns_lookups_per_sandbox")]
     pub max_dns_lookups_per_sandbox: u32,
+    /// Name lookups the service's DNS has in flight for all egress sandboxes together; past it,
+    /// SERVFAIL at once.
+    #[serde(default = "default_max_dns_lookups")]
+    pub max_dns_lookups: u32,
 }
 
 /// The defaults of [`Policy::max_connections`], [`Policy::reserved_connections`] and
@@ -93,6 +106,12 @@ pub const DEFAULT_MAX_WATCHES_PER_TENANT: u32 = 256;
 pub const DEFAULT_MAX_PORT_CONNECTIONS_PER_TENANT: u32 = 512;
 pub const DEFAULT_MAX_CONTEXTS_PER_SESSION: u32 = 16;
 pub const DEFAULT_MAX_CONTEXTS_PER_TENANT: u32 = 128;
+/// The defaults of [`Policy::max_watches`], [`Policy::max_shares_per_session`],
+/// [`Policy::max_shares`] and [`Policy::max_dns_lookups`]: the service's own ceilings.
+pub const DEFAULT_MAX_WATCHES: u32 = 1024;
+pub const DEFAULT_MAX_SHARES_PER_SESSION: u32 = 100;
+pub const DEFAULT_MAX_SHARES: u32 = 10_000;
+pub const DEFAULT_MAX_DNS_LOOKUPS: u32 = 1024;
 /// The defaults of [`Policy::max_shares_per_tenant`] and [`Policy::max_dns_lookups_per_sandbox`].
 pub const DEFAULT_MAX_SHARES_PER_TENANT: u32 = 1000;
 pub const DEFAULT_MAX_DNS_LOOKUPS_PER_SANDBOX: u32 = 32;
@@ -154,4 +173,20 @@ fn default_max_contexts_per_session() -> u32 {
 
 fn default_max_contexts_per_tenant() -> u32 {
     DEFAULT_MAX_CONTEXTS_PER_TENANT
+}
+
+fn default_max_watches() -> u32 {
+    DEFAULT_MAX_WATCHES
+}
+
+fn default_max_shares_per_session() -> u32 {
+    DEFAULT_MAX_SHARES_PER_SESSION
+}
+
+fn default_max_shares() -> u32 {
+    DEFAULT_MAX_SHARES
+}
+
+fn default_max_dns_lookups() -> u32 {
+    DEFAULT_MAX_DNS_LOOKUPS
 }

@@ -33,6 +33,10 @@ pub(crate) struct PolicyFile {
     max_watches_per_session: Option<u32>,
     max_watches_per_tenant: Option<u32>,
     max_shares_per_tenant: Option<u32>,
+    max_watches: Option<u32>,
+    max_shares_per_session: Option<u32>,
+    max_shares: Option<u32>,
+    max_dns_lookups: Option<u32>,
     max_dns_lookups_per_sandbox: Option<u32>,
 }
 
@@ -98,6 +102,16 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
         max_shares_per_tenant: file
             .max_shares_per_tenant
             .unwrap_or(sandboxd_api::DEFAULT_MAX_SHARES_PER_TENANT),
+        max_watches: file
+            .max_watches
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_WATCHES),
+        max_shares_per_session: file
+            .max_shares_per_session
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_SHARES_PER_SESSION),
+        max_shares: file.max_shares.unwrap_or(sandboxd_api::DEFAULT_MAX_SHARES),
+        max_dns_lookups: file
+            .max_dns_lookups
+            .unwrap_or(sandboxd_api::DEFAULT_MAX_DNS_LOOKUPS),
         max_dns_lookups_per_sandbox: file
             .max_dns_lookups_per_sandbox
             .unwrap_or(sandboxd_api::DEFAULT_MAX_DNS_LOOKUPS_PER_SANDBOX),
@@ -158,6 +172,13 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
             "max_dns_lookups_per_sandbox",
             u64::from(policy.max_dns_lookups_per_sandbox),
         ),
+        ("max_watches", u64::from(policy.max_watches)),
+        (
+            "max_shares_per_session",
+            u64::from(policy.max_shares_per_session),
+        ),
+        ("max_shares", u64::from(policy.max_shares)),
+        ("max_dns_lookups", u64::from(policy.max_dns_lookups)),
     ];
     for (name, value) in positive {
         if value == 0 {

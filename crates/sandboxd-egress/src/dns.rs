@@ -21,9 +21,6 @@ use std::time::Duration;
 use tokio::net::UdpSocket;
 use tokio::sync::Semaphore;
 
-/// Lookups in flight for all sandboxes together: bounds the door's memory and sockets
-/// whatever the number of askers; past it a query is answered SERVFAIL at once.
-const IN_FLIGHT: usize = 1024;
 /// A query larger than this is not one a resolver sends.
 const MAX_QUERY: usize = 1232;
 /// How long the answers the sandbox gets may be cached.
@@ -41,7 +38,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, socket: UdpSocket) {
     let socket = Arc::new(socket);
     let every = shared.settings.refusals_counted_for;
     let responder = Arc::new(Responder {
-        in_flight: Arc::new(Semaphore::new(IN_FLIGHT)),
+        in_flight: Arc::new(Semaphore::new(shared.settings.max_lookups)),
         per_sandbox: PerKey::new(shared.settings.max_lookups_per_sandbox),
         refusals: Refusals::new(),
         shared,
@@ -74,7 +71,7 @@ pub(crate) async fn serve(shared: Arc<Shared>, socket: UdpSocket) {
             None => Err(responder.shared.settings.max_lookups_per_sandbox),
             Some(mine) => match responder.in_flight.clone().try_acquire_owned() {
                 Ok(all) => Ok((mine, all)),
-                Err(_) => Err(IN_FLIGHT),
+                Err(_) => Err(responder.shared.settings.max_lookups),
             },
         };
         let permits = match permits {

@@ -16,6 +16,9 @@ pub struct Settings {
     /// past it a query is answered SERVFAIL at once, so a sandbox asking for names that never
     /// resolve holds this many of the service's lookups, not all of them.
     pub max_lookups_per_sandbox: usize,
+    /// Name lookups in flight at the DNS door for all sandboxes together: bounds the door's
+    /// memory and sockets whatever the number of askers; past it, SERVFAIL at once.
+    pub max_lookups: usize,
     /// How long resolving a name may take in all, for a lookup or a connection.
     pub dns_timeout: Duration,
     /// How often a sandbox's DNS refusals past the first few are recorded, as one entry.
@@ -38,6 +41,7 @@ impl Settings {
             upstream_dns,
             max_connections_per_session: 64,
             max_lookups_per_sandbox: 32,
+            max_lookups: 1024,
             // A working upstream answers in well under a second even uncached; a sandbox's
             // stub resolver waits 5 s before it asks again (glibc), so it gets a SERVFAIL
             // before it resends, and a silent upstream holds a lookup 2 s, not 10.

@@ -129,6 +129,7 @@ pub async fn start(
     let servers = config.egress.name_servers();
     let mut settings = Settings::new(servers);
     settings.max_lookups_per_sandbox = config.policy.max_dns_lookups_per_sandbox as usize;
+    settings.max_lookups = config.policy.max_dns_lookups as usize;
     let mut placeholders = None;
     if let Some(ca) = ca {
         let (interception, key) = start_secrets(core, docker, &state_dir.join(SECRETS_DIR), ca)?;

@@ -267,6 +267,38 @@ async fn open_link(service: &TestService, path: &str) -> reqwest::Response {
         .unwrap()
 }
 
+/// A session's share links stop at `policy.max_shares_per_session`, in the words of the policy;
+/// a revoked one gives its place back. (The per-tenant and service-wide counts are the same
+/// check over more links.)
+#[tokio::test]
+async fn share_links_per_session_are_capped_by_policy() {
+    let service = TestService::start(&base_config(2, "max_shares_per_session = 2"));
+    let id = service.open("sh").await;
+    let (_, first) = share(&service, &id, 8001, 600).await;
+    share(&service, &id, 8002, 600).await;
+    let refused = service
+        .post(&format!("/v1/sessions/{id}/ports/8003/share"))
+        .json(&json!({"ttl_secs": 600}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 429);
+    let error: Value = refused.json().await.unwrap();
+    assert_eq!(error["error"]["code"], "too_many_shares", "{error}");
+    let message = error["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("2 a session") && message.contains("policy.max_shares_per_session"),
+        "{message}"
+    );
+    let revoked = service
+        .delete(&format!("/v1/sessions/{id}/shares/{first}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(revoked.status(), 200);
+    share(&service, &id, 8003, 600).await;
+}
+
 #[tokio::test]
 async fn share_links_reach_their_port_of_their_session_without_the_token_until_they_stop() {
     let service = TestService::start(&base_config(4, ""));

@@ -565,6 +565,10 @@ mod tests {
             max_watches_per_tenant: 1,
             max_shares_per_tenant: 1,
             max_dns_lookups_per_sandbox: 1,
+            max_watches: 1,
+            max_shares_per_session: 1,
+            max_shares: 1,
+            max_dns_lookups: 1,
         };
         let start = |request: StartProcess| plan(request, &policy);
         let planned = start(StartProcess {

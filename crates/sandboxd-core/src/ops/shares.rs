@@ -19,8 +19,6 @@ use tokio::io::DuplexStream;
 pub const MAX_SHARE_SECS: u64 = 3600;
 /// Links kept at most, service-wide and per session; per tenant (the administrator's sessions
 /// count as one) `policy.max_shares_per_tenant`, so one tenant cannot take every link.
-const MAX_SHARES: usize = 10_000;
-const MAX_SHARES_PER_SESSION: usize = 100;
 /// Where a link's path starts.
 pub const SHARE_PREFIX: &str = "/p/";
 
@@ -55,15 +53,20 @@ impl Core {
                 .values()
                 .filter(|s| s.tenant == session.tenant)
                 .count();
-            let per_tenant = self.config().policy.max_shares_per_tenant as usize;
-            if links.len() >= MAX_SHARES
-                || of_tenant >= per_tenant
-                || of_session >= MAX_SHARES_PER_SESSION
+            let policy = &self.config().policy;
+            let (per_session, per_tenant, in_all) = (
+                policy.max_shares_per_session,
+                policy.max_shares_per_tenant,
+                policy.max_shares,
+            );
+            if links.len() >= in_all as usize
+                || of_tenant >= per_tenant as usize
+                || of_session >= per_session as usize
             {
                 return Err(Error::LimitReached {
                     code: "too_many_shares",
                     message: format!(
-                        "as many links are open as the service keeps ({MAX_SHARES_PER_SESSION} a session, {per_tenant} a tenant (policy.max_shares_per_tenant), {MAX_SHARES} in all); revoke some first"
+                        "as many links are open as the service keeps ({per_session} a session, {per_tenant} a tenant, {in_all} in all: policy.max_shares_per_session, max_shares_per_tenant, max_shares); revoke some first"
                     ),
                 });
             }

@@ -8,9 +8,6 @@ use sandboxd_api::Policy;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Watches the service holds at once, all tenants together.
-pub const MAX_WATCHES_IN_ALL: usize = 1024;
-
 /// Whose a watch is: `None` for the administrator's sessions, which count as one tenant.
 type Tenant = Option<String>;
 
@@ -62,9 +59,9 @@ impl Watches {
             format!(
                 "{whose} has {of_tenant} directory watches open across its sessions (policy.max_watches_per_tenant): stop some, or close sessions no longer needed"
             )
-        } else if held.all >= MAX_WATCHES_IN_ALL {
+        } else if held.all >= policy.max_watches as usize {
             format!(
-                "the service has {MAX_WATCHES_IN_ALL} directory watches open, as many as it holds for all tenants together: try again later"
+                "the service has {} directory watches open, as many as it holds for all tenants together (policy.max_watches): try again later", held.all
             )
         } else {
             held.all += 1;
@@ -146,8 +143,9 @@ mod tests {
     #[test]
     fn the_service_holds_at_most_its_cap_of_watches() {
         let watches = Watches::default();
-        let policy = policy(8, 256);
-        let held: Vec<WatchPlace> = (0..MAX_WATCHES_IN_ALL)
+        let mut policy = policy(8, 256);
+        policy.max_watches = 1024;
+        let held: Vec<WatchPlace> = (0..1024)
             .map(|i| {
                 let tenant = format!("t{}", i / 256);
                 watches

@@ -22,8 +22,12 @@ const POLICY = [
   ['max_port_connections_per_tenant', 'Port connections per tenant', 'all its sessions together', (v) => fmt.count(v)],
   ['max_contexts_per_session', 'Code contexts per session', 'each a kernel in the sandbox', (v) => fmt.count(v)],
   ['max_contexts_per_tenant', 'Code contexts per tenant', 'all its sessions together', (v) => fmt.count(v)],
-  ['max_shares_per_tenant', 'Share links per tenant', 'all its sessions together (100 a session)', (v) => fmt.count(v)],
+  ['max_watches', 'Directory watches in all', 'the service\'s ceiling, all tenants together', (v) => fmt.count(v)],
+  ['max_shares_per_session', 'Share links per session', 'each reaches one port of the session', (v) => fmt.count(v)],
+  ['max_shares_per_tenant', 'Share links per tenant', 'all its sessions together', (v) => fmt.count(v)],
+  ['max_shares', 'Share links in all', 'the service\'s ceiling, all tenants together', (v) => fmt.count(v)],
   ['max_dns_lookups_per_sandbox', 'DNS lookups in flight per sandbox', 'egress sandboxes; past it SERVFAIL at once', (v) => fmt.count(v)],
+  ['max_dns_lookups', 'DNS lookups in flight in all', 'the service\'s ceiling, all egress sandboxes together', (v) => fmt.count(v)],
 ];
 
 export class SettingsView {
