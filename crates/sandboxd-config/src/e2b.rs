@@ -7,6 +7,7 @@
 
 use crate::error::invalid;
 use crate::error::ConfigError;
+use crate::size::SizeValue;
 use sandboxd_api::RuntimeInfo;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -20,6 +21,9 @@ pub(crate) struct E2bFile {
     domain: Option<String>,
     #[serde(default)]
     templates: BTreeMap<String, String>,
+    watcher_bytes: Option<SizeValue>,
+    watcher_bytes_per_tenant: Option<SizeValue>,
+    watcher_bytes_in_all: Option<SizeValue>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -28,6 +32,27 @@ pub struct E2bSettings {
     pub domain: Option<String>,
     /// Template ID to the runtime alias a sandbox of it runs; each names a runtime.
     pub templates: BTreeMap<String, String>,
+    /// What polled watchers (`CreateWatcher`) may hold of changes not yet polled.
+    pub watcher_bytes: WatcherBytes,
+}
+
+/// Bytes of changes not yet polled that one watcher, one tenant's watchers and all watchers
+/// may hold; past them a watcher reports lost changes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatcherBytes {
+    pub per_watcher: u64,
+    pub per_tenant: u64,
+    pub in_all: u64,
+}
+
+impl Default for WatcherBytes {
+    fn default() -> Self {
+        WatcherBytes {
+            per_watcher: 1 << 20,
+            per_tenant: 16 << 20,
+            in_all: 64 << 20,
+        }
+    }
 }
 
 impl E2bSettings {
@@ -50,9 +75,35 @@ impl E2bSettings {
             Some(domain) => Some(dns_name("e2b.domain", domain)?),
             None => None,
         };
+        let defaults = WatcherBytes::default();
+        let size = |value: &Option<SizeValue>, name: &str, default: u64| {
+            let field = format!("e2b.{name}");
+            let bytes = match value {
+                Some(value) => value.resolve(&field)?,
+                None => default,
+            };
+            if bytes == 0 {
+                return Err(invalid(field, "must be above 0"));
+            }
+            Ok(bytes)
+        };
+        let watcher_bytes = WatcherBytes {
+            per_watcher: size(&file.watcher_bytes, "watcher_bytes", defaults.per_watcher)?,
+            per_tenant: size(
+                &file.watcher_bytes_per_tenant,
+                "watcher_bytes_per_tenant",
+                defaults.per_tenant,
+            )?,
+            in_all: size(
+                &file.watcher_bytes_in_all,
+                "watcher_bytes_in_all",
+                defaults.in_all,
+            )?,
+        };
         Ok(E2bSettings {
             domain,
             templates: file.templates.clone(),
+            watcher_bytes,
         })
     }
 }
@@ -86,7 +137,7 @@ mod tests {
         E2bSettings::resolve(
             &E2bFile {
                 domain: Some(domain.into()),
-                templates: BTreeMap::new(),
+                ..E2bFile::default()
             },
             &BTreeMap::new(),
         )

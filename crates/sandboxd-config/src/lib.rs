@@ -23,7 +23,7 @@ mod tests;
 
 pub use backend::{BackendSettings, KubernetesSettings};
 pub use config::{check_token, Config, TokenSource, EMBEDDED_DEFAULT};
-pub use e2b::E2bSettings;
+pub use e2b::{E2bSettings, WatcherBytes};
 pub use egress::EgressSettings;
 pub use error::ConfigError;
 pub use ports::PortsSettings;

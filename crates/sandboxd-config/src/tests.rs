@@ -207,3 +207,24 @@ fn tmpfs_that_can_hold_all_memory_is_warned_of() {
         assert!(warnings[0].contains(words), "{words}: {}", warnings[0]);
     }
 }
+
+#[test]
+fn e2b_watcher_bytes_default_and_are_read_as_sizes() {
+    let config = Config::parse(MINIMAL).unwrap();
+    assert_eq!(
+        config.e2b.watcher_bytes,
+        crate::WatcherBytes {
+            per_watcher: 1 << 20,
+            per_tenant: 16 << 20,
+            in_all: 64 << 20
+        }
+    );
+    let config = Config::parse(&format!(
+        "{MINIMAL}[e2b]\nwatcher_bytes = \"64k\"\nwatcher_bytes_in_all = 1000000\n"
+    ))
+    .unwrap();
+    assert_eq!(config.e2b.watcher_bytes.per_watcher, 64 << 10);
+    assert_eq!(config.e2b.watcher_bytes.in_all, 1_000_000);
+    let error = error_of(&format!("{MINIMAL}[e2b]\nwatcher_bytes_per_tenant = 0\n"));
+    assert!(error.contains("e2b.watcher_bytes_per_tenant"), "{error}");
+}

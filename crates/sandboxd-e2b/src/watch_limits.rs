@@ -6,13 +6,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, PoisonError};
 
-/// Bytes of changes one watcher may hold until polled; past it, it reports lost changes.
-pub const MAX_QUEUED_BYTES: usize = 1 << 20;
-/// Bytes of changes one tenant's watchers may hold together until polled.
-pub const MAX_QUEUED_BYTES_PER_TENANT: usize = 16 << 20;
-/// Bytes of changes all watchers may hold together until polled: what the service's memory
-/// grows by at most, however many tenants flood their watchers.
-pub const MAX_QUEUED_BYTES_IN_ALL: usize = 64 << 20;
+use sandboxd_config::WatcherBytes;
 
 /// Whose a watch is: the administrator's key is `None`.
 type Tenant = Option<String>;
@@ -23,10 +17,13 @@ struct Held {
     bytes_by_tenant: HashMap<Tenant, usize>,
 }
 
-/// What all polled watchers hold; cloned, it is shared.
-#[derive(Clone, Default)]
+/// What all polled watchers hold, within `e2b.watcher_bytes*` (the in-all bound is what the
+/// service's memory grows by at most, however many tenants flood their watchers); cloned, it
+/// is shared.
+#[derive(Clone)]
 pub struct WatchLimits {
     held: Arc<Mutex<Held>>,
+    bounds: WatcherBytes,
 }
 
 /// One watcher's account of the bytes its queue holds; dropping it gives them back.
@@ -37,6 +34,13 @@ pub struct WatchSlot {
 }
 
 impl WatchLimits {
+    pub fn new(bounds: WatcherBytes) -> WatchLimits {
+        WatchLimits {
+            held: Arc::default(),
+            bounds,
+        }
+    }
+
     fn lock(&self) -> std::sync::MutexGuard<'_, Held> {
         self.held.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -55,25 +59,27 @@ impl WatchSlot {
     /// Charges `bytes` more of queued changes to this watch, its tenant and the service; or,
     /// charging nothing, says which limit they would pass.
     pub fn charge(&mut self, bytes: usize) -> Result<(), String> {
+        let bounds = self.limits.bounds;
+        let bound = |limit: u64| usize::try_from(limit).unwrap_or(usize::MAX);
         let mut held = self.limits.lock();
         let of_tenant = held.bytes_by_tenant.get(&self.tenant).copied().unwrap_or(0);
-        let mib = |limit: usize| limit >> 20;
-        if self.bytes + bytes > MAX_QUEUED_BYTES {
+        let mib = |limit: u64| limit >> 20;
+        if self.bytes + bytes > bound(bounds.per_watcher) {
             return Err(format!(
-                "more than {} MiB of changes waited to be polled (a watcher's limit)",
-                mib(MAX_QUEUED_BYTES)
+                "more than {} MiB of changes waited to be polled (a watcher's limit, e2b.watcher_bytes)",
+                mib(bounds.per_watcher)
             ));
         }
-        if of_tenant + bytes > MAX_QUEUED_BYTES_PER_TENANT {
+        if of_tenant + bytes > bound(bounds.per_tenant) {
             return Err(format!(
-                "this tenant's watchers hold {} MiB of changes not yet polled (a tenant's limit)",
-                mib(MAX_QUEUED_BYTES_PER_TENANT)
+                "this tenant's watchers hold {} MiB of changes not yet polled (a tenant's limit, e2b.watcher_bytes_per_tenant)",
+                mib(bounds.per_tenant)
             ));
         }
-        if held.bytes + bytes > MAX_QUEUED_BYTES_IN_ALL {
+        if held.bytes + bytes > bound(bounds.in_all) {
             return Err(format!(
-                "the service's watchers hold {} MiB of changes not yet polled (the service's limit)",
-                mib(MAX_QUEUED_BYTES_IN_ALL)
+                "the service's watchers hold {} MiB of changes not yet polled (the service's limit, e2b.watcher_bytes_in_all)",
+                mib(bounds.in_all)
             ));
         }
         self.bytes += bytes;
@@ -111,21 +117,29 @@ fn decrement<K: Eq + std::hash::Hash>(counts: &mut HashMap<K, usize>, key: &K, b
 mod tests {
     use super::*;
 
+    const PER_WATCHER: usize = 1000;
+    const PER_TENANT: usize = 4000;
+    const IN_ALL: usize = 12_000;
+
     #[test]
     fn queued_bytes_are_bounded_per_watcher_per_tenant_and_in_all() {
-        let limits = WatchLimits::default();
+        let limits = WatchLimits::new(WatcherBytes {
+            per_watcher: PER_WATCHER as u64,
+            per_tenant: PER_TENANT as u64,
+            in_all: IN_ALL as u64,
+        });
         let mut one = limits.open(Some("a"));
-        one.charge(MAX_QUEUED_BYTES).unwrap();
+        one.charge(PER_WATCHER).unwrap();
         let over = one.charge(1).unwrap_err();
         assert!(over.contains("a watcher's limit"), "{over}");
         one.refund_all();
-        one.charge(MAX_QUEUED_BYTES).unwrap();
+        one.charge(PER_WATCHER).unwrap();
 
-        let per_tenant = MAX_QUEUED_BYTES_PER_TENANT / MAX_QUEUED_BYTES;
+        let per_tenant = PER_TENANT / PER_WATCHER;
         let mut full: Vec<WatchSlot> = (1..per_tenant)
             .map(|_| {
                 let mut slot = limits.open(Some("a"));
-                slot.charge(MAX_QUEUED_BYTES).unwrap();
+                slot.charge(PER_WATCHER).unwrap();
                 slot
             })
             .collect();
@@ -133,11 +147,11 @@ mod tests {
         let over = last.charge(1).unwrap_err();
         assert!(over.contains("a tenant's limit"), "{over}");
 
-        let tenants = MAX_QUEUED_BYTES_IN_ALL / MAX_QUEUED_BYTES_PER_TENANT;
+        let tenants = IN_ALL / PER_TENANT;
         for t in 1..tenants {
             for _ in 0..per_tenant {
                 let mut slot = limits.open(Some(&format!("t{t}")));
-                slot.charge(MAX_QUEUED_BYTES).unwrap();
+                slot.charge(PER_WATCHER).unwrap();
                 full.push(slot);
             }
         }
@@ -146,7 +160,7 @@ mod tests {
         assert!(over.contains("the service's limit"), "{over}");
         // Dropped watchers give their bytes back.
         drop(full);
-        other.charge(MAX_QUEUED_BYTES).unwrap();
+        other.charge(PER_WATCHER).unwrap();
         drop((one, last, other));
         let held = limits.lock();
         assert_eq!(held.bytes, 0);

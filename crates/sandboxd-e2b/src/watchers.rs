@@ -165,9 +165,9 @@ pub struct Watchers {
 impl Watchers {
     pub fn new(core: Core) -> Watchers {
         Watchers {
+            limits: WatchLimits::new(core.config().e2b.watcher_bytes),
             core,
             all: Arc::default(),
-            limits: WatchLimits::default(),
             following_ends: Arc::new(Once::new()),
         }
     }
