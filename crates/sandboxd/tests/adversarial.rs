@@ -24,3 +24,5 @@ mod harness;
 mod own_agent;
 #[path = "adversarial/sandbox_helpers.rs"]
 mod sandbox_helpers;
+#[path = "adversarial/tmpfs.rs"]
+mod tmpfs;
