@@ -42,7 +42,10 @@ const LAYOUTS: [Layout; 2] = [
 /// `Err` (kind `OutOfMemory`, saying how full the sandbox is) when the sandbox's memory has
 /// less than [`AGENT_RESERVE`] left; `Ok` when it has room or no memory cgroup to read.
 pub fn room_to_start() -> io::Result<()> {
-    let Some((layout, limit, held)) = LAYOUTS.iter().find_map(limit_and_held) else {
+    let Some((layout, limit)) = *LIMIT.get_or_init(|| LAYOUTS.iter().find_map(limit_of)) else {
+        return Ok(());
+    };
+    let Some(held) = read(layout.held).and_then(|text| text.trim().parse().ok()) else {
         return Ok(());
     };
     if limit.saturating_sub(held) >= AGENT_RESERVE {
@@ -70,12 +73,15 @@ pub fn room_to_start() -> io::Result<()> {
     ))
 }
 
-/// The cgroup's memory limit and what it holds now, where `layout` is the one mounted;
-/// `None` without a limit (v2 writes `max`; v1's "none" is a number too large to matter).
-fn limit_and_held(layout: &Layout) -> Option<(&Layout, u64, u64)> {
+/// The cgroup layout mounted and its memory limit, read at the first start: a sandbox's limit
+/// does not change while it runs, so each start reads only what the cgroup holds.
+static LIMIT: std::sync::OnceLock<Option<(&'static Layout, u64)>> = std::sync::OnceLock::new();
+
+/// The memory limit of `layout`'s cgroup, when it is the one mounted; `None` without a limit
+/// (v2 writes `max`; v1's "none" is a number too large to matter).
+fn limit_of(layout: &'static Layout) -> Option<(&'static Layout, u64)> {
     let limit = read(layout.limit)?.trim().parse().ok()?;
-    let held = read(layout.held)?.trim().parse().ok()?;
-    Some((layout, limit, held))
+    Some((layout, limit))
 }
 
 fn read(path: &str) -> Option<String> {

@@ -158,6 +158,7 @@ impl Contexts {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::limit_tests;
 
     fn context(id: &str) -> ContextInfo {
         ContextInfo {
@@ -171,23 +172,14 @@ mod tests {
     }
 
     fn policy(per_session: u32, per_tenant: u32) -> Policy {
-        let mut policy = sandboxd_config::Config::parse("[runtimes.sh]\nimage = \"x\"\n")
-            .unwrap()
-            .policy;
+        let mut policy = limit_tests::policy();
         policy.max_contexts_per_session = per_session;
         policy.max_contexts_per_tenant = per_tenant;
         policy
     }
 
     fn refusal(result: Result<(), Error>) -> String {
-        match result {
-            Err(Error::LimitReached { code, message }) => {
-                assert_eq!(code, "too_many_contexts");
-                message
-            }
-            Err(other) => panic!("refused otherwise: {other}"),
-            Ok(()) => panic!("not refused"),
-        }
+        limit_tests::refusal(result, "too_many_contexts")
     }
 
     #[test]

@@ -6,6 +6,8 @@ pub mod activity;
 pub mod auth;
 pub(crate) mod context_table;
 pub mod images;
+#[cfg(test)]
+mod limit_tests;
 pub(crate) mod narrowed_lists;
 pub mod pool;
 pub(crate) mod port_connections;

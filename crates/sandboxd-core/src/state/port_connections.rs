@@ -151,25 +151,17 @@ impl Drop for Slot {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::limit_tests;
 
     fn policy(per_session: u32, per_tenant: u32) -> Policy {
-        let mut policy = sandboxd_config::Config::parse("[runtimes.sh]\nimage = \"x\"\n")
-            .unwrap()
-            .policy;
+        let mut policy = limit_tests::policy();
         policy.max_port_connections = per_session;
         policy.max_port_connections_per_tenant = per_tenant;
         policy
     }
 
     fn refusal(result: Result<Slot, Error>) -> String {
-        match result {
-            Err(Error::LimitReached { code, message }) => {
-                assert_eq!(code, "too_many_port_connections");
-                message
-            }
-            Err(other) => panic!("refused otherwise: {other}"),
-            Ok(_) => panic!("not refused"),
-        }
+        limit_tests::refusal(result, "too_many_port_connections")
     }
 
     #[test]

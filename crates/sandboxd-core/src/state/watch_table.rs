@@ -102,25 +102,17 @@ fn decrement<K: Eq + std::hash::Hash>(counts: &mut HashMap<K, usize>, key: &K) {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::state::limit_tests;
 
     fn policy(per_session: u32, per_tenant: u32) -> Policy {
-        let mut policy = sandboxd_config::Config::parse("[runtimes.sh]\nimage = \"x\"\n")
-            .unwrap()
-            .policy;
+        let mut policy = limit_tests::policy();
         policy.max_watches_per_session = per_session;
         policy.max_watches_per_tenant = per_tenant;
         policy
     }
 
     fn refusal(result: Result<WatchPlace, Error>) -> String {
-        match result {
-            Err(Error::LimitReached { code, message }) => {
-                assert_eq!(code, "too_many_watches");
-                message
-            }
-            Err(other) => panic!("refused otherwise: {other}"),
-            Ok(_) => panic!("not refused"),
-        }
+        limit_tests::refusal(result, "too_many_watches")
     }
 
     #[test]
