@@ -72,9 +72,11 @@ def slug(heading):
 
 
 def anchors(text):
+    """The ids of a page's headings; inline code in a heading is part of its id, as in mdBook."""
     seen = {}
     ids = set()
-    for line in without_code(text).splitlines():
+    fenceless = re.sub(r"```.*?```", lambda m: "\n" * m.group(0).count("\n"), text, flags=re.S)
+    for line in fenceless.splitlines():
         match = re.match(r"#{1,6}\s+(.*)", line)
         if match:
             base = slug(match.group(1))

@@ -11,6 +11,7 @@ mod error;
 mod exec;
 mod files;
 mod files_meta;
+mod lifecycle;
 mod output_watch;
 mod policy;
 mod ports;
@@ -34,6 +35,7 @@ pub use error::{ErrorBody, ErrorDetail};
 pub use exec::{ExecRequest, ExecResult};
 pub use files::{ArchiveWritten, FileDeleted, FileEntry, FileKind, FileList, FileWritten};
 pub use files_meta::{DirMade, FileChange, FileChangeKind, FileInfo, MakeDir, MovePath};
+pub use lifecycle::LifecycleKind;
 pub use output_watch::OutputWatch;
 pub use policy::{
     IdleAction, Policy, DEFAULT_MAX_CONNECTIONS, DEFAULT_MAX_CONTEXTS_PER_SESSION,

@@ -21,6 +21,8 @@ use crate::secrets::Secrets;
 use crate::size::format_bytes;
 use crate::tenants;
 use crate::tenants::{token_sha256, Tenant};
+use crate::webhooks;
+use crate::webhooks::Webhook;
 use sandboxd_api::{ConfigView, Limits, Policy, RuntimeInfo};
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -65,6 +67,8 @@ pub struct Config {
     pub egress: EgressSettings,
     /// The credentials the egress proxy adds on the way out (`[secrets.NAME]`).
     pub secrets: Secrets,
+    /// URLs told of each session's lifecycle (`[webhooks.NAME]`).
+    pub webhooks: Vec<Webhook>,
 }
 
 #[derive(Deserialize)]
@@ -97,6 +101,8 @@ struct ConfigFile {
     egress: egress::EgressFile,
     #[serde(default)]
     secrets: BTreeMap<String, secrets::SecretFile>,
+    #[serde(default)]
+    webhooks: BTreeMap<String, webhooks::WebhookFile>,
 }
 
 impl Config {
@@ -196,9 +202,10 @@ impl Config {
             .iter()
             .map(|(name, runtime)| (name.clone(), runtime.secrets.clone()))
             .collect();
-        let secrets = secrets::resolve(&file.secrets, &runtimes, &named_secrets, &|name| {
-            std::env::var(name).ok()
-        })?;
+        let lookup_env = |name: &str| std::env::var(name).ok();
+        let secrets = secrets::resolve(&file.secrets, &runtimes, &named_secrets, &lookup_env)?;
+        let tenant_names: Vec<&str> = tenants.keys().map(String::as_str).collect();
+        let webhooks = webhooks::resolve(&file.webhooks, &tenant_names, &lookup_env)?;
 
         Ok(Config {
             token,
@@ -216,6 +223,7 @@ impl Config {
             ports,
             egress,
             secrets,
+            webhooks,
         })
     }
 

@@ -20,6 +20,7 @@ mod size;
 mod tenants;
 #[cfg(test)]
 mod tests;
+mod webhooks;
 
 pub use backend::{BackendSettings, KubernetesSettings};
 pub use config::{check_token, Config, TokenSource, EMBEDDED_DEFAULT};
@@ -31,3 +32,4 @@ pub use recipes::{suggested_runtimes, BuildSettings, ContextFile, Recipe, CATALO
 pub use secrets::{PlaceholderKey, Secret, SecretValue, Secrets};
 pub use size::{format_bytes, parse_bytes};
 pub use tenants::{to_hex, token_sha256, Tenant};
+pub use webhooks::Webhook;

@@ -203,37 +203,16 @@ fn resolve_one(
             "a secret's name holds 1 to 64 letters, digits, '-' and '_'",
         ));
     }
-    let value = match (&file.value_file, &file.value_env) {
-        (Some(path), None) => read_value_file(path, &field)?,
-        (None, Some(variable)) => lookup_env(variable).ok_or_else(|| {
-            invalid(
-                format!("{field}.value_env"),
-                format!("the service's environment has no variable {variable}"),
-            )
-        })?,
-        _ => {
-            return Err(invalid(
-                &field,
-                "give the value as either `value_file` (a file only the service reads) or `value_env` (a variable of the service's environment); it is never written in the config",
-            ))
-        }
-    };
-    let value = value.trim_end_matches(['\n', '\r']).to_string();
-    if value.is_empty() || value.len() > MAX_VALUE_BYTES {
-        return Err(invalid(
-            &field,
-            format!("the value must hold 1 to {MAX_VALUE_BYTES} bytes"),
-        ));
-    }
-    if !value
-        .bytes()
-        .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
-    {
-        return Err(invalid(
-            &field,
-            "the value may only hold printable ASCII (it is sent in a header)",
-        ));
-    }
+    let value = read_value(
+        &field,
+        ValueSource {
+            file: file.value_file.as_deref(),
+            env: file.value_env.as_deref(),
+            file_key: "value_file",
+            env_key: "value_env",
+        },
+        lookup_env,
+    )?;
     let hosts_field = format!("{field}.hosts");
     if file.hosts.is_empty() || file.hosts.len() > MAX_EGRESS_RULES {
         return Err(invalid(
@@ -282,7 +261,7 @@ fn resolve_one(
     }
     Ok(Secret {
         name: name.to_string(),
-        value: SecretValue(value.into()),
+        value,
         hosts,
         header: header.to_ascii_lowercase(),
         format,
@@ -290,14 +269,69 @@ fn resolve_one(
     })
 }
 
+/// Where a secret value comes from: a file or a variable of the service's environment, named
+/// by the keys `file_key` and `env_key` of the config's table.
+pub(crate) struct ValueSource<'a> {
+    pub file: Option<&'a Path>,
+    pub env: Option<&'a str>,
+    pub file_key: &'a str,
+    pub env_key: &'a str,
+}
+
+/// The value `source` names for the table `field`: exactly one of its two keys, 1 to
+/// `MAX_VALUE_BYTES` of printable ASCII (it is sent in a header or signs one).
+pub(crate) fn read_value(
+    field: &str,
+    source: ValueSource<'_>,
+    lookup_env: &dyn Fn(&str) -> Option<String>,
+) -> Result<SecretValue, ConfigError> {
+    let ValueSource {
+        file,
+        env,
+        file_key,
+        env_key,
+    } = source;
+    let value = match (file, env) {
+        (Some(path), None) => read_value_file(path, &format!("{field}.{file_key}"))?,
+        (None, Some(variable)) => lookup_env(variable).ok_or_else(|| {
+            invalid(
+                format!("{field}.{env_key}"),
+                format!("the service's environment has no variable {variable}"),
+            )
+        })?,
+        _ => {
+            return Err(invalid(
+                field,
+                format!("give the value as either `{file_key}` (a file only the service reads) or `{env_key}` (a variable of the service's environment); it is never written in the config"),
+            ))
+        }
+    };
+    let value = value.trim_end_matches(['\n', '\r']);
+    if value.is_empty() || value.len() > MAX_VALUE_BYTES {
+        return Err(invalid(
+            field,
+            format!("the value must hold 1 to {MAX_VALUE_BYTES} bytes"),
+        ));
+    }
+    if !value
+        .bytes()
+        .all(|b| b == b'\t' || (b' '..=b'~').contains(&b))
+    {
+        return Err(invalid(
+            field,
+            "the value may only hold printable ASCII (it is sent in a header)",
+        ));
+    }
+    Ok(SecretValue(value.into()))
+}
+
 fn read_value_file(path: &Path, field: &str) -> Result<String, ConfigError> {
-    let field = format!("{field}.value_file");
     // The error names the file, never what it holds.
     let metadata = std::fs::metadata(path)
-        .map_err(|e| invalid(&field, format!("cannot read {}: {e}", path.display())))?;
+        .map_err(|e| invalid(field, format!("cannot read {}: {e}", path.display())))?;
     if !metadata.is_file() || metadata.len() > MAX_VALUE_BYTES as u64 + 2 {
         return Err(invalid(
-            &field,
+            field,
             format!(
                 "{} must be a file of at most {MAX_VALUE_BYTES} bytes",
                 path.display()
@@ -305,7 +339,7 @@ fn read_value_file(path: &Path, field: &str) -> Result<String, ConfigError> {
         ));
     }
     std::fs::read_to_string(path)
-        .map_err(|e| invalid(&field, format!("cannot read {}: {e}", path.display())))
+        .map_err(|e| invalid(field, format!("cannot read {}: {e}", path.display())))
 }
 
 /// The service's key for placeholders, kept in its state directory (0600): a placeholder is

@@ -36,4 +36,5 @@ pub use ops::{audit, code_run, contexts, files_meta, ports, processes, shares, t
 pub use sandboxd_backend::{HOME_DIR, WORKDIR};
 pub use state::activity::{Actor, Caller, Interface, Outcome};
 pub use state::auth::Principal;
+pub use state::lifecycle::LifecycleEvent;
 pub use state::{activity, auth, images, pool, sessions, tickets};

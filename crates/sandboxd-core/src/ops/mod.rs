@@ -23,3 +23,4 @@ pub mod shares;
 pub(crate) mod snapshots;
 pub mod terminal;
 pub(crate) mod tickets;
+pub(crate) mod webhooks;

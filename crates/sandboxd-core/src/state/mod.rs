@@ -6,6 +6,7 @@ pub mod activity;
 pub mod auth;
 pub(crate) mod context_table;
 pub mod images;
+pub(crate) mod lifecycle;
 #[cfg(test)]
 mod limit_tests;
 pub(crate) mod narrowed_lists;

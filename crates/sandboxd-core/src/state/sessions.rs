@@ -2,16 +2,17 @@
 //! `max_sessions` enforced honestly: a slot is reserved before the sandbox starts and released
 //! if it fails. Ended sessions live on in the store, so they can still be read and audited.
 
+use super::lifecycle::{Lifecycle, LifecycleEvent};
 use crate::error::Error;
 use rand::Rng;
-use sandboxd_api::{Remedy, SessionChange, SessionInfo, SessionState};
+use sandboxd_api::{LifecycleKind, Remedy, SessionChange, SessionInfo, SessionState};
 use sandboxd_backend::{Sandbox, Usage};
 use sandboxd_store::{SessionRecord, Store};
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Mutex};
 use time::format_description::well_known::Rfc3339;
 use time::{Duration, OffsetDateTime};
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 /// Activity times are written to the store at most this often per session.
 const TOUCH_PERSIST_INTERVAL: Duration = Duration::seconds(1);
@@ -221,6 +222,7 @@ pub struct Sessions {
     store: Arc<Store>,
     max_sessions: u32,
     changes: broadcast::Sender<SessionChange>,
+    lifecycle: Lifecycle,
 }
 
 impl Sessions {
@@ -230,6 +232,7 @@ impl Sessions {
             store,
             max_sessions,
             changes: broadcast::channel(CHANGES_KEPT).0,
+            lifecycle: Lifecycle::default(),
         }
     }
 
@@ -238,7 +241,15 @@ impl Sessions {
         self.changes.subscribe()
     }
 
-    fn announce(&self, session: &Session) {
+    /// Every session opened, paused, resumed and ended from now on, in order, `capacity` of
+    /// them waiting at most (past it they are given up, never waited for); only the first
+    /// caller gets them.
+    pub fn lifecycle(&self, capacity: usize) -> Option<mpsc::Receiver<LifecycleEvent>> {
+        self.lifecycle.follow(capacity)
+    }
+
+    fn announce(&self, session: &Session, kind: LifecycleKind) {
+        self.lifecycle.tell(kind, session);
         let change = SessionChange {
             id: session.id.clone(),
             state: session.state(),
@@ -326,7 +337,7 @@ impl Sessions {
         session: Session,
     ) -> Result<(), Error> {
         self.store.insert_session(&session.record())?;
-        self.announce(&session);
+        self.announce(&session, LifecycleKind::Created);
         self.lock().running.insert(session.id.clone(), session);
         drop(reservation);
         drop(tenant_slot);
@@ -459,7 +470,12 @@ impl Sessions {
             session.paused_at = at;
             session.clone()
         };
-        self.announce(&changed);
+        let kind = if at.is_some() {
+            LifecycleKind::Paused
+        } else {
+            LifecycleKind::Resumed
+        };
+        self.announce(&changed, kind);
         if let Err(e) = self.store.set_paused(id, at.map(rfc3339).as_deref()) {
             tracing::error!(session = id, error = %e, "cannot record a pause or resume");
         }
@@ -490,7 +506,7 @@ impl Sessions {
         {
             tracing::error!(session = id, error = %e, "cannot record that the session ended");
         }
-        self.announce(&session);
+        self.announce(&session, LifecycleKind::Killed);
         Some(session)
     }
 }

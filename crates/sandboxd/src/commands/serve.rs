@@ -136,6 +136,8 @@ pub fn run(args: ServeArgs) -> Result<()> {
             Store::open(&state_dir.join("sandboxd.db")).context("cannot open the state database")?,
         );
         let core = Core::new(config, token, backend, store);
+        // Before the last run's sessions are judged: those found gone are told of too.
+        sandboxd_webhooks::start(&core).context("cannot start the webhooks")?;
         let taken = core
             .take_back()
             .await
