@@ -1,11 +1,14 @@
 // The official @e2b/code-interpreter JavaScript SDK, unchanged, against sandboxd: a sandbox of
 // the `code-interpreter-v1` template (its default), every language it names, E2B's chart data and
 // a timeout that interrupts the cell. Run by test_code_interpreter.py, which starts the service
-// and sets E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY as `sandboxd e2b env` prints them.
+// and sets E2B_API_URL, E2B_SANDBOX_URL and E2B_API_KEY as `sandboxd e2b env` prints them, and
+// E2B_JS_PACKAGE to the release to run: the name of package.json's dependency
+// ('@e2b/code-interpreter', the newest, when unset, or an alias such as '@e2b/code-interpreter-2.7').
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { Sandbox } from '@e2b/code-interpreter';
+
+const { Sandbox } = await import(process.env.E2B_JS_PACKAGE || '@e2b/code-interpreter');
 
 let sandbox;
 

@@ -6,6 +6,7 @@ import json
 import os
 import secrets
 import shlex
+import shutil
 import subprocess
 import urllib.request
 from dataclasses import dataclass
@@ -59,6 +60,25 @@ def e2b_env(url: str, token: str) -> dict:
         name, _, value = line.removeprefix("export ").partition("=")
         exports[name] = shlex.split(value)[0]
     return exports
+
+
+def run_node_suite(suite: str, package: str, version: str, env: dict, timeout: int) -> subprocess.CompletedProcess:
+    """Node's test runner over SUITE (a .mjs file here) with the npm release PACKAGE (package.json's
+    dependency: the newest under its own name, an older one under an alias), first checked to be
+    VERSION as package-lock.json pins it; what it printed (TAP)."""
+    here = Path(__file__).resolve().parent
+    assert shutil.which("node"), "node is needed: scripts/test.sh installs it"
+    installed = here / "node_modules" / package / "package.json"
+    assert installed.is_file(), "run `npm ci` in tests/e2b first (scripts/test.sh does)"
+    assert json.loads(installed.read_text())["version"] == version, f"{package} is not {version}: run `npm ci`"
+    return subprocess.run(
+        ["node", "--test", "--test-concurrency=1", "--test-reporter=tap", suite],
+        cwd=here,
+        env={**env, "E2B_JS_PACKAGE": package},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
 
 
 def sha256(text: str) -> str:

@@ -1,10 +1,15 @@
 // The official E2B JavaScript SDK, unchanged, against sandboxd: the main flows of the Python
 // suite. Run by test_node_sdk.py, which starts the service and sets E2B_API_URL,
-// E2B_SANDBOX_URL and E2B_API_KEY as `sandboxd e2b env` prints them (and E2B_TENANT_A/B).
+// E2B_SANDBOX_URL and E2B_API_KEY as `sandboxd e2b env` prints them (and E2B_TENANT_A/B), and
+// E2B_JS_PACKAGE to the release to run: the name of package.json's dependency ('e2b', the newest,
+// when unset, or an alias of an older release such as 'e2b-2.50').
 
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { ALL_TRAFFIC, CommandExitError, FileType, FilesystemEventType, NotFoundError, Sandbox } from 'e2b';
+
+const { ALL_TRAFFIC, CommandExitError, FileType, FilesystemEventType, NotFoundError, Sandbox } = await import(
+  process.env.E2B_JS_PACKAGE || 'e2b'
+);
 
 let sandbox;
 

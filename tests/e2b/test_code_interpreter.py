@@ -6,14 +6,11 @@ service on first use) that E2B's template name `code-interpreter-v1` opens, as
 import base64
 import os
 import secrets
-import shutil
 import struct
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from conftest import config, e2b_env
+from conftest import config, e2b_env, run_node_suite
 
 INTERPRETER = """
 [runtimes.code-interpreter]
@@ -160,19 +157,15 @@ def test_a_dead_kernel_is_restarted_and_a_killed_sandbox_raises(interpreter_env)
         sandbox.kill()
 
 
-def test_the_node_code_interpreter_suite_passes(interpreter_env):
-    """The @e2b/code-interpreter npm SDK (tests/e2b/package-lock.json) over the same service."""
-    here = Path(__file__).resolve().parent
-    assert shutil.which("node"), "node is needed: scripts/test.sh installs it"
-    assert (here / "node_modules/@e2b/code-interpreter").is_dir(), "run `npm ci` in tests/e2b first (scripts/test.sh does)"
-    run = subprocess.run(
-        ["node", "--test", "--test-concurrency=1", "--test-reporter=tap", "code_interpreter.test.mjs"],
-        cwd=here,
-        env=dict(os.environ),
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+# package.json's dependency, and the release package-lock.json pins under it.
+NODE_RELEASES = [("@e2b/code-interpreter", "2.8.0"), ("@e2b/code-interpreter-2.7", "2.7.2")]
+
+
+@pytest.mark.parametrize(("package", "version"), NODE_RELEASES, ids=[version for _, version in NODE_RELEASES])
+def test_the_node_code_interpreter_suite_passes(interpreter_env, package, version):
+    """The @e2b/code-interpreter npm SDK (tests/e2b/package-lock.json) over the same service,
+    the newest two releases (the older under an npm alias in package.json)."""
+    run = run_node_suite("code_interpreter.test.mjs", package, version, dict(os.environ), timeout=600)
     failed = "\n".join(line for line in run.stdout.splitlines() if line.strip().startswith(("not ok", "error:", "expected", "actual", "name:", "message:")))
     assert run.returncode == 0, failed + run.stdout[-4000:] + run.stderr[-3000:]
     assert "# fail 0" in run.stdout and "# pass 3" in run.stdout, run.stdout[-3000:]

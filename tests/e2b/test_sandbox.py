@@ -178,6 +178,22 @@ def test_listing_is_newest_first_and_filters_by_template_and_start(e2b):
             box.kill()
 
 
+def test_paging_with_limit_1_shows_each_sandbox_once_while_one_opens_between_pages(e2b):
+    boxes = [Sandbox.create(metadata={"case": "cursor"}) for _ in range(3)]
+    try:
+        pages = Sandbox.list(query=SandboxQuery(metadata={"case": "cursor"}), limit=1)
+        seen = [s.sandbox_id for s in pages.next_items()]
+        # Newer than the page's cursor: with a position as the token, it shifted the next pages
+        # and the first sandbox came again.
+        boxes.append(Sandbox.create(metadata={"case": "cursor"}))
+        while pages.has_next and len(seen) < 10:
+            seen += [s.sandbox_id for s in pages.next_items()]
+        assert seen == [boxes[2].sandbox_id, boxes[1].sandbox_id, boxes[0].sandbox_id], seen
+    finally:
+        for box in boxes:
+            box.kill()
+
+
 def test_old_sdk_defaults_open_a_sandbox_with_the_runtimes_own_network(e2b):
     # What releases up to 2.50 send on every create, on a runtime without network.
     box = Sandbox.create("python", allow_internet_access=True)

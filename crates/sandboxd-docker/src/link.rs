@@ -9,6 +9,7 @@ use crate::access::SandboxAccess;
 use crate::cgroup::CgroupLayout;
 use crate::engine::EngineReport;
 use crate::shim::{self, ShimGroups};
+use crate::work_volume;
 use bollard::Docker;
 use sandboxd_backend::BackendError;
 use tokio::sync::OnceCell;
@@ -80,6 +81,14 @@ impl EngineLink {
         report
             .findings
             .extend(shim::finding(self.sandboxes_per_shim, &api));
+        // Here, before any sandbox of this process is created (each waits for this answer),
+        // so no volume made for a container still to come is taken for an orphan.
+        match work_volume::remove_orphans(&docker, &self.instance_id).await {
+            Ok(0) => {}
+            Ok(removed) => tracing::info!(removed, "removed work volumes no container held"),
+            // Leftovers only take room: they must not keep the engine from serving.
+            Err(e) => tracing::warn!(error = %e, "cannot remove leftover work volumes"),
+        }
         let access = SandboxAccess::choose(self.service_is_root, report.user_namespaces);
         if access == SandboxAccess::Others {
             tracing::info!(

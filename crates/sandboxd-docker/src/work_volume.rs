@@ -2,21 +2,27 @@
 //! sandbox, mounted at [`WORKDIR`] and again at [`HOME_DIR`], so E2B code finds its home
 //! writable with the same files under the same size cap. A container's own tmpfs mounts
 //! cannot be shared between two places; a volume's mount can. It lives in memory like them,
-//! charged to the sandbox's memory cgroup, and is removed with its container.
+//! charged to the sandbox's memory cgroup, and is removed with its container. One whose
+//! container never came (the service crashed between the two creates) or went without it is
+//! removed at the next start ([`remove_orphans`]).
 
+use crate::labels::LABEL_INSTANCE;
 use crate::layout::SANDBOX_UID;
 use crate::link::{engine_error, is_not_found};
 use bollard::models::{Mount, MountType, VolumeCreateRequest};
-use bollard::query_parameters::RemoveVolumeOptions;
+use bollard::query_parameters::{ListVolumesOptionsBuilder, RemoveVolumeOptions};
 use bollard::Docker;
 use sandboxd_backend::BackendError;
 use sandboxd_backend::HOME_DIR;
 use sandboxd_backend::WORKDIR;
 use std::collections::HashMap;
 
+/// What ends a volume's name: see [`name`].
+const NAME_END: &str = "-work";
+
 /// The volume's name: the container's, marked as its working directory.
 pub fn name(container: &str) -> String {
-    format!("{container}-work")
+    format!("{container}{NAME_END}")
 }
 
 /// Creates the volume: a tmpfs of `options` (the mount options of the other tmpfs places),
@@ -59,6 +65,42 @@ pub fn mounts(name: &str) -> Vec<Mount> {
             ..Default::default()
         })
         .to_vec()
+}
+
+/// Removes the work volumes of `instance_id` that no container holds (the engine's
+/// `dangling`), as a crash or a container removed outside leaves them: how many went. Called
+/// before this process creates any sandbox, so none is a volume made for a container still
+/// to come; one a container took meanwhile is refused by the engine and stays. Volumes of
+/// other instances, and any not named as a work volume, are not touched.
+pub async fn remove_orphans(docker: &Docker, instance_id: &str) -> Result<usize, BackendError> {
+    let filters = HashMap::from([
+        ("label", vec![format!("{LABEL_INSTANCE}={instance_id}")]),
+        ("dangling", vec!["true".to_string()]),
+    ]);
+    let options = ListVolumesOptionsBuilder::default()
+        .filters(&filters)
+        .build();
+    let listed = docker
+        .list_volumes(Some(options))
+        .await
+        .map_err(engine_error)?;
+    let mut removed = 0;
+    for volume in listed.volumes.unwrap_or_default() {
+        let ours = volume.labels.get(LABEL_INSTANCE).map(String::as_str) == Some(instance_id);
+        if !ours || !volume.name.ends_with(NAME_END) {
+            continue;
+        }
+        match docker
+            .remove_volume(&volume.name, None::<RemoveVolumeOptions>)
+            .await
+        {
+            Ok(()) => removed += 1,
+            Err(e) if is_not_found(&e) => {}
+            // In use after all: a container holds it, so it is no orphan.
+            Err(e) => tracing::debug!(volume = %volume.name, error = %e, "work volume kept"),
+        }
+    }
+    Ok(removed)
 }
 
 /// Removes the volume, once its container is gone; one already gone is no error.

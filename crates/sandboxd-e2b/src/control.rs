@@ -10,7 +10,7 @@ use crate::state::Face;
 use crate::state::ENVD_VERSION;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Json;
 use sandboxd_api::{CreateSession, SessionInfo, SessionState, SnapshotInfo};
 use sandboxd_core::Caller;
@@ -24,9 +24,6 @@ use time::OffsetDateTime;
 const BASE_TEMPLATE: &str = "base";
 /// What E2B calls the owner of a sandbox; sandboxd has one.
 const CLIENT_ID: &str = "sandboxd";
-const NEXT_TOKEN_HEADER: &str = "x-next-token";
-const DEFAULT_PAGE: usize = 100;
-const MAX_PAGE: usize = 1000;
 const MIB: u64 = 1 << 20;
 
 /// `POST /sandboxes` and `POST /v2/sandboxes`.
@@ -190,28 +187,6 @@ pub async fn get_one(
     }
     .await;
     answer(StatusCode::OK, result)
-}
-
-/// One page of a listing as E2B answers it: `limit` items from where `next_token` says, and
-/// the token of the next page in a header when there is one.
-pub(crate) fn paged<T>(
-    items: &[T],
-    next_token: Option<&str>,
-    limit: Option<usize>,
-    describe: impl Fn(&T) -> Value,
-) -> Response {
-    let Ok(start) = next_token.map_or(Ok(0), str::parse::<usize>) else {
-        return E2bError::invalid("nextToken is not one this service gave").into_http();
-    };
-    let limit = limit.unwrap_or(DEFAULT_PAGE).clamp(1, MAX_PAGE);
-    let page: Vec<Value> = items.iter().skip(start).take(limit).map(describe).collect();
-    let mut response = Json(page).into_response();
-    if start.saturating_add(limit) < items.len() {
-        if let Ok(next) = (start + limit).to_string().parse() {
-            response.headers_mut().insert(NEXT_TOKEN_HEADER, next);
-        }
-    }
-    response
 }
 
 pub async fn kill(

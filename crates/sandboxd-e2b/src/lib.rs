@@ -25,6 +25,7 @@ mod interpreter;
 mod listing;
 mod naming;
 mod network;
+mod paging;
 mod pause;
 mod ports;
 mod process;

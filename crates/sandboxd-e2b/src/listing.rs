@@ -1,11 +1,13 @@
 //! `GET /v2/sandboxes` (and E2B's older `GET /sandboxes`): the caller's open sandboxes as E2B
 //! lists them, newest first unless `order=asc`, filtered by `metadata`, `state`,
-//! `startedAfter` and `template`, in pages of `limit`. A parameter this service does not know,
+//! `startedAfter` and `template`, in pages of `limit` (`nextToken` a cursor: see
+//! [`crate::paging`]). A parameter this service does not know,
 //! or a value it cannot honour, is a 400 naming it, never ignored.
 
 use crate::caller::ApiCaller;
-use crate::control::{listed, paged, template, Template};
+use crate::control::{listed, template, Template};
 use crate::errors::E2bError;
+use crate::paging::{created_at_time, paged, Order, Position};
 use crate::state::Face;
 use axum::extract::{RawQuery, State};
 use axum::response::Response;
@@ -33,7 +35,7 @@ struct Filter {
     metadata: Vec<(String, String)>,
     /// `None`: every state.
     states: Option<Vec<SessionState>>,
-    newest_first: bool,
+    order: Order,
     started_after: Option<OffsetDateTime>,
     /// The runtime the `template` names; `Some(None)`: one that names nothing here.
     runtime: Option<Option<String>>,
@@ -54,18 +56,18 @@ pub async fn list(
         let filter = Filter::read(&face, &caller, &query)?;
         let mut sessions = face.core.list_sessions(&caller, false).await?.sessions;
         sessions.retain(|s| filter.keeps(s));
-        let started = |s: &SessionInfo| (started_at(s), s.id.clone());
-        sessions.sort_by_key(started);
-        if filter.newest_first {
-            sessions.reverse();
-        }
-        Ok::<_, E2bError>((sessions, query))
+        Ok::<_, E2bError>((sessions, filter.order, query))
     }
     .await;
     match result {
-        Ok((sessions, query)) => paged(&sessions, query.next_token.as_deref(), query.limit, |s| {
-            listed(&face, s)
-        }),
+        Ok((sessions, order, query)) => paged(
+            sessions,
+            order,
+            query.next_token.as_deref(),
+            query.limit,
+            |s| Position::of(&s.created_at, &s.id),
+            |s| listed(&face, s),
+        ),
         Err(e) => e.into_http(),
     }
 }
@@ -95,9 +97,9 @@ impl Filter {
             ),
             None => None,
         };
-        let newest_first = match query.order.as_deref() {
-            None | Some("desc") => true,
-            Some("asc") => false,
+        let order = match query.order.as_deref() {
+            None | Some("desc") => Order::NewestFirst,
+            Some("asc") => Order::OldestFirst,
             Some(other) => {
                 return Err(E2bError::invalid(format!(
                     "order \"{other}\" is neither asc nor desc"
@@ -124,7 +126,7 @@ impl Filter {
         Ok(Filter {
             metadata,
             states,
-            newest_first,
+            order,
             started_after,
             runtime,
         })
@@ -140,14 +142,10 @@ impl Filter {
                 .all(|(k, v)| session.labels.get(k).is_some_and(|have| have == v))
             && self
                 .started_after
-                .is_none_or(|after| started_at(session) >= after)
+                .is_none_or(|after| created_at_time(&session.created_at) >= after)
             && self
                 .runtime
                 .as_ref()
                 .is_none_or(|runtime| runtime.as_deref() == Some(session.runtime.as_str()))
     }
-}
-
-fn started_at(session: &SessionInfo) -> OffsetDateTime {
-    OffsetDateTime::parse(&session.created_at, &Rfc3339).unwrap_or(OffsetDateTime::UNIX_EPOCH)
 }

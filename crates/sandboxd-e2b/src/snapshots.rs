@@ -8,8 +8,9 @@
 //! processes.
 
 use crate::caller::{answer, existing, ApiCaller};
-use crate::control::{paged, sandbox};
+use crate::control::sandbox;
 use crate::errors::E2bError;
+use crate::paging::{paged, Order, Position};
 use crate::state::Face;
 use axum::extract::{Path, Query, State};
 use axum::http::StatusCode;
@@ -91,10 +92,13 @@ pub async fn list(
                 .as_ref()
                 .is_none_or(|name| *name == s.name || *name == s.id)
     });
+    // Oldest first, as the store keeps them.
     paged(
-        &snapshots,
+        snapshots,
+        Order::OldestFirst,
         query.next_token.as_deref(),
         query.limit,
+        |s| Position::of(&s.created_at, &s.id),
         described,
     )
 }

@@ -2,7 +2,9 @@
 
 mod common;
 
-use common::{base_config, remove_sandbox_outside, start_unowned_sandbox, TestService};
+use common::{
+    base_config, docker, docker_only, remove_sandbox_outside, start_unowned_sandbox, TestService,
+};
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
 
@@ -296,6 +298,59 @@ async fn an_unowned_sandbox_of_this_instance_is_removed_at_start() {
         [kept],
         "the orphan was removed, the owned sandbox kept"
     );
+}
+
+/// Whether the engine has a volume of that name.
+fn has_volume(name: &str) -> bool {
+    docker(&["volume", "ls", "-q", "--filter", &format!("name=^{name}$")]).trim() == name
+}
+
+/// A volume made as the Docker backend makes a sandbox's work volume, labelled as `instance`'s.
+fn create_work_volume(name: &str, instance: &str) {
+    let label = format!("org.sandboxd.instance={instance}");
+    docker(&[
+        "volume",
+        "create",
+        "--label",
+        &label,
+        "--label",
+        "org.sandboxd.managed=true",
+        name,
+    ]);
+    assert!(has_volume(name), "volume {name} was not created");
+}
+
+#[tokio::test]
+async fn at_start_work_volumes_no_container_holds_are_removed_and_only_this_instances() {
+    if !docker_only(
+        "work volumes",
+        "a pod's working directory is no engine volume",
+    ) {
+        return;
+    }
+    let mut service = TestService::start(&base_config(2, ""));
+    let kept = service.open("sh").await;
+    let instance = service.instance_id.clone();
+    // As a crash between the volume's create and its container's leaves one.
+    let orphan = format!("sandboxd-{instance}-orphan-work");
+    let foreign_instance = format!("{instance}-other");
+    let foreign = format!("sandboxd-{foreign_instance}-orphan-work");
+    service.crash_and_restart_with(|| {
+        create_work_volume(&orphan, &instance);
+        create_work_volume(&foreign, &foreign_instance);
+    });
+    // Removed at the engine's first answer, beside serving; the owned one serves at once.
+    assert_eq!(service.sh(&kept, "echo ok").await["stdout"], "ok\n");
+    let deadline = Instant::now() + Duration::from_secs(15);
+    while has_volume(&orphan) && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    let (orphan_gone, foreign_stayed) = (!has_volume(&orphan), has_volume(&foreign));
+    docker(&["volume", "rm", "-f", &foreign, &orphan]);
+    assert!(orphan_gone, "this instance's orphaned work volume is gone");
+    assert!(foreign_stayed, "another instance's volume stays");
+    let held = format!("sandboxd-{kept}-work");
+    assert!(has_volume(&held), "the volume a sandbox holds stays");
 }
 
 /// What the gate in front of the engine does with a connection.
