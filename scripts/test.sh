@@ -295,6 +295,8 @@ step() {
 }
 
 # Setup steps: a failure here makes the rest pointless, stop at once.
+# The suites run sandboxes on gVisor too.
+export SANDBOXD_GVISOR=1
 step host-setup "$SANDBOXD_SCRIPTS/host-setup.sh" || exit 1
 # shellcheck disable=SC2086 # the list is one word per package
 ensure_packages $SANDBOXD_TEST_PACKAGES

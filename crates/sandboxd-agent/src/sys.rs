@@ -1,9 +1,12 @@
 //! The few system calls std does not wrap.
 
 use sandboxd_agent_proto::TermSize;
+use std::ffi::CString;
 use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::Path;
 use std::process::{Child, Command};
 
 /// Waits for events on `fds` for up to `timeout_ms` (-1: no limit). An interrupted wait
@@ -252,4 +255,35 @@ pub fn process_limit() -> Option<u64> {
     ["/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"]
         .iter()
         .find_map(|path| std::fs::read_to_string(path).ok()?.trim().parse().ok())
+}
+
+/// Renames `from` to `to` unless something is at `to` (`EEXIST`), atomically where the kernel
+/// can (`RENAME_NOREPLACE`).
+pub fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
+    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
+    let (from_c, to_c) = (c(from)?, c(to)?);
+    // SAFETY: two valid NUL-terminated paths; renameat2 touches no memory of ours beyond them.
+    let renamed = unsafe {
+        libc::syscall(
+            libc::SYS_renameat2,
+            libc::AT_FDCWD,
+            from_c.as_ptr(),
+            libc::AT_FDCWD,
+            to_c.as_ptr(),
+            libc::RENAME_NOREPLACE,
+        )
+    };
+    if renamed == 0 {
+        return Ok(());
+    }
+    let error = io::Error::last_os_error();
+    if error.raw_os_error() != Some(libc::EINVAL) {
+        return Err(error);
+    }
+    // gVisor's file systems refuse RENAME_NOREPLACE. Checked, then renamed: only the sandbox's
+    // own processes could slip a file in between, and what they lose is their own file.
+    if std::fs::symlink_metadata(to).is_ok() {
+        return Err(io::Error::from_raw_os_error(libc::EEXIST));
+    }
+    std::fs::rename(from, to)
 }

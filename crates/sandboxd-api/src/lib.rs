@@ -53,8 +53,8 @@ pub use processes::{
 };
 pub use remedy::{with_wording, without_rest_wording, Remedy};
 pub use runtimes::{
-    BuildProgress, ImageStatus, Limits, NetworkMode, RuntimeBuildEvent, RuntimeEntry, RuntimeInfo,
-    RuntimeList,
+    BuildProgress, ImageStatus, Isolation, Limits, NetworkMode, RuntimeBuildEvent, RuntimeEntry,
+    RuntimeInfo, RuntimeList,
 };
 pub use sandboxes::{read_bounded, Chunks, Failure, Sandboxes};
 pub use service::{ConfigView, Stats, TenantInfo};

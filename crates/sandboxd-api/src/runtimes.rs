@@ -26,6 +26,30 @@ impl NetworkMode {
     }
 }
 
+/// The boundary between a sandbox and the host's kernel. Only the operator chooses, per
+/// runtime (or recipe, or service-wide).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum Isolation {
+    /// A container (runc): the sandbox's processes run on the host's kernel.
+    #[default]
+    Runc,
+    /// gVisor (runsc): the sandbox gets a kernel of its own, in user space; only that kernel
+    /// talks to the host's.
+    Gvisor,
+}
+
+impl Isolation {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Isolation::Runc => "runc",
+            Isolation::Gvisor => "gvisor",
+        }
+    }
+}
+
 /// The ceilings of one runtime, after service-wide defaults were applied.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -37,6 +61,9 @@ pub struct Limits {
     pub network_mode: NetworkMode,
     /// Size of each writable tmpfs (`/tmp` and the working directory); counts against memory.
     pub tmpfs_size_bytes: u64,
+    /// The isolation tier: `runc` or `gvisor`.
+    #[serde(default)]
+    pub isolation: Isolation,
 }
 
 /// One entry of the runtime allowlist.

@@ -4,7 +4,7 @@
 use crate::error::{invalid, ConfigError};
 use crate::size::format_bytes;
 use crate::size::SizeValue;
-use sandboxd_api::{Limits, NetworkMode};
+use sandboxd_api::{Isolation, Limits, NetworkMode};
 use serde::Deserialize;
 
 #[derive(Deserialize, Default)]
@@ -15,6 +15,7 @@ pub(crate) struct LimitsFile {
     pids_limit: Option<i64>,
     network_mode: Option<String>,
     tmpfs_size: Option<SizeValue>,
+    isolation: Option<String>,
 }
 
 /// Service-wide defaults that apply when the file names none.
@@ -24,6 +25,7 @@ pub(crate) const BUILTIN_DEFAULTS: Limits = Limits {
     pids_limit: 256,
     network_mode: NetworkMode::None,
     tmpfs_size_bytes: 256 << 20,
+    isolation: Isolation::Runc,
 };
 
 /// The memory-backed places of a sandbox of `tmpfs_size` each: `/tmp`, the working
@@ -88,11 +90,23 @@ pub(crate) fn resolve_limits(
     if tmpfs_size_bytes < 1 << 20 {
         return Err(invalid(field("tmpfs_size"), "must be at least 1m"));
     }
+    let isolation = match file.isolation.as_deref() {
+        None => inherited.isolation,
+        Some("runc") => Isolation::Runc,
+        Some("gvisor") => Isolation::Gvisor,
+        Some(other) => {
+            return Err(invalid(
+                field("isolation"),
+                format!("unknown isolation \"{other}\"; use \"runc\" (a container on the host's kernel) or \"gvisor\" (a kernel of the sandbox's own)"),
+            ))
+        }
+    };
     Ok(Limits {
         mem_limit_bytes,
         cpus,
         pids_limit,
         network_mode,
         tmpfs_size_bytes,
+        isolation,
     })
 }

@@ -8,6 +8,7 @@ use crate::build;
 use crate::build::image_hint;
 use crate::egress;
 use crate::engine;
+use crate::isolation;
 use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_RUNTIME, LABEL_SESSION};
 use crate::layout::{AGENT_IN_SANDBOX, SANDBOX_UID, SOCKET_DIR_IN_SANDBOX};
 use crate::link;
@@ -150,6 +151,7 @@ impl DockerBackend {
         egress: Option<&egress::EgressNetwork>,
     ) -> ContainerCreateBody {
         let limits = &spec.limits;
+        let tier = isolation::settings(limits);
         let memory = i64::try_from(limits.mem_limit_bytes).unwrap_or(i64::MAX);
         // Never the engine's default bridge, where containers reach each other.
         let network = match limits.network_mode {
@@ -206,7 +208,9 @@ impl DockerBackend {
                 mounts: Some(work_volume::mounts(&work_volume::name(
                     &self.container_name(&spec.session_id),
                 ))),
-                pids_limit: Some(i64::from(limits.pids_limit)),
+                pids_limit: Some(tier.host_pids_limit),
+                ulimits: tier.ulimits,
+                runtime: tier.runtime,
                 // /dev/shm is one more memory-backed writable place: as large as the others.
                 shm_size: Some(i64::try_from(limits.tmpfs_size_bytes).unwrap_or(i64::MAX)),
                 memory: Some(memory),

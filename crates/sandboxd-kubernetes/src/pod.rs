@@ -227,6 +227,7 @@ mod tests {
                 pids_limit: 64,
                 network_mode: NetworkMode::None,
                 tmpfs_size_bytes: 64 << 20,
+                isolation: Default::default(),
             },
         }
     }

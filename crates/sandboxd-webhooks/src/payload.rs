@@ -101,6 +101,7 @@ mod tests {
             pids_limit: 64,
             network_mode: sandboxd_api::NetworkMode::None,
             tmpfs_size_bytes: 0,
+            isolation: sandboxd_api::Isolation::Runc,
         };
         let body: Value = serde_json::from_slice(&body(&killed(), "ev1", Some(&limits))).unwrap();
         assert_eq!(body["type"], "sandbox.lifecycle.killed");

@@ -5,9 +5,8 @@
 use super::read::describe;
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{write_json, ErrorCode, Event, FileStat, ProtoError};
-use std::ffi::CString;
 use std::fs::{self, DirBuilder};
-use std::io::{self, ErrorKind};
+use std::io::ErrorKind;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixStream;
 use std::path::Path;
@@ -101,31 +100,21 @@ pub fn move_path(
 }
 
 fn rename(from: &str, to: &str, overwrite: bool) -> Result<(), Refusal> {
-    let c_path = |path: &str| {
-        CString::new(path).map_err(|_| {
-            Refusal::new(
-                ErrorCode::InvalidPath,
-                format!("{path:?} contains a NUL byte"),
-            )
-        })
-    };
-    let (c_from, c_to) = (c_path(from)?, c_path(to)?);
-    let flags = if overwrite { 0 } else { libc::RENAME_NOREPLACE };
-    // SAFETY: two valid NUL-terminated paths; renameat2 touches no memory of ours beyond them.
-    let result = unsafe {
-        libc::syscall(
-            libc::SYS_renameat2,
-            libc::AT_FDCWD,
-            c_from.as_ptr(),
-            libc::AT_FDCWD,
-            c_to.as_ptr(),
-            flags,
-        )
-    };
-    if result == 0 {
-        return Ok(());
+    if from.contains('\0') || to.contains('\0') {
+        return Err(Refusal::new(
+            ErrorCode::InvalidPath,
+            format!("{from:?} -> {to:?} contains a NUL byte"),
+        ));
     }
-    let error = io::Error::last_os_error();
+    let (from_path, to_path) = (Path::new(from), Path::new(to));
+    let renamed = if overwrite {
+        std::fs::rename(from_path, to_path)
+    } else {
+        crate::sys::rename_no_replace(from_path, to_path)
+    };
+    let Err(error) = renamed else {
+        return Ok(());
+    };
     match error.raw_os_error() {
         Some(libc::EEXIST) => Err(Refusal::new(
             ErrorCode::Exists,

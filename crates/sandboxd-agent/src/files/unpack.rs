@@ -13,10 +13,8 @@ use sandboxd_agent_proto::tar_read::TarReader;
 use sandboxd_agent_proto::{
     read_frame, write_json, ArchiveSummary, ErrorCode, Event, FrameKind, ProtoError, Request,
 };
-use std::ffi::CString;
 use std::fs::{self, DirBuilder};
 use std::io::{self, ErrorKind, Read};
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::DirBuilderExt;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
@@ -152,9 +150,10 @@ impl WorkDir {
         let mut moved = Vec::new();
         for name in names {
             let (from, to) = (self.path.join(&name), target.join(&name));
-            if let Err(e) = rename_no_replace(&from, &to) {
+            if let Err(e) = crate::sys::rename_no_replace(&from, &to) {
                 for name in moved.iter().rev() {
-                    let _ = rename_no_replace(&target.join(name), &self.path.join(name));
+                    let _ =
+                        crate::sys::rename_no_replace(&target.join(name), &self.path.join(name));
                 }
                 let shown_name = format!("{shown}/{}", name.to_string_lossy());
                 return Err(if e.kind() == ErrorKind::AlreadyExists {
@@ -175,26 +174,6 @@ impl WorkDir {
 impl Drop for WorkDir {
     fn drop(&mut self) {
         remove_extracted(&self.path);
-    }
-}
-
-fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
-    let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).map_err(io::Error::other);
-    let (from, to) = (c(from)?, c(to)?);
-    // SAFETY: valid NUL-terminated paths; AT_FDCWD resolves them as rename(2) would.
-    let renamed = unsafe {
-        libc::renameat2(
-            libc::AT_FDCWD,
-            from.as_ptr(),
-            libc::AT_FDCWD,
-            to.as_ptr(),
-            libc::RENAME_NOREPLACE,
-        )
-    };
-    if renamed == 0 {
-        Ok(())
-    } else {
-        Err(io::Error::last_os_error())
     }
 }
 

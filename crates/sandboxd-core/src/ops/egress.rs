@@ -252,6 +252,7 @@ mod tests {
                 pids_limit: 64,
                 network_mode: mode,
                 tmpfs_size_bytes: 1 << 20,
+                isolation: Default::default(),
             },
             interpreter: vec![],
             pool_size: 0,

@@ -41,6 +41,7 @@ mem_limit = "128m"
 cpus = 0.5
 pids_limit = 64
 tmpfs_size = "16m"
+isolation = "{isolation}"
 
 [runtimes.sh]
 image = "{busybox}"
@@ -69,6 +70,8 @@ max_output_bytes = "64k"
 "#,
         busybox = busybox_image(),
         python = python_image(),
+        // scripts/test.sh's gvisor step runs the shared suites with every runtime on gVisor.
+        isolation = std::env::var("SANDBOXD_TEST_ISOLATION").unwrap_or_else(|_| "runc".into()),
     )
 }
 

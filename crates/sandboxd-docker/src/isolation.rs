@@ -1,0 +1,113 @@
+//! A runtime's isolation tier as the engine runs it: runc, or gVisor's runsc registered with the
+//! engine under [`GVISOR_RUNTIME`] (`scripts/host-setup.sh` builds and registers it).
+//!
+//! gVisor counts processes twice: each process of the sandbox has a stub process on the host
+//! (the systrap platform), and the sandbox's kernel has its own limit. So a gVisor sandbox's
+//! `pids_limit` is enforced inside, by gVisor (`RLIMIT_NPROC` of the sandbox's user, whose
+//! processes are all of the sandbox's), and the host's limit is set above it for the stubs
+//! and gVisor's own threads: at the runtime's limit on the host, about 50 processes killed
+//! the whole sandbox.
+
+use bollard::models::ResourcesUlimits;
+use sandboxd_api::{Isolation, Limits};
+
+/// The engine's name for gVisor's runtime.
+pub const GVISOR_RUNTIME: &str = "runsc";
+/// Host processes a gVisor sandbox needs beside one stub per process of its own: the
+/// sandbox's kernel's threads and its gofer.
+const GVISOR_HOST_PROCESSES: u32 = 256;
+
+/// What the engine is told for a sandbox of `limits`.
+pub(crate) struct TierSettings {
+    /// The engine's runtime; `None` is its default (runc).
+    pub runtime: Option<String>,
+    /// The cgroup's pids limit on the host.
+    pub host_pids_limit: i64,
+    pub ulimits: Option<Vec<ResourcesUlimits>>,
+}
+
+pub(crate) fn settings(limits: &Limits) -> TierSettings {
+    match limits.isolation {
+        Isolation::Runc => TierSettings {
+            runtime: None,
+            host_pids_limit: i64::from(limits.pids_limit),
+            ulimits: None,
+        },
+        Isolation::Gvisor => {
+            let inside = i64::from(limits.pids_limit);
+            TierSettings {
+                runtime: Some(GVISOR_RUNTIME.to_string()),
+                host_pids_limit: inside * 2 + i64::from(GVISOR_HOST_PROCESSES),
+                ulimits: Some(vec![ResourcesUlimits {
+                    name: Some("nproc".to_string()),
+                    soft: Some(inside),
+                    hard: Some(inside),
+                }]),
+            }
+        }
+    }
+}
+
+/// Why the engine cannot run every runtime of the config, when it cannot: `engine_runtimes`
+/// are the runtimes it reports, `wanted` each runtime alias and its tier.
+pub fn missing_tier<'a>(
+    engine_runtimes: &[String],
+    wanted: impl IntoIterator<Item = (&'a str, Isolation)>,
+) -> Option<String> {
+    if engine_runtimes.iter().any(|r| r == GVISOR_RUNTIME) {
+        return None;
+    }
+    let gvisor: Vec<&str> = wanted
+        .into_iter()
+        .filter(|(_, isolation)| *isolation == Isolation::Gvisor)
+        .map(|(alias, _)| alias)
+        .collect();
+    (!gvisor.is_empty()).then(|| {
+        format!(
+            "runtimes {} ask for isolation = \"gvisor\", and the Docker engine has no runtime \"{GVISOR_RUNTIME}\" (it has: {}); scripts/host-setup.sh builds gVisor and registers it with the engine, or remove those runtimes",
+            gvisor.join(", "),
+            engine_runtimes.join(", ")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gvisor_is_enforced_inside_and_the_host_leaves_room_for_its_stubs() {
+        let mut limits = sandboxd_api::Limits {
+            mem_limit_bytes: 1 << 30,
+            cpus: 1.0,
+            pids_limit: 64,
+            network_mode: sandboxd_api::NetworkMode::None,
+            tmpfs_size_bytes: 1 << 20,
+            isolation: Isolation::Runc,
+        };
+        let runc = settings(&limits);
+        assert_eq!((runc.runtime, runc.host_pids_limit), (None, 64));
+        limits.isolation = Isolation::Gvisor;
+        let gvisor = settings(&limits);
+        assert_eq!(gvisor.runtime.as_deref(), Some("runsc"));
+        assert!(gvisor.host_pids_limit > 2 * 64);
+        assert_eq!(gvisor.ulimits.unwrap()[0].hard, Some(64));
+    }
+
+    #[test]
+    fn an_engine_without_runsc_is_named_with_the_runtimes_that_need_it() {
+        let engine = vec!["runc".to_string()];
+        assert_eq!(missing_tier(&engine, [("sh", Isolation::Runc)]), None);
+        let why = missing_tier(
+            &engine,
+            [("sh", Isolation::Runc), ("py-g", Isolation::Gvisor)],
+        )
+        .unwrap();
+        assert!(
+            why.contains("py-g") && why.contains("runsc") && !why.contains("sh,"),
+            "{why}"
+        );
+        let with = vec!["runc".to_string(), "runsc".to_string()];
+        assert_eq!(missing_tier(&with, [("py-g", Isolation::Gvisor)]), None);
+    }
+}
