@@ -98,7 +98,7 @@ impl Policy for ServicePolicy {
                 port: record.port,
                 refusal,
                 bytes: record.bytes_sent + record.bytes_received,
-                duration_ms: record.duration.as_millis() as u64,
+                duration_ms: u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
                 secret: None,
             },
         );
