@@ -61,8 +61,8 @@ pub(crate) fn encode_header(kind: FrameKind, len: usize) -> Result<[u8; HEADER_L
     }
     let mut header = [0; HEADER_LEN];
     header[0] = kind as u8;
-    // Cannot truncate: len <= MAX_FRAME_LEN.
-    header[1..].copy_from_slice(&(len as u32).to_be_bytes());
+    let wire_len = u32::try_from(len).map_err(|_| ProtoError::FrameTooLarge { len: len as u64 })?;
+    header[1..].copy_from_slice(&wire_len.to_be_bytes());
     Ok(header)
 }
 
@@ -179,7 +179,7 @@ mod tests {
             read_frame(&mut reader),
             Err(ProtoError::FrameTooLarge { len: 0xffff_ffff })
         ));
-        let one_over = (MAX_FRAME_LEN as u32 + 1).to_be_bytes();
+        let one_over = (u32::try_from(MAX_FRAME_LEN).unwrap() + 1).to_be_bytes();
         let mut reader = Cursor::new([&[1], &one_over[..]].concat());
         assert!(matches!(
             read_frame(&mut reader),

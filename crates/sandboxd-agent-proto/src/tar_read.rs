@@ -245,16 +245,19 @@ impl<R: Read> TarReader<R> {
 
     /// A metadata entry's data (a long name or pax records), already bounded by the caller.
     fn read_meta(&mut self, size: u64) -> Result<Vec<u8>, ReadError> {
-        let mut data = vec![0; size as usize];
+        let size = usize::try_from(size)
+            .map_err(|_| ReadError::Invalid("a metadata entry is too large".into()))?;
+        let mut data = vec![0; size];
         self.stream.read_exact(&mut data)?;
-        self.padding = padding(size);
+        self.padding = padding(data.len() as u64);
         self.skip_padding()?;
         Ok(data)
     }
 
     fn skip_padding(&mut self) -> Result<(), ReadError> {
         let mut pad = [0u8; BLOCK];
-        let len = self.padding as usize;
+        // Below BLOCK, as padding() makes it.
+        let len = usize::try_from(self.padding).map_or(BLOCK, |len| len.min(BLOCK));
         self.stream.read_exact(&mut pad[..len])?;
         self.padding = 0;
         Ok(())

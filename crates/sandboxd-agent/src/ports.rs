@@ -274,7 +274,7 @@ mod tests {
         let tunnel = thread::spawn(move || connect(&mut agent, port));
         let event: Event = read_frame(&mut service).unwrap().parse_json().unwrap();
         assert_eq!(event, Event::PortConnected);
-        let data: Vec<u8> = (0..200_000u32).map(|i| i as u8).collect();
+        let data: Vec<u8> = (0..200_000u32).map(|i| i.to_le_bytes()[0]).collect();
         for chunk in data.chunks(60_000) {
             write_frame(&mut service, FrameKind::Stdin, chunk).unwrap();
         }

@@ -21,12 +21,10 @@ fn statement(code: u32, k: u32) -> libc::sock_filter {
 }
 
 fn jump(code: u32, k: u32, jt: u8, jf: u8) -> libc::sock_filter {
-    libc::sock_filter {
-        code: code as u16,
-        jt,
-        jf,
-        k,
-    }
+    // The codes are libc's BPF opcode constants combined, all below 0x100.
+    #[allow(clippy::cast_possible_truncation)]
+    let code = code as u16;
+    libc::sock_filter { code, jt, jf, k }
 }
 
 /// The filter: io_uring's calls fail with `ENOSYS`, everything else is left to the engine's
@@ -67,8 +65,10 @@ fn io_uring_filter() -> [libc::sock_filter; 6] {
 /// and process started later inherits it.
 pub fn deny_io_uring() -> io::Result<()> {
     let mut filter = io_uring_filter();
+    let len = u16::try_from(filter.len())
+        .map_err(|_| io::Error::other("the seccomp filter is over 65535 instructions"))?;
     let program = libc::sock_fprog {
-        len: filter.len() as u16,
+        len,
         filter: filter.as_mut_ptr(),
     };
     // An unprivileged process may only install a filter under no_new_privs; the engine sets
@@ -111,8 +111,14 @@ mod tests {
 
     #[test]
     fn the_filtered_numbers_are_this_platforms_io_uring_calls() {
-        assert_eq!(libc::SYS_io_uring_setup as u32, IO_URING_FIRST);
-        assert_eq!(libc::SYS_io_uring_register as u32, IO_URING_LAST);
+        assert_eq!(
+            u32::try_from(libc::SYS_io_uring_setup).unwrap(),
+            IO_URING_FIRST
+        );
+        assert_eq!(
+            u32::try_from(libc::SYS_io_uring_register).unwrap(),
+            IO_URING_LAST
+        );
     }
 
     #[test]

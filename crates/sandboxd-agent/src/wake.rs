@@ -61,7 +61,8 @@ impl Wake {
         };
         let mut fds = [poll_entry(fifo.as_raw_fd())];
         let readable = |fds: &mut [libc::pollfd; 1], timeout: Duration| {
-            sys::poll(fds, timeout.as_millis() as i32).is_ok() && fds[0].revents & libc::POLLIN != 0
+            sys::poll(fds, i32::try_from(timeout.as_millis()).unwrap_or(i32::MAX)).is_ok()
+                && fds[0].revents & libc::POLLIN != 0
         };
         let there = readable(&mut fds, Duration::ZERO);
         if there || readable(&mut fds, FALLBACK_MIN + spread(FALLBACK_SPREAD)) {
@@ -117,7 +118,7 @@ pub fn spread(max: Duration) -> Duration {
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.subsec_nanos());
     let varying = nanos ^ std::process::id().wrapping_mul(2_654_435_761);
-    let max_ms = (max.as_millis() as u32).max(1);
+    let max_ms = u32::try_from(max.as_millis()).unwrap_or(u32::MAX).max(1);
     Duration::from_millis(u64::from(varying % max_ms))
 }
 

@@ -127,7 +127,9 @@ pub(crate) async fn run(
 }
 
 async fn run_files(n: usize, api: &Api, raw: &Raw, session: &str, container: &str) -> Result<()> {
-    let data: Vec<u8> = (0..MIB).map(|i| (i * 31 % 251) as u8).collect();
+    let data: Vec<u8> = (0..MIB)
+        .map(|i| u8::try_from(i * 31 % 251).expect("a remainder of 251 fits a byte"))
+        .collect();
     let path = format!(
         "{}/v1/sessions/{session}/files/content?path=/tmp/bench.bin",
         api.url

@@ -23,6 +23,8 @@ impl Sample {
     fn percentile(&self, p: f64) -> Duration {
         let mut sorted = self.0.clone();
         sorted.sort();
+        // A whole number from 0 to len - 1 (p is a fraction); float casts saturate.
+        #[allow(clippy::cast_possible_truncation)]
         let index = ((sorted.len() as f64 - 1.0) * p).round() as usize;
         sorted.get(index).copied().unwrap_or_default()
     }

@@ -482,7 +482,7 @@ impl ScaleFigures {
         vec![
             Goal {
                 name: format!("host memory per idle session, at {n} (attributed)"),
-                figure: Figure::Bytes(self.per_session as u64),
+                figure: Figure::Bytes(whole_bytes(self.per_session)),
                 floor: None,
                 target: Target::AtMost(Figure::Bytes(3 * MIB as u64)),
             },
@@ -530,4 +530,11 @@ impl ScaleFigures {
             },
         ]
     }
+}
+
+/// A measured byte count as a whole number (the cast of a rounded float saturates; a
+/// measurement is never negative).
+#[allow(clippy::cast_possible_truncation)]
+fn whole_bytes(bytes: f64) -> u64 {
+    bytes.round() as u64
 }

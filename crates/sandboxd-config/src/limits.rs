@@ -62,13 +62,12 @@ pub(crate) fn resolve_limits(
         ));
     }
     let pids_limit = match file.pids_limit {
-        Some(n) if n < 1 || n > i64::from(u32::MAX) => {
-            return Err(invalid(
+        Some(n) => u32::try_from(n).ok().filter(|&n| n >= 1).ok_or_else(|| {
+            invalid(
                 field("pids_limit"),
                 format!("must be a whole number of processes of at least 1, got {n}"),
-            ))
-        }
-        Some(n) => n as u32,
+            )
+        })?,
         None => inherited.pids_limit,
     };
     let network_mode = match file.network_mode.as_deref() {

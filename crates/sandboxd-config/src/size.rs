@@ -39,7 +39,10 @@ pub fn parse_bytes(text: &str) -> Result<u64, String> {
     if !bytes.is_finite() || bytes > u64::MAX as f64 {
         return Err(bad());
     }
-    Ok(bytes.round() as u64)
+    // Finite, not negative (digits and a point only) and at most u64::MAX: the cast keeps it.
+    #[allow(clippy::cast_possible_truncation)]
+    let bytes = bytes.round() as u64;
+    Ok(bytes)
 }
 
 /// The shortest exact form: `1g`, `512m`, or plain bytes.

@@ -137,7 +137,7 @@ impl AgentSockets {
                 taken_back = taken_back.len(),
                 bound_here = bound.len(),
                 threads,
-                millis = started.elapsed().as_millis() as u64,
+                millis = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
                 "bound the agent sockets of the sandboxes taken back, and called their agents"
             );
         });

@@ -215,7 +215,7 @@ impl DockerBackend {
                 shm_size: Some(i64::try_from(limits.tmpfs_size_bytes).unwrap_or(i64::MAX)),
                 memory: Some(memory),
                 memory_swap: Some(memory),
-                nano_cpus: Some((limits.cpus * 1e9).round() as i64),
+                nano_cpus: Some(nano_cpus(limits.cpus)),
                 // The agent is its own init (it reaps and passes stop signals on): no engine
                 // init process beside it.
                 init: Some(false),
@@ -503,4 +503,11 @@ impl Backend for DockerBackend {
     ) -> Result<String, BackendError> {
         build::ensure_image(self.docker().await?, request, progress).await
     }
+}
+
+/// The engine's CPU limit, in billionths of a CPU. The config checks `cpus` is a number above
+/// 0; the cast of a rounded float keeps whole numbers and saturates.
+#[allow(clippy::cast_possible_truncation)]
+fn nano_cpus(cpus: f64) -> i64 {
+    (cpus * 1e9).round() as i64
 }

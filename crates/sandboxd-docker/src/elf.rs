@@ -28,8 +28,12 @@ fn elf_has_interpreter(elf: &[u8]) -> bool {
     else {
         return true;
     };
+    // Past what this host can address: no header can be there.
+    let Ok(phoff) = usize::try_from(phoff) else {
+        return false;
+    };
     (0..usize::from(phnum)).any(|i| {
-        let at = phoff as usize + i * usize::from(phentsize);
-        read_u32(at) == Some(PT_INTERP)
+        let at = phoff.checked_add(i * usize::from(phentsize));
+        at.and_then(read_u32) == Some(PT_INTERP)
     })
 }

@@ -92,7 +92,9 @@ fn open_envelope(bytes: &[u8]) -> Result<&[u8], E2bError> {
 fn envelope(flags: u8, message: &[u8]) -> Bytes {
     let mut framed = Vec::with_capacity(ENVELOPE_HEADER + message.len());
     framed.push(flags);
-    framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    // Answers are bounded by the policy's output limits, MiBs.
+    let length = u32::try_from(message.len()).expect("a stream message is below 4 GiB");
+    framed.extend_from_slice(&length.to_be_bytes());
     framed.extend_from_slice(message);
     framed.into()
 }

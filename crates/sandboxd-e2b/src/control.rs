@@ -272,7 +272,7 @@ pub(crate) fn listed(face: &Face, info: &SessionInfo) -> Value {
         "startedAt": info.created_at,
         "endAt": end_at(face, info).format(&Rfc3339).unwrap_or_default(),
         "envdVersion": ENVD_VERSION,
-        "cpuCount": limits.as_ref().map_or(1, |l| l.cpus.ceil().max(1.0) as u64),
+        "cpuCount": limits.as_ref().map_or(1, |l| cpu_count(l.cpus)),
         "memoryMB": limits.as_ref().map_or(0, |l| l.mem_limit_bytes / MIB),
         "diskSizeMB": limits.as_ref().map_or(0, |l| l.tmpfs_size_bytes / MIB),
         "metadata": info.labels,
@@ -350,4 +350,11 @@ pub(crate) fn template(face: &Face, caller: &Caller, id: &str) -> Result<Templat
             names.join(", ")
         ),
     ))
+}
+
+/// The whole CPUs E2B reports, at least one. The config checks `cpus` is a number above 0;
+/// the cast of a whole float (ceil) saturates.
+#[allow(clippy::cast_possible_truncation)]
+fn cpu_count(cpus: f64) -> u64 {
+    cpus.ceil().max(1.0) as u64
 }

@@ -205,7 +205,9 @@ async fn unary(
                 Some(Value::String(name)) => {
                     SignalSpec::Name(name.strip_prefix("SIGNAL_").unwrap_or(&name).to_string())
                 }
-                Some(Value::Number(n)) => SignalSpec::Number(n.as_i64().unwrap_or(0) as i32),
+                Some(Value::Number(n)) => {
+                    SignalSpec::Number(n.as_i64().and_then(|n| i32::try_from(n).ok()).unwrap_or(0))
+                }
                 _ => {
                     return Err(E2bError::invalid(
                         "name a signal: SIGNAL_SIGTERM or SIGNAL_SIGKILL",

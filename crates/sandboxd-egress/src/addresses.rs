@@ -194,7 +194,9 @@ fn embedded_v4(address: IpAddr, at: u32) -> Ipv4Addr {
     let IpAddr::V6(v6) = address else {
         unreachable!("only IPv6 ranges carry an IPv4 address")
     };
-    Ipv4Addr::from((u128::from(v6) >> (96 - at)) as u32)
+    // The 32 bits after the prefix: the lowest four bytes once shifted down.
+    let [.., a, b, c, d] = (u128::from(v6) >> (96 - at)).to_be_bytes();
+    Ipv4Addr::new(a, b, c, d)
 }
 
 /// Whether one of the host's own interfaces has this address (looked up at each check: an

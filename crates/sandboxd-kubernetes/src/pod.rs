@@ -80,14 +80,8 @@ fn mount(name: &str, path: &str, read_only: bool) -> VolumeMount {
 pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
     let limits = &spec.limits;
     let memory = Quantity(limits.mem_limit_bytes.to_string());
-    let cpu_limit = Quantity(format!(
-        "{}m",
-        (limits.cpus * 1000.0).round().max(1.0) as u64
-    ));
-    let cpu_request = Quantity(format!(
-        "{}m",
-        (limits.cpus * 1000.0 * CPU_REQUEST_SHARE).round().max(1.0) as u64
-    ));
+    let cpu_limit = Quantity(format!("{}m", millicpus(limits.cpus)));
+    let cpu_request = Quantity(format!("{}m", millicpus(limits.cpus * CPU_REQUEST_SHARE)));
     let tmpfs = Quantity(limits.tmpfs_size_bytes.to_string());
     let resources = ResourceRequirements {
         limits: Some(BTreeMap::from([
@@ -197,6 +191,13 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
         }),
         status: None,
     }
+}
+
+/// CPUs in thousandths, at least one. The config checks `cpus` is a number above 0; the cast
+/// of a rounded float keeps whole numbers and saturates.
+#[allow(clippy::cast_possible_truncation)]
+fn millicpus(cpus: f64) -> u64 {
+    (cpus * 1000.0).round().max(1.0) as u64
 }
 
 #[cfg(test)]

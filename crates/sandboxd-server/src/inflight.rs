@@ -54,7 +54,8 @@ struct Share {
 impl Share {
     fn held(&self) -> u32 {
         let held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
-        held.as_ref().map_or(0, |p| p.num_permits() as u32)
+        held.as_ref()
+            .map_or(0, |p| u32::try_from(p.num_permits()).unwrap_or(u32::MAX))
     }
 
     /// Grows the share to cover `bytes` in all.
@@ -181,7 +182,8 @@ async fn collect(
     ceiling: usize,
     share: &Share,
 ) -> Result<Bytes, BodyError> {
-    let ceiling = ceiling.min(share.budget.total as usize * PERMIT_BYTES as usize);
+    let budget = u64::from(share.budget.total) * PERMIT_BYTES;
+    let ceiling = ceiling.min(usize::try_from(budget).unwrap_or(usize::MAX));
     let mut buffer = Vec::new();
     if let Some(declared) = declared {
         let declared = usize::try_from(declared).unwrap_or(usize::MAX);

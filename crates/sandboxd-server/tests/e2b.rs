@@ -354,7 +354,7 @@ async fn envd_speaks_connect_with_json() {
     ];
     let message = br#"{"process":{"pid":4242}}"#;
     let mut framed = vec![0u8];
-    framed.extend_from_slice(&(message.len() as u32).to_be_bytes());
+    framed.extend_from_slice(&u32::try_from(message.len()).unwrap().to_be_bytes());
     framed.extend_from_slice(message);
     let answer = send(
         &service,
@@ -982,13 +982,13 @@ async fn create_watcher(service: &TestService, (id, token): &(String, String)) -
 
 #[tokio::test]
 async fn watchers_are_bounded_per_sandbox_and_tenant_and_freed_when_their_sandbox_ends() {
-    let sandboxes = WATCHES_PER_TENANT / WATCHES_PER_SANDBOX + 1;
+    let sandboxes = u32::try_from(WATCHES_PER_TENANT / WATCHES_PER_SANDBOX + 1).unwrap();
     let tenants = format!(
         "{}{}",
-        tenant("alpha", ALPHA_TOKEN, sandboxes as u32, None),
+        tenant("alpha", ALPHA_TOKEN, sandboxes, None),
         tenant("beta", BETA_TOKEN, 1, None)
     );
-    let service = TestService::start(&config(sandboxes as u32 + 1, 0, &tenants));
+    let service = TestService::start(&config(sandboxes + 1, 0, &tenants));
     let mut alpha = Vec::new();
     for _ in 0..sandboxes {
         alpha.push(create(&service, ALPHA_TOKEN, "localhost").await);

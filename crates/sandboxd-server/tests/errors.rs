@@ -79,7 +79,8 @@ async fn rotating_addresses_meets_the_overall_budget() {
     // 3 per address, 30 across all addresses in a minute: 30 addresses fail once each.
     let service = TestService::start(&config(4, 0, "[policy]\nauth_failures_per_minute = 3\n"));
     for n in 0..30u16 {
-        let peer = std::net::SocketAddr::from(([127, 0, 0, 10 + n as u8], 40000 + n));
+        let peer =
+            std::net::SocketAddr::from(([127, 0, 0, 10 + u8::try_from(n).unwrap()], 40000 + n));
         let guess = service.client("guessed-token-000000000").at_peer(peer);
         assert_error(
             &guess.get("/v1/sessions").await,

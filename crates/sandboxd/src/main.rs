@@ -18,7 +18,6 @@
 //! Ctrl-C, 143 for SIGTERM, 129 for SIGHUP), and 0 when their output was closed (`| head -1`).
 
 mod commands;
-mod egress;
 mod exit;
 mod remedy;
 

@@ -133,9 +133,11 @@ async fn runtimes_policy_config_and_stats() {
     assert!(metrics.contains("sandboxd_http_request_seconds_count{method=\"GET\",route=\"/v1/stats\",status=\"200\"} 2"), "{metrics}");
 }
 
+/// Also the test of the service as `sandboxd serve` assembles it (`sandboxd_server::assemble`),
+/// here inside the test process: its sandboxes run commands.
 #[tokio::test]
 async fn session_lifecycle() {
-    let service = TestService::start(&base_config(4, ""));
+    let service = TestService::start_in_process(&base_config(4, ""));
     let created = service
         .post("/v1/sessions")
         .json(&json!({"runtime": "sh", "tenant": "team-a", "labels": {"task": "t1"}}))
@@ -150,6 +152,9 @@ async fn session_lifecycle() {
     assert_eq!(created["labels"]["task"], "t1");
     assert_eq!(created["state"], "running");
     assert!(created["created_at"].as_str().unwrap().ends_with('Z'));
+    let ran = service.sh(&id, "echo \"$((6 * 7))\"").await;
+    assert_eq!(ran["stdout"], "42\n", "{ran}");
+    assert_eq!(ran["exit_code"], 0, "{ran}");
 
     // No body at all opens the default runtime.
     let default = service.post("/v1/sessions").send().await.unwrap();

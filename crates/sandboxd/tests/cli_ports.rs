@@ -38,8 +38,9 @@ fn ok(service: &TestService, args: &[&str]) -> String {
 }
 
 fn data(len: usize, seed: u32) -> Vec<u8> {
-    (0..len as u32)
-        .map(|i| (i.wrapping_add(seed).wrapping_mul(2654435761) >> 13) as u8)
+    // A byte of a hash of each position: its lowest.
+    (0..u32::try_from(len).unwrap())
+        .map(|i| (i.wrapping_add(seed).wrapping_mul(2654435761) >> 13).to_le_bytes()[0])
         .collect()
 }
 

@@ -90,7 +90,7 @@ async fn http_server_is_listed_and_reached_byte_for_byte_without_a_network() {
     assert!(http_server["pid"].as_u64().is_some(), "{http_server}");
 
     let data: Vec<u8> = (0..10 << 20)
-        .map(|i: u32| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .map(|i: u32| (i.wrapping_mul(2654435761) >> 13).to_le_bytes()[0])
         .collect();
     let written = service
         .put(&format!("/v1/sessions/{id}/files/content?path=big.bin"))

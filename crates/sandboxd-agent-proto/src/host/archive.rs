@@ -185,7 +185,7 @@ mod tests {
     async fn a_download_is_bounded_by_what_was_announced() {
         let fits = vec![1u8; 512 + 512 + 1024];
         assert_eq!(download(1, 100, fits.clone()).await.unwrap(), fits);
-        let limit = archive_stream_limit(1, 100) as usize;
+        let limit = usize::try_from(archive_stream_limit(1, 100)).unwrap();
         let result = download(1, 100, vec![1u8; limit + 1]).await;
         assert!(
             matches!(result, Err(ProtoError::Unexpected(_))),

@@ -94,17 +94,16 @@ impl<S: AsyncRead + AsyncWrite + Unpin> KernelRun<S> {
 
 /// What an item counts against the output limit: its text, or its bundle's entries.
 pub fn item_size(item: &KernelItem) -> u64 {
-    let size = match item {
-        KernelItem::Stream { text, .. } => text.len(),
-        KernelItem::Result(result) => crate::message::kernel::bundle_size(&result.data) as usize,
+    match item {
+        KernelItem::Stream { text, .. } => text.len() as u64,
+        KernelItem::Result(result) => crate::message::kernel::bundle_size(&result.data),
         KernelItem::Error(error) => {
-            error.name.len()
+            (error.name.len()
                 + error.value.len()
-                + error.traceback.iter().map(String::len).sum::<usize>()
+                + error.traceback.iter().map(String::len).sum::<usize>()) as u64
         }
         KernelItem::End(_) => 0,
-    };
-    size as u64
+    }
 }
 
 /// Stops the kernel of `context`: whether it had one.

@@ -236,7 +236,7 @@ mod tests {
             bytes.extend_from_slice(&(body.len() as u64).to_be_bytes());
         } else {
             bytes.push(u8::from(more));
-            bytes.push(body.len() as u8);
+            bytes.push(u8::try_from(body.len()).unwrap());
         }
         bytes.extend_from_slice(body);
         bytes
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn messages_within_the_cap_pass_in_any_split() {
-        let mut stream = vec![0xff; GREETING_LEN as usize];
+        let mut stream = vec![0xff; usize::try_from(GREETING_LEN).unwrap()];
         for _ in 0..3 {
             stream.extend(frame(true, b"identity"));
             stream.extend(frame(true, &[]));
@@ -263,14 +263,18 @@ mod tests {
     #[test]
     fn a_message_over_the_cap_is_refused_at_its_header() {
         let mut framing = Framing::default();
-        framing.feed(&[0xff; GREETING_LEN as usize]).unwrap();
+        framing
+            .feed(&vec![0xff; usize::try_from(GREETING_LEN).unwrap()])
+            .unwrap();
         let mut header = vec![0b10];
         header.extend_from_slice(&(MAX_KERNEL_MESSAGE + 1).to_be_bytes());
         assert_eq!(framing.feed(&header), Err(Oversized));
 
         // Many frames of one message count together.
         let mut framing = Framing::default();
-        framing.feed(&[0xff; GREETING_LEN as usize]).unwrap();
+        framing
+            .feed(&vec![0xff; usize::try_from(GREETING_LEN).unwrap()])
+            .unwrap();
         let piece = frame(true, &vec![0; 1 << 20]);
         let refused = (0..40).find_map(|_| framing.feed(&piece).err());
         assert_eq!(refused, Some(Oversized));

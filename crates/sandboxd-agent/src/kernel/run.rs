@@ -127,7 +127,7 @@ async fn drive(
                         output.result(bundle(&display.data), display.metadata, false).await;
                     }
                     JupyterMessageContent::ExecuteResult(result) => {
-                        end.execution_count = Some(result.execution_count.value() as u32);
+                        end.execution_count = Some(u32::try_from(result.execution_count.value()).unwrap_or(u32::MAX));
                         output.result(bundle(&result.data), result.metadata, true).await;
                     }
                     JupyterMessageContent::ErrorOutput(error) => {
@@ -149,7 +149,7 @@ async fn drive(
                 }
                 if let JupyterMessageContent::ExecuteReply(reply) = reply.content {
                     replied = true;
-                    end.execution_count = Some(reply.execution_count.value() as u32);
+                    end.execution_count = Some(u32::try_from(reply.execution_count.value()).unwrap_or(u32::MAX));
                     if reply.status != ReplyStatus::Ok && !interrupted {
                         end.outcome = KernelOutcome::Error;
                     }

@@ -113,7 +113,10 @@ impl Ring {
                 self.chunks.pop_front();
                 self.cost -= len + CHUNK_OVERHEAD;
             } else {
-                oldest.data.drain(..excess as usize);
+                // Below the chunk's length here, so it fits.
+                oldest
+                    .data
+                    .drain(..usize::try_from(excess).unwrap_or(oldest.data.len()));
                 oldest.start += excess;
                 self.cost -= excess;
             }
@@ -304,7 +307,13 @@ mod tests {
         assert_eq!((ring.start(), ring.head_end(), ring.end), (0, head, 5_000));
         assert_eq!(
             ring_contents(&ring, 0),
-            (0, vec![(FrameKind::Stdout, vec![b'x'; head as usize])])
+            (
+                0,
+                vec![(
+                    FrameKind::Stdout,
+                    vec![b'x'; usize::try_from(head).unwrap()]
+                )]
+            )
         );
         let (from, pieces) = ring_contents(&ring, head);
         assert_eq!(from, ring.tail_start);

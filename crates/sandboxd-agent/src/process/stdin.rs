@@ -72,7 +72,7 @@ pub(super) fn write_within_stall_limit(
             Err(e) if e.kind() == ErrorKind::Interrupted => {}
             Err(e) if e.kind() == ErrorKind::WouldBlock => {
                 let mut fds = [poll_entry(Some(pipe), libc::POLLOUT)];
-                let stall_ms = STDIN_STALL_LIMIT.as_millis() as i32;
+                let stall_ms = i32::try_from(STDIN_STALL_LIMIT.as_millis()).unwrap_or(i32::MAX);
                 sys::poll(&mut fds, stall_ms)?;
                 if fds[0].revents == 0 {
                     return Err(io::Error::new(

@@ -4,7 +4,7 @@
 
 use crate::core::Core;
 use crate::error::Error;
-use crate::state::activity::{self, Actor, Caller, Outcome};
+use crate::state::activity::{self, elapsed_ms, Actor, Caller, Outcome};
 use sandboxd_api::{
     first_widening, EgressRule, NetworkMode, RuntimeInfo, SessionNetwork, MAX_EGRESS_RULES,
 };
@@ -90,7 +90,7 @@ impl Core {
             self.set_session_egress(id, rules.clone())?;
             Ok(rules)
         });
-        let elapsed = started.elapsed().as_millis() as u64;
+        let elapsed = elapsed_ms(started);
         let (target, outcome) = match &result {
             Ok(rules) => (list(rules), Outcome::ok(elapsed)),
             Err(e) => (

@@ -4,7 +4,7 @@
 use crate::core::Core;
 use crate::error::Error;
 use crate::ops::egress;
-use crate::state::activity::{self, Actor, Caller, Outcome};
+use crate::state::activity::{self, elapsed_ms, Actor, Caller, Outcome};
 use crate::state::auth::Principal;
 use crate::state::pool::Pooled;
 use crate::state::sessions::{self, Reservation, Session, TenantSlot};
@@ -118,7 +118,7 @@ impl Core {
             &caller.actor(),
             "open",
             &session.runtime,
-            Outcome::ok(started.elapsed().as_millis() as u64),
+            Outcome::ok(elapsed_ms(started)),
         );
         Ok(info)
     }
@@ -159,7 +159,7 @@ impl Core {
             &caller.actor(),
             "close",
             &session.runtime,
-            Outcome::ok(started.elapsed().as_millis() as u64),
+            Outcome::ok(elapsed_ms(started)),
         );
         Ok(session.info(Default::default()))
     }
@@ -217,7 +217,7 @@ impl Core {
             &caller.actor(),
             "set_timeout",
             &format!("{secs} s"),
-            Outcome::ok(started.elapsed().as_millis() as u64),
+            Outcome::ok(elapsed_ms(started)),
         );
         Ok(self.info(&session).await)
     }
@@ -254,7 +254,7 @@ impl Core {
             &caller.actor(),
             "set_env",
             &format!("{names} variables"),
-            Outcome::ok(started.elapsed().as_millis() as u64),
+            Outcome::ok(elapsed_ms(started)),
         );
         Ok(())
     }
@@ -279,12 +279,13 @@ impl Core {
             .flatten()
             .fold((0, 0), |(m, p), u| (m + u.memory_bytes, p + u.processes));
         Stats {
-            sessions: running.len() as u32,
+            sessions: u32::try_from(running.len()).unwrap_or(u32::MAX),
             pooled: self.pools().count(),
             max_sessions: self.config().max_sessions,
             memory_bytes,
             processes,
-            runtimes_allowed: self.usable_runtimes(&caller.principal).len() as u32,
+            runtimes_allowed: u32::try_from(self.usable_runtimes(&caller.principal).len())
+                .unwrap_or(u32::MAX),
         }
     }
 
@@ -365,7 +366,7 @@ impl Core {
     pub(crate) async fn end_for(&self, session: &Session, action: &str, reason: &str) {
         let started = Instant::now();
         let result = self.end_session(&session.id, reason).await;
-        let elapsed = started.elapsed().as_millis() as u64;
+        let elapsed = elapsed_ms(started);
         let outcome = match result {
             Ok(_) => Outcome::failed(elapsed, reason),
             Err(e) => Outcome::failed(

@@ -6,7 +6,7 @@
 use crate::core::Core;
 use crate::error::Error;
 use crate::state::activity::Actor;
-use crate::state::sessions::Session;
+use crate::state::sessions::{session_count, Session};
 use futures_util::{stream, StreamExt};
 use sandboxd_agent_proto as proto;
 use sandboxd_api::{IdleAction, Policy};
@@ -30,7 +30,7 @@ const PING_INTERVAL: Duration = Duration::from_secs(4);
 /// Why a session whose sandbox no longer runs ended.
 const SANDBOX_STOPPED: &str = "its sandbox stopped: its agent exited, or the container was stopped or removed outside sandboxd (for example, the Docker engine restarted)";
 /// Pings a second, at most: with thousands of sessions, rounds come further apart instead.
-const PINGS_PER_SECOND: usize = 100;
+const PINGS_PER_SECOND: u32 = 100;
 /// How long a ping may take, the wait for a connection to the agent included. An agent
 /// answers at once from an idle connection; one that takes longer is frozen or starved.
 const PING_TIMEOUT: Duration = Duration::from_secs(2);
@@ -447,12 +447,13 @@ impl Core {
             // A paused session's agent is frozen on purpose; it is pinged again once resumed.
             let unpaused = self.sessions().running_where(|s| s.paused_at.is_none());
             // Spread over the round, so thousands of agents never wake at once.
-            let spacing = Duration::from_secs(1) / PINGS_PER_SECOND as u32;
-            let apart = PING_INTERVAL.max(spacing * unpaused.len() as u32);
+            let spacing = Duration::from_secs(1) / PINGS_PER_SECOND;
+            let apart = PING_INTERVAL.max(spacing.saturating_mul(session_count(unpaused.len())));
             let round = Instant::now();
             let silent: Vec<Session> = stream::iter(unpaused.into_iter().enumerate())
                 .map(|(index, session)| async move {
-                    tokio::time::sleep_until(round + spacing * index as u32).await;
+                    tokio::time::sleep_until(round + spacing.saturating_mul(session_count(index)))
+                        .await;
                     (!self.agent_answers(&session).await).then_some(session)
                 })
                 .buffer_unordered(PING_CONCURRENCY)

@@ -10,7 +10,7 @@
 
 use crate::core::Core;
 use crate::error::Error;
-use crate::state::activity::{self, error_text, Actor, Caller, Outcome, PendingEntry};
+use crate::state::activity::{self, elapsed_ms, error_text, Actor, Caller, Outcome, PendingEntry};
 use crate::state::sessions::{self, Session};
 use sandboxd_api::SessionInfo;
 use std::time::Instant;
@@ -57,7 +57,7 @@ impl Core {
             &caller.actor(),
             "set_timeout_action",
             if pause { "pause" } else { "close" },
-            Outcome::ok(started.elapsed().as_millis() as u64),
+            Outcome::ok(elapsed_ms(started)),
         );
         Ok(())
     }

@@ -33,6 +33,11 @@ pub(crate) const CONTROL_TIMEOUT: Duration = Duration::from_secs(10);
 const KILL_ALL_TIMEOUT: Duration = Duration::from_secs(20);
 /// A stdin write also gets this long per MiB: the process has to read it.
 const STDIN_TIME_PER_MIB: Duration = Duration::from_secs(1);
+
+/// How long writing `len` bytes to a process's stdin may take, beyond the control timeout.
+fn stdin_time(len: usize) -> Duration {
+    STDIN_TIME_PER_MIB.saturating_mul(u32::try_from(len >> 20).unwrap_or(u32::MAX))
+}
 const DEFAULT_TERMINAL_SIZE: TermSize = TermSize { cols: 80, rows: 24 };
 const MAX_TERMINAL_DIMENSION: u16 = 1000;
 /// What a terminal's programs are told they talk to, unless the request says otherwise.
@@ -122,7 +127,7 @@ impl Core {
             .map_err(process_error)?;
         if let Some(input) = input {
             let mut agent = self.connect(session).await?;
-            let timeout = CONTROL_TIMEOUT + STDIN_TIME_PER_MIB * (input.len() >> 20) as u32;
+            let timeout = CONTROL_TIMEOUT + stdin_time(input.len());
             write_process_stdin(&mut agent, &info.id, input.as_bytes(), true, timeout)
                 .await
                 .map_err(process_error)?;
@@ -239,7 +244,7 @@ impl Core {
             let target = self.find(&session, process_id).await?;
             entry.target = activity_target(&target);
             let mut agent = self.connect(&session).await?;
-            let timeout = CONTROL_TIMEOUT + STDIN_TIME_PER_MIB * (data.len() >> 20) as u32;
+            let timeout = CONTROL_TIMEOUT + stdin_time(data.len());
             write_process_stdin(&mut agent, process_id, data, close, timeout)
                 .await
                 .map_err(process_error)
@@ -468,9 +473,12 @@ pub(crate) fn api_info(info: proto::ProcessInfo) -> ProcessInfo {
     let exit = info.exit.as_ref();
     let duration_ms = match exit {
         Some(exit) => exit.duration_ms,
-        None => (OffsetDateTime::now_utc() - started_at)
-            .whole_milliseconds()
-            .clamp(0, u64::MAX.into()) as u64,
+        None => u64::try_from(
+            (OffsetDateTime::now_utc() - started_at)
+                .whole_milliseconds()
+                .max(0),
+        )
+        .unwrap_or(u64::MAX),
     };
     ProcessInfo {
         program: activity_target(&info),

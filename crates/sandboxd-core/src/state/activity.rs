@@ -11,6 +11,12 @@ use serde::{Deserialize, Serialize};
 use std::time::Instant;
 use time::OffsetDateTime;
 
+/// Milliseconds since `started`, for an entry's duration (saturating: an entry never lasts
+/// 584 million years).
+pub(crate) fn elapsed_ms(started: Instant) -> u64 {
+    u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX)
+}
+
 /// The interface a request came through, as the activity log names it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Interface {
@@ -211,7 +217,7 @@ impl PendingEntry {
             return;
         }
         self.touch();
-        let elapsed = self.started.elapsed().as_millis() as u64;
+        let elapsed = elapsed_ms(self.started);
         let mut outcome = Outcome {
             status: status.into(),
             duration_ms: elapsed,

@@ -35,7 +35,7 @@ impl Pools {
             .lock()
             .expect("pool lock")
             .values()
-            .map(|q| q.len() as u32)
+            .map(|q| u32::try_from(q.len()).unwrap_or(u32::MAX))
             .sum()
     }
 

@@ -168,6 +168,12 @@ pub fn not_found(id: &str) -> Error {
     Error::NotFound(format!("no session with id \"{id}\"")).with_remedy(Remedy::ListSessions)
 }
 
+/// A count of sessions as the tables keep it: `max_sessions` (a u32) bounds every count, so
+/// the saturation is never reached.
+pub(crate) fn session_count(sessions: usize) -> u32 {
+    u32::try_from(sessions).unwrap_or(u32::MAX)
+}
+
 pub fn rfc3339(at: OffsetDateTime) -> String {
     at.format(&Rfc3339).unwrap_or_default()
 }
@@ -270,7 +276,7 @@ impl Sessions {
 
     pub fn reserve(&self) -> Result<Reservation, Error> {
         let mut table = self.lock();
-        let taken = table.running.len() as u32 + table.starting;
+        let taken = session_count(table.running.len()) + table.starting;
         if taken >= self.max_sessions {
             return Err(Error::ServiceFull(format!(
                 "the service is full: {taken} of {} sessions are open",
@@ -288,7 +294,7 @@ impl Sessions {
     /// opening several; each still takes its own slot).
     pub fn check_room(&self, count: u32) -> Result<(), Error> {
         let table = self.lock();
-        let taken = table.running.len() as u32 + table.starting;
+        let taken = session_count(table.running.len()) + table.starting;
         if taken + count > self.max_sessions {
             return Err(Error::ServiceFull(format!(
                 "the service has room for {} more sessions ({taken} of {} are open), not {count}",
@@ -303,11 +309,13 @@ impl Sessions {
     /// those still starting, taken in the same step as the check.
     pub fn admit_tenant(&self, tenant: &str, max_sessions: u32) -> Result<TenantSlot, Error> {
         let mut table = self.lock();
-        let open = table
-            .running
-            .values()
-            .filter(|s| s.tenant.as_deref() == Some(tenant))
-            .count() as u32;
+        let open = session_count(
+            table
+                .running
+                .values()
+                .filter(|s| s.tenant.as_deref() == Some(tenant))
+                .count(),
+        );
         let starting = table.starting_by_tenant.get(tenant).copied().unwrap_or(0);
         if open + starting >= max_sessions {
             return Err(Error::LimitReached {

@@ -7,7 +7,7 @@ fn reason(text: &str) -> Option<&'static str> {
 /// An address of `range`'s family from its bits (the low 32 for IPv4).
 fn address_like(range: &Special, bits: u128) -> IpAddr {
     match range.prefix {
-        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::from(bits as u32)),
+        IpAddr::V4(_) => IpAddr::V4(Ipv4Addr::from(u32::try_from(bits).unwrap())),
         IpAddr::V6(_) => IpAddr::V6(Ipv6Addr::from(bits)),
     }
 }

@@ -1,20 +1,16 @@
-//! `sandboxd serve`: load and check the config, prepare the state directory, the token and the
-//! agent, connect to the backend (Docker, or Kubernetes when the config says so), then serve the API until interrupted.
+//! `sandboxd serve`: load and check the config, then hand the flags to
+//! [`sandboxd_server::assemble`] (state directory, token, agent, backend, egress proxy,
+//! listener) and serve the API until interrupted; what is printed for the terminal is here.
 
 use anyhow::{bail, Context, Result};
 use clap::Args;
-use rand::Rng;
-use sandboxd_backend::Backend;
-use sandboxd_config::{check_token, format_bytes, BackendSettings, Config, TokenSource};
-use sandboxd_core::Core;
-use sandboxd_docker::{is_static_elf, DockerBackend, DockerOptions};
-use sandboxd_kubernetes::{KubernetesBackend, KubernetesOptions};
-use sandboxd_store::Store;
+use sandboxd_config::{format_bytes, Config};
+use sandboxd_server::ServiceOptions;
 use std::io::{IsTerminal, Write};
 use std::net::SocketAddr;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::os::unix::fs::MetadataExt;
+use std::path::PathBuf;
+use std::time::Duration;
 
 pub const DEFAULT_PORT: u16 = 7717;
 
@@ -79,12 +75,12 @@ pub struct ServeArgs {
 
 pub fn run(args: ServeArgs) -> Result<()> {
     return_large_buffers_when_freed();
-    let mut config = match &args.config {
+    let config = match &args.config {
         Some(path) => Config::load(path)?,
         None => Config::embedded()?,
     };
+    let state_dir = args.state_dir.clone().unwrap_or_else(default_state_dir);
     if args.remove_network_state {
-        let state_dir = args.state_dir.clone().unwrap_or_else(default_state_dir);
         return super::network_state::remove(&config, &state_dir, &args.docker_socket);
     }
     report_worst_case(&config);
@@ -117,121 +113,32 @@ pub fn run(args: ServeArgs) -> Result<()> {
         .with_ansi(std::io::stderr().is_terminal())
         .init();
 
-    let state_dir = args.state_dir.clone().unwrap_or_else(default_state_dir);
-    create_private_dir(&state_dir)?;
-    // Paths under it are handed to the engine, which takes only absolute ones.
-    let state_dir = std::fs::canonicalize(&state_dir)
-        .with_context(|| format!("cannot resolve the state directory {}", state_dir.display()))?;
-    let (token, token_origin) = resolve_token(&config, args.token.clone(), &state_dir)?;
-    let agent = install_agent(args.agent.as_deref(), &state_dir)?;
-    let instance_id = instance_id(&state_dir)?;
-    let egress_ca = crate::egress::load_ca(&mut config, &state_dir)?;
-
+    let options = ServiceOptions {
+        config,
+        listen: args.listen,
+        state_dir,
+        docker_socket: args.docker_socket,
+        agent: args.agent,
+        token: args.token,
+        allowed_hosts: args.allowed_hosts,
+        header_timeout: Duration::from_secs(args.header_timeout_secs),
+    };
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;
     runtime.block_on(async move {
-        let starting = std::time::Instant::now();
-        let (backend, platform) =
-            connect_backend(&config, &args, instance_id, agent, &state_dir).await?;
-        let store = Arc::new(
-            Store::open(&state_dir.join("sandboxd.db")).context("cannot open the state database")?,
-        );
-        let core = Core::new(config, token, backend, store);
-        // Before the last run's sessions are judged: those found gone are told of too.
-        sandboxd_webhooks::start(&core).context("cannot start the webhooks")?;
-        let taken = core
-            .take_back()
-            .await
-            .context("cannot take back the sessions of the last run")?;
-        match platform {
-            Platform::Reported(report) => core.set_engine_report(report),
-            Platform::Docker(docker) => {
-                if taken.count() == 0 {
-                    // Nothing to serve yet: a service that cannot reach its engine says so now.
-                    report_engine(&core, &docker).await?;
-                } else {
-                    // The sessions of the last run need only their agents, and an engine running
-                    // thousands of containers took seconds over its first answers at such a start.
-                    let reporting = core.clone();
-                    let docker = docker.clone();
-                    tokio::spawn(async move {
-                        let mut warned = false;
-                        while let Err(e) = report_engine(&reporting, &docker).await {
-                            if !warned {
-                                eprintln!("sandboxd: WARNING: {e:#}; the sessions of the last run are served through their agents, and whatever needs the engine fails until it answers");
-                                warned = true;
-                            }
-                            tokio::time::sleep(ENGINE_RETRY).await;
-                        }
-                    });
-                }
-                // Before serving: sandboxes with egress reach out through it.
-                crate::egress::start(&core, &docker, &state_dir, egress_ca).await?;
-            }
-        }
-        if taken.count() > 0 {
-            eprintln!(
-                "sandboxd: from the last run: {} sessions serving again {} ms after the start; asking the engine which sandboxes survived",
-                taken.count(),
-                starting.elapsed().as_millis(),
-            );
-        }
-        // Beside serving: with thousands of sandboxes the engine takes seconds to list them.
-        let judging = core.clone();
-        tokio::spawn(async move {
-            match judging.reconcile(taken).await {
-                Ok(r) if r.resumed + r.ended + r.orphans_removed == 0 => {}
-                Ok(r) => eprintln!(
-                    "sandboxd: from the last run: {} sessions resumed, {} ended (their sandboxes were gone), {} unowned sandboxes removed",
-                    r.resumed, r.ended, r.orphans_removed
-                ),
-                Err(e) => eprintln!(
-                    "sandboxd: cannot ask the engine which sandboxes of the last run survived: {e}; the sandbox checks will end those that did not"
-                ),
-            }
-        });
-        let listener = tokio::net::TcpListener::bind(args.listen)
-            .await
-            .with_context(|| format!("cannot listen on {}", args.listen))?;
-        let address = listener.local_addr()?;
+        let service = sandboxd_server::assemble(options).await?;
+        let address = service.address();
         println!("sandboxd listening on http://{address}");
         println!("  open http://{address}/ (API under /v1, health at /healthz)");
-        println!("  authenticate with the header `Authorization: Bearer <token>`; {token_origin}");
+        println!(
+            "  authenticate with the header `Authorization: Bearer <token>`; {}",
+            service.token_origin()
+        );
         println!("  the token can start containers on this host: treat it as a root credential");
         std::io::stdout().flush().ok();
-        sandboxd_server::serve(
-            listener,
-            core,
-            &args.allowed_hosts,
-            std::time::Duration::from_secs(args.header_timeout_secs),
-            shutdown_signal(),
-        )
-        .await
-        .context("the HTTP server failed")?;
+        service.serve(shutdown_signal()).await?;
         eprintln!("sandboxd: stopped; open sessions keep running and resume at the next start");
         Ok(())
     })
-}
-
-/// How often a start that took sessions back asks an engine that did not answer again, for its
-/// report.
-const ENGINE_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
-
-/// What the backend says about its platform: known at connection, or asked of the Docker
-/// engine.
-enum Platform {
-    Reported(serde_json::Value),
-    Docker(Arc<DockerBackend>),
-}
-
-/// Waits for the engine's first answers, logs what they mean against known container escapes,
-/// and keeps the report for the administrator.
-async fn report_engine(core: &Core, docker: &DockerBackend) -> Result<()> {
-    let report = docker.engine_report().await?;
-    report.log();
-    core.set_engine_report(
-        serde_json::to_value(report).context("cannot encode the engine report")?,
-    );
-    Ok(())
 }
 
 /// Request bodies and files pass through buffers of megabytes. The allocator's default raises
@@ -242,63 +149,6 @@ fn return_large_buffers_when_freed() {
     const MAP_FROM_BYTES: libc::c_int = 256 * 1024;
     // SAFETY: mallopt takes integers and only changes the allocator's settings.
     unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, MAP_FROM_BYTES) };
-}
-
-/// The backend the config names, and either what it reports about its platform (Kubernetes,
-/// which answered already) or the Docker backend itself (whose engine is asked later, see
-/// [`report_engine`]; the egress proxy needs its network too).
-async fn connect_backend(
-    config: &Config,
-    args: &ServeArgs,
-    instance_id: String,
-    agent: PathBuf,
-    state_dir: &Path,
-) -> Result<(Arc<dyn Backend>, Platform)> {
-    match &config.backend {
-        BackendSettings::Docker(settings) => {
-            let backend = DockerBackend::connect(DockerOptions {
-                socket: args.docker_socket.clone(),
-                instance_id,
-                agent_binary: agent,
-                socket_root: state_dir.join("sandboxes"),
-                sandboxes_per_shim: settings.sandboxes_per_shim,
-            })?;
-            let backend = Arc::new(backend);
-            Ok((backend.clone(), Platform::Docker(backend)))
-        }
-        BackendSettings::Kubernetes(settings) => {
-            let backend = KubernetesBackend::connect(KubernetesOptions {
-                kubeconfig: settings.kubeconfig.clone(),
-                namespace: settings.namespace.clone(),
-                node_selector: settings.node_selector.clone(),
-                runtime_classes: settings.runtime_class.clone(),
-                instance_id,
-                agent_image: settings.agent_image.clone(),
-                key_dir: state_dir.join("sandboxes"),
-            })
-            .await
-            .context("cannot use the Kubernetes cluster")?;
-            eprintln!(
-                "sandboxd: sandboxes run as pods in namespace {} (agent image {})",
-                settings.namespace, settings.agent_image
-            );
-            for runtime in config.runtimes.values() {
-                if let (None, Some(recipe)) = (&runtime.image, &runtime.recipe) {
-                    eprintln!(
-                        "sandboxd: WARNING: runtime {} is built from recipe {recipe}, which the Kubernetes backend does not build: {}",
-                        runtime.name,
-                        sandboxd_kubernetes::RECIPE_REMEDY
-                    );
-                }
-            }
-            let report = serde_json::json!({
-                "backend": "kubernetes",
-                "namespace": settings.namespace,
-                "agent_image": settings.agent_image,
-            });
-            Ok((Arc::new(backend), Platform::Reported(report)))
-        }
-    }
 }
 
 fn report_worst_case(config: &Config) {
@@ -342,122 +192,6 @@ fn default_state_dir() -> PathBuf {
             .unwrap_or_else(|| PathBuf::from("."));
         home.join(".local/state/sandboxd")
     }
-}
-
-/// Creates `dir` as 0700, or tightens it to 0700: the state directory and every directory in
-/// it are the service's alone (the engine, as root, still bind-mounts from them).
-fn create_private_dir(dir: &Path) -> Result<()> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .with_context(|| format!("cannot create directory {}", dir.display()))?;
-    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o700))
-        .with_context(|| format!("cannot set permissions on {}", dir.display()))
-}
-
-/// The token, and a sentence saying where it comes from (never the token itself).
-fn resolve_token(
-    config: &Config,
-    given: Option<String>,
-    state_dir: &Path,
-) -> Result<(String, String)> {
-    if let Some(token) = given {
-        check_token(&token, "SANDBOXD_TOKEN")?;
-        return Ok((
-            token,
-            "the token is the one in the SANDBOXD_TOKEN variable".into(),
-        ));
-    }
-    match &config.token {
-        TokenSource::Inline(token) => Ok((
-            token.clone(),
-            "the token is the one in the config file".into(),
-        )),
-        TokenSource::File(path) => {
-            let token = std::fs::read_to_string(path)
-                .with_context(|| format!("cannot read token_file {}", path.display()))?
-                .trim()
-                .to_string();
-            check_token(&token, "token_file")?;
-            Ok((token, format!("the token is in {}", path.display())))
-        }
-        TokenSource::Generated => {
-            let path = state_dir.join("token");
-            let origin = format!(
-                "the token is in {} (read it with: cat {})",
-                path.display(),
-                path.display()
-            );
-            match std::fs::read_to_string(&path) {
-                Ok(token) => {
-                    let token = token.trim().to_string();
-                    check_token(&token, &path.display().to_string())?;
-                    Ok((token, origin))
-                }
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-                    let token = super::token::new_token();
-                    let mut file = std::fs::OpenOptions::new()
-                        .write(true)
-                        .create_new(true)
-                        .mode(0o600)
-                        .open(&path)
-                        .with_context(|| format!("cannot create {}", path.display()))?;
-                    writeln!(file, "{token}")?;
-                    Ok((token, format!("{origin}; it was generated now")))
-                }
-                Err(e) => Err(e).with_context(|| format!("cannot read {}", path.display())),
-            }
-        }
-    }
-}
-
-/// An id for this service's sandboxes, kept in the state directory so a restart finds them.
-fn instance_id(state_dir: &Path) -> Result<String> {
-    let path = state_dir.join("instance-id");
-    match std::fs::read_to_string(&path) {
-        Ok(id) if !id.trim().is_empty() => Ok(id.trim().to_string()),
-        _ => {
-            let bytes: [u8; 8] = rand::rng().random();
-            let id: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
-            std::fs::write(&path, format!("{id}\n"))
-                .with_context(|| format!("cannot write {}", path.display()))?;
-            Ok(id)
-        }
-    }
-}
-
-/// Copies the agent into the state directory, so the bind-mounted file never changes under a
-/// running sandbox when the build output is replaced.
-fn install_agent(explicit: Option<&Path>, state_dir: &Path) -> Result<PathBuf> {
-    let source = match explicit {
-        Some(path) => path.to_path_buf(),
-        None => std::env::current_exe()
-            .context("cannot locate the sandboxd program")?
-            .with_file_name("sandboxd-agent"),
-    };
-    let is_static = is_static_elf(&source).with_context(|| {
-        format!(
-            "cannot read the in-sandbox agent at {}; build it with scripts/build.sh or point --agent (SANDBOXD_AGENT) at it",
-            source.display()
-        )
-    })?;
-    if !is_static {
-        bail!(
-            "the agent at {} is not a static binary, so it would not run in images without a C library; build it with scripts/build.sh",
-            source.display()
-        );
-    }
-    let dir = state_dir.join("agent");
-    // The agent file itself is what containers mount, so its directory can be private.
-    create_private_dir(&dir)?;
-    let target = dir.join("sandboxd-agent");
-    let staging = dir.join(format!(".sandboxd-agent.{}", std::process::id()));
-    std::fs::copy(&source, &staging)
-        .with_context(|| format!("cannot copy the agent to {}", staging.display()))?;
-    std::fs::set_permissions(&staging, std::fs::Permissions::from_mode(0o555))?;
-    std::fs::rename(&staging, &target)?;
-    Ok(target)
 }
 
 async fn shutdown_signal() {

@@ -63,7 +63,7 @@ pub fn run(args: ShellArgs) -> Result<u8> {
                 // Standard input ended (it was not a terminal): the shell reads no more.
                 Step::Keys(None) => typing = false,
                 // Dropping the socket hangs the shell up; the terminal's mode is restored.
-                Step::Signalled(signal) => return Ok(128u8.saturating_add(signal as u8)),
+                Step::Signalled(signal) => return Ok(code_of(None, Some(signal))),
                 Step::Resized => {
                     if let Some((cols, rows)) = window_size() {
                         terminal.resize(cols, rows).await?;

@@ -36,7 +36,7 @@ impl Ending {
     pub fn exit_code(&self) -> u8 {
         match self {
             Ending::Exited(code) => *code,
-            Ending::Signalled(signal) => 128u8.saturating_add(*signal as u8),
+            Ending::Signalled(signal) => code_of(None, Some(*signal)),
             Ending::OutputClosed => 0,
         }
     }

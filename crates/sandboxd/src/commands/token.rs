@@ -4,8 +4,8 @@
 use super::output::{print_json, OutputArgs};
 use anyhow::Result;
 use clap::Args;
-use rand::Rng;
 use sandboxd_config::{to_hex, token_sha256};
+use sandboxd_server::new_token;
 
 #[derive(Args)]
 pub struct TokenArgs {
@@ -26,11 +26,6 @@ struct NewToken {
     #[serde(skip_serializing_if = "Option::is_none")]
     tenant: Option<String>,
     token_sha256: String,
-}
-
-pub fn new_token() -> String {
-    let bytes: [u8; 32] = rand::rng().random();
-    to_hex(&bytes)
 }
 
 /// The prefix of an E2B API key.

@@ -120,7 +120,7 @@ async fn an_impostor_agent_gets_bounded_errors_and_others_stay_healthy() {
         "flood",
         "badhello",
     ];
-    let service = TestService::start(&base_config(modes.len() as u32 + 1, ""));
+    let service = TestService::start(&base_config(u32::try_from(modes.len()).unwrap() + 1, ""));
     let outcome = bounded(110, attack, async {
         let fake = compile("fake_agent");
         let bystander = service.open("sh").await;

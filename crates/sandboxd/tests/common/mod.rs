@@ -10,13 +10,14 @@
 
 #[path = "../../../sandboxd-egress/tests/support/ledger.rs"]
 pub mod ledger;
+mod running;
 mod skip;
 #[allow(unused_imports)] // each test binary uses a different part
 pub use skip::{in_ci, skip_or_fail, skipped};
 
-use std::io::{BufRead, BufReader};
+use running::{spawn_service, start_in_process, Running};
 use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
 use std::time::Duration;
 
 pub const TOKEN: &str = "test-token-0123456789abcdef";
@@ -257,7 +258,7 @@ pub struct TestService {
     pub url: String,
     pub instance_id: String,
     pub state_dir: tempfile::TempDir,
-    child: Child,
+    running: Running,
     pub client: reqwest::Client,
     /// The Docker engine's socket the service is given, when not the default.
     engine_socket: Option<PathBuf>,
@@ -321,7 +322,30 @@ impl TestService {
         Self::start_in(config, false, None)
     }
 
+    /// As [`start`](TestService::start), the service assembled inside the test process by the
+    /// function `sandboxd serve` calls, with the options its flags would give. It cannot be
+    /// crashed ([`crash_and_restart`](TestService::crash_and_restart)) nor has a process id.
+    pub fn start_in_process(config: &str) -> TestService {
+        let (state_dir, instance_id) = Self::prepare(config, false);
+        let (service, url) = start_in_process(state_dir.path(), None);
+        Self::serving(
+            state_dir,
+            instance_id,
+            url,
+            Running::InProcess(service),
+            None,
+        )
+    }
+
     fn start_in(config: &str, logged: bool, engine_socket: Option<PathBuf>) -> TestService {
+        let (state_dir, instance_id) = Self::prepare(config, logged);
+        let (child, url) = spawn_service(state_dir.path(), engine_socket.as_deref());
+        let running = Running::Process(child);
+        Self::serving(state_dir, instance_id, url, running, engine_socket)
+    }
+
+    /// A new state directory with its instance id and config.
+    fn prepare(config: &str, logged: bool) -> (tempfile::TempDir, String) {
         // Short paths: the agent socket path must fit a unix socket address.
         let state_dir = tempfile::Builder::new()
             .prefix("sbd")
@@ -336,13 +360,22 @@ impl TestService {
         let config_path = state_dir.path().join("config.toml");
         let backend = kubernetes().map(|k| k.backend_table()).unwrap_or_default();
         std::fs::write(&config_path, format!("{config}{backend}")).unwrap();
-        let (child, url) = spawn_service(state_dir.path(), engine_socket.as_deref());
+        (state_dir, instance_id)
+    }
+
+    fn serving(
+        state_dir: tempfile::TempDir,
+        instance_id: String,
+        url: String,
+        running: Running,
+        engine_socket: Option<PathBuf>,
+    ) -> TestService {
         TestService {
             engine_socket,
             url,
             instance_id,
             state_dir,
-            child,
+            running,
             client: reqwest::Client::builder()
                 .timeout(Duration::from_secs(120))
                 .build()
@@ -358,22 +391,36 @@ impl TestService {
 
     /// As [`crash_and_restart`], doing `while_down` between the crash and the start.
     pub fn crash_and_restart_with(&mut self, while_down: impl FnOnce()) {
-        self.child.kill().unwrap();
-        self.child.wait().unwrap();
+        let child = self.child();
+        child.kill().unwrap();
+        child.wait().unwrap();
         while_down();
         let (child, url) = spawn_service(self.state_dir.path(), self.engine_socket.as_deref());
-        self.child = child;
+        self.running = Running::Process(child);
         self.url = url;
     }
 
     /// The service process's id, e.g. to read its memory use in `/proc/PID/status`.
     pub fn pid(&self) -> u32 {
-        self.child.id()
+        match &self.running {
+            Running::Process(child) => child.id(),
+            Running::InProcess(_) => panic!("an in-process service has no process of its own"),
+        }
     }
 
-    /// Whether the service process is still running (it may have crashed).
+    /// Whether the service is still running (it may have crashed).
     pub fn is_running(&mut self) -> bool {
-        matches!(self.child.try_wait(), Ok(None))
+        match &mut self.running {
+            Running::Process(child) => matches!(child.try_wait(), Ok(None)),
+            Running::InProcess(service) => service.is_running(),
+        }
+    }
+
+    fn child(&mut self) -> &mut std::process::Child {
+        match &mut self.running {
+            Running::Process(child) => child,
+            Running::InProcess(_) => panic!("an in-process service cannot be crashed"),
+        }
     }
 
     pub fn url(&self, path: &str) -> String {
@@ -526,69 +573,6 @@ impl TestService {
     }
 }
 
-/// Starts `sandboxd serve` on a free loopback port with the state directory's config, and
-/// returns it with its URL once it listens.
-fn spawn_service(
-    state_dir: &std::path::Path,
-    engine_socket: Option<&std::path::Path>,
-) -> (Child, String) {
-    // A service started logged appends to its file, after a restart too.
-    let log = std::fs::OpenOptions::new()
-        .append(true)
-        .open(state_dir.join(LOG_FILE))
-        .ok();
-    let (stderr, filter) = match &log {
-        Some(file) => (Stdio::from(file.try_clone().unwrap()), "debug".to_string()),
-        None => (
-            Stdio::inherit(),
-            std::env::var("SANDBOXD_LOG").unwrap_or_else(|_| "warn".into()),
-        ),
-    };
-    let mut command = Command::new(sandboxd_bin());
-    command
-        .args(["serve", "--listen", "127.0.0.1:0", "--config"])
-        .arg(state_dir.join("config.toml"))
-        .arg("--state-dir")
-        .arg(state_dir);
-    if let Some(socket) = engine_socket {
-        command.arg("--docker-socket").arg(socket);
-    }
-    let mut child = command
-        .env_remove("SANDBOXD_TOKEN")
-        .env("SANDBOXD_AGENT", agent_binary())
-        .env("SANDBOXD_LOG", filter)
-        .stdout(Stdio::piped())
-        .stderr(stderr)
-        .spawn()
-        .expect("start sandboxd");
-    let stdout = child.stdout.take().unwrap();
-    let (tx, rx) = std::sync::mpsc::channel();
-    std::thread::spawn(move || {
-        let mut log = log;
-        for line in BufReader::new(stdout).lines() {
-            let Ok(line) = line else { break };
-            if let Some(file) = &mut log {
-                use std::io::Write;
-                let _ = writeln!(file, "{line}");
-            }
-            if let Some(url) = line.strip_prefix("sandboxd listening on ") {
-                let _ = tx.send(url.trim().to_string());
-            }
-        }
-    });
-    match rx.recv_timeout(Duration::from_secs(60)) {
-        Ok(url) => (child, url),
-        Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => {
-            let status = child.wait().unwrap();
-            panic!("sandboxd exited ({status}) before listening; its stderr is above");
-        }
-        Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
-            let _ = child.kill();
-            panic!("sandboxd did not print its address within 60 s");
-        }
-    }
-}
-
 /// Starts a sandbox labelled as service instance `instance_id`'s that no session owns, as a
 /// crashed service may leave behind.
 pub fn start_unowned_sandbox(instance_id: &str) {
@@ -669,8 +653,13 @@ pub fn docker(args: &[&str]) -> String {
 
 impl Drop for TestService {
     fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        match &mut self.running {
+            Running::Process(child) => {
+                let _ = child.kill();
+                let _ = child.wait();
+            }
+            Running::InProcess(service) => service.stop(),
+        }
         if let Some(kubernetes) = kubernetes() {
             kubernetes.remove_pods(&self.instance_id);
             return;

@@ -64,7 +64,9 @@ async fn run(stream: &mut DuplexStream, exec: ExecRequest) -> Option<()> {
     report.stdout_bytes = output.len() as u64;
     // As the agent: the head (half the limit), then past the limit what it left out and the
     // tail (the other half).
-    let limit = output.len().min(exec.output_limit as usize);
+    let limit = output
+        .len()
+        .min(usize::try_from(exec.output_limit).unwrap_or(usize::MAX));
     let head = &output[..limit - limit / 2];
     let tail = &output[output.len() - limit / 2..];
     for chunk in head.chunks(1 << 16) {

@@ -2,7 +2,7 @@
 //! Docker backend's egress network, with the core as its policy (which session an address
 //! is, the rules in force, where the entries go).
 
-use anyhow::{Context, Result};
+use super::AssembleError;
 use sandboxd_api::NetworkMode;
 use sandboxd_config::{Config, PlaceholderKey};
 use sandboxd_core::{Core, EgressEvent};
@@ -98,7 +98,7 @@ impl Policy for ServicePolicy {
                 port: record.port,
                 refusal,
                 bytes: record.bytes_sent + record.bytes_received,
-                duration_ms: record.duration.as_millis() as u64,
+                duration_ms: u64::try_from(record.duration.as_millis()).unwrap_or(u64::MAX),
                 secret: None,
             },
         );
@@ -112,7 +112,7 @@ pub async fn start(
     docker: &DockerBackend,
     state_dir: &Path,
     ca: Option<Interception>,
-) -> Result<()> {
+) -> Result<(), AssembleError> {
     let config = core.config();
     if !config
         .runtimes
@@ -124,7 +124,7 @@ pub async fn start(
     let network = docker
         .egress_network()
         .await
-        .context("cannot set up the egress network")?;
+        .map_err(AssembleError::EgressNetwork)?;
     let gateway = IpAddr::V4(network.gateway());
     let servers = config.egress.name_servers();
     let mut settings = Settings::new(servers);
@@ -141,19 +141,26 @@ pub async fn start(
         network: network.clone(),
         placeholders,
     });
-    let egress = Egress::new(settings, policy)
-        .context("no name server for the egress proxy: set [egress] upstream_dns")?;
+    let egress = Egress::new(settings, policy).map_err(AssembleError::EgressNameServer)?;
     let bind = |port: u16| {
         let address = SocketAddr::new(gateway, port);
         std::net::TcpListener::bind(address)
             .and_then(|l| l.set_nonblocking(true).map(|()| l))
             .and_then(tokio::net::TcpListener::from_std)
-            .with_context(|| format!("cannot listen on {address} for the egress proxy"))
+            .map_err(|source| AssembleError::Listen {
+                address: address.to_string(),
+                purpose: " for the egress proxy",
+                source,
+            })
     };
     let (proxy, http, tls) = (bind(PROXY_PORT)?, bind(HTTP_PORT)?, bind(TLS_PORT)?);
     let dns = tokio::net::UdpSocket::bind(SocketAddr::new(gateway, DNS_PORT))
         .await
-        .with_context(|| format!("cannot listen on {gateway}:{DNS_PORT} for the egress DNS"))?;
+        .map_err(|source| AssembleError::Listen {
+            address: format!("{gateway}:{DNS_PORT}"),
+            purpose: " for the egress DNS",
+            source,
+        })?;
     // The doors serve until the service stops.
     tokio::spawn({
         let egress = egress.clone();
@@ -177,13 +184,16 @@ pub async fn start(
 
 /// With secrets in use, the egress CA (made at the first start, kept after), which recipe
 /// builds then trust too: before the core takes the config.
-pub fn load_ca(config: &mut Config, state_dir: &Path) -> Result<Option<Interception>> {
+pub fn load_ca(
+    config: &mut Config,
+    state_dir: &Path,
+) -> Result<Option<Interception>, AssembleError> {
     if !config.secrets.any_in_use() {
         return Ok(None);
     }
     let dir = state_dir.join(SECRETS_DIR);
     let interception = Interception::load_or_create(&dir, &config.egress.upstream_ca_pem)
-        .context("cannot set up the egress CA for secrets")?;
+        .map_err(AssembleError::EgressCa)?;
     config.trust_in_builds(interception.ca_pem().as_bytes());
     Ok(Some(interception))
 }
@@ -195,7 +205,7 @@ fn start_secrets(
     docker: &DockerBackend,
     dir: &Path,
     interception: Interception,
-) -> Result<(Interception, PlaceholderKey)> {
+) -> Result<(Interception, PlaceholderKey), AssembleError> {
     let config = core.config();
     let key = placeholder_key(&dir.join(PLACEHOLDER_KEY_FILE))?;
     let bundle = dir.join(SANDBOX_BUNDLE_FILE);
@@ -204,7 +214,10 @@ fn start_secrets(
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&bundle, std::fs::Permissions::from_mode(0o644))
     });
-    written.with_context(|| format!("cannot write {}", bundle.display()))?;
+    written.map_err(|source| AssembleError::Write {
+        path: bundle.clone(),
+        source,
+    })?;
     let (env_key, env_core) = (key.clone(), core.clone());
     docker.set_egress_secrets(SecretsSetup {
         ca_bundle: bundle,
@@ -223,14 +236,13 @@ fn start_secrets(
 
 /// The key placeholders are made with: 32 random bytes, made once, readable by the service
 /// only.
-fn placeholder_key(path: &Path) -> Result<PlaceholderKey> {
+fn placeholder_key(path: &Path) -> Result<PlaceholderKey, AssembleError> {
     if let Ok(bytes) = std::fs::read(path) {
-        let bytes: [u8; 32] = bytes.try_into().map_err(|_| {
-            anyhow::anyhow!(
-                "{} is not a placeholder key (32 bytes); remove it to make a new one",
-                path.display()
-            )
-        })?;
+        let bytes: [u8; 32] = bytes
+            .try_into()
+            .map_err(|_| AssembleError::PlaceholderKey {
+                path: path.to_path_buf(),
+            })?;
         return Ok(PlaceholderKey::new(bytes));
     }
     let bytes: [u8; 32] = rand::random();
@@ -240,6 +252,9 @@ fn placeholder_key(path: &Path) -> Result<PlaceholderKey> {
         .mode(0o600)
         .open(path)
         .and_then(|mut file| file.write_all(&bytes).and_then(|()| file.sync_all()))
-        .with_context(|| format!("cannot write {}", path.display()))?;
+        .map_err(|source| AssembleError::Write {
+            path: path.to_path_buf(),
+            source,
+        })?;
     Ok(PlaceholderKey::new(bytes))
 }
