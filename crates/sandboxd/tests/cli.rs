@@ -478,7 +478,7 @@ async fn the_client_library_reads_policy_config_stats_and_deletes_files() {
         .unwrap();
     assert_eq!(client.stats().await.unwrap().sessions, 1);
     client
-        .write_file(&session.id, "dir/a.txt", "a")
+        .write_file(&session.id, "dir/a.txt", None, "a")
         .await
         .unwrap();
     let refused = client.delete_file(&session.id, "dir", false).await;

