@@ -99,3 +99,35 @@ async fn cp_keeps_a_files_permission_bits_but_never_setuid() {
     assert_eq!(refused.status(), 400);
     sandboxd(&service, &["close", &id]).ok();
 }
+
+#[test]
+fn every_command_that_names_a_session_takes_an_id_prefix() {
+    let service = TestService::start(&base_config(3, ""));
+    let id = open(&service);
+    let prefix = &id[..8];
+
+    let activity = sandboxd(&service, &["activity", prefix, "--json"]).ok();
+    assert!(activity.stdout.contains("\"open\""), "{}", activity.stdout);
+    let killed = sandboxd(&service, &["kill-all", prefix]).ok();
+    assert_eq!(killed.stdout, format!("killed 0 processes in {id}\n"));
+    assert_eq!(
+        sandboxd(&service, &["pause", prefix]).ok().stdout,
+        format!("paused {id}\n")
+    );
+    assert_eq!(
+        sandboxd(&service, &["resume", prefix]).ok().stdout,
+        format!("resumed {id}\n")
+    );
+    // `sh` has no kernel: the session was found, and said so.
+    let code = sandboxd_with_stdin(&service, &["code", prefix], b"print(1)");
+    assert_ne!(code.code, 0);
+    assert!(code.stderr.contains("no_kernel"), "{}", code.stderr);
+    let forked = sandboxd(&service, &["fork", prefix]).ok();
+    let fork = forked.stdout.trim();
+    assert_eq!(fork.len(), id.len(), "{}", forked.stdout);
+
+    let unknown = sandboxd(&service, &["activity", "zzzzzz"]);
+    assert_eq!(unknown.code, 5, "{}", unknown.stderr);
+    assert!(unknown.stderr.contains("not_found"), "{}", unknown.stderr);
+    sandboxd(&service, &["close", &id, fork]).ok();
+}

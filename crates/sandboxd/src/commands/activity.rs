@@ -1,6 +1,6 @@
 //! `sandboxd activity ID`: a session's activity log, newest first.
 
-use super::connection::{block_on, ServiceArgs};
+use super::connection::{block_on, ServiceArgs, SessionArg};
 use super::output::{or_dash, print_json, OutputArgs, Table};
 use anyhow::Result;
 use clap::Args;
@@ -8,8 +8,8 @@ use sandboxd_client::Interface;
 
 #[derive(Args)]
 pub struct ActivityArgs {
-    /// The session's id.
-    id: String,
+    /// The session's id, or a unique prefix of it.
+    id: SessionArg,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -18,7 +18,10 @@ pub struct ActivityArgs {
 
 pub fn run(args: ActivityArgs) -> Result<()> {
     let client = args.service.client(Interface::Cli)?;
-    let activity = block_on(client.activity(&args.id))??;
+    let activity = block_on(async {
+        let id = args.id.resolve(&client).await?;
+        anyhow::Ok(client.activity(&id).await?)
+    })??;
     if args.output.json {
         return print_json(&activity);
     }

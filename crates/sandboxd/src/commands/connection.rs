@@ -64,6 +64,26 @@ impl ServiceArgs {
     }
 }
 
+/// A session as the command line names it: its id or a unique prefix of one. Commands reach
+/// the id only through [`SessionArg::resolve`], so each of them takes the same prefixes.
+#[derive(Clone, Debug)]
+pub struct SessionArg(String);
+
+impl std::str::FromStr for SessionArg {
+    type Err = std::convert::Infallible;
+
+    fn from_str(given: &str) -> Result<Self, Self::Err> {
+        Ok(SessionArg(given.to_string()))
+    }
+}
+
+impl SessionArg {
+    /// The full id: see [`resolve_id`].
+    pub async fn resolve(&self, client: &Client) -> Result<String> {
+        resolve_id(client, &self.0).await
+    }
+}
+
 /// The session a full id or a unique prefix of one names, among the running and recently
 /// ended sessions the token may see. An id matching none is passed on as it is, for the
 /// service to say it is unknown.

@@ -2,7 +2,7 @@
 //! is produced, and exits with its exit code. The command's pieces shared with `sandboxd run`
 //! live here.
 
-use super::connection::{block_on, resolve_id, ServiceArgs};
+use super::connection::{block_on, ServiceArgs, SessionArg};
 use super::output::{print_json, OutputArgs};
 use super::streamed::{self, Signals};
 use anyhow::{bail, Context, Result};
@@ -14,8 +14,8 @@ use std::io::{IsTerminal, Read, Write};
 
 #[derive(Args)]
 pub struct ExecArgs {
-    /// The session's id, or a unique prefix of it (`sandboxd sessions` lists them).
-    id: String,
+    /// The session's id, or a unique prefix of it.
+    id: SessionArg,
     #[command(flatten)]
     command: CommandArgs,
     #[command(flatten)]
@@ -115,7 +115,7 @@ pub fn run(args: ExecArgs) -> Result<u8> {
     let client = args.service.client(Interface::Cli)?;
     block_on(async {
         let mut signals = Signals::listen()?;
-        let id = resolve_id(&client, &args.id).await?;
+        let id = args.id.resolve(&client).await?;
         run_command(&client, &id, &args.command, args.output.json, &mut signals).await
     })?
 }
