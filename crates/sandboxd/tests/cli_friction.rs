@@ -131,3 +131,35 @@ fn every_command_that_names_a_session_takes_an_id_prefix() {
     assert!(unknown.stderr.contains("not_found"), "{}", unknown.stderr);
     sandboxd(&service, &["close", &id, fork]).ok();
 }
+
+#[test]
+fn a_shell_line_given_as_one_word_gets_a_hint_and_runs_with_shell() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = open(&service);
+    let hint = "add --shell (-s)";
+
+    let streamed = sandboxd(&service, &["exec", &id, "echo hi && ls"]);
+    assert_eq!(streamed.code, 127, "{}", streamed.stderr);
+    assert!(streamed.stderr.contains(hint), "{}", streamed.stderr);
+    let as_json = sandboxd(&service, &["exec", &id, "--json", "echo hi && ls"]);
+    assert_ne!(as_json.code, 0);
+    assert!(as_json.stderr.contains(hint), "{}", as_json.stderr);
+    // A plain missing program is not a shell line.
+    let missing = sandboxd(&service, &["exec", &id, "no-such-program"]);
+    assert_eq!(missing.code, 127);
+    assert!(!missing.stderr.contains(hint), "{}", missing.stderr);
+
+    let shell = sandboxd(&service, &["exec", "-s", &id, "echo hi && echo $((6 * 7))"]).ok();
+    assert_eq!(shell.stdout, "hi\n42\n");
+    let words = sandboxd(
+        &service,
+        &[
+            "exec", &id, "--shell", "--", "echo", "a", "|", "tr", "a", "b",
+        ],
+    )
+    .ok();
+    assert_eq!(words.stdout, "b\n");
+    let ran = sandboxd(&service, &["run", "--shell", "--", "echo one; echo two"]).ok();
+    assert_eq!(ran.stdout, "one\ntwo\n");
+    sandboxd(&service, &["close", &id]).ok();
+}
