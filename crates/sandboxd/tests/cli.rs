@@ -330,8 +330,7 @@ fn open_exec_cp_activity_sessions_close() {
     .ok();
     let killed = sandboxd(&service, &["kill-all", &id]).ok();
     assert!(
-        killed.stdout.starts_with("killed ")
-            && killed.stdout.ends_with(&format!(" processes in {id}\n")),
+        killed.stdout.starts_with("killed ") && killed.stdout.ends_with(&format!(" in {id}\n")),
         "{}",
         killed.stdout
     );

@@ -163,3 +163,61 @@ fn a_shell_line_given_as_one_word_gets_a_hint_and_runs_with_shell() {
     assert_eq!(ran.stdout, "one\ntwo\n");
     sandboxd(&service, &["close", &id]).ok();
 }
+
+#[test]
+fn tables_show_seconds_one_size_form_and_singulars() {
+    let service = TestService::start(&base_config(2, ""));
+    let id = open(&service);
+    // A fraction of a second in a table, or a size in bytes past a kilobyte, is what to avoid.
+    let nanos = |text: &str| {
+        text.split(|c: char| c.is_whitespace())
+            .any(|cell| cell.contains('T') && cell.contains(':') && cell.contains('.'))
+    };
+    let raw_bytes = |text: &str| {
+        text.split_whitespace().any(|cell| {
+            cell.strip_suffix('b')
+                .is_some_and(|n| n.len() > 4 && n.chars().all(|c| c.is_ascii_digit()))
+        })
+    };
+
+    let local = tempfile::tempdir().unwrap();
+    let tree = local.path().join("tree");
+    std::fs::create_dir_all(tree.join("sub")).unwrap();
+    std::fs::write(tree.join("sub/data"), vec![7u8; 3000]).unwrap();
+    let copied = sandboxd(&service, &["cp", tree.to_str().unwrap(), &format!("{id}:")]).ok();
+    assert!(
+        copied
+            .stdout
+            .starts_with("copied 1 file, 1 directory, 0 symlinks (3000 bytes) to "),
+        "{}",
+        copied.stdout
+    );
+    let file = local.path().join("one");
+    std::fs::write(&file, "1").unwrap();
+    let copied = sandboxd(&service, &["cp", file.to_str().unwrap(), &format!("{id}:")]).ok();
+    assert!(
+        copied.stdout.starts_with("copied 1 byte to"),
+        "{}",
+        copied.stdout
+    );
+
+    let listing = sandboxd(&service, &["ls", &id, "tree/sub"]).ok().stdout;
+    let row = listing
+        .lines()
+        .find(|l| l.ends_with(" data"))
+        .expect(&listing);
+    assert!(row.contains(" 2.9k "), "{listing}");
+    assert!(!nanos(&listing), "{listing}");
+
+    let sessions = sandboxd(&service, &["sessions"]).ok().stdout;
+    assert!(!nanos(&sessions) && !raw_bytes(&sessions), "{sessions}");
+    let activity = sandboxd(&service, &["activity", &id]).ok().stdout;
+    assert!(!nanos(&activity) && !raw_bytes(&activity), "{activity}");
+    assert!(
+        activity
+            .lines()
+            .any(|l| l.contains("write_file") && l.contains(" 1b ")),
+        "{activity}"
+    );
+    sandboxd(&service, &["close", &id]).ok();
+}

@@ -1,7 +1,7 @@
 //! `sandboxd activity ID`: a session's activity log, newest first.
 
 use super::connection::{block_on, ServiceArgs, SessionArg};
-use super::output::{or_dash, print_json, OutputArgs, Table};
+use super::output::{or_dash, print_json, size, timestamp, OutputArgs, Table};
 use anyhow::Result;
 use clap::Args;
 use sandboxd_client::Interface;
@@ -39,14 +39,14 @@ pub fn run(args: ActivityArgs) -> Result<()> {
     ]);
     for entry in activity.entries {
         table.row(vec![
-            entry.at,
+            timestamp(&entry.at),
             entry.principal,
             entry.interface,
             entry.action,
             entry.target,
             entry.status,
             or_dash(entry.exit_code),
-            or_dash(entry.bytes),
+            or_dash(entry.bytes.map(size)),
             entry.duration_ms.to_string(),
             or_dash(entry.error),
         ]);

@@ -5,7 +5,7 @@
 
 use super::connection::{block_on, resolve_id, ServiceArgs};
 use super::cp_tree::{self, TreeCopied};
-use super::output::{print_json, OutputArgs};
+use super::output::{counted, print_json, OutputArgs};
 use super::sparse::SparseWriter;
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -113,16 +113,25 @@ pub fn run(args: CpArgs) -> Result<()> {
     let at = shown_at.map(|id| format!("{id}:")).unwrap_or_default();
     match copied {
         Copied::File(file) if file.path != "-" => {
-            println!("copied {} bytes to {at}{}", file.bytes, file.path)
+            println!("copied {} to {at}{}", bytes(file.bytes), file.path)
         }
         Copied::File(_) => {}
         Copied::Tree(tree) if tree.path != "-" => println!(
-            "copied {} files, {} directories, {} symlinks ({} bytes) to {at}{}",
-            tree.files, tree.dirs, tree.symlinks, tree.bytes, tree.path
+            "copied {}, {}, {} ({}) to {at}{}",
+            counted(tree.files, "file", "files"),
+            counted(tree.dirs, "directory", "directories"),
+            counted(tree.symlinks, "symlink", "symlinks"),
+            bytes(tree.bytes),
+            tree.path
         ),
         Copied::Tree(_) => {}
     }
     Ok(())
+}
+
+/// A count of bytes copied, exact (a table shows sizes short instead).
+fn bytes(count: u64) -> String {
+    counted(count, "byte", "bytes")
 }
 
 async fn resolved(client: &Client, remote: Remote) -> Result<Remote> {

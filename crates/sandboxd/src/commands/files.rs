@@ -1,7 +1,7 @@
 //! `sandboxd ls ID [PATH]` and `sandboxd rm ID PATH...`: a session's files.
 
 use super::connection::{block_on, ServiceArgs, SessionArg};
-use super::output::{or_dash, print_json, OutputArgs, Table};
+use super::output::{or_dash, print_json, size, timestamp, OutputArgs, Table};
 use anyhow::Result;
 use clap::Args;
 use sandboxd_api::FileKind;
@@ -55,8 +55,8 @@ pub fn ls(args: LsArgs) -> Result<()> {
         };
         table.row(vec![
             format!("{kind}{}", entry.mode),
-            entry.size.to_string(),
-            or_dash(entry.modified),
+            size(entry.size),
+            or_dash(entry.modified.as_deref().map(timestamp)),
             format!("{}{suffix}", entry.name),
         ]);
     }

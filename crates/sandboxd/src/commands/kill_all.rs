@@ -1,7 +1,7 @@
 //! `sandboxd kill-all ID`: kills every process in a session; the session stays open.
 
 use super::connection::{block_on, ServiceArgs, SessionArg};
-use super::output::{print_json, OutputArgs};
+use super::output::{counted, print_json, OutputArgs};
 use anyhow::Result;
 use clap::Args;
 use sandboxd_client::Interface;
@@ -27,11 +27,15 @@ pub fn run(args: KillAllArgs) -> Result<()> {
         return print_json(&outcome);
     }
     match outcome.remaining {
-        0 => println!("killed {} processes in {id}", outcome.killed),
+        0 => println!("killed {} in {id}", processes(outcome.killed)),
         remaining => println!(
-            "killed {} processes in {id}; {remaining} still running (forking faster than they could be killed): run it again, or close the session",
-            outcome.killed
+            "killed {} in {id}; {remaining} still running (forking faster than they could be killed): run it again, or close the session",
+            processes(outcome.killed)
         ),
     }
     Ok(())
+}
+
+fn processes(count: u32) -> String {
+    counted(count.into(), "process", "processes")
 }

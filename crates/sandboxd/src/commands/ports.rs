@@ -2,7 +2,7 @@
 //! PORT`: a link that opens one in a browser without the token (`--list`, `--revoke`).
 
 use super::connection::{block_on, ServiceArgs, SessionArg};
-use super::output::{or_dash, print_json, OutputArgs, Table};
+use super::output::{or_dash, print_json, timestamp, OutputArgs, Table};
 use anyhow::{bail, Result};
 use clap::Args;
 use sandboxd_api::ShareInfo;
@@ -106,8 +106,8 @@ fn table(shares: &[ShareInfo]) -> Result<()> {
         table.row(vec![
             share.id.clone(),
             share.port.to_string(),
-            share.created_at.clone(),
-            share.expires_at.clone(),
+            timestamp(&share.created_at),
+            timestamp(&share.expires_at),
             share.created_by.clone(),
         ]);
     }

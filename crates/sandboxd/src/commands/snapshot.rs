@@ -2,12 +2,11 @@
 //! labels (processes are not kept). Open a session from one with `sandboxd open --snapshot ID`.
 
 use super::connection::{block_on, ServiceArgs, SessionArg};
-use super::output::{or_dash, print_json, OutputArgs, Table};
+use super::output::{or_dash, print_json, size, timestamp, OutputArgs, Table};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use sandboxd_api::SnapshotInfo;
 use sandboxd_client::Interface;
-use sandboxd_config::format_bytes;
 
 #[derive(Args)]
 pub struct SnapshotArgs {
@@ -102,8 +101,8 @@ fn table(snapshots: &[SnapshotInfo]) -> Result<()> {
             snapshot.runtime.clone(),
             or_dash(snapshot.tenant.as_ref()),
             snapshot.session_id.clone(),
-            snapshot.created_at.clone(),
-            format_bytes(snapshot.bytes),
+            timestamp(&snapshot.created_at),
+            size(snapshot.bytes),
         ]);
     }
     table.print()
