@@ -221,3 +221,39 @@ fn tables_show_seconds_one_size_form_and_singulars() {
     );
     sandboxd(&service, &["close", &id]).ok();
 }
+
+#[test]
+fn a_refused_token_names_where_it_came_from() {
+    let service = TestService::start(&base_config(1, ""));
+    let home = tempfile::tempdir().unwrap();
+    let state = home.path().join(".local/state/sandboxd");
+    std::fs::create_dir_all(&state).unwrap();
+    std::fs::write(state.join("token"), "another-services-token\n").unwrap();
+    let refused = |args: &[&str], env_token: Option<&str>| {
+        let mut command = Command::new(sandboxd_bin());
+        command
+            .args(args)
+            .args(["--url", &service.url])
+            .env("HOME", home.path())
+            .env_remove("SANDBOXD_TOKEN")
+            .env_remove("SANDBOXD_URL");
+        if let Some(token) = env_token {
+            command.env("SANDBOXD_TOKEN", token);
+        }
+        let output = command.output().unwrap();
+        assert_eq!(output.status.code(), Some(4));
+        String::from_utf8(output.stderr).unwrap()
+    };
+    let file = state.join("token").display().to_string();
+    if !std::path::Path::new("/var/lib/sandboxd/token").exists() {
+        let from_file = refused(&["sessions"], None);
+        assert!(
+            from_file.contains(&format!("token from {file}")),
+            "{from_file}"
+        );
+    }
+    let from_env = refused(&["sessions"], Some("wrong"));
+    assert!(from_env.contains("token from SANDBOXD_TOKEN"), "{from_env}");
+    let from_flag = refused(&["sessions", "--token", "wrong"], Some("wrong"));
+    assert!(from_flag.contains("token from --token"), "{from_flag}");
+}
