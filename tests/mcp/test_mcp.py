@@ -3,6 +3,7 @@ service's /mcp) and over stdio (`sandboxd mcp` launched as a subprocess), agains
 service with real sandboxes."""
 
 import json
+import logging
 from contextlib import asynccontextmanager
 
 import httpx2
@@ -302,6 +303,34 @@ async def test_http_answers_the_hosts_the_service_answers(service):
             f"{service.url}/mcp", json=INITIALIZE, headers=MCP_HEADERS | auth | {"Host": f"evil.example:{port}"}
         )
         assert response.status_code == 403
+
+
+async def test_ending_a_session_is_answered_as_the_sdk_expects(service, caplog):
+    """The SDK ends its MCP session with DELETE /mcp when it closes: the answer is one it takes
+    as done (it logs "Session termination failed: 202" for rmcp's 202), and the session is gone."""
+    caplog.set_level(logging.DEBUG, logger="mcp.client.streamable_http")
+    answers = []
+
+    async def note(response):
+        answers.append((response.request.method, response.status_code, response.headers.get("mcp-session-id")))
+
+    auth = {"Authorization": f"Bearer {service.token}"}
+    async with httpx2.AsyncClient(headers=auth, timeout=30, event_hooks={"response": [note]}) as http:
+        async with streamable_http_client(f"{service.url}/mcp", http_client=http) as (read, write):
+            async with ClientSession(read, write) as session:
+                await session.initialize()
+                assert (await session.list_tools()).tools
+        ended = [(status, sid) for method, status, sid in answers if method == "DELETE"]
+        assert len(ended) == 1, answers
+        assert ended[0][0] == 204, answers
+        assert "Session termination failed" not in caplog.text, caplog.text
+        session_id = next(sid for method, _, sid in answers if method == "POST" and sid)
+        after = await http.post(
+            f"{service.url}/mcp",
+            json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+            headers=MCP_HEADERS | {"mcp-session-id": session_id, "mcp-protocol-version": "2025-06-18"},
+        )
+        assert after.status_code == 404, after.text
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])

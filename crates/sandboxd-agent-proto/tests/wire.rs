@@ -123,8 +123,17 @@ fn requests() -> Vec<(Request, &'static str)> {
             Request::WriteFile {
                 path: "/f".into(),
                 max_bytes: 4,
+                mode: None,
             },
             r#"{"op":"write_file","path":"/f","max_bytes":4}"#,
+        ),
+        (
+            Request::WriteFile {
+                path: "/f".into(),
+                max_bytes: 4,
+                mode: Some(0o755),
+            },
+            r#"{"op":"write_file","path":"/f","max_bytes":4,"mode":493}"#,
         ),
         (
             Request::Delete {

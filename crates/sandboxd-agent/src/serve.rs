@@ -41,7 +41,11 @@ pub(crate) fn answer(connection: &mut UnixStream, frame: &Frame) -> ControlFlow<
             };
             files::read_file(c, &path, limits)
         }
-        Request::WriteFile { path, max_bytes } => files::write_file(c, &path, max_bytes),
+        Request::WriteFile {
+            path,
+            max_bytes,
+            mode,
+        } => files::write_file(c, &path, mode, max_bytes),
         Request::Delete { path, recursive } => files::delete(c, &path, recursive),
         Request::Stat { path } => files::stat(c, &path),
         Request::MakeDir { path, parents } => files::make_dir(c, &path, parents),

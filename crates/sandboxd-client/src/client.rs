@@ -264,17 +264,23 @@ impl Client {
         })
     }
 
-    /// `PUT /v1/sessions/{id}/files/content?path=FILE`: writes a file (replacing it whole),
-    /// creating missing parent directories.
+    /// `PUT /v1/sessions/{id}/files/content?path=FILE&mode=MODE`: writes a file (replacing it
+    /// whole), creating missing parent directories, with `mode`'s permission bits (`0o777` at
+    /// most; the service's 0644 without).
     pub async fn write_file(
         &self,
         id: &str,
         path: &str,
+        mode: Option<u32>,
         contents: impl Into<Body>,
     ) -> Result<FileWritten, ClientError> {
-        let request = self
+        let mut request = self
             .untimed_request(Method::PUT, &["sessions", id, "files", "content"])
-            .query(&[("path", path)])
+            .query(&[("path", path)]);
+        if let Some(mode) = mode {
+            request = request.query(&[("mode", format!("{mode:04o}"))]);
+        }
+        let request = request
             .header(reqwest::header::CONTENT_TYPE, "application/octet-stream")
             .body(contents);
         self.send(request).await

@@ -97,7 +97,7 @@ impl Sandboxes for Client {
         path: &str,
         contents: Vec<u8>,
     ) -> Result<FileWritten, Failure> {
-        Ok(Client::write_file(self, id, path, contents).await?)
+        Ok(Client::write_file(self, id, path, None, contents).await?)
     }
 
     async fn pause_session(&self, id: &str) -> Result<SessionInfo, Failure> {

@@ -101,6 +101,7 @@ pub async fn upload(
                     &call.caller,
                     &call.id,
                     query.path.as_deref().map(user_path).transpose()?,
+                    None,
                     length,
                     StreamReader::new(body),
                 )
@@ -132,7 +133,14 @@ pub async fn upload(
             let body = part.map_err(std::io::Error::other);
             let file = face
                 .core
-                .write_file(&call.caller, &call.id, path, None, StreamReader::new(body))
+                .write_file(
+                    &call.caller,
+                    &call.id,
+                    path,
+                    None,
+                    None,
+                    StreamReader::new(body),
+                )
                 .await?;
             written.push(entry(&file.path));
         }

@@ -34,6 +34,7 @@ pub fn routes<S: Clone + Send + Sync + 'static>(core: &Core) -> Router<S> {
     let service = sandboxd_mcp::http_service(Arc::new(CoreConnector(core.clone())));
     let router = Router::new()
         .route_service(MCP_PATH, service)
+        .layer(middleware::from_fn(session_end_answer))
         .layer(middleware::from_fn_with_state(
             crate::mcp_owners::Owners::default(),
             crate::mcp_owners::bind,
@@ -121,6 +122,18 @@ async fn with_request_gone(mut request: Request, next: Next) -> Response {
 
 /// A JSON-RPC error for a request the endpoint does not take; its id is unknown (the body was
 /// not read), and clients match it to the request they sent on this POST.
+/// rmcp answers a session's end (`DELETE /mcp`) 202 Accepted, though the session is gone by
+/// then; clients take 200 or 204 as ended (the official Python SDK logs "Session termination
+/// failed: 202" otherwise), so it is answered 204 No Content.
+async fn session_end_answer(request: Request, next: Next) -> Response {
+    let ending = request.method() == Method::DELETE;
+    let mut response = next.run(request).await;
+    if ending && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
 fn refuse(status: StatusCode, message: String) -> Response {
     let body = serde_json::json!({
         "jsonrpc": "2.0",

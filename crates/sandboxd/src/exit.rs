@@ -1,5 +1,6 @@
 //! The exit codes of the command (the table in the crate's doc), from what failed.
 
+use crate::commands::connection::token_source;
 use crate::remedy;
 use anyhow::Error;
 use sandboxd_client::ClientError;
@@ -13,14 +14,24 @@ const EXIT_LOCAL_FILE: u8 = 6;
 
 /// Prints what failed (the remedy when one is known) and gives the exit code.
 pub fn fail(error: &Error, code: u8) -> ExitCode {
-    match error
-        .downcast_ref::<ClientError>()
-        .and_then(remedy::cli_text)
-    {
-        Some(text) => eprintln!("sandboxd: error: {text}"),
-        None => eprintln!("sandboxd: error: {error:#}"),
-    }
+    let text = match error.downcast_ref::<ClientError>() {
+        Some(ClientError::Unauthorized { url }) => refused_token(url),
+        Some(client_error) => {
+            remedy::cli_text(client_error).unwrap_or_else(|| format!("{error:#}"))
+        }
+        None => format!("{error:#}"),
+    };
+    eprintln!("sandboxd: error: {text}");
     ExitCode::from(code)
+}
+
+/// A refused token, naming where it came from: a token meant for another service (from a
+/// local token file, say) is the usual cause.
+fn refused_token(url: &str) -> String {
+    let source = token_source().unwrap_or("--token or SANDBOXD_TOKEN");
+    format!(
+        "unauthorized: the service at {url} refused the token from {source}; give this service's token with --token or SANDBOXD_TOKEN"
+    )
 }
 
 /// Whether what failed was writing to a reader that went away.

@@ -330,8 +330,7 @@ fn open_exec_cp_activity_sessions_close() {
     .ok();
     let killed = sandboxd(&service, &["kill-all", &id]).ok();
     assert!(
-        killed.stdout.starts_with("killed ")
-            && killed.stdout.ends_with(&format!(" processes in {id}\n")),
+        killed.stdout.starts_with("killed ") && killed.stdout.ends_with(&format!(" in {id}\n")),
         "{}",
         killed.stdout
     );
@@ -478,7 +477,7 @@ async fn the_client_library_reads_policy_config_stats_and_deletes_files() {
         .unwrap();
     assert_eq!(client.stats().await.unwrap().sessions, 1);
     client
-        .write_file(&session.id, "dir/a.txt", "a")
+        .write_file(&session.id, "dir/a.txt", None, "a")
         .await
         .unwrap();
     let refused = client.delete_file(&session.id, "dir", false).await;

@@ -217,7 +217,8 @@ impl<S: AsyncRead + AsyncWrite + Unpin> FileDownload<S> {
 }
 
 /// Writes the bytes of `source` to the file at `path`, atomically, and returns how many were
-/// written. More than `max_bytes` is refused without sending the excess.
+/// written. More than `max_bytes` is refused without sending the excess. The file gets
+/// `mode`'s permission bits, or 0644 without one.
 ///
 /// Whenever this returns, the agent has either committed the file or been told to drop it,
 /// and on a refusal or a failed `source` it is given up to `step_timeout` to confirm that
@@ -226,6 +227,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> FileDownload<S> {
 pub async fn upload_file<S, R>(
     stream: S,
     path: &str,
+    mode: Option<u32>,
     max_bytes: u64,
     source: R,
     step_timeout: Duration,
@@ -237,6 +239,7 @@ where
     let request = Request::WriteFile {
         path: path.to_string(),
         max_bytes,
+        mode,
     };
     match upload(stream, &request, max_bytes, source, step_timeout).await? {
         (sent, Event::FileWritten { bytes }) if bytes == sent => Ok(sent),
@@ -458,7 +461,7 @@ mod tests {
         });
         // Two reads of 8 bytes against a limit of 10: the second must not be sent.
         let source = (&b"01234567"[..]).chain(&b"89abcdef"[..]);
-        let result = upload_file(service, "f", 10, source, STEP).await;
+        let result = upload_file(service, "f", None, 10, source, STEP).await;
         assert!(matches!(result, Err(UploadError::TooLarge { limit: 10 })));
         assert_eq!(fake.await.unwrap(), b"01234567");
     }
@@ -477,7 +480,7 @@ mod tests {
             // Stops reading, as an agent that gave up may.
             std::future::pending::<Result<(), ProtoError>>().await
         });
-        let result = upload_file(service, "f", u64::MAX, tokio::io::repeat(7), STEP).await;
+        let result = upload_file(service, "f", None, u64::MAX, tokio::io::repeat(7), STEP).await;
         assert!(
             matches!(&result, Err(UploadError::Proto(ProtoError::Agent { code, .. })) if code == "no_space"),
             "{result:?}"

@@ -61,7 +61,13 @@ pub enum Request {
     /// then the service sends at most `max_bytes` in stdin frames and an empty one to commit,
     /// answered with [`Event::FileWritten`]. Nothing appears at the path before the commit,
     /// and an error, a [`Request::Cancel`] or a broken connection leaves nothing behind.
-    WriteFile { path: String, max_bytes: u64 },
+    /// The file gets `mode`'s permission bits (`0o777` at most; 0644 without one).
+    WriteFile {
+        path: String,
+        max_bytes: u64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        mode: Option<u32>,
+    },
     /// Removes a file or a symlink (never what it points to), or with `recursive` a directory
     /// and everything in it: [`Event::Deleted`].
     Delete {

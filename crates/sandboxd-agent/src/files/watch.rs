@@ -412,7 +412,8 @@ mod tests {
     /// Uploads `data` to `path` as the service does.
     fn upload(path: &str, data: &[u8]) {
         let path = path.to_string();
-        let (mut service, agent) = start(move |c| super::super::write::write_file(c, &path, 100));
+        let (mut service, agent) =
+            start(move |c| super::super::write::write_file(c, &path, None, 100));
         assert_eq!(event(&mut service), Event::WriteReady);
         for payload in [data, b""] {
             write_frame(&mut service, FrameKind::Stdin, payload).unwrap();

@@ -15,8 +15,11 @@ use std::time::Duration;
 /// An upload waits this long at most for the service's next frame; a service that stalls
 /// without closing the connection must not keep a temporary file forever.
 const UPLOAD_IDLE_TIMEOUT: Duration = Duration::from_secs(120);
-/// Written files get exactly this mode, whatever the umask.
+/// Written files get exactly this mode, whatever the umask, unless the upload names one.
 const FILE_MODE: u32 = 0o644;
+/// What of an upload's mode is kept: the permission bits, never setuid, setgid or sticky
+/// (the service is not to hand a sandbox a setuid program).
+const PERMISSION_BITS: u32 = 0o777;
 const DIR_MODE: u32 = 0o755;
 /// How an upload's temporary file is named: hidden, beside its destination. Watches leave
 /// these out (see `watch.rs`).
@@ -26,22 +29,29 @@ pub(super) const UPLOAD_PREFIX: &str = ".sandboxd-upload-";
 const TEMP_NAME_ATTEMPTS: u32 = 16;
 
 /// Receives a file in stdin frames into a temporary file beside its destination and renames
-/// it into place once the empty frame arrives.
+/// it into place once the empty frame arrives, with `mode`'s permission bits (0644 without).
 pub fn write_file(
     connection: &mut UnixStream,
     path: &str,
+    mode: Option<u32>,
     max_bytes: u64,
 ) -> Result<(), ProtoError> {
     connection.set_read_timeout(Some(UPLOAD_IDLE_TIMEOUT))?;
-    let answered = receive_file(connection, path, max_bytes);
+    let mode = mode.map_or(FILE_MODE, |mode| mode & PERMISSION_BITS);
+    let answered = receive_file(connection, path, mode, max_bytes);
     if answered.is_ok() {
         connection.set_read_timeout(None)?;
     }
     answered
 }
 
-fn receive_file(connection: &mut UnixStream, path: &str, max_bytes: u64) -> Result<(), ProtoError> {
-    let (mut temp, destination) = match prepare_write(path) {
+fn receive_file(
+    connection: &mut UnixStream,
+    path: &str,
+    mode: u32,
+    max_bytes: u64,
+) -> Result<(), ProtoError> {
+    let (mut temp, destination) = match prepare_write(path, mode) {
         Ok(prepared) => prepared,
         Err(refusal) => return refuse(connection, refusal),
     };
@@ -92,7 +102,7 @@ fn receive_file(connection: &mut UnixStream, path: &str, max_bytes: u64) -> Resu
 /// the upload replaces the file it names, as a shell's `>` would; a directory or a special
 /// file is refused; missing parent directories are created (and removed again if the upload
 /// does not complete).
-fn prepare_write(path: &str) -> Result<(TempFile, PathBuf), Refusal> {
+fn prepare_write(path: &str, mode: u32) -> Result<(TempFile, PathBuf), Refusal> {
     let requested = std::path::absolute(path).map_err(|e| Refusal::io(path, e))?;
     let destination = match fs::canonicalize(&requested) {
         Ok(existing) => {
@@ -118,7 +128,7 @@ fn prepare_write(path: &str) -> Result<(TempFile, PathBuf), Refusal> {
         return Err(Refusal::new(ErrorCode::IsDirectory, message));
     };
     let new_dirs = create_missing_dirs(dir)?;
-    let temp = TempFile::create(dir, new_dirs).map_err(|e| Refusal::io(path, e))?;
+    let temp = TempFile::create(dir, new_dirs, mode).map_err(|e| Refusal::io(path, e))?;
     Ok((temp, destination))
 }
 
@@ -175,7 +185,7 @@ struct TempFile {
 }
 
 impl TempFile {
-    fn create(dir: &Path, new_dirs: NewDirs) -> io::Result<Self> {
+    fn create(dir: &Path, new_dirs: NewDirs, mode: u32) -> io::Result<Self> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let mut attempts = 0;
         loop {
@@ -184,7 +194,7 @@ impl TempFile {
             let created = OpenOptions::new()
                 .write(true)
                 .create_new(true)
-                .mode(FILE_MODE)
+                .mode(mode)
                 .custom_flags(libc::O_NOFOLLOW)
                 .open(&path);
             match created {
@@ -195,8 +205,7 @@ impl TempFile {
                         committed: false,
                         new_dirs,
                     };
-                    temp.file
-                        .set_permissions(Permissions::from_mode(FILE_MODE))?;
+                    temp.file.set_permissions(Permissions::from_mode(mode))?;
                     return Ok(temp);
                 }
                 Err(e) if e.kind() == ErrorKind::AlreadyExists && attempts < TEMP_NAME_ATTEMPTS => {
@@ -246,7 +255,7 @@ mod tests {
         let target = path_in(&dir, "new/deeper/file.bin");
         let data: Vec<u8> = (0..200_000u32).map(|i| (i % 251) as u8).collect();
         let path = target.clone();
-        let (mut service, agent) = start(move |c| write_file(c, &path, 1 << 20));
+        let (mut service, agent) = start(move |c| write_file(c, &path, None, 1 << 20));
         assert_eq!(event(&mut service), Event::WriteReady);
         for chunk in data.chunks(FILE_CHUNK_LEN) {
             send_data(&mut service, chunk);
@@ -270,11 +279,28 @@ mod tests {
     }
 
     #[test]
+    fn upload_keeps_the_permission_bits_it_is_given_and_no_others() {
+        let dir = tempfile::tempdir().unwrap();
+        for (asked, kept) in [(0o755, 0o755), (0o4755, 0o755), (0o2700, 0o700)] {
+            let target = path_in(&dir, &format!("file-{asked:o}"));
+            let path = target.clone();
+            let (mut service, agent) = start(move |c| write_file(c, &path, Some(asked), 10));
+            assert_eq!(event(&mut service), Event::WriteReady);
+            send_data(&mut service, b"#!/bin/sh");
+            send_data(&mut service, b"");
+            assert_eq!(event(&mut service), Event::FileWritten { bytes: 9 });
+            agent.join().unwrap().unwrap();
+            let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o7777;
+            assert_eq!(mode, kept, "asked {asked:o}");
+        }
+    }
+
+    #[test]
     fn an_upload_that_ends_early_leaves_nothing() {
         let dir = tempfile::tempdir().unwrap();
         // Over the limit: refused, nothing written, not even the directories made for it.
         let path = path_in(&dir, "new/deeper/big");
-        let (mut service, agent) = start(move |c| write_file(c, &path, 10));
+        let (mut service, agent) = start(move |c| write_file(c, &path, None, 10));
         assert_eq!(event(&mut service), Event::WriteReady);
         send_data(&mut service, b"0123456789");
         send_data(&mut service, b"x");
@@ -284,7 +310,7 @@ mod tests {
 
         // Cancelled by the service: gone by the time the answer comes.
         let path = path_in(&dir, "cancelled");
-        let (mut service, agent) = start(move |c| write_file(c, &path, 100));
+        let (mut service, agent) = start(move |c| write_file(c, &path, None, 100));
         assert_eq!(event(&mut service), Event::WriteReady);
         send_data(&mut service, b"partial");
         write_json(&mut service, &Request::Cancel).unwrap();
@@ -294,7 +320,7 @@ mod tests {
 
         // The connection breaks mid-transfer.
         let path = path_in(&dir, "broken");
-        let (mut service, agent) = start(move |c| write_file(c, &path, 100));
+        let (mut service, agent) = start(move |c| write_file(c, &path, None, 100));
         assert_eq!(event(&mut service), Event::WriteReady);
         send_data(&mut service, b"partial");
         drop(service);
@@ -312,7 +338,7 @@ mod tests {
             ),
             ("/dev/null".to_string(), ErrorCode::NotAFile),
         ] {
-            let (mut service, agent) = start(move |c| write_file(c, &path, 10));
+            let (mut service, agent) = start(move |c| write_file(c, &path, None, 10));
             assert_eq!(error_code(event(&mut service)), code);
             agent.join().unwrap().unwrap();
         }

@@ -113,6 +113,7 @@ impl Sandboxes for Acting {
                 &self.caller,
                 id,
                 Some(path.to_string()),
+                None,
                 declared,
                 &contents[..],
             )

@@ -97,17 +97,20 @@ impl Core {
         Ok(Download { file, entry })
     }
 
-    /// Writes a file whole from `source` (replacing it), creating missing parent directories.
+    /// Writes a file whole from `source` (replacing it), creating missing parent directories,
+    /// with `mode`'s permission bits (octal, as `"0755"`; 0644 without one).
     /// `declared_length`, when the caller knows it, refuses an oversized upload at once.
     pub async fn write_file(
         &self,
         caller: &Caller,
         session_id: &str,
         path: Option<String>,
+        mode: Option<&str>,
         declared_length: Option<u64>,
         source: impl AsyncRead + Unpin + Send,
     ) -> Result<FileWritten, Error> {
         let path = checked_path(required(path)?)?;
+        let mode = mode.map(permission_bits).transpose()?;
         let session = self.running_session(caller, session_id, "write_file")?;
         let mut entry = self.entry(caller, &session, "write_file", &path);
         let limit = self.config().policy.max_upload_bytes;
@@ -122,7 +125,7 @@ impl Core {
                 return Err(too_large());
             }
             let agent = self.connect(&session).await?;
-            match proto::upload_file(agent, &path, limit, source, STEP_TIMEOUT).await {
+            match proto::upload_file(agent, &path, mode, limit, source, STEP_TIMEOUT).await {
                 Ok(bytes) => Ok(bytes),
                 Err(UploadError::TooLarge { .. }) => Err(too_large()),
                 Err(UploadError::Source(e)) => Err(Error::bad_request(
@@ -245,6 +248,22 @@ pub(crate) fn file_entry(entry: proto::DirEntry) -> FileEntry {
     }
 }
 
+/// A file mode as permission bits in octal, `0000` to `0777`: setuid, setgid and sticky are
+/// refused, so an upload never makes a privileged program.
+fn permission_bits(mode: &str) -> Result<u32, Error> {
+    u32::from_str_radix(mode, 8)
+        .ok()
+        .filter(|bits| mode.len() <= 4 && *bits <= 0o777)
+        .ok_or_else(|| {
+            Error::bad_request(
+                "invalid_request",
+                format!(
+                    "`mode` {mode:?} is not permission bits: give octal digits from 0000 to 0777, e.g. 0755"
+                ),
+            )
+        })
+}
+
 pub(crate) fn required(path: Option<String>) -> Result<String, Error> {
     path.ok_or_else(|| {
         invalid_path(
@@ -312,5 +331,14 @@ mod tests {
         }
         assert!(checked_path(String::new()).is_err());
         assert!(checked_path("a\0b".into()).is_err());
+    }
+
+    #[test]
+    fn a_mode_is_permission_bits_only() {
+        assert_eq!(permission_bits("0755").unwrap(), 0o755);
+        assert_eq!(permission_bits("644").unwrap(), 0o644);
+        for refused in ["4755", "1777", "0800", "", "rwx", "00755", "-1"] {
+            assert!(permission_bits(refused).is_err(), "{refused}");
+        }
     }
 }

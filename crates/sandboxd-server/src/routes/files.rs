@@ -26,6 +26,13 @@ pub struct PathQuery {
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
+pub struct WriteQuery {
+    path: Option<String>,
+    mode: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
 pub struct DeleteQuery {
     path: Option<String>,
     #[serde(default)]
@@ -33,9 +40,14 @@ pub struct DeleteQuery {
 }
 
 /// What the files routes' query takes, for the error when it is malformed.
-const FILE_QUERY: &str = "`path` (and `recursive=true` to delete a directory)";
+const FILE_QUERY: &str =
+    "`path` (and `recursive=true` to delete a directory, `mode=0755` to write a file)";
 
 impl QueryRequest for PathQuery {
+    const TAKES: &'static str = FILE_QUERY;
+}
+
+impl QueryRequest for WriteQuery {
     const TAKES: &'static str = FILE_QUERY;
 }
 
@@ -141,7 +153,8 @@ pub(crate) fn upload_source(body: Body) -> impl AsyncRead + Unpin + Send {
     summary = "Write a file whole (replacing it), creating missing parent directories",
     params(
         ("id" = String, Path, description = "The session's id"),
-        ("path" = String, Query, description = "The file: absolute, or relative to the working directory")
+        ("path" = String, Query, description = "The file: absolute, or relative to the working directory"),
+        ("mode" = Option<String>, Query, description = "Its permission bits in octal, `0000` to `0777` (0644 without)")
     ),
     request_body(content = String, content_type = "application/octet-stream", description = "The file's bytes, up to `policy.max_upload_bytes`"),
     responses(
@@ -155,7 +168,7 @@ pub async fn write_file(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
     Path(id): Path<String>,
-    ApiQuery(query): ApiQuery<PathQuery>,
+    ApiQuery(query): ApiQuery<WriteQuery>,
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<FileWritten>, ApiError> {
@@ -168,6 +181,7 @@ pub async fn write_file(
             &caller,
             &id,
             query.path,
+            query.mode.as_deref(),
             declared_length,
             upload_source(body),
         )

@@ -1,7 +1,7 @@
 //! `sandboxd audit`: the audit log (refused cross-tenant attempts), newest first.
 
 use super::connection::{block_on, ServiceArgs};
-use super::output::{print_json, OutputArgs, Table};
+use super::output::{print_json, timestamp, OutputArgs, Table};
 use anyhow::Result;
 use clap::Args;
 use sandboxd_client::Interface;
@@ -33,7 +33,7 @@ pub fn run(args: AuditArgs) -> Result<()> {
     ]);
     for entry in audit.entries {
         table.row(vec![
-            entry.at,
+            timestamp(&entry.at),
             entry.principal,
             entry.interface,
             entry.action,

@@ -1,6 +1,6 @@
 //! `sandboxd close ID...` (or `--all`): closes sessions at once.
 
-use super::connection::{block_on, resolve_id, ServiceArgs};
+use super::connection::{block_on, ServiceArgs, SessionArg};
 use super::output::{print_json, OutputArgs};
 use anyhow::{bail, Result};
 use clap::Args;
@@ -11,7 +11,7 @@ use sandboxd_client::{Client, Interface};
 pub struct CloseArgs {
     /// The sessions' ids, or unique prefixes of them.
     #[arg(required_unless_present = "all", conflicts_with = "all")]
-    ids: Vec<String>,
+    ids: Vec<SessionArg>,
     /// Close every running session the token may see.
     #[arg(long)]
     all: bool,
@@ -30,7 +30,7 @@ pub fn run(args: CloseArgs) -> Result<()> {
         } else {
             let mut ids = Vec::new();
             for id in &args.ids {
-                ids.push(resolve_id(&client, id).await?);
+                ids.push(id.resolve(&client).await?);
             }
             ids
         };

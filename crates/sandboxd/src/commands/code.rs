@@ -3,7 +3,7 @@
 //! each image it shows to a file it names. Exits 0 when the code ran, 1 when it raised an
 //! exception, 124 when its timeout interrupted it, 137 when its kernel died.
 
-use super::connection::{block_on, ServiceArgs};
+use super::connection::{block_on, ServiceArgs, SessionArg};
 use anyhow::{Context, Result};
 use base64::Engine;
 use clap::Args;
@@ -22,8 +22,8 @@ const IMAGE_FILES: &[(&str, &str)] = &[
 
 #[derive(Args)]
 pub struct CodeArgs {
-    /// The session's id.
-    id: String,
+    /// The session's id, or a unique prefix of it.
+    id: SessionArg,
     /// The file holding the code; `-` or none reads it from stdin.
     file: Option<PathBuf>,
     /// The context to run in (default: the language's default context).
@@ -58,7 +58,8 @@ pub fn run(args: CodeArgs) -> Result<u8> {
         timeout_secs: args.timeout,
     };
     block_on(async {
-        let mut stream = client.run_code(&args.id, &request).await?;
+        let id = args.id.resolve(&client).await?;
+        let mut stream = client.run_code(&id, &request).await?;
         let mut saved = 0;
         let mut end = None;
         while let Some(event) = stream.next().await? {

@@ -6,6 +6,7 @@ use clap::Args;
 use sandboxd_client::{Client, Interface, DEFAULT_URL};
 use std::future::Future;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 use std::time::Duration;
 
 /// The longest wait to connect, within the request timeout.
@@ -51,16 +52,39 @@ impl ServiceArgs {
         &self.url
     }
 
-    /// The token given, or the one a local service keeps.
+    /// The token given, or the one a local service keeps. Where it came from is noted for
+    /// the message when the service refuses it ([`token_source`]).
     pub fn token(&self) -> Result<String> {
-        let token = match &self.token {
-            Some(token) => token.trim().to_string(),
+        let (token, source) = match &self.token {
+            Some(token) if given_as_flag() => (token.trim().to_string(), "--token".to_string()),
+            Some(token) => (token.trim().to_string(), "SANDBOXD_TOKEN".to_string()),
             None => token_from_files()?,
         };
+        let _ = TOKEN_SOURCE.set(source);
         if token.is_empty() {
             bail!("the token is empty; pass the service token with --token or SANDBOXD_TOKEN");
         }
         Ok(token)
+    }
+}
+
+/// A session as the command line names it: its id or a unique prefix of one. Commands reach
+/// the id only through [`SessionArg::resolve`], so each of them takes the same prefixes.
+#[derive(Clone, Debug)]
+pub struct SessionArg(String);
+
+impl std::str::FromStr for SessionArg {
+    type Err = std::convert::Infallible;
+
+    fn from_str(given: &str) -> Result<Self, Self::Err> {
+        Ok(SessionArg(given.to_string()))
+    }
+}
+
+impl SessionArg {
+    /// The full id: see [`resolve_id`].
+    pub async fn resolve(&self, client: &Client) -> Result<String> {
+        resolve_id(client, &self.0).await
     }
 }
 
@@ -96,11 +120,28 @@ fn token_files() -> Vec<PathBuf> {
     files
 }
 
-fn token_from_files() -> Result<String> {
+/// Where this run's token came from: `--token`, `SANDBOXD_TOKEN` or a token file's path.
+static TOKEN_SOURCE: OnceLock<String> = OnceLock::new();
+
+/// Where the token the service was sent came from, once one was.
+pub fn token_source() -> Option<&'static str> {
+    TOKEN_SOURCE.get().map(String::as_str)
+}
+
+/// Whether `--token` is on the command line (clap takes it before `SANDBOXD_TOKEN`).
+fn given_as_flag() -> bool {
+    std::env::args_os().any(|arg| {
+        let arg = arg.to_string_lossy();
+        arg == "--token" || arg.starts_with("--token=")
+    })
+}
+
+/// The token a local service keeps, and the file it is in.
+fn token_from_files() -> Result<(String, String)> {
     let files = token_files();
     for file in &files {
         if let Ok(token) = std::fs::read_to_string(file) {
-            return Ok(token.trim().to_string());
+            return Ok((token.trim().to_string(), file.display().to_string()));
         }
     }
     let tried: Vec<String> = files.iter().map(|f| f.display().to_string()).collect();

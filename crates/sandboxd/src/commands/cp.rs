@@ -5,13 +5,14 @@
 
 use super::connection::{block_on, resolve_id, ServiceArgs};
 use super::cp_tree::{self, TreeCopied};
-use super::output::{print_json, OutputArgs};
+use super::output::{counted, print_json, OutputArgs};
 use super::sparse::SparseWriter;
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use sandboxd_api::FileWritten;
 use sandboxd_client::{Body, Client, ClientError, Interface};
 use std::io::{Seek, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 #[derive(Args)]
@@ -28,6 +29,9 @@ pub struct CpArgs {
     #[command(flatten)]
     service: ServiceArgs,
 }
+
+/// What of a local file's mode a copy into a session keeps.
+const PERMISSION_BITS: u32 = 0o777;
 
 /// A path in a session.
 struct Remote {
@@ -109,16 +113,25 @@ pub fn run(args: CpArgs) -> Result<()> {
     let at = shown_at.map(|id| format!("{id}:")).unwrap_or_default();
     match copied {
         Copied::File(file) if file.path != "-" => {
-            println!("copied {} bytes to {at}{}", file.bytes, file.path)
+            println!("copied {} to {at}{}", bytes(file.bytes), file.path)
         }
         Copied::File(_) => {}
         Copied::Tree(tree) if tree.path != "-" => println!(
-            "copied {} files, {} directories, {} symlinks ({} bytes) to {at}{}",
-            tree.files, tree.dirs, tree.symlinks, tree.bytes, tree.path
+            "copied {}, {}, {} ({}) to {at}{}",
+            counted(tree.files, "file", "files"),
+            counted(tree.dirs, "directory", "directories"),
+            counted(tree.symlinks, "symlink", "symlinks"),
+            bytes(tree.bytes),
+            tree.path
         ),
         Copied::Tree(_) => {}
     }
     Ok(())
+}
+
+/// A count of bytes copied, exact (a table shows sizes short instead).
+fn bytes(count: u64) -> String {
+    counted(count, "byte", "bytes")
 }
 
 async fn resolved(client: &Client, remote: Remote) -> Result<Remote> {
@@ -158,7 +171,7 @@ async fn upload(client: &Client, local: &Local, remote: &Remote) -> Result<Copie
                 std::io::copy(&mut std::io::stdin().lock(), &mut out)
                     .context("cannot read standard input")
             });
-            let written = client.write_file(id, path, body).await;
+            let written = client.write_file(id, path, None, body).await;
             let read = reading.await.context("reading standard input failed")?;
             return Ok(Copied::File(settle(written, read)?.0));
         }
@@ -168,20 +181,25 @@ async fn upload(client: &Client, local: &Local, remote: &Remote) -> Result<Copie
         .await
         .with_context(|| format!("cannot read {}", file.display()))?;
     let name = local_name(file)?;
-    if opened.metadata().await?.is_dir() {
+    let metadata = opened.metadata().await?;
+    if metadata.is_dir() {
         return upload_tree(client, file, remote, &name).await;
     }
+    // Its permission bits go with it (an executable stays one), never setuid or setgid.
+    let mode = Some(metadata.permissions().mode() & PERMISSION_BITS);
     let target = if path.is_empty() || path.ends_with('/') {
         joined(path, &name)
     } else {
         path.to_string()
     };
-    match client.write_file(id, &target, opened).await {
+    match client.write_file(id, &target, mode, opened).await {
         // An existing directory: the copy goes into it.
         Err(e) if e.code() == Some("is_directory") && target == path => {
             let opened = tokio::fs::File::open(file).await?;
             Ok(Copied::File(
-                client.write_file(id, &joined(path, &name), opened).await?,
+                client
+                    .write_file(id, &joined(path, &name), mode, opened)
+                    .await?,
             ))
         }
         written => Ok(Copied::File(written?)),

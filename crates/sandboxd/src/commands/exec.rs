@@ -2,20 +2,20 @@
 //! is produced, and exits with its exit code. The command's pieces shared with `sandboxd run`
 //! live here.
 
-use super::connection::{block_on, resolve_id, ServiceArgs};
+use super::connection::{block_on, ServiceArgs, SessionArg};
 use super::output::{print_json, OutputArgs};
 use super::streamed::{self, Signals};
 use anyhow::{bail, Context, Result};
 use clap::Args;
 use sandboxd_api::{ExecRequest, ExecResult, StartProcess};
-use sandboxd_client::{Client, Interface};
+use sandboxd_client::{Client, ClientError, Interface};
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Read, Write};
 
 #[derive(Args)]
 pub struct ExecArgs {
-    /// The session's id, or a unique prefix of it (`sandboxd sessions` lists them).
-    id: String,
+    /// The session's id, or a unique prefix of it.
+    id: SessionArg,
     #[command(flatten)]
     command: CommandArgs,
     #[command(flatten)]
@@ -39,7 +39,11 @@ pub struct CommandArgs {
     /// Send this program's standard input to the command, as bytes (with --json: as text).
     #[arg(short = 'i', long)]
     stdin: bool,
-    /// The program and its arguments, run as given (for a shell line: sh -c '...').
+    /// Run CMD as a shell line through `sh -c` (its words joined by spaces): pipes, `&&`,
+    /// redirections and variables work.
+    #[arg(short = 's', long)]
+    shell: bool,
+    /// The program and its arguments, run as given (with --shell: a shell line).
     #[arg(
         required = true,
         trailing_var_arg = true,
@@ -50,6 +54,15 @@ pub struct CommandArgs {
 }
 
 impl CommandArgs {
+    /// What runs: the words as given, or with `--shell` the line they make, run by `sh -c`.
+    fn argv(&self) -> Vec<String> {
+        if self.shell {
+            vec!["sh".into(), "-c".into(), self.argv.join(" ")]
+        } else {
+            self.argv.clone()
+        }
+    }
+
     fn env(&self) -> Result<BTreeMap<String, String>> {
         let mut env = BTreeMap::new();
         for pair in &self.env {
@@ -77,7 +90,7 @@ impl CommandArgs {
             );
         }
         Ok(StartProcess {
-            argv: Some(self.argv.clone()),
+            argv: Some(self.argv()),
             cwd: self.cwd.clone(),
             env: self.env()?,
             stdin: self.stdin,
@@ -101,7 +114,7 @@ impl CommandArgs {
             None
         };
         Ok(ExecRequest {
-            argv: Some(self.argv.clone()),
+            argv: Some(self.argv()),
             cwd: self.cwd.clone(),
             env: self.env()?,
             stdin,
@@ -115,7 +128,7 @@ pub fn run(args: ExecArgs) -> Result<u8> {
     let client = args.service.client(Interface::Cli)?;
     block_on(async {
         let mut signals = Signals::listen()?;
-        let id = resolve_id(&client, &args.id).await?;
+        let id = args.id.resolve(&client).await?;
         run_command(&client, &id, &args.command, args.output.json, &mut signals).await
     })?
 }
@@ -131,8 +144,16 @@ pub async fn run_command(
 ) -> Result<u8> {
     if json {
         let request = command.exec_request()?;
+        let argv = request.argv.as_deref().unwrap_or_default();
         return tokio::select! {
-            result = client.exec(id, &request) => report_json(&result?),
+            result = client.exec(id, &request) => {
+                if let Err(ClientError::Api { code, message, .. }) = &result {
+                    if code == "spawn_failed" {
+                        streamed::hint_shell_line(argv, message);
+                    }
+                }
+                report_json(&result?)
+            }
             signal = signals.recv() => Ok(streamed::Ending::Signalled(signal).exit_code()),
         };
     }

@@ -1,7 +1,7 @@
 //! `sandboxd ls ID [PATH]` and `sandboxd rm ID PATH...`: a session's files.
 
-use super::connection::{block_on, resolve_id, ServiceArgs};
-use super::output::{or_dash, print_json, OutputArgs, Table};
+use super::connection::{block_on, ServiceArgs, SessionArg};
+use super::output::{or_dash, print_json, size, timestamp, OutputArgs, Table};
 use anyhow::Result;
 use clap::Args;
 use sandboxd_api::FileKind;
@@ -10,7 +10,7 @@ use sandboxd_client::Interface;
 #[derive(Args)]
 pub struct LsArgs {
     /// The session's id, or a unique prefix of it.
-    id: String,
+    id: SessionArg,
     /// The directory (default: the sandbox's working directory).
     #[arg(default_value = ".")]
     path: String,
@@ -23,7 +23,7 @@ pub struct LsArgs {
 #[derive(Args)]
 pub struct RmArgs {
     /// The session's id, or a unique prefix of it.
-    id: String,
+    id: SessionArg,
     /// What to delete: files, symlinks (never what they point to), and with -r directories.
     #[arg(required = true)]
     paths: Vec<String>,
@@ -39,7 +39,7 @@ pub struct RmArgs {
 pub fn ls(args: LsArgs) -> Result<()> {
     let client = args.service.client(Interface::Cli)?;
     let listing = block_on(async {
-        let id = resolve_id(&client, &args.id).await?;
+        let id = args.id.resolve(&client).await?;
         anyhow::Ok(client.list_files(&id, &args.path).await?)
     })??;
     if args.output.json {
@@ -55,8 +55,8 @@ pub fn ls(args: LsArgs) -> Result<()> {
         };
         table.row(vec![
             format!("{kind}{}", entry.mode),
-            entry.size.to_string(),
-            or_dash(entry.modified),
+            size(entry.size),
+            or_dash(entry.modified.as_deref().map(timestamp)),
             format!("{}{suffix}", entry.name),
         ]);
     }
@@ -70,14 +70,13 @@ pub fn ls(args: LsArgs) -> Result<()> {
 pub fn rm(args: RmArgs) -> Result<()> {
     let client = args.service.client(Interface::Cli)?;
     let deleted = block_on(async {
-        let id = resolve_id(&client, &args.id).await?;
+        let id = args.id.resolve(&client).await?;
         let mut deleted = Vec::new();
         for path in &args.paths {
             let result = client.delete_file(&id, path, args.recursive).await;
             match result {
                 Err(e) if e.code() == Some("is_directory") => anyhow::bail!(
-                    "{path} is a directory; delete it and everything in it with `sandboxd rm -r {} {path}`",
-                    args.id
+                    "{path} is a directory; delete it and everything in it with `sandboxd rm -r {id} {path}`"
                 ),
                 result => deleted.push(result?),
             }

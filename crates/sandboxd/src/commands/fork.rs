@@ -1,7 +1,7 @@
 //! `sandboxd fork ID --count N`: opens N independent sessions with a session's files and
 //! prints their ids. All open, or none.
 
-use super::connection::{block_on, ServiceArgs};
+use super::connection::{block_on, ServiceArgs, SessionArg};
 use super::output::{print_json, OutputArgs};
 use anyhow::Result;
 use clap::Args;
@@ -9,8 +9,8 @@ use sandboxd_client::Interface;
 
 #[derive(Args)]
 pub struct ForkArgs {
-    /// The session's id.
-    id: String,
+    /// The session's id, or a unique prefix of it.
+    id: SessionArg,
     /// How many sessions to open (1 to 16).
     #[arg(long, default_value_t = 1)]
     count: u32,
@@ -22,7 +22,10 @@ pub struct ForkArgs {
 
 pub fn run(args: ForkArgs) -> Result<()> {
     let client = args.service.client(Interface::Cli)?;
-    let forked = block_on(client.fork_session(&args.id, args.count))??;
+    let forked = block_on(async {
+        let id = args.id.resolve(&client).await?;
+        anyhow::Ok(client.fork_session(&id, args.count).await?)
+    })??;
     if args.output.json {
         return print_json(&forked);
     }

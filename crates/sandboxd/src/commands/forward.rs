@@ -2,7 +2,7 @@
 //! 127.0.0.1:LOCAL (PORT by default; 0 picks a free one) whose every connection is a raw
 //! TCP tunnel to PORT in the sandbox, through the service. Runs until Ctrl-C.
 
-use super::connection::{block_on, resolve_id, ServiceArgs};
+use super::connection::{block_on, ServiceArgs, SessionArg};
 use crate::remedy::cli_text;
 use anyhow::{Context, Result};
 use clap::Args;
@@ -12,8 +12,8 @@ use tokio::net::{TcpListener, TcpStream};
 
 #[derive(Args)]
 pub struct ForwardArgs {
-    /// The session's id (or a unique prefix of it).
-    id: String,
+    /// The session's id, or a unique prefix of it.
+    id: SessionArg,
     /// The port in the sandbox.
     port: u16,
     /// The local port to listen on, on 127.0.0.1: PORT when not given, any free one for 0.
@@ -25,7 +25,7 @@ pub struct ForwardArgs {
 pub fn run(args: ForwardArgs) -> Result<()> {
     let client = args.service.client(Interface::Cli)?;
     block_on(async {
-        let id = resolve_id(&client, &args.id).await?;
+        let id = args.id.resolve(&client).await?;
         // A session that is not there fails now, not at the first connection.
         client.session(&id).await?;
         let local = args.local.unwrap_or(args.port);

@@ -1,15 +1,15 @@
 //! `sandboxd kill-all ID`: kills every process in a session; the session stays open.
 
-use super::connection::{block_on, ServiceArgs};
-use super::output::{print_json, OutputArgs};
+use super::connection::{block_on, ServiceArgs, SessionArg};
+use super::output::{counted, print_json, OutputArgs};
 use anyhow::Result;
 use clap::Args;
 use sandboxd_client::Interface;
 
 #[derive(Args)]
 pub struct KillAllArgs {
-    /// The session's id.
-    id: String,
+    /// The session's id, or a unique prefix of it.
+    id: SessionArg,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -18,16 +18,24 @@ pub struct KillAllArgs {
 
 pub fn run(args: KillAllArgs) -> Result<()> {
     let client = args.service.client(Interface::Cli)?;
-    let outcome = block_on(client.kill_all_processes(&args.id))??;
+    let (id, outcome) = block_on(async {
+        let id = args.id.resolve(&client).await?;
+        let outcome = client.kill_all_processes(&id).await?;
+        anyhow::Ok((id, outcome))
+    })??;
     if args.output.json {
         return print_json(&outcome);
     }
     match outcome.remaining {
-        0 => println!("killed {} processes in {}", outcome.killed, args.id),
+        0 => println!("killed {} in {id}", processes(outcome.killed)),
         remaining => println!(
-            "killed {} processes in {}; {remaining} still running (forking faster than they could be killed): run it again, or close the session",
-            outcome.killed, args.id
+            "killed {} in {id}; {remaining} still running (forking faster than they could be killed): run it again, or close the session",
+            processes(outcome.killed)
         ),
     }
     Ok(())
+}
+
+fn processes(count: u32) -> String {
+    counted(count.into(), "process", "processes")
 }

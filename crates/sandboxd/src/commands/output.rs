@@ -75,7 +75,91 @@ pub fn duration(secs: u64) -> String {
     }
 }
 
+/// A time the service gave in RFC 3339, to the second (as every table shows times):
+/// `2026-05-09T07:29:33.123456789Z` is `2026-05-09T07:29:33Z`.
+pub fn timestamp(rfc3339: &str) -> String {
+    match rfc3339.split_once('.') {
+        Some((to_seconds, fraction_and_zone)) => {
+            let zone = fraction_and_zone.trim_start_matches(|c: char| c.is_ascii_digit());
+            format!("{to_seconds}{zone}")
+        }
+        None => rfc3339.to_string(),
+    }
+}
+
+/// A size as people read it, in the configuration's units: `512b`, `3k`, `1.5m`, `34m`, `2g`
+/// (one decimal below 10 of a unit, when it is not whole).
+pub fn size(bytes: u64) -> String {
+    const UNITS: [(&str, u64); 4] = [
+        ("t", 1 << 40),
+        ("g", 1 << 30),
+        ("m", 1 << 20),
+        ("k", 1 << 10),
+    ];
+    let Some((suffix, unit)) = UNITS.into_iter().find(|(_, unit)| bytes >= *unit) else {
+        return format!("{bytes}b");
+    };
+    let (bytes, unit) = (u128::from(bytes), u128::from(unit));
+    let tenths = (bytes * 10 + unit / 2) / unit;
+    if tenths < 100 && tenths % 10 != 0 {
+        format!("{}.{}{suffix}", tenths / 10, tenths % 10)
+    } else {
+        format!("{}{suffix}", (bytes + unit / 2) / unit)
+    }
+}
+
+/// `1 file`, `2 files`: the plural only when the count is not one.
+pub fn counted(count: u64, one: &str, many: &str) -> String {
+    if count == 1 {
+        format!("1 {one}")
+    } else {
+        format!("{count} {many}")
+    }
+}
+
 /// An optional value, or `-`.
 pub fn or_dash<T: ToString>(value: Option<T>) -> String {
     value.map_or_else(|| "-".to_string(), |v| v.to_string())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_are_shown_to_the_second() {
+        assert_eq!(
+            timestamp("2026-05-09T07:29:33.123456789Z"),
+            "2026-05-09T07:29:33Z"
+        );
+        assert_eq!(
+            timestamp("2026-05-09T07:29:33.5+02:00"),
+            "2026-05-09T07:29:33+02:00"
+        );
+        assert_eq!(timestamp("2026-05-09T07:29:33Z"), "2026-05-09T07:29:33Z");
+    }
+
+    #[test]
+    fn sizes_have_one_form() {
+        for (bytes, shown) in [
+            (0, "0b"),
+            (1023, "1023b"),
+            (3 * 1024, "3k"),
+            (1536, "1.5k"),
+            (35_589_632, "34m"),
+            (256 << 20, "256m"),
+            (10_695_475, "10m"),
+            (5 << 30, "5g"),
+            (u64::MAX, "16777216t"),
+        ] {
+            assert_eq!(size(bytes), shown, "{bytes}");
+        }
+    }
+
+    #[test]
+    fn one_is_singular() {
+        assert_eq!(counted(1, "file", "files"), "1 file");
+        assert_eq!(counted(0, "file", "files"), "0 files");
+        assert_eq!(counted(2, "directory", "directories"), "2 directories");
+    }
 }

@@ -1,7 +1,7 @@
 //! `sandboxd pause ID` and `sandboxd resume ID`: freeze every process of a session, and thaw
 //! it. Any command on a paused session resumes it too.
 
-use super::connection::{block_on, ServiceArgs};
+use super::connection::{block_on, ServiceArgs, SessionArg};
 use super::output::{print_json, OutputArgs};
 use anyhow::Result;
 use clap::Args;
@@ -9,8 +9,8 @@ use sandboxd_client::Interface;
 
 #[derive(Args)]
 pub struct PauseArgs {
-    /// The session's id.
-    id: String,
+    /// The session's id, or a unique prefix of it.
+    id: SessionArg,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -20,11 +20,15 @@ pub struct PauseArgs {
 /// Pauses the session, or with `resume` thaws it.
 pub fn run(args: PauseArgs, resume: bool) -> Result<()> {
     let client = args.service.client(Interface::Cli)?;
-    let session = if resume {
-        block_on(client.resume_session(&args.id))??
-    } else {
-        block_on(client.pause_session(&args.id))??
-    };
+    let session = block_on(async {
+        let id = args.id.resolve(&client).await?;
+        let session = if resume {
+            client.resume_session(&id).await?
+        } else {
+            client.pause_session(&id).await?
+        };
+        anyhow::Ok(session)
+    })??;
     if args.output.json {
         return print_json(&session);
     }

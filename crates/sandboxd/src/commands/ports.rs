@@ -1,8 +1,8 @@
 //! `sandboxd ports ID`: the TCP ports listening in a session's sandbox; `sandboxd share ID
 //! PORT`: a link that opens one in a browser without the token (`--list`, `--revoke`).
 
-use super::connection::{block_on, resolve_id, ServiceArgs};
-use super::output::{or_dash, print_json, OutputArgs, Table};
+use super::connection::{block_on, ServiceArgs, SessionArg};
+use super::output::{or_dash, print_json, timestamp, OutputArgs, Table};
 use anyhow::{bail, Result};
 use clap::Args;
 use sandboxd_api::ShareInfo;
@@ -10,8 +10,8 @@ use sandboxd_client::Interface;
 
 #[derive(Args)]
 pub struct PortsArgs {
-    /// The session's id (or a unique prefix of it).
-    id: String,
+    /// The session's id, or a unique prefix of it.
+    id: SessionArg,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -21,7 +21,7 @@ pub struct PortsArgs {
 pub fn ports(args: PortsArgs) -> Result<()> {
     let client = args.service.client(Interface::Cli)?;
     let list = block_on(async {
-        let id = resolve_id(&client, &args.id).await?;
+        let id = args.id.resolve(&client).await?;
         anyhow::Ok(client.list_ports(&id).await?)
     })??;
     if args.output.json {
@@ -41,8 +41,8 @@ pub fn ports(args: PortsArgs) -> Result<()> {
 
 #[derive(Args)]
 pub struct ShareArgs {
-    /// The session's id (or a unique prefix of it).
-    id: String,
+    /// The session's id, or a unique prefix of it.
+    id: SessionArg,
     /// The port in the sandbox to make a link to.
     #[arg(required_unless_present_any = ["list", "revoke"])]
     port: Option<u16>,
@@ -65,7 +65,7 @@ pub fn share(args: ShareArgs) -> Result<()> {
     let client = args.service.client(Interface::Cli)?;
     let json = args.output.json;
     block_on(async {
-        let id = resolve_id(&client, &args.id).await?;
+        let id = args.id.resolve(&client).await?;
         if args.list {
             let list = client.list_shares(&id).await?;
             return match json {
@@ -106,8 +106,8 @@ fn table(shares: &[ShareInfo]) -> Result<()> {
         table.row(vec![
             share.id.clone(),
             share.port.to_string(),
-            share.created_at.clone(),
-            share.expires_at.clone(),
+            timestamp(&share.created_at),
+            timestamp(&share.expires_at),
             share.created_by.clone(),
         ]);
     }

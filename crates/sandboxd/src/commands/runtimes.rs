@@ -2,12 +2,11 @@
 //! runtime commands can join `list`.
 
 use super::connection::{block_on, ServiceArgs};
-use super::output::{print_json, OutputArgs, Table};
+use super::output::{print_json, size, OutputArgs, Table};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use sandboxd_api::ImageStatus;
 use sandboxd_client::Interface;
-use sandboxd_config::format_bytes;
 
 #[derive(Args)]
 #[command(args_conflicts_with_subcommands = true)]
@@ -78,7 +77,7 @@ fn run_list(args: ListArgs) -> Result<()> {
         table.row(vec![
             name,
             image,
-            format_bytes(runtime.limits.mem_limit_bytes),
+            size(runtime.limits.mem_limit_bytes),
             runtime.limits.cpus.to_string(),
             runtime.limits.pids_limit.to_string(),
             runtime.limits.network_mode.as_str().to_string(),

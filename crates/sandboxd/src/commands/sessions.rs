@@ -1,12 +1,11 @@
 //! `sandboxd sessions`: the open sessions (and with `--all` the recently ended ones).
 
 use super::connection::{block_on, ServiceArgs};
-use super::output::{duration, or_dash, print_json, OutputArgs, Table};
+use super::output::{duration, or_dash, print_json, size, timestamp, OutputArgs, Table};
 use anyhow::Result;
 use clap::Args;
 use sandboxd_api::SessionState;
 use sandboxd_client::Interface;
-use sandboxd_config::format_bytes;
 use std::io::Write;
 
 #[derive(Args)]
@@ -51,13 +50,13 @@ pub fn run(args: SessionsArgs) -> Result<()> {
             }
             .to_string(),
             or_dash(session.tenant),
-            session.created_at,
+            timestamp(&session.created_at),
             if running {
                 duration(session.idle_secs)
             } else {
                 "-".into()
             },
-            format_bytes(session.memory_bytes),
+            size(session.memory_bytes),
             session.process_count.to_string(),
             or_dash(session.end_reason),
         ]);

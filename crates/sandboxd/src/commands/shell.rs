@@ -2,7 +2,7 @@
 //! in raw mode, its keystrokes sent as they are typed, its window size followed (SIGWINCH),
 //! until the shell exits; this program then exits with the shell's exit code.
 
-use super::connection::{block_on, resolve_id, ServiceArgs};
+use super::connection::{block_on, ServiceArgs, SessionArg};
 use super::streamed::{code_of, Signals};
 use anyhow::{bail, Context, Result};
 use clap::Args;
@@ -17,7 +17,7 @@ const DEFAULT_SIZE: (u16, u16) = (80, 24);
 #[derive(Args)]
 pub struct ShellArgs {
     /// The session's id, or a unique prefix of it.
-    id: String,
+    id: SessionArg,
     #[command(flatten)]
     service: ServiceArgs,
 }
@@ -32,7 +32,7 @@ enum Step {
 pub fn run(args: ShellArgs) -> Result<u8> {
     let client = args.service.client(Interface::Cli)?;
     block_on(async {
-        let id = resolve_id(&client, &args.id).await?;
+        let id = args.id.resolve(&client).await?;
         let (cols, rows) = window_size().unwrap_or(DEFAULT_SIZE);
         let mut terminal = client.open_terminal(&id, cols, rows).await?;
         let mut resized = signal(SignalKind::window_change()).context("cannot follow resizes")?;

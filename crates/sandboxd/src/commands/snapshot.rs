@@ -1,13 +1,12 @@
 //! `sandboxd snapshot create|list|get|delete`: snapshots of sessions' files, runtime and
 //! labels (processes are not kept). Open a session from one with `sandboxd open --snapshot ID`.
 
-use super::connection::{block_on, ServiceArgs};
-use super::output::{or_dash, print_json, OutputArgs, Table};
+use super::connection::{block_on, ServiceArgs, SessionArg};
+use super::output::{or_dash, print_json, size, timestamp, OutputArgs, Table};
 use anyhow::Result;
 use clap::{Args, Subcommand};
 use sandboxd_api::SnapshotInfo;
 use sandboxd_client::Interface;
-use sandboxd_config::format_bytes;
 
 #[derive(Args)]
 pub struct SnapshotArgs {
@@ -28,8 +27,8 @@ struct Common {
 enum Action {
     /// Save a session's files (/workspace, /tmp, /dev/shm), runtime and labels.
     Create {
-        /// The session's id.
-        session: String,
+        /// The session's id, or a unique prefix of it.
+        session: SessionArg,
         /// The snapshot's name.
         name: String,
         #[command(flatten)]
@@ -63,7 +62,10 @@ pub fn run(args: SnapshotArgs) -> Result<()> {
     let json = common.output.json;
     let shown = match &args.action {
         Action::Create { session, name, .. } => {
-            vec![block_on(client.create_snapshot(session, name))??]
+            vec![block_on(async {
+                let session = session.resolve(&client).await?;
+                anyhow::Ok(client.create_snapshot(&session, name).await?)
+            })??]
         }
         Action::Get { id, .. } => vec![block_on(client.snapshot(id))??],
         Action::List { .. } => {
@@ -99,8 +101,8 @@ fn table(snapshots: &[SnapshotInfo]) -> Result<()> {
             snapshot.runtime.clone(),
             or_dash(snapshot.tenant.as_ref()),
             snapshot.session_id.clone(),
-            snapshot.created_at.clone(),
-            format_bytes(snapshot.bytes),
+            timestamp(&snapshot.created_at),
+            size(snapshot.bytes),
         ]);
     }
     table.print()

@@ -86,6 +86,7 @@ pub async fn run(
         Ok(process) => process,
         Err(ClientError::Api { code, message, .. }) if code == "spawn_failed" => {
             eprintln!("sandboxd: {message}");
+            hint_shell_line(request.argv.as_deref().unwrap_or_default(), &message);
             return Ok(Ending::Exited(spawn_exit_code(&message)));
         }
         Err(e) => return Err(e.into()),
@@ -190,8 +191,30 @@ fn pump_stdin(client: &Client, id: &str, process_id: &str) -> tokio::task::JoinH
 }
 
 /// 127 when the program was not found, 126 when it could not be executed, as a shell says.
+/// Whether a refusal to start says there is no such program.
+fn not_found(spawn_failure: &str) -> bool {
+    spawn_failure.contains("(os error 2)")
+}
+
+/// Characters a shell line has and a program's name hardly ever does.
+const SHELL_SYNTAX: &[char] = &[
+    ' ', '\t', '\n', '|', '&', ';', '<', '>', '(', ')', '$', '`', '*', '?', '\'', '"', '\\',
+];
+
+/// When a single word that is plainly a shell line (`'echo hi && ls'`) was taken for a
+/// program that does not exist, says how to run it as one.
+pub fn hint_shell_line(argv: &[String], spawn_failure: &str) {
+    if let [word] = argv {
+        if not_found(spawn_failure) && word.contains(SHELL_SYNTAX) {
+            eprintln!(
+                "sandboxd: hint: that is a shell line, not a program: add --shell (-s) to run it through sh -c, or give `sh -c '...'` as the command"
+            );
+        }
+    }
+}
+
 fn spawn_exit_code(message: &str) -> u8 {
-    if message.contains("(os error 2)") {
+    if not_found(message) {
         EXIT_NOT_FOUND
     } else {
         EXIT_NOT_EXECUTABLE
