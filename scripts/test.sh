@@ -8,6 +8,7 @@
 #   4b. the Kubernetes backend                  scripts/k8s-up.sh (a single-node cluster of this host,
 #                                                built from Go modules once and cached), then the
 #                                                kubernetes suite and the shared backend suites on it
+#   4c. the shared backend suites on gVisor    SANDBOXD_TEST_ISOLATION=gvisor (runsc, built by host-setup)
 #   5. the dashboard in Chromium              tests/browser (npm ci, then node --test; the tests
 #                                                start their own service on loopback)
 #   6. the MCP server with the MCP Python SDK  tests/mcp (pytest in target/mcp-venv)
@@ -337,6 +338,16 @@ kubernetes_tests() {
         cargo test -p sandboxd "${suites[@]}" --no-fail-fast -- --include-ignored
 }
 
+# The shared backend suites again with every runtime of their configs on gVisor (runsc,
+# registered by host-setup): what works on runc works on a kernel of the sandbox's own.
+GVISOR_SUITES="files processes pool api state snapshots"
+gvisor_tests() {
+    local suites=() suite
+    for suite in $GVISOR_SUITES; do suites+=(--test "$suite"); done
+    logged gvisor cargo env SANDBOXD_TEST_ISOLATION=gvisor \
+        cargo test -p sandboxd "${suites[@]}" --no-fail-fast
+}
+
 # Checks: run them all, collect the verdicts.
 # Compiling the tests builds the agent crate for the host too, which replaces
 # target/debug/sandboxd-agent (next to sandboxd) with a dynamic binary; put
@@ -350,6 +361,7 @@ if step test-build logged test-build cargo cargo test --workspace --no-run; then
     step engine-restart logged engine-restart cargo \
         cargo test -p sandboxd --test engine_restart -- --ignored || true
     step kubernetes kubernetes_tests || true
+    step gvisor gvisor_tests || true
 fi
 remove_labelled "$TEST_LABEL"
 remove_test_sandboxes

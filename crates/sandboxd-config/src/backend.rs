@@ -3,7 +3,7 @@
 
 use crate::error::invalid;
 use crate::error::ConfigError;
-use sandboxd_api::RuntimeInfo;
+use sandboxd_api::{Isolation, RuntimeInfo};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -98,6 +98,15 @@ pub(crate) fn resolve(
                 return Err(invalid(
                     "backend.sandboxes_per_shim",
                     "is a setting of kind = \"docker\" (a pod's containers share its shim already)",
+                ));
+            }
+            if let Some(runtime) = runtimes
+                .values()
+                .find(|r| r.limits.isolation == Isolation::Gvisor)
+            {
+                return Err(invalid(
+                    format!("runtimes.{}.isolation", runtime.name),
+                    "\"gvisor\" is a setting of the Docker backend; on Kubernetes give the runtime a gVisor RuntimeClass in [backend.runtime_class]",
                 ));
             }
             if let Some(alias) = file
@@ -210,6 +219,16 @@ mod tests {
                 .unwrap()
                 .to_string();
         assert!(alias.contains("runtime_class.nope"), "{alias}");
+        let gvisor = Config::parse(&format!(
+            "{RUNTIMES}isolation = \"gvisor\"\n[backend]\nkind = \"kubernetes\"\n"
+        ))
+        .err()
+        .unwrap()
+        .to_string();
+        assert!(
+            gvisor.contains("runtimes.python.isolation") && gvisor.contains("RuntimeClass"),
+            "{gvisor}"
+        );
         let bad = parse("[backend]\nkind = \"kubernetes\"\nnamespace = \"Not_OK\"\n")
             .err()
             .unwrap()

@@ -410,10 +410,19 @@ mod tests {
                 "node",
                 "python",
                 "python-datascience",
+                "python-gvisor",
                 "python-interpreter",
                 "python-scraping",
                 "shell"
             ]
+        );
+        let gvisor = catalogue
+            .values()
+            .filter(|r| r.limits.isolation == sandboxd_api::Isolation::Gvisor)
+            .map(|r| r.name.as_str());
+        assert!(
+            gvisor.eq(["python-gvisor"]),
+            "only python-gvisor has a kernel of its own"
         );
         for recipe in catalogue.values() {
             assert!(
@@ -631,7 +640,7 @@ mod tests {
                 .to_string();
         assert!(
             message.contains(
-                "node, python, python-datascience, python-interpreter, python-scraping, shell"
+                "node, python, python-datascience, python-gvisor, python-interpreter, python-scraping, shell"
             ) && message.contains("mine")
                 && message.contains("[recipes.nope]"),
             "{message}"

@@ -14,7 +14,8 @@ fn config() -> String {
         4,
         &format!(
             "[runtimes.sh-gvisor]\nimage = \"{busybox}\"\nisolation = \"gvisor\"\n\n\
-             [runtimes.python-gvisor]\nimage = \"{python}\"\nmem_limit = \"256m\"\ninterpreter = [\"python3\"]\nisolation = \"gvisor\"\n",
+             [runtimes.python-gvisor]\nimage = \"{python}\"\nmem_limit = \"256m\"\ninterpreter = [\"python3\"]\nisolation = \"gvisor\"\n\n\
+             [runtimes.catalogue-gvisor]\nruntime = \"python-gvisor\"\n",
             busybox = common::busybox_image(),
             python = common::python_image(),
         ),
@@ -44,6 +45,8 @@ async fn each_tier_runs_on_its_own_kernel_and_says_which() {
         (tier("sh"), tier("sh-gvisor")),
         (json!("runc"), json!("gvisor"))
     );
+    // The catalogue's gVisor recipe gives its tier to the runtimes built from it.
+    assert_eq!(tier("catalogue-gvisor"), json!("gvisor"));
 
     let runc = service.open("sh").await;
     let gvisor = service.open("sh-gvisor").await;
