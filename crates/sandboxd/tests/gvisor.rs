@@ -65,6 +65,32 @@ async fn each_tier_runs_on_its_own_kernel_and_says_which() {
         &format!("sandboxd-{gvisor}"),
     ]);
     assert_eq!(engine_runtime.trim(), "runsc");
+    let log = service
+        .get_json(&format!("/v1/sessions/{gvisor}/activity"))
+        .await;
+    let opened = log["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|entry| entry["action"] == "open")
+        .cloned();
+    assert_eq!(
+        opened.map(|entry| entry["target"].clone()),
+        Some(json!("sh-gvisor (gvisor)"))
+    );
+
+    let config = service.state_dir.path().join("config.toml");
+    let checked = std::process::Command::new(common::sandboxd_bin())
+        .args(["serve", "--check", "--config"])
+        .arg(&config)
+        .output()
+        .unwrap();
+    let printed = String::from_utf8_lossy(&checked.stdout);
+    assert!(
+        printed.contains("on gVisor")
+            && printed.contains("catalogue-gvisor, python-gvisor, sh-gvisor"),
+        "{printed}"
+    );
 }
 
 #[tokio::test]

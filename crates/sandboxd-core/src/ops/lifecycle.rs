@@ -10,11 +10,11 @@ use crate::state::pool::Pooled;
 use crate::state::sessions::{self, Reservation, Session, TenantSlot};
 use futures_util::future::join_all;
 use futures_util::Stream;
-use sandboxd_api::Remedy;
 use sandboxd_api::{
     ActivityList, ConfigView, CreateSession, RuntimeBuildEvent, RuntimeList, SessionChange,
     SessionInfo, SessionList, Stats,
 };
+use sandboxd_api::{Isolation, Remedy};
 use sandboxd_backend::SandboxSpec;
 use std::collections::BTreeMap;
 use std::time::Instant;
@@ -112,12 +112,17 @@ impl Core {
                 return Err(e);
             }
         }
+        // The tier is named when it is not the default, so the log says which kernel ran it.
+        let target = match runtime.limits.isolation {
+            Isolation::Runc => session.runtime.clone(),
+            tier => format!("{} ({})", session.runtime, tier.as_str()),
+        };
         activity::append(
             self.sessions(),
             &session.id,
             &caller.actor(),
             "open",
-            &session.runtime,
+            &target,
             Outcome::ok(elapsed_ms(started)),
         );
         Ok(info)

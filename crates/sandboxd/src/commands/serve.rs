@@ -90,6 +90,18 @@ pub fn run(args: ServeArgs) -> Result<()> {
             config.runtimes.len(),
             config.runtime_names()
         );
+        let gvisor: Vec<&str> = config
+            .runtimes
+            .values()
+            .filter(|r| r.limits.isolation == sandboxd_api::Isolation::Gvisor)
+            .map(|r| r.name.as_str())
+            .collect();
+        if !gvisor.is_empty() {
+            println!(
+                "  on gVisor, a kernel of their own (the engine needs the runtime \"runsc\"): {}",
+                gvisor.join(", ")
+            );
+        }
         return Ok(());
     }
     if !args.listen.ip().is_loopback() {
