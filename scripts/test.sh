@@ -323,7 +323,7 @@ mkdir -p "$LOG_DIR"
 # with Docker that matter for a backend, with every service's sandboxes as pods. The kubernetes
 # suite's tests are ignored without a cluster (the test step), so they are included here; the
 # shared suites have no ignored test.
-KUBERNETES_SUITES="kubernetes files processes pool api state adversarial snapshots webhooks"
+KUBERNETES_SUITES="kubernetes files processes pool api state adversarial snapshots webhooks cli_stream"
 kubernetes_tests() {
     local up kubeconfig kubectl suites=() suite
     up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
