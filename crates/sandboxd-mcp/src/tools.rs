@@ -8,7 +8,7 @@
 
 use crate::answer::{Answer, Refusal};
 use crate::errors::tool_error;
-use crate::output::{cut, split, CommandResult, OUTPUT_DIR};
+use crate::output::{captured, size, CommandResult};
 use crate::params::*;
 use crate::running::{cancellable, watched};
 use rmcp::handler::server::common::schema_for_output;
@@ -23,8 +23,8 @@ use rmcp::model::{
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
 use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, OutputWatch,
-    Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
+    CreateSession, ExecRequest, FileList, FileWritten, KilledProcesses, OutputWatch, Policy,
+    RuntimeList, Sandboxes, SessionInfo, SessionList,
 };
 use std::sync::Arc;
 
@@ -175,7 +175,7 @@ impl SandboxTools {
     }
 
     #[tool(
-        description = "Run a shell command in a session with /bin/sh -c and wait for it to end (default timeout {default_timeout} s, at most {max_timeout} s with timeout_secs). Returns exit_code (null when a signal killed it; `signal` then says which), stdout, stderr, timed_out, oom_killed and duration_ms. A non-zero exit code is a normal result, not a tool error. Output is sized for you: both streams together show at most about {output_budget} bytes; a longer stream shows its head and its tail around a marker line saying how much was left out, and the whole of it is written to a file in the session (stdout_file, stderr_file) to read in parts (sed -n, grep, tail). Each command is its own process: a `cd`, an exported variable or a background job does not carry over to the next call, so chain steps with && in one command (e.g. `cd src && make`), or pass cwd and env. Commands start in /workspace; files written there or in /tmp stay for the session. Cancelling the call kills the command.",
+        description = "Run a shell command in a session with /bin/sh -c and wait for it to end (timeout {default_timeout} s by default, at most {max_timeout} s with timeout_secs). The text shows how it ended and the output: at most about {output_budget} bytes of both streams together; a longer stream shows its head and tail around a line saying what was left out and which file in the session holds it (read it in parts with sed -n, grep, tail). The structured content has exit_code (null when a signal killed it; `signal` says which), the bytes each stream wrote, timed_out and oom_killed. A non-zero exit code is a result, not a tool error. Each command is its own process: a `cd`, an exported variable or a background job does not carry over, so chain steps with && (e.g. `cd src && make`) or pass cwd and env. Files in /workspace and /tmp stay for the session. Cancelling the call kills the command.",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -362,42 +362,10 @@ async fn run(
             .map_err(tool_error)
     })
     .await?;
-    let sized = sized(client, session_id, &result, &policy).await;
+    let (stdout, stderr) = captured(&result);
+    let streams = size(client, session_id, policy.mcp_output_bytes, stdout, stderr).await;
+    let sized = CommandResult::new(&result, streams);
     Ok(Answer::with_text(sized.text(), &sized))
-}
-
-/// The result with each stream cut to its share of the budget; a cut stream's whole output
-/// is written to a file in the session first, so the marker can say where it is.
-async fn sized(
-    client: &dyn Sandboxes,
-    session_id: &str,
-    result: &ExecResult,
-    policy: &Policy,
-) -> CommandResult {
-    let budget = usize::try_from(policy.mcp_output_bytes).unwrap_or(usize::MAX);
-    let (out_share, err_share) = split(budget, result.stdout.len(), result.stderr.len());
-    let mut shown = Vec::new();
-    let mut files = Vec::new();
-    for (name, text, share) in [
-        ("stdout", &result.stdout, out_share),
-        ("stderr", &result.stderr, err_share),
-    ] {
-        let mut file = None;
-        if text.len() > share {
-            let path = format!("{OUTPUT_DIR}/last.{name}");
-            let written = client
-                .write_file(session_id, &path, text.clone().into_bytes())
-                .await;
-            file = written.is_ok().then_some(path);
-        }
-        shown.push(cut(text, share, name, file.as_deref()));
-        files.push(file);
-    }
-    let stderr = shown.pop().expect("two streams");
-    let stdout = shown.pop().expect("two streams");
-    let stderr_file = files.pop().flatten();
-    let stdout_file = files.pop().flatten();
-    CommandResult::new(result, stdout, stderr, (stdout_file, stderr_file))
 }
 
 /// The JSON-RPC error for a request over the policy's upload cap, as `/mcp` also answers it
