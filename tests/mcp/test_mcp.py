@@ -148,6 +148,9 @@ async def test_open_write_run_read_list_close(service, transport):
         assert set(tools) == TOOLS
         for tool in tools.values():
             assert len(tool.description) > 40, tool.name
+            assert tool.title, tool.name
+            # Portable schemas: no type arrays (nullable results are one-type anyOf branches).
+            assert '"type": [' not in json.dumps([tool.input_schema, tool.output_schema]), tool.name
             assert tool.input_schema["type"] == "object", tool.name
         run_command = tools["run_command"]
         assert set(run_command.input_schema["required"]) == {"session_id", "command"}
