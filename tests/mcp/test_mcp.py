@@ -4,6 +4,7 @@ service with real sandboxes."""
 
 import json
 import logging
+import re
 from contextlib import asynccontextmanager
 
 import httpx2
@@ -79,20 +80,39 @@ async def connect(service, transport, token=None):
 
 
 def structured(result):
-    """A tool's structured answer, failing the test with its text when it was an error."""
+    """A tool's structured answer, failing the test with its text when it was an error. A
+    command's output is in its text only: its answer comes with `stdout` and `stderr` read
+    from there."""
     assert not result.is_error, result.content[0].text
     assert result.structured_content is not None, result.content
     assert len(result.content) == 1, result.content
     text = result.content[0].text
     if "exit_code" in result.structured_content:
-        # A command's result reads as text: how it ended, then its output as it was written.
+        # A command's result reads as text: how it ended, then its output as it was written;
+        # the structured content holds the facts, not a second copy of the output.
         assert text.startswith(("exit code", "killed by signal")), text
-        for stream in ("stdout", "stderr"):
-            assert result.structured_content[stream] in text
-    else:
-        # Other results are the same JSON, indented, for clients that read only text.
-        assert json.loads(text) == result.structured_content
+        assert not {"stdout", "stderr"} & set(result.structured_content), result.structured_content
+        return {**result.structured_content, **output(result)}
+    # Other results are the same JSON, indented, for clients that read only text.
+    assert json.loads(text) == result.structured_content
     return result.structured_content
+
+
+STREAM_HEADING = re.compile(r"^--- (stdout|stderr): (\d+) bytes[^\n]* ---\n", re.M)
+SECTION_HEADING = re.compile(r"^--- (?:(?:stdout|stderr): \d+ bytes[^\n]*|result|display|error: [^\n]*) ---\n", re.M)
+
+
+def output(result):
+    """A command's or a code run's streams as its text shows them, each under a heading whose
+    byte count is the structured content's."""
+    text = result.content[0].text
+    streams = {"stdout": "", "stderr": ""}
+    for heading in STREAM_HEADING.finditer(text):
+        name, written = heading.group(1), int(heading.group(2))
+        assert written == result.structured_content[f"{name}_bytes"], (text, result.structured_content)
+        following = SECTION_HEADING.search(text, heading.end())
+        streams[name] = text[heading.end() : following.start() if following else len(text)]
+    return streams
 
 
 def error_text(result):
@@ -128,11 +148,14 @@ async def test_open_write_run_read_list_close(service, transport):
         assert set(tools) == TOOLS
         for tool in tools.values():
             assert len(tool.description) > 40, tool.name
+            assert tool.title, tool.name
+            # Portable schemas: no type arrays (nullable results are one-type anyOf branches).
+            assert '"type": [' not in json.dumps([tool.input_schema, tool.output_schema]), tool.name
             assert tool.input_schema["type"] == "object", tool.name
         run_command = tools["run_command"]
         assert set(run_command.input_schema["required"]) == {"session_id", "command"}
         assert "&&" in run_command.description and "cd" in run_command.description
-        assert {"exit_code", "stdout", "stderr", "timed_out", "stdout_truncated"} <= set(
+        assert {"exit_code", "stdout_bytes", "stderr_bytes", "timed_out", "stdout_truncated"} <= set(
             run_command.output_schema["properties"]
         )
 
@@ -345,7 +368,7 @@ async def test_pause_snapshot_open_and_fork(service, transport):
             assert paused["state"] == "paused"
             # Any tool resumes it first.
             ran = structured(await call(session, "run_command", session_id=sid, command="cat kept.txt"))
-            assert ran["stdout"] == "kept"
+            assert ran["stdout"] == "kept\n"  # the text ends each stream with a line break
             assert structured(await call(session, "resume_session", session_id=sid))["state"] == "running"
 
             snapshot = structured(await call(session, "snapshot_session", session_id=sid, name="mcp"))

@@ -19,6 +19,7 @@ pytestmark = pytest.mark.anyio
 
 BUDGET = 24 << 10  # policy.mcp_output_bytes' default
 OUTPUT_CAP = 1 << 20  # policy.max_output_bytes' default
+SEQ_300000_BYTES = sum(len(str(n)) + 1 for n in range(1, 300_001))
 
 
 async def open_session(session, runtime="sh"):
@@ -58,29 +59,45 @@ async def test_long_output_keeps_its_head_and_tail_within_the_budget(service, tr
             )
             ran = structured(result)
             # The service keeps the head and the real tail of each stream within its cap
-            # (policy.max_output_bytes, 1 MiB), a line saying how much it left out between.
-            assert ran["stdout_bytes"] == OUTPUT_CAP and ran["stdout_truncated"] is True, ran["stdout_bytes"]
-            assert ran["stdout_cut"] is True
+            # (policy.max_output_bytes, 1 MiB), a line saying how much it left out between;
+            # the answer counts what the command wrote and what was kept.
+            assert ran["stdout_bytes"] == SEQ_300000_BYTES and ran["stdout_kept_bytes"] == OUTPUT_CAP, ran
+            assert ran["stdout_truncated"] is True and ran["stdout_cut"] is True
             stdout = ran["stdout"]
             assert len(stdout) + len(ran["stderr"]) <= BUDGET + 1024, len(stdout)
             assert stdout.startswith("1\n2\n3\n") and stdout.endswith("299999\n300000\n")
             marker = next(line for line in stdout.splitlines() if line.startswith("[..."))
             assert "left out" in marker and ran["stdout_file"] in marker, marker
+            assert f"wrote {SEQ_300000_BYTES} bytes" in marker and "only their first and last parts" in marker, marker
             assert ran["stderr"] == "the-error\n" and ran["stderr_cut"] is False
-            # The whole answer is small: the text once, the structured content once.
-            assert len(result.content) == 1
-            answer = len(result.content[0].text) + len(json.dumps(result.structured_content))
-            assert answer < 3 * BUDGET, answer
             # The text content reads as text, with real line breaks.
-            assert result.content[0].text.startswith("exit code 0")
-            assert "\n299999\n300000\n" in result.content[0].text
-            assert "first and last parts were kept" in result.content[0].text
+            text = result.content[0].text
+            assert text.startswith("exit code 0"), text[:200]
+            assert f"--- stdout: {SEQ_300000_BYTES} bytes; the service kept its first and last parts" in text
             # What the service kept is in the file the marker names: the head, the line saying
             # how much of the middle it left out, and the real last bytes.
             kept = await sh(session, session_id, f"wc -c < {ran['stdout_file']}; tail -c 14 {ran['stdout_file']}")
             assert kept["stdout"].split() == [str(OUTPUT_CAP), "299999", "300000"], kept
             left_out = await sh(session, session_id, f"grep -c 'bytes left out here' {ran['stdout_file']}; head -n 1 {ran['stdout_file']}")
             assert left_out["stdout"].split() == ["1", "1"], left_out
+        finally:
+            structured(await call(session, "close_session", session_id=session_id))
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_a_flood_of_output_costs_one_budget_and_reports_its_real_size(service, transport):
+    """`seq 1 2000000` (14.9 MB): the answer, text and structured content together, stays
+    within the budget (the output is not carried twice), and says how much was written."""
+    async with connect(service, transport) as (session, _):
+        session_id = await open_session(session)
+        try:
+            result = await call(session, "run_command", session_id=session_id, command="seq 1 2000000")
+            ran = structured(result)
+            written = sum(len(str(n)) + 1 for n in range(1, 2_000_001))
+            assert ran["stdout_bytes"] == written and ran["stdout_kept_bytes"] == OUTPUT_CAP, ran
+            answer = len(result.content[0].text.encode()) + len(json.dumps(result.structured_content))
+            assert answer <= BUDGET + 2048, answer
+            assert len(json.dumps(result.structured_content)) < 1024, result.structured_content
         finally:
             structured(await call(session, "close_session", session_id=session_id))
 
@@ -224,6 +241,8 @@ async def test_every_schema_matches_what_the_tool_takes_and_returns(service):
             if schema.output_schema is not None:
                 jsonschema.validate(result.structured_content, schema.output_schema)
             checked.add(tool)
+            if schema.output_schema is not None and "exit_code" in result.structured_content:
+                return structured(result)
             return result.structured_content
 
         await check("list_runtimes", {})

@@ -10,7 +10,7 @@ import anyio
 import pytest
 
 from conftest import config, running_service
-from test_mcp import call, connect
+from test_mcp import call, connect, output
 
 pytestmark = pytest.mark.anyio
 
@@ -43,7 +43,7 @@ async def test_run_code_returns_a_plot_as_an_image_block(code_service, transport
         try:
             first = await call(session, "run_code", session_id=session_id, code="x = 21\nprint('ready')")
             assert not first.is_error, first.content[0].text
-            assert first.structured_content["stdout"] == "ready\n"
+            assert output(first)["stdout"] == "ready\n"
             assert first.structured_content["kernel"]["outcome"] == "ok"
 
             plot = await call(
@@ -93,6 +93,6 @@ async def test_a_cancelled_run_code_interrupts_its_cell(code_service, transport)
             assert waited.cancelled_caught, "the cell ended by itself"
             after = await call(session, "run_code", session_id=session_id, code="print(step)", timeout_secs=30)
             assert not after.is_error, after.content[0].text
-            assert after.structured_content["stdout"] == "1\n", after.structured_content
+            assert output(after)["stdout"] == "1\n", after.content[0].text
         finally:
             await call(session, "close_session", session_id=session_id)

@@ -34,6 +34,12 @@ pub struct ExecResult {
     pub stderr: String,
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
+    /// Bytes the command wrote to stdout, all of them: more than `stdout` holds when
+    /// `stdout_truncated`. Absent from older services' answers (0).
+    #[serde(default)]
+    pub stdout_bytes: u64,
+    #[serde(default)]
+    pub stderr_bytes: u64,
     pub timed_out: bool,
     pub oom_killed: bool,
     pub duration_ms: u64,

@@ -1,5 +1,10 @@
-//! What a tool call answers: its content once as readable text (for hosts that show only text)
-//! and once as structured content matching the tool's output schema; or a refusal.
+//! What a tool call answers: readable text (for hosts that show only text) and structured
+//! content matching the tool's output schema; or a refusal.
+//!
+//! Most tools answer small records, whose text is the structured content as indented JSON, as
+//! the MCP specification recommends. A command's result is the exception: its output is in
+//! the text only, and its structured content holds the facts (exit code, byte counts, flags,
+//! files), so the output counts once against what a model reads.
 
 use rmcp::handler::server::tool::IntoCallToolResult;
 use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock};
@@ -26,7 +31,8 @@ impl Answer {
         }
     }
 
-    /// `value` as structured content, with `text` for those who read.
+    /// `value` as structured content, with `text` for those who read: the same facts in
+    /// words, and what `value` leaves out for its size (a command's output).
     pub fn with_text(text: String, value: &impl Serialize) -> Answer {
         Answer {
             text,

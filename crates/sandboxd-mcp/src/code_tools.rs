@@ -4,11 +4,11 @@
 
 use crate::answer::{Answer, Refusal};
 use crate::errors::tool_error;
-use crate::output::{CommandResult, KernelRunResult, ShownResult};
+use crate::output::{size, Captured, CommandResult, KernelRunResult, Loss, ShownResult};
 use crate::running::cancellable;
 use rmcp::service::RequestContext;
 use rmcp::RoleServer;
-use sandboxd_api::{CodeEvent, RunCode, Sandboxes};
+use sandboxd_api::{CodeEnd, CodeEvent, RunCode, Sandboxes};
 
 /// MIME types sent as image content blocks rather than in the structured results.
 const IMAGE_TYPES: &[&str] = &["image/png", "image/jpeg", "image/gif", "image/webp"];
@@ -28,13 +28,34 @@ pub async fn run_in_context(
             .map_err(tool_error)
     })
     .await?;
-    let (result, images) = shape(events);
+    let policy = client.policy().await.map_err(tool_error)?;
+    let run = shape(events);
+    let streams = size(
+        client,
+        session_id,
+        policy.mcp_output_bytes,
+        run.stdout,
+        run.stderr,
+    )
+    .await;
+    let result = CommandResult::of_kernel_run(streams, &run.end, run.kernel);
+    let images = run.images;
     Ok(Answer::with_text(result.text(), &result).with_images(images))
 }
 
-/// The run as a command's result (its streams, how it ended) with the kernel's own account,
-/// and the images it showed as (base64, MIME type).
-fn shape(events: Vec<CodeEvent>) -> (CommandResult, Vec<(String, String)>) {
+/// What a code run's events say.
+struct KernelRun {
+    stdout: Captured,
+    stderr: Captured,
+    end: CodeEnd,
+    kernel: KernelRunResult,
+    /// The images it showed, as (base64, MIME type).
+    images: Vec<(String, String)>,
+}
+
+/// The run's streams (as the service capped them), how it ended, the kernel's own account and
+/// the images it showed.
+fn shape(events: Vec<CodeEvent>) -> KernelRun {
     let (mut stdout, mut stderr) = (String::new(), String::new());
     let mut results = Vec::new();
     let mut images = Vec::new();
@@ -73,9 +94,21 @@ fn shape(events: Vec<CodeEvent>) -> (CommandResult, Vec<(String, String)>) {
         outcome: end.outcome.clone(),
         execution_count: end.execution_count,
         restarted: end.restarted,
+        dropped_bytes: end.dropped_bytes,
         results,
         error,
     };
-    let result = CommandResult::of_kernel_run(stdout, stderr, &end, kernel);
-    (result, images)
+    let (stdout_bytes, stderr_bytes) = (stdout.len() as u64, stderr.len() as u64);
+    let loss = if end.truncated {
+        Loss::Dropped(end.dropped_bytes)
+    } else {
+        Loss::None
+    };
+    KernelRun {
+        stdout: Captured::stdout(stdout, stdout_bytes, loss),
+        stderr: Captured::stderr(stderr, stderr_bytes, loss),
+        end,
+        kernel,
+        images,
+    }
 }

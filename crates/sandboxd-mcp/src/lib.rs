@@ -19,6 +19,7 @@ mod output;
 mod params;
 mod port_tools;
 mod running;
+mod schemas;
 mod sessions;
 mod snapshot_tools;
 mod tools;

@@ -26,6 +26,7 @@ pub struct SetNetworkParams {
 #[tool_router(router = network_tool_router, vis = "pub(crate)")]
 impl SandboxTools {
     #[tool(
+        title = "Get network access",
         description = "The names a session of a runtime with network_mode \"egress\" may reach (e.g. \"pypi.org\", \"*.github.com\", \"api.example.com:8443\"; ports 80 and 443 when none is named). Everything else is refused by the service's proxy, as are private and host addresses.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SessionNetwork>()
@@ -44,6 +45,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Narrow network access",
         description = "Narrow the names a session may reach: replaces its list with one its runtime's list allows (never more). New connections follow it at once.",
         annotations(idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SessionNetwork>()

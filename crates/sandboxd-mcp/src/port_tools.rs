@@ -24,9 +24,11 @@ pub struct SharePortParams {
     /// The session's id, as open_session returned it.
     pub session_id: String,
     /// The TCP port a server listens on inside the sandbox (list_ports shows them).
+    #[schemars(range(min = 1))]
     pub port: u16,
     /// How long the link works, in seconds (default and at most 3600).
     #[serde(default)]
+    #[schemars(range(min = 1))]
     pub ttl_secs: Option<u64>,
 }
 
@@ -42,6 +44,7 @@ pub struct RevokeShareParams {
 #[tool_router(router = port_tool_router, vis = "pub(crate)")]
 impl SandboxTools {
     #[tool(
+        title = "List listening ports",
         description = "List the TCP ports listening inside a session's sandbox: port, address (127.0.0.1 and 0.0.0.0 are both reachable) and the process (pid, program) holding each. Use it to check that a server you started (e.g. `python3 -m http.server 8000 &` with run_command) is up before share_port.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<PortList>()
@@ -60,6 +63,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Share a port",
         description = "Make a link that opens a server running in the session (on the sandbox's own loopback, at `port`) in a browser, without a token and without giving the sandbox a network: give `url` to the user. It reaches only that port of that session, stops working after ttl_secs (default and at most 3600), when revoked with revoke_share, or when the session closes. The sandbox sees none of the service's credentials. The link is shown this once; list_shares lists links without it.",
         annotations(
             read_only_hint = false,
@@ -96,6 +100,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "List share links",
         description = "List a session's share links that still work: id, port, created_at, expires_at, created_by (not the link itself, which only share_port shows).",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ShareList>()
@@ -111,6 +116,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Revoke a share link",
         description = "Revoke a share link at once: the next request through it fails. Returns the link revoked.",
         annotations(
             destructive_hint = true,

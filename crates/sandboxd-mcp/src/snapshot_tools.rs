@@ -46,12 +46,14 @@ pub struct ForkSessionParams {
     /// The session's id, as open_session returned it.
     pub session_id: String,
     /// How many sessions to open, 1 to 16.
+    #[schemars(range(min = 1))]
     pub count: u32,
 }
 
 #[tool_router(router = snapshot_tool_router, vis = "pub(crate)")]
 impl SandboxTools {
     #[tool(
+        title = "Pause a session",
         description = "Pause a session: every process in it stops where it is, using no CPU, and keeps its memory, files and output. Any tool used on the session afterwards resumes it first; resume_session does so explicitly. A session left paused is closed after the service's paused limit.",
         annotations(idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SessionInfo>()
@@ -67,6 +69,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Resume a session",
         description = "Resume a paused session: its processes go on where they stopped.",
         annotations(idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SessionInfo>()
@@ -82,6 +85,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Snapshot a session",
         description = "Save a session's files (/workspace, /tmp, /dev/shm, with modes and symlinks), runtime and labels as a named snapshot, to open new sessions from later with open_from_snapshot. Processes are not saved. Snapshots count against a quota of number and bytes.",
         annotations(open_world_hint = false),
         output_schema = schema_for_output::<SnapshotInfo>()
@@ -99,6 +103,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "List snapshots",
         description = "List the snapshots you may open: id, name, runtime, labels, the session each was taken from, when, and its size in bytes.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SnapshotList>()
@@ -114,6 +119,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Delete a snapshot",
         description = "Delete a snapshot and its files; sessions opened from it are not affected.",
         annotations(destructive_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SnapshotInfo>()
@@ -129,6 +135,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Open a session from a snapshot",
         description = "Open a new session from a snapshot: the snapshot's runtime with its files and labels, and no process running. Returns the session; pass its id as session_id to the other tools.",
         annotations(open_world_hint = false),
         output_schema = schema_for_output::<SessionInfo>()
@@ -149,6 +156,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Fork a session",
         description = "Fork a session into `count` new, independent sessions that start with its files (not its processes), to try several approaches from the same state. All open or none; the session forked is left as it is. Close the ones you no longer need.",
         annotations(open_world_hint = false),
         output_schema = schema_for_output::<ForkResult>()

@@ -8,9 +8,10 @@
 
 use crate::answer::{Answer, Refusal};
 use crate::errors::tool_error;
-use crate::output::{cut, split, CommandResult, OUTPUT_DIR};
+use crate::output::{captured, size, CommandResult};
 use crate::params::*;
 use crate::running::{cancellable, watched};
+use crate::schemas::portable;
 use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::router::tool::ToolRouter;
 use rmcp::handler::server::wrapper::Parameters;
@@ -18,13 +19,13 @@ use rmcp::handler::server::wrapper::Parameters;
 #[allow(deprecated)]
 use rmcp::model::SetLevelRequestParams;
 use rmcp::model::{
-    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
+    Implementation, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_handler, tool_router, ErrorData, RoleServer, ServerHandler};
 use sandboxd_api::{
-    CreateSession, ExecRequest, ExecResult, FileList, FileWritten, KilledProcesses, OutputWatch,
-    Policy, RuntimeList, Sandboxes, SessionInfo, SessionList,
+    CreateSession, ExecRequest, FileList, FileWritten, KilledProcesses, OutputWatch, Policy,
+    RuntimeList, Sandboxes, SessionInfo, SessionList,
 };
 use std::sync::Arc;
 
@@ -68,6 +69,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "List runtimes",
         description = "List the runtimes this service allows: for each, its name (pass it to open_session), image or recipe, mem_limit_bytes, cpus, pids_limit, network_mode (\"none\" means no network), tmpfs_size_bytes, interpreter (the program run_code uses; empty when the runtime has none) and state (\"ready\", or not built yet: the first session then waits for its build). default_runtime is used when open_session names none.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<RuntimeList>()
@@ -83,6 +85,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Open a session",
         description = "Open a new sandbox session: an isolated container of the chosen runtime, with /workspace (the working directory) and /tmp writable and kept for the session's life, everything else read-only, and no network unless the runtime's network_mode allows it. Returns the session (id, runtime, tenant, labels, state, created_at, ...); pass its `id` as session_id to the other tools. Close it with close_session when done: the service allows a limited number of open sessions, and idle ones expire.",
         annotations(
             read_only_hint = false,
@@ -112,6 +115,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "List sessions",
         description = "List the open sessions (id, runtime, tenant, labels, state, created_at, idle_secs, memory_bytes, process_count), and with include_ended also the recently ended ones with end_reason.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SessionList>()
@@ -130,6 +134,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Close a session",
         description = "Close a session at once: its sandbox, processes and files are removed. Returns the ended session. Copy out anything you need with read_file first.",
         annotations(
             read_only_hint = false,
@@ -152,6 +157,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Kill all processes",
         description = "Kill every process running in a session: what a command left running in the background, including processes that detached themselves (setsid, daemons), which a command's timeout does not reach. Use it when commands hang or fail with `Resource temporarily unavailable` because leftovers fill the session's process limit. The session, its files and /workspace stay. Returns killed and remaining (remaining > 0: something forks faster than it can be killed; call again or close the session).",
         annotations(
             read_only_hint = false,
@@ -175,7 +181,8 @@ impl SandboxTools {
     }
 
     #[tool(
-        description = "Run a shell command in a session with /bin/sh -c and wait for it to end (default timeout {default_timeout} s, at most {max_timeout} s with timeout_secs). Returns exit_code (null when a signal killed it; `signal` then says which), stdout, stderr, timed_out, oom_killed and duration_ms. A non-zero exit code is a normal result, not a tool error. Output is sized for you: both streams together show at most about {output_budget} bytes; a longer stream shows its head and its tail around a marker line saying how much was left out, and the whole of it is written to a file in the session (stdout_file, stderr_file) to read in parts (sed -n, grep, tail). Each command is its own process: a `cd`, an exported variable or a background job does not carry over to the next call, so chain steps with && in one command (e.g. `cd src && make`), or pass cwd and env. Commands start in /workspace; files written there or in /tmp stay for the session. Cancelling the call kills the command.",
+        title = "Run a shell command",
+        description = "Run a shell command in a session with /bin/sh -c and wait for it to end (timeout {default_timeout} s by default, at most {max_timeout} s with timeout_secs). The text shows how it ended and the output: at most about {output_budget} bytes of both streams together; a longer stream shows its head and tail around a line saying what was left out and which file in the session holds it (read it in parts with sed -n, grep, tail). The structured content has exit_code (null when a signal killed it; `signal` says which), the bytes each stream wrote, timed_out and oom_killed. A non-zero exit code is a result, not a tool error. Each command is its own process: a `cd`, an exported variable or a background job does not carry over, so chain steps with && (e.g. `cd src && make`) or pass cwd and env. Files in /workspace and /tmp stay for the session. Cancelling the call kills the command.",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -201,7 +208,8 @@ impl SandboxTools {
     }
 
     #[tool(
-        description = "Run a program's source code with the interpreter of the session's runtime (the `interpreter` list_runtimes shows, e.g. python3 for a Python runtime) and wait for it to end: the code-interpreter tool (default timeout {default_timeout} s, at most {max_timeout} s). The result has the same fields as run_command's, with output sized the same way (about {output_budget} bytes shown). The code reaches the interpreter on its standard input, so the program cannot read stdin itself. Each call is a fresh process starting in /workspace (or cwd): variables and imports do not persist between calls, files do. For a runtime without an interpreter, use run_command. Cancelling the call kills the program. When the session's runtime has a kernel (`kernels` in list_runtimes, e.g. a runtime of the recipe python-interpreter), the code runs in a stateful code context instead: variables and imports persist between calls, a timeout interrupts the code and keeps the state, each image the code shows (a matplotlib plot, without savefig) comes back as an image content block, and `kernel` in the result holds the displays and the last expression's value (MIME bundles such as text/html tables) and the error with its traceback; `context` picks a context other than the language's default one (cwd and env do not apply there).",
+        title = "Run code",
+        description = "Run source code in a session and wait for it. With a kernel (`kernels` in list_runtimes) it runs in a stateful context: variables persist, plots come back as images, `context` picks another context. Otherwise a fresh `interpreter` process runs it. Timeout {default_timeout} s by default, at most {max_timeout} s. Output is sized as run_command's. Cancelling the call stops the code.",
         annotations(
             read_only_hint = false,
             destructive_hint = true,
@@ -263,6 +271,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Write a file",
         description = "Write a text file in a session, replacing it whole if it exists and creating missing parent directories. Writable places are /workspace (where relative paths point) and /tmp. Files of up to {upload_cap} bytes: a larger request is refused whole. Returns the path and the bytes written.",
         annotations(
             read_only_hint = false,
@@ -297,6 +306,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "Read a file",
         description = "Read a text file from a session and return its contents. Files over 256 KiB or not UTF-8 text are refused with a tool error: look at those with run_command (head, tail, grep, wc, base64).",
         annotations(read_only_hint = true, open_world_hint = false)
     )]
@@ -326,6 +336,7 @@ impl SandboxTools {
     }
 
     #[tool(
+        title = "List a directory",
         description = "List a directory in a session: each entry's name, type (file, dir, symlink or other), size in bytes, mode and modified time, sorted by name. `truncated` is true when the directory holds more entries than one listing returns.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<FileList>()
@@ -362,42 +373,10 @@ async fn run(
             .map_err(tool_error)
     })
     .await?;
-    let sized = sized(client, session_id, &result, &policy).await;
+    let (stdout, stderr) = captured(&result);
+    let streams = size(client, session_id, policy.mcp_output_bytes, stdout, stderr).await;
+    let sized = CommandResult::new(&result, streams);
     Ok(Answer::with_text(sized.text(), &sized))
-}
-
-/// The result with each stream cut to its share of the budget; a cut stream's whole output
-/// is written to a file in the session first, so the marker can say where it is.
-async fn sized(
-    client: &dyn Sandboxes,
-    session_id: &str,
-    result: &ExecResult,
-    policy: &Policy,
-) -> CommandResult {
-    let budget = usize::try_from(policy.mcp_output_bytes).unwrap_or(usize::MAX);
-    let (out_share, err_share) = split(budget, result.stdout.len(), result.stderr.len());
-    let mut shown = Vec::new();
-    let mut files = Vec::new();
-    for (name, text, share) in [
-        ("stdout", &result.stdout, out_share),
-        ("stderr", &result.stderr, err_share),
-    ] {
-        let mut file = None;
-        if text.len() > share {
-            let path = format!("{OUTPUT_DIR}/last.{name}");
-            let written = client
-                .write_file(session_id, &path, text.clone().into_bytes())
-                .await;
-            file = written.is_ok().then_some(path);
-        }
-        shown.push(cut(text, share, name, file.as_deref()));
-        files.push(file);
-    }
-    let stderr = shown.pop().expect("two streams");
-    let stdout = shown.pop().expect("two streams");
-    let stderr_file = files.pop().flatten();
-    let stdout_file = files.pop().flatten();
-    CommandResult::new(result, stdout, stderr, (stdout_file, stderr_file))
 }
 
 /// The JSON-RPC error for a request over the policy's upload cap, as `/mcp` also answers it
@@ -412,6 +391,20 @@ pub fn too_large_message(size: Option<u64>, limit: u64) -> String {
     format!(
         "payload_too_large: the request{size} is over this service's limit of {limit} bytes (policy.max_upload_bytes); write large files in parts, or have the operator raise the limit"
     )
+}
+
+impl SandboxTools {
+    /// The tools as listed: the limits in `policy` in their descriptions, their schemas
+    /// portable.
+    pub(crate) fn tools(&self, policy: Option<&Policy>) -> Vec<Tool> {
+        let mut tools = self.tool_router.list_all();
+        for tool in &mut tools {
+            if let Some(description) = &tool.description {
+                tool.description = Some(describe(description, policy).into());
+            }
+        }
+        tools.into_iter().map(portable).collect()
+    }
 }
 
 /// A tool's description with the limits in force filled in.
@@ -457,13 +450,7 @@ impl ServerHandler for SandboxTools {
             Ok(client) => client.policy().await.ok(),
             Err(_) => None,
         };
-        let mut tools = self.tool_router.list_all();
-        for tool in &mut tools {
-            if let Some(description) = &tool.description {
-                tool.description = Some(describe(description, policy.as_ref()).into());
-            }
-        }
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(ListToolsResult::with_all_items(self.tools(policy.as_ref())))
     }
 
     /// The tools log nothing to the client; any level is accepted.

@@ -115,14 +115,30 @@ async fn long_output_keeps_its_head_and_tail_and_the_whole_is_in_a_file() {
         .await;
     let ran = &result["structuredContent"];
     assert_eq!(ran["exit_code"], 0, "{result}");
-    let stdout = ran["stdout"].as_str().unwrap();
-    assert!(stdout.len() <= 8192 + 512, "{}", stdout.len());
-    assert!(stdout.starts_with("1\n2\n3\n") && stdout.ends_with("99999\n100000\n"));
+    let expected: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
+    assert_eq!(ran["stdout_bytes"], expected.len(), "{ran}");
+    assert_eq!(ran["stdout_kept_bytes"], expected.len(), "{ran}");
     assert_eq!(ran["stdout_cut"], true);
+    // The output is in the text only: the structured content holds the facts.
+    assert!(ran.get("stdout").is_none(), "{ran}");
+    assert!(ran.to_string().len() < 1024, "{ran}");
+    // The text content reads as text, not as JSON, within the budget.
+    let stdout = text(&result);
+    assert!(stdout.len() <= 8192 + 1024, "{}", stdout.len());
+    let header = format!(
+        " ms\n--- stdout: {} bytes; its head and tail below ---\n1\n2\n3\n",
+        expected.len()
+    );
+    assert!(stdout.starts_with("exit code 0 after ") && stdout.contains(&header));
+    assert!(stdout.ends_with("99999\n100000\n"));
     let file = ran["stdout_file"].as_str().unwrap();
     assert!(file.starts_with(sandboxd_mcp::OUTPUT_DIR), "{file}");
     let marker = stdout.lines().find(|l| l.starts_with("[...")).unwrap();
     assert!(marker.contains("lines) of stdout left out") && marker.contains(file));
+    assert!(marker.contains(&format!(
+        "all {} bytes of stdout are in {file}",
+        expected.len()
+    )));
     // The whole output, as the service kept it, is in the session's file.
     let whole = service
         .admin()
@@ -134,17 +150,18 @@ async fn long_output_keeps_its_head_and_tail_and_the_whole_is_in_a_file() {
         )
         .await;
     assert_eq!(whole.status, StatusCode::OK);
-    let expected: String = (1..=100_000).map(|n| format!("{n}\n")).collect();
     assert_eq!(whole.body, expected.as_bytes());
-    // The text content reads as text, not as JSON.
-    assert!(text(&result).starts_with("exit code 0") && text(&result).contains("\n100000\n"));
 
     // Output within the budget comes whole, with no file.
     let small = mcp
         .call("run_command", json!({"session_id": id, "command": "seq 3"}))
         .await;
-    assert_eq!(small["structuredContent"]["stdout"], "1\n2\n3\n");
-    assert_eq!(small["structuredContent"]["stdout_file"], Value::Null);
+    assert!(
+        text(&small).ends_with("--- stdout: 6 bytes ---\n1\n2\n3\n"),
+        "{small}"
+    );
+    assert_eq!(small["structuredContent"]["stdout_bytes"], 6);
+    assert!(small["structuredContent"].get("stdout_file").is_none());
 }
 
 #[tokio::test]

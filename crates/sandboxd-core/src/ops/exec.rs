@@ -220,6 +220,9 @@ async fn run(
         stream.reuse();
     }
     let report = result.report;
+    // The agent's totals are its word: never fewer than the bytes it sent.
+    let stdout_bytes = report.stdout_bytes.max(result.stdout.len() as u64);
+    let stderr_bytes = report.stderr_bytes.max(result.stderr.len() as u64);
     Ok(ExecResult {
         exit_code: report.exit_code,
         signal: report.signal,
@@ -227,6 +230,8 @@ async fn run(
         stderr: String::from_utf8_lossy(&result.stderr).into_owned(),
         stdout_truncated: result.stdout_truncated,
         stderr_truncated: result.stderr_truncated,
+        stdout_bytes,
+        stderr_bytes,
         timed_out: report.timed_out,
         oom_killed: report.oom_killed,
         duration_ms: report.duration_ms,
