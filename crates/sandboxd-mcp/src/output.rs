@@ -3,7 +3,7 @@
 //! left out saying how much and where the whole of it can be read; as readable text for hosts
 //! that show only text, and as structured content for those that read it.
 
-use sandboxd_api::ExecResult;
+use sandboxd_api::{strip_ansi, ExecResult};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -95,25 +95,6 @@ impl KernelRunResult {
             }
         }
     }
-}
-
-/// The text without terminal escape sequences (tracebacks come coloured).
-fn strip_ansi(text: &str) -> String {
-    let mut plain = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // CSI: ESC [ parameters, ended by a letter.
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            plain.push(c);
-        }
-    }
-    plain
 }
 
 /// A result as run_code shows it: its MIME bundle without the images, which come as image
