@@ -154,6 +154,9 @@ test('signing in shows the live figures and the empty state', async () => {
 test('opening a session from the form shows it, and the figures follow', async () => {
   await page.selectOption('#create-runtime', 'python');
   assert.match(await text('#create-limits'), /256 MiB memory · 0\.5 CPUs · 128 processes · no network/);
+  // The operator's description, as text: markup in it is shown, never parsed.
+  assert.equal(await text('#create-description'), 'Python <b>3.11</b> & friends');
+  assert.equal(await page.locator('#create-description b').count(), 0);
   await page.fill('#create-tenant', 'team-a');
   await page.click('#create-submit');
   await page.locator('#session-view:not([hidden]) .session-id').waitFor();
@@ -370,10 +373,11 @@ test('the runtime allowlist, the config in force and the policy are shown', asyn
   const python = page.locator('#runtimes-body tr[data-runtime="python"]');
   await python.waitFor();
   const cells = await python.locator('td, th').allInnerTexts();
-  assert.match(cells.join(' | '), /python \| sandboxd\/python:3\.11-bookworm\s*ready \| 256 MiB \| 0\.5 \| 128 \| none \| 16 MiB \| python3/);
+  assert.match(cells.join(' | '), /python\s+Python <b>3\.11<\/b> & friends \| sandboxd\/python:3\.11-bookworm\s*ready \| 256 MiB \| 0\.5 \| 128 \| none \| 16 MiB \| python3/);
   assert.match(await page.locator('#runtimes-body tr[data-runtime="sh"]').innerText(), /default/);
   await waitForText('#config-toml', '[runtimes.python]');
   const toml = await text('#config-toml');
+  assert.match(toml, /description = "Python <b>3\.11<\/b> & friends"/);
   assert.match(toml, /token = "<redacted>"/);
   assert.doesNotMatch(toml, new RegExp(TOKEN));
   assert.match(toml, /mem_limit = "256m"/);

@@ -50,6 +50,7 @@ tmpfs_size = "16m"
 image = "${BUSYBOX}"
 
 [runtimes.python]
+description = "Python <b>3.11</b> & friends"
 image = "${PYTHON}"
 mem_limit = "256m"
 pids_limit = 128

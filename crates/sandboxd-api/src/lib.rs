@@ -22,6 +22,7 @@ mod sandboxes;
 mod service;
 mod sessions;
 mod snapshots;
+mod text;
 
 pub use activity::{ActivityEntry, ActivityList, AuditEntry, AuditList, CLIENT_HEADER};
 pub use contexts::{
@@ -60,3 +61,4 @@ pub use sandboxes::{read_bounded, Chunks, Failure, Sandboxes};
 pub use service::{ConfigView, Stats, TenantInfo};
 pub use sessions::{CreateSession, SessionChange, SessionInfo, SessionList, SessionState};
 pub use snapshots::{ForkRequest, ForkResult, SnapshotInfo, SnapshotList, SnapshotRequest};
+pub use text::strip_ansi;

@@ -72,6 +72,9 @@ pub struct Limits {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct RuntimeInfo {
     pub name: String,
+    /// What the runtime is for, in the operator's words (or its recipe's): one line.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub description: String,
     /// The image the sandbox runs, when the operator named one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub image: Option<String>,

@@ -11,6 +11,7 @@ use crate::error::invalid;
 use crate::error::ConfigError;
 use crate::limits::resolve_limits;
 use crate::limits::LimitsFile;
+use crate::runtimes::check_description;
 use sandboxd_api::Limits;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
@@ -265,9 +266,10 @@ fn resolve_recipe(
     }
     let limits = resolve_limits(&file.limits, defaults, &format!("{field}."))?;
     let kernels = crate::kernels::resolve_kernels(&file.kernels, &field)?;
+    let description = check_description(&file.description, &format!("{field}.description"))?;
     let mut recipe = Recipe {
         name: name.to_string(),
-        description: file.description.clone(),
+        description,
         base: base.to_string(),
         steps: file.steps.iter().map(|s| s.trim().to_string()).collect(),
         limits,

@@ -11,9 +11,14 @@ use sandboxd_api::{Limits, RuntimeInfo};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 
+/// The longest description a runtime or recipe may have: a line in a listing, not a manual.
+pub(crate) const MAX_DESCRIPTION_CHARS: usize = 200;
+
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct RuntimeFile {
+    /// What the runtime is for, shown to agents and people; its recipe's when absent.
+    description: Option<String>,
     image: Option<String>,
     /// A recipe's name (the suggested catalogue's or the config's own), built on first use.
     runtime: Option<String>,
@@ -93,8 +98,14 @@ pub(crate) fn resolve_runtime(
         _ => kernels::resolve_kernels(&file.kernels, &field)?,
     };
     let limits = resolve_limits(&file.limits, inherited, &format!("{field}."))?;
+    let description = match (&file.description, recipe) {
+        (Some(own), _) => check_description(own, &format!("{field}.description"))?,
+        (None, Some(recipe)) => recipe.description.clone(),
+        (None, None) => String::new(),
+    };
     Ok(RuntimeInfo {
         name: name.to_string(),
+        description,
         image: file.image.clone(),
         recipe: recipe.map(|r| r.name.clone()),
         recipe_image: recipe.map(|r| r.image.clone()),
@@ -104,6 +115,26 @@ pub(crate) fn resolve_runtime(
         pool_size: file.pool_size,
         kernels,
     })
+}
+
+/// A description as shown: trimmed, one line of printable text, at most
+/// [`MAX_DESCRIPTION_CHARS`] characters.
+pub(crate) fn check_description(text: &str, field: &str) -> Result<String, ConfigError> {
+    let text = text.trim();
+    if text.chars().any(char::is_control) {
+        return Err(invalid(
+            field,
+            "must be one line of text, without line breaks or control characters",
+        ));
+    }
+    let length = text.chars().count();
+    if length > MAX_DESCRIPTION_CHARS {
+        return Err(invalid(
+            field,
+            format!("is {length} characters; at most {MAX_DESCRIPTION_CHARS} (one line saying what the runtime is for)"),
+        ));
+    }
+    Ok(text.to_string())
 }
 
 fn unknown_recipe(field: &str, name: &str, recipes: &BTreeMap<String, Recipe>) -> ConfigError {

@@ -228,3 +228,55 @@ fn e2b_watcher_bytes_default_and_are_read_as_sizes() {
     let error = error_of(&format!("{MINIMAL}[e2b]\nwatcher_bytes_per_tenant = 0\n"));
     assert!(error.contains("e2b.watcher_bytes_per_tenant"), "{error}");
 }
+
+#[test]
+fn a_runtime_describes_itself_or_inherits_its_recipes_description() {
+    let text =
+        "default_runtime = \"plain\"\n[recipes.tiny]\ndescription = \"a tiny recipe\"\nbase = \"sandboxd/busybox:local\"\n\
+                [runtimes.inherits]\nruntime = \"tiny\"\n\
+                [runtimes.own]\nruntime = \"tiny\"\ndescription = \"  the runtime's own words  \"\n\
+                [runtimes.plain]\nimage = \"sandboxd/busybox:local\"\n";
+    let config = Config::parse(text).unwrap();
+    assert_eq!(
+        config.runtime("inherits").unwrap().description,
+        "a tiny recipe"
+    );
+    assert_eq!(
+        config.runtime("own").unwrap().description,
+        "the runtime's own words"
+    );
+    assert_eq!(config.runtime("plain").unwrap().description, "");
+    let catalogued = Config::parse(
+        "default_runtime = \"ds\"\n[runtimes.ds]\nruntime = \"python-datascience\"\n",
+    )
+    .unwrap();
+    assert!(catalogued
+        .runtime("ds")
+        .unwrap()
+        .description
+        .contains("numpy"));
+    for runtime in Config::embedded().unwrap().runtimes.values() {
+        assert!(
+            !runtime.description.is_empty(),
+            "{} has a description",
+            runtime.name
+        );
+    }
+}
+
+#[test]
+fn a_description_is_one_bounded_line() {
+    let long = "x".repeat(runtimes::MAX_DESCRIPTION_CHARS + 1);
+    let error = error_of(&format!("{MINIMAL}description = \"{long}\"\n"));
+    assert!(error.contains("runtimes.sh.description"), "{error}");
+    assert!(error.contains("at most 200"), "{error}");
+    let error = error_of(&format!("{MINIMAL}description = \"two\\nlines\"\n"));
+    assert!(error.contains("one line"), "{error}");
+    let error = error_of(&format!(
+        "[recipes.r]\nbase = \"b\"\ndescription = \"{long}\"\n{MINIMAL}"
+    ));
+    assert!(error.contains("recipes.r.description"), "{error}");
+    let fits = "y".repeat(runtimes::MAX_DESCRIPTION_CHARS);
+    let config = Config::parse(&format!("{MINIMAL}description = \"{fits}\"\n")).unwrap();
+    assert_eq!(config.runtime("sh").unwrap().description, fits);
+}

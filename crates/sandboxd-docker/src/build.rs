@@ -7,6 +7,7 @@ use crate::link::{engine_error, is_not_found};
 use bollard::query_parameters::{BuildImageOptionsBuilder, CreateImageOptionsBuilder};
 use bollard::Docker;
 use futures_util::{Stream, StreamExt};
+use sandboxd_api::strip_ansi;
 use sandboxd_backend::{BackendError, ImageBuild, ImageProgress, ImageRequest};
 use std::collections::{HashMap, VecDeque};
 use std::time::Duration;
@@ -20,6 +21,10 @@ const PULL_STALL_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Lines of build output kept to explain a failure.
 const FAILURE_TAIL_LINES: usize = 8;
+
+/// The most of one build output line relayed (a progress bar redrawn without a line break is
+/// one line).
+const MAX_LINE_CHARS: usize = 1000;
 
 type Progress<'a> = &'a (dyn Fn(ImageProgress) + Send + Sync);
 
@@ -209,7 +214,15 @@ struct BuildOutput {
 }
 
 impl BuildOutput {
+    /// Takes in one line of the build's output, as relayed: without terminal escapes (the
+    /// builder colours a step's stderr) and at most [`MAX_LINE_CHARS`] long.
     fn record(&mut self, line: &str) -> ImageProgress {
+        let mut line = strip_ansi(line);
+        if let Some((cut, _)) = line.char_indices().nth(MAX_LINE_CHARS) {
+            line.truncate(cut);
+            line.push('…');
+        }
+        let line = line.as_str();
         // The classic builder announces each instruction as "Step 3/7 : RUN ...".
         if let Some((position, instruction)) = line
             .strip_prefix("Step ")
@@ -321,5 +334,17 @@ mod tests {
             "{explained}"
         );
         assert!(explained.contains("build.extra_ca_certificates"));
+    }
+
+    #[test]
+    fn build_output_is_relayed_without_escapes_and_bounded() {
+        let mut output = BuildOutput::default();
+        let coloured = output.record("\u{1b}[91mdebconf: delaying package configuration\u{1b}[0m");
+        assert_eq!(coloured.line, "debconf: delaying package configuration");
+        let long = output.record(&"#".repeat(5 * MAX_LINE_CHARS));
+        assert_eq!(long.line.chars().count(), MAX_LINE_CHARS + 1);
+        assert!(long.line.ends_with('…'));
+        let explained = output.explain_failure("r", "failed");
+        assert!(!explained.contains('\u{1b}'), "{explained}");
     }
 }

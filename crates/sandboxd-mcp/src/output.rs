@@ -4,7 +4,7 @@
 //! structured content carries the facts (exit code, byte counts, flags, files) without a
 //! second copy of the output.
 
-use sandboxd_api::{ExecResult, Sandboxes};
+use sandboxd_api::{strip_ansi, ExecResult, Sandboxes};
 use schemars::JsonSchema;
 use serde::Serialize;
 
@@ -106,25 +106,6 @@ impl KernelRunResult {
             }
         }
     }
-}
-
-/// The text without terminal escape sequences (tracebacks come coloured).
-fn strip_ansi(text: &str) -> String {
-    let mut plain = String::with_capacity(text.len());
-    let mut chars = text.chars();
-    while let Some(c) = chars.next() {
-        if c == '\u{1b}' {
-            // CSI: ESC [ parameters, ended by a letter.
-            for c in chars.by_ref() {
-                if c.is_ascii_alphabetic() {
-                    break;
-                }
-            }
-        } else {
-            plain.push(c);
-        }
-    }
-    plain
 }
 
 /// A result as run_code shows it: its MIME bundle without the images, which come as image

@@ -128,7 +128,7 @@ mod tests {
     }
 
     fn tools() -> Vec<Tool> {
-        SandboxTools::new(Arc::new(Nowhere)).tools(None)
+        SandboxTools::new(Arc::new(Nowhere)).tools(None, None)
     }
 
     /// Every object in `value`, at every depth, with its path.

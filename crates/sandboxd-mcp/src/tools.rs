@@ -70,7 +70,7 @@ impl SandboxTools {
 
     #[tool(
         title = "List runtimes",
-        description = "List the runtimes this service allows: for each, its name (pass it to open_session), image or recipe, mem_limit_bytes, cpus, pids_limit, network_mode (\"none\" means no network), tmpfs_size_bytes, interpreter (the program run_code uses; empty when the runtime has none) and state (\"ready\", or not built yet: the first session then waits for its build). default_runtime is used when open_session names none.",
+        description = "List the runtimes this service allows: for each, its name (pass it to open_session), description (what it is for), image or recipe, mem_limit_bytes, cpus, pids_limit, network_mode (\"none\" means no network), tmpfs_size_bytes, interpreter (the program run_code uses; empty when the runtime has none) and state (\"ready\", or not built yet: the first session then waits for its build). default_runtime is used when open_session names none.",
         annotations(read_only_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<RuntimeList>()
     )]
@@ -86,7 +86,7 @@ impl SandboxTools {
 
     #[tool(
         title = "Open a session",
-        description = "Open a new sandbox session: an isolated container of the chosen runtime, with /workspace (the working directory) and /tmp writable and kept for the session's life, everything else read-only, and no network unless the runtime's network_mode allows it. Returns the session (id, runtime, tenant, labels, state, created_at, ...); pass its `id` as session_id to the other tools. Close it with close_session when done: the service allows a limited number of open sessions, and idle ones expire.",
+        description = "Open a new sandbox session: an isolated container of the chosen runtime, with /workspace (the working directory) and /tmp writable and kept for the session's life, everything else read-only, and no network unless the runtime's network_mode allows it. Returns the session (id, runtime, tenant, labels, state, created_at, ...); pass its `id` as session_id to the other tools. Close it with close_session when done: the service allows a limited number of open sessions, and idle ones expire.{runtimes}",
         annotations(
             read_only_hint = false,
             destructive_hint = false,
@@ -394,21 +394,60 @@ pub fn too_large_message(size: Option<u64>, limit: u64) -> String {
 }
 
 impl SandboxTools {
-    /// The tools as listed: the limits in `policy` in their descriptions, their schemas
-    /// portable.
-    pub(crate) fn tools(&self, policy: Option<&Policy>) -> Vec<Tool> {
+    /// The tools as listed: the limits in `policy` and the runtimes in their descriptions,
+    /// their schemas portable.
+    pub(crate) fn tools(
+        &self,
+        policy: Option<&Policy>,
+        runtimes: Option<&RuntimeList>,
+    ) -> Vec<Tool> {
         let mut tools = self.tool_router.list_all();
         for tool in &mut tools {
             if let Some(description) = &tool.description {
-                tool.description = Some(describe(description, policy).into());
+                tool.description = Some(describe(description, policy, runtimes).into());
             }
         }
         tools.into_iter().map(portable).collect()
     }
 }
 
-/// A tool's description with the limits in force filled in.
-fn describe(description: &str, policy: Option<&Policy>) -> String {
+/// The most runtimes open_session's description names; list_runtimes has them all.
+const MAX_DESCRIBED_RUNTIMES: usize = 32;
+
+/// The runtimes with what each is for, as open_session's description ends: the `{runtimes}`
+/// placeholder. Empty when they cannot be listed.
+fn runtimes_help(list: Option<&RuntimeList>) -> String {
+    let Some(list) = list.filter(|l| !l.runtimes.is_empty()) else {
+        return String::new();
+    };
+    let named: Vec<String> = list
+        .runtimes
+        .iter()
+        .take(MAX_DESCRIBED_RUNTIMES)
+        .map(|entry| {
+            let runtime = &entry.runtime;
+            let default = if runtime.name == list.default_runtime {
+                " (the default)"
+            } else {
+                ""
+            };
+            match runtime.description.as_str() {
+                "" => format!("\"{}\"{default}", runtime.name),
+                description => format!("\"{}\"{default}: {description}", runtime.name),
+            }
+        })
+        .collect();
+    let more = list.runtimes.len().saturating_sub(MAX_DESCRIBED_RUNTIMES);
+    let more = if more > 0 {
+        format!("; and {more} more (list_runtimes)")
+    } else {
+        String::new()
+    };
+    format!(" Runtimes: {}{more}.", named.join("; "))
+}
+
+/// A tool's description with the limits in force and the runtimes filled in.
+fn describe(description: &str, policy: Option<&Policy>, runtimes: Option<&RuntimeList>) -> String {
     let figures = [
         ("{default_timeout}", policy.map(|p| p.default_timeout_secs)),
         ("{max_timeout}", policy.map(|p| p.max_timeout_secs)),
@@ -419,6 +458,9 @@ fn describe(description: &str, policy: Option<&Policy>) -> String {
     for (placeholder, figure) in figures {
         let figure = figure.map_or_else(|| "the policy's".to_string(), |f| f.to_string());
         text = text.replace(placeholder, &figure);
+    }
+    if text.contains("{runtimes}") {
+        text = text.replace("{runtimes}", &runtimes_help(runtimes));
     }
     text
 }
@@ -446,11 +488,16 @@ impl ServerHandler for SandboxTools {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let policy = match self.client(&context) {
-            Ok(client) => client.policy().await.ok(),
-            Err(_) => None,
+        let (policy, runtimes) = match self.client(&context) {
+            Ok(client) => {
+                let (policy, runtimes) = tokio::join!(client.policy(), client.runtimes());
+                (policy.ok(), runtimes.ok())
+            }
+            Err(_) => (None, None),
         };
-        Ok(ListToolsResult::with_all_items(self.tools(policy.as_ref())))
+        Ok(ListToolsResult::with_all_items(
+            self.tools(policy.as_ref(), runtimes.as_ref()),
+        ))
     }
 
     /// The tools log nothing to the client; any level is accepted.

@@ -311,3 +311,58 @@ async fn an_mcp_session_answers_only_the_token_that_opened_it() {
     let (status, _, _) = alpha.post(ping).await;
     assert_eq!(status, StatusCode::OK, "the owner is still served");
 }
+
+#[tokio::test]
+async fn runtime_descriptions_reach_rest_the_runtime_listing_and_open_sessions_description() {
+    let service = TestService::start(&config(
+        2,
+        0,
+        "[recipes.tiny]\ndescription = \"a tiny recipe\"\nbase = \"test/base:1\"\n\
+         [runtimes.tiny]\nruntime = \"tiny\"\n\
+         [runtimes.plots]\nimage = \"test/plots:1\"\ndescription = \"returns plots as images\"\n",
+    ));
+    let (status, listed) = service.get("/v1/runtimes").await;
+    assert_eq!(status, StatusCode::OK);
+    let description = |list: &Value, name: &str| {
+        list["runtimes"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["name"] == name)
+            .unwrap_or_else(|| panic!("{name} in {list}"))
+            .get("description")
+            .cloned()
+    };
+    assert_eq!(
+        description(&listed, "plots"),
+        Some(json!("returns plots as images"))
+    );
+    assert_eq!(
+        description(&listed, "tiny"),
+        Some(json!("a tiny recipe")),
+        "inherited"
+    );
+    assert_eq!(description(&listed, "sh"), None, "left out when empty");
+
+    let mut mcp = Mcp::connect(&service).await;
+    let runtimes = mcp.call("list_runtimes", json!({})).await;
+    let runtimes = &runtimes["structuredContent"];
+    assert_eq!(
+        description(runtimes, "plots"),
+        Some(json!("returns plots as images"))
+    );
+
+    let (_, _, messages) = mcp
+        .post(json!({"jsonrpc": "2.0", "id": 99, "method": "tools/list", "params": {}}))
+        .await;
+    let tools = messages[0]["result"]["tools"].as_array().unwrap().clone();
+    let open = tools.iter().find(|t| t["name"] == "open_session").unwrap();
+    let open = open["description"].as_str().unwrap();
+    assert!(
+        open.contains("\"plots\": returns plots as images"),
+        "{open}"
+    );
+    assert!(open.contains("\"tiny\": a tiny recipe"), "{open}");
+    assert!(open.contains("\"sh\" (the default)"), "{open}");
+    assert!(!open.contains("{runtimes}"), "{open}");
+}

@@ -86,7 +86,11 @@ fn running_sessions(service: &TestService) -> Vec<Value> {
 
 #[test]
 fn runtimes_lists_the_allowlist_as_a_table_and_as_json() {
-    let service = TestService::start(&base_config(4, ""));
+    let described = format!(
+        "[runtimes.described]\nimage = \"{}\"\ndescription = \"plots come back as images\"\n",
+        common::busybox_image()
+    );
+    let service = TestService::start(&base_config(4, &described));
     let table = sandboxd(&service, &["runtimes"]).ok().stdout;
     let header = table.lines().next().unwrap();
     assert!(
@@ -98,6 +102,12 @@ fn runtimes_lists_the_allowlist_as_a_table_and_as_json() {
     assert!(
         python.contains("256m") && python.contains("python3"),
         "{python}"
+    );
+    assert!(header.ends_with("DESCRIPTION"), "{table}");
+    let described = table.lines().find(|l| l.starts_with("described ")).unwrap();
+    assert!(
+        described.ends_with("  plots come back as images"),
+        "{described}"
     );
 
     for args in [&["runtimes", "--json"][..], &["runtimes", "list", "--json"]] {

@@ -381,7 +381,10 @@ async fn the_cli_prints_text_and_saves_images() {
 
     let failed = cli("undefined_name").await.unwrap();
     assert_eq!(failed.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&failed.stderr).contains("NameError"));
+    let traceback = String::from_utf8_lossy(&failed.stderr);
+    assert!(traceback.contains("NameError"), "{traceback}");
+    // A pipe, not a terminal: the kernel's colours are left out.
+    assert!(!traceback.contains('\u{1b}'), "{traceback:?}");
 }
 
 /// The result a run's last expression gave, as text.

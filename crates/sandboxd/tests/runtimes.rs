@@ -431,3 +431,62 @@ extra_ca_certificates = ["/etc/ssl/certs/ca-certificates.crt"]
         .await;
     assert_eq!(output["stdout"], "3\n", "{output}");
 }
+
+#[tokio::test]
+async fn open_shows_the_build_on_stderr_without_terminal_escapes() {
+    let name = unique_recipe("open-shows");
+    let _images = RecipeImages(name.clone());
+    let recipe = tiny_recipe(&name, &[r"RUN printf '\033[31mcoloured\033[0m\n'"]);
+    let service = TestService::start(&config_with_recipe(&recipe, &name));
+    let open = || {
+        Command::new(sandboxd_bin())
+            .args(["open", "--runtime", "built", "--label", "suite=runtimes"])
+            .env("SANDBOXD_URL", &service.url)
+            .env("SANDBOXD_TOKEN", TOKEN)
+            .output()
+            .unwrap()
+    };
+
+    let first = open();
+    let stdout = String::from_utf8_lossy(&first.stdout);
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(first.status.success(), "{stdout}\n{stderr}");
+    assert!(
+        stdout.trim().len() >= 8 && !stdout.trim().contains(char::is_whitespace),
+        "stdout is the session id alone: {stdout}"
+    );
+    assert!(
+        stderr.contains("built: its image is not on the platform yet"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("built: ["), "progress with steps: {stderr}");
+    assert!(stderr.contains("coloured"), "the step's output: {stderr}");
+    assert!(
+        !stderr.contains('\u{1b}'),
+        "no terminal escapes: {stderr:?}"
+    );
+    assert_eq!(runtime_entry(&service, "built").await["state"], "ready");
+
+    let again = open();
+    assert!(again.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&again.stderr),
+        "",
+        "nothing to build"
+    );
+
+    let missing = Command::new(sandboxd_bin())
+        .args(["open", "--runtime", "ghost"])
+        .env("SANDBOXD_URL", &service.url)
+        .env("SANDBOXD_TOKEN", TOKEN)
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&missing.stderr);
+    assert_eq!(missing.status.code(), Some(5), "an API error: {stderr}");
+    assert!(
+        stderr.contains("ghost: its image is not on the platform yet"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("runtime_unavailable: "), "{stderr}");
+    assert!(stderr.contains("sandboxd/does-not-exist:never"), "{stderr}");
+}

@@ -243,6 +243,7 @@ mod tests {
     fn runtime(mode: NetworkMode, egress: &[&str]) -> RuntimeInfo {
         RuntimeInfo {
             name: "py".into(),
+            description: String::new(),
             image: Some("python:3".into()),
             recipe: None,
             recipe_image: None,

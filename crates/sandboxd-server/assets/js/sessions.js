@@ -28,6 +28,7 @@ export class SessionsView {
       tenant: byId('create-tenant'),
       submit: byId('create-submit'),
       limits: byId('create-limits'),
+      description: byId('create-description'),
       error: byId('create-error'),
       build: byId('create-build'),
     };
@@ -63,7 +64,7 @@ export class SessionsView {
       list.runtimes.map((runtime) =>
         h(
           'option',
-          { value: runtime.name },
+          { value: runtime.name, title: runtime.description || null },
           runtime.name === list.default_runtime ? `${runtime.name} (default)` : runtime.name,
         ),
       ),
@@ -80,6 +81,9 @@ export class SessionsView {
     if (runtime && runtime.state === 'not_built') text += ' · its image is not on the engine yet: the first session waits for it';
     if (runtime && runtime.state === 'building') text += ' · its image is being built: a session waits for it';
     setText(this.ui.limits, text);
+    const description = (runtime && runtime.description) || '';
+    setText(this.ui.description, description);
+    show(this.ui.description, Boolean(description));
   }
 
   /**

@@ -74,6 +74,7 @@ export class SettingsView {
             h('span', { class: 'pill' }, r.name),
             r.name === list.default_runtime ? h('span', { class: 'tag' }, 'default') : null,
             r.pool_size ? h('span', { class: 'tag', title: 'sandboxes kept started and ready' }, `${r.pool_size} warm`) : null,
+            r.description ? h('div', { class: 'runtime-description' }, r.description) : null,
           ),
           h(
             'td',
@@ -137,6 +138,7 @@ function toml(config) {
   pair('max_sessions', config.max_sessions, 'what bounds the host: this times the largest ceiling');
   for (const [name, runtime] of Object.entries(config.runtimes || {})) {
     table(`runtimes.${tomlKey(name)}`);
+    if (runtime.description) pair('description', runtime.description);
     if (runtime.image) pair('image', runtime.image);
     if (runtime.recipe) pair('runtime', runtime.recipe, 'a recipe, built on first use');
     limits(runtime, pair);

@@ -1,15 +1,17 @@
 //! `sandboxd code ID [FILE|-]`: runs code in a code context of a session (state kept between
 //! runs), printing its output as it comes, the text of its results and its error, and saving
-//! each image it shows to a file it names. Exits 0 when the code ran, 1 when it raised an
+//! each image it shows to a file it names. Terminal escapes (a kernel's coloured traceback)
+//! reach a terminal only: a file or a pipe gets plain text. Exits 0 when the code ran, 1 when it raised an
 //! exception, 124 when its timeout interrupted it, 137 when its kernel died.
 
 use super::connection::{block_on, ServiceArgs, SessionArg};
 use anyhow::{Context, Result};
 use base64::Engine;
 use clap::Args;
-use sandboxd_api::{CodeEnd, CodeEvent, CodeResult, RunCode};
+use sandboxd_api::{strip_ansi, CodeEnd, CodeEvent, CodeResult, RunCode};
 use sandboxd_client::Interface;
-use std::io::{Read, Write};
+use std::borrow::Cow;
+use std::io::{IsTerminal, Read, Write};
 use std::path::PathBuf;
 
 /// Image types saved to files, and the extension each gets.
@@ -57,6 +59,10 @@ pub fn run(args: CodeArgs) -> Result<u8> {
         language: args.language,
         timeout_secs: args.timeout,
     };
+    let plain = Plain {
+        stdout: !std::io::stdout().is_terminal(),
+        stderr: !std::io::stderr().is_terminal(),
+    };
     block_on(async {
         let id = args.id.resolve(&client).await?;
         let mut stream = client.run_code(&id, &request).await?;
@@ -65,14 +71,14 @@ pub fn run(args: CodeArgs) -> Result<u8> {
         while let Some(event) = stream.next().await? {
             match event {
                 CodeEvent::Stdout { text } => {
-                    print!("{text}");
+                    print!("{}", plain.stdout(&text));
                     std::io::stdout().flush()?;
                 }
-                CodeEvent::Stderr { text } => eprint!("{text}"),
-                CodeEvent::Result(result) => show(&result, &args.images_dir, &mut saved)?,
+                CodeEvent::Stderr { text } => eprint!("{}", plain.stderr(&text)),
+                CodeEvent::Result(result) => show(&result, &args.images_dir, &mut saved, &plain)?,
                 CodeEvent::Error(error) => {
                     for line in &error.traceback {
-                        eprintln!("{line}");
+                        eprintln!("{}", plain.stderr(line));
                     }
                     if error.traceback.is_empty() {
                         eprintln!("{}: {}", error.name, error.value);
@@ -85,8 +91,33 @@ pub fn run(args: CodeArgs) -> Result<u8> {
     })?
 }
 
+/// Which of the output streams go to a file or a pipe: kernels colour their tracebacks with
+/// terminal escapes, which only a terminal should get.
+struct Plain {
+    stdout: bool,
+    stderr: bool,
+}
+
+impl Plain {
+    fn stdout<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        Self::shown(self.stdout, text)
+    }
+
+    fn stderr<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        Self::shown(self.stderr, text)
+    }
+
+    fn shown(plain: bool, text: &str) -> Cow<'_, str> {
+        if plain && text.contains('\u{1b}') {
+            Cow::Owned(strip_ansi(text))
+        } else {
+            Cow::Borrowed(text)
+        }
+    }
+}
+
 /// Prints a result's text and saves its images, each to a new numbered file.
-fn show(result: &CodeResult, dir: &std::path::Path, saved: &mut u32) -> Result<()> {
+fn show(result: &CodeResult, dir: &std::path::Path, saved: &mut u32, plain: &Plain) -> Result<()> {
     for (mime, extension) in IMAGE_FILES {
         let Some(data) = result.data.get(*mime).and_then(|v| v.as_str()) else {
             continue;
@@ -104,7 +135,7 @@ fn show(result: &CodeResult, dir: &std::path::Path, saved: &mut u32) -> Result<(
         println!("[{mime} saved to {}]", path.display());
     }
     if let Some(text) = result.data.get("text/plain").and_then(|v| v.as_str()) {
-        println!("{text}");
+        println!("{}", plain.stdout(text));
     }
     Ok(())
 }

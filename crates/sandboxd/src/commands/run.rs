@@ -31,6 +31,8 @@ pub fn run(args: RunArgs) -> Result<u8> {
         ..CreateSession::default()
     };
     block_on(async {
+        // Before the signals are taken: Ctrl-C stops following a build as it stops the program.
+        super::open::show_image_build(&client, create.runtime.as_deref()).await?;
         // Listening before the session exists: a signal while it opens is noticed once it is
         // open, and closes it instead of leaving it running.
         let mut signals = Signals::listen()?;

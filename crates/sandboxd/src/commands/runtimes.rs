@@ -61,6 +61,7 @@ fn run_list(args: ListArgs) -> Result<()> {
         "NETWORK",
         "INTERPRETER",
         "STATE",
+        "DESCRIPTION",
     ]);
     for entry in list.runtimes {
         let runtime = entry.runtime;
@@ -92,6 +93,7 @@ fn run_list(args: ListArgs) -> Result<()> {
                 ImageStatus::Building { .. } => "building".into(),
                 ImageStatus::Failed { reason } => format!("failed: {reason}"),
             },
+            runtime.description,
         ]);
     }
     table.print()

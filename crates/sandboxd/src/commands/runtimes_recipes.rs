@@ -8,7 +8,7 @@ use super::connection::{block_on, ServiceArgs};
 use super::output::OutputArgs;
 use anyhow::{bail, Result};
 use clap::Args;
-use sandboxd_api::ImageStatus;
+use sandboxd_api::{ImageStatus, RuntimeBuildEvent};
 use sandboxd_client::{Client, Interface};
 use sandboxd_config::{suggested_runtimes, CATALOGUE};
 
@@ -61,28 +61,19 @@ async fn build(client: Client, name: Option<String>, json: bool) -> Result<()> {
     };
     let mut failed = Vec::new();
     for name in names {
-        let mut build = client.build_runtime(&name).await?;
-        while let Some(event) = build.next_event().await? {
-            if json {
-                println!("{}", serde_json::to_string(&event)?);
-                if let ImageStatus::Failed { .. } = event.status {
-                    failed.push(name.clone());
-                }
-                continue;
+        let Some(last) = follow_build(&client, &name, json).await? else {
+            continue;
+        };
+        if let ImageStatus::Failed { reason } = last.status {
+            if !json {
+                println!("{name}: failed: {reason}");
             }
-            match event.status {
-                ImageStatus::Building { progress } => match (progress.step, progress.steps) {
-                    (Some(step), Some(steps)) => {
-                        eprintln!("{name}: [{step}/{steps}] {}", progress.line)
-                    }
-                    _ => eprintln!("{name}: {}", progress.line),
-                },
-                ImageStatus::Ready => println!("{name}: ready ({})", event.image),
-                ImageStatus::NotBuilt => println!("{name}: not built ({})", event.image),
-                ImageStatus::Failed { reason } => {
-                    println!("{name}: failed: {reason}");
-                    failed.push(name.clone());
-                }
+            failed.push(name);
+        } else if !json {
+            match last.status {
+                ImageStatus::Ready => println!("{name}: ready ({})", last.image),
+                ImageStatus::NotBuilt => println!("{name}: not built ({})", last.image),
+                _ => {}
             }
         }
     }
@@ -93,4 +84,30 @@ async fn build(client: Client, name: Option<String>, json: bool) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Has the service make runtime `name`'s image available and follows it to its end: each step
+/// on stderr (with `json`, every change on stdout as a line of the API's JSON). The last change
+/// (`ready` or `failed`), none when the service ended the stream before it.
+pub(super) async fn follow_build(
+    client: &Client,
+    name: &str,
+    json: bool,
+) -> Result<Option<RuntimeBuildEvent>> {
+    let mut build = client.build_runtime(name).await?;
+    let mut last = None;
+    while let Some(event) = build.next_event().await? {
+        if json {
+            println!("{}", serde_json::to_string(&event)?);
+        } else if let ImageStatus::Building { progress } = &event.status {
+            match (progress.step, progress.steps) {
+                (Some(step), Some(steps)) => {
+                    eprintln!("{name}: [{step}/{steps}] {}", progress.line)
+                }
+                _ => eprintln!("{name}: {}", progress.line),
+            }
+        }
+        last = Some(event);
+    }
+    Ok(last)
 }
