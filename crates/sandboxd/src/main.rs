@@ -28,7 +28,8 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "sandboxd",
-    version,
+    // The commit comes from build.rs ("unknown" outside a git checkout).
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("SANDBOXD_COMMIT"), ")"),
     about = "Sandboxes for AI agents, on your own host"
 )]
 struct Cli {

@@ -163,3 +163,18 @@ fn config_check_names_the_key_a_misspelt_one_meant() {
     assert_eq!(code, 2);
     assert!(stderr.contains("cannot read config file"), "{stderr}");
 }
+
+#[test]
+fn the_version_names_the_commit_it_was_built_from() {
+    let (code, stdout, _) = sandboxd(&["--version"]);
+    assert_eq!(code, 0);
+    let commit = stdout
+        .trim()
+        .strip_prefix(&format!("sandboxd {} (commit ", env!("CARGO_PKG_VERSION")))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{stdout:?} does not name the version and the commit"));
+    assert!(
+        commit == "unknown" || (commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{commit:?} is not a commit"
+    );
+}
