@@ -19,6 +19,7 @@ use crate::runtimes::{resolve_runtime, RuntimeFile};
 use crate::secrets;
 use crate::secrets::Secrets;
 use crate::size::format_bytes;
+use crate::suggest;
 use crate::tenants;
 use crate::tenants::{token_sha256, Tenant};
 use crate::webhooks;
@@ -122,7 +123,7 @@ impl Config {
 
     pub fn parse(text: &str) -> Result<Config, ConfigError> {
         let file: ConfigFile =
-            toml::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
+            toml::from_str(text).map_err(|e| ConfigError::Syntax(suggest::explain(&e, text)))?;
 
         let token = match (file.token, file.token_file) {
             (Some(_), Some(_)) => {

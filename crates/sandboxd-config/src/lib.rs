@@ -17,6 +17,7 @@ mod recipes;
 mod runtimes;
 mod secrets;
 mod size;
+mod suggest;
 mod tenants;
 #[cfg(test)]
 mod tests;

@@ -6,7 +6,7 @@
 //! | code | meaning |
 //! | --- | --- |
 //! | 0 | done |
-//! | 2 | usage or configuration error (bad flags, no token; `serve`: any failure to start) |
+//! | 2 | usage or configuration error (bad flags, no token; `serve`: any failure to start; `config check`: a config that is not valid) |
 //! | 3 | cannot connect to the service (or it stopped answering) |
 //! | 4 | unauthorized: the service refused the token |
 //! | 5 | the service answered with an error (its code and message are printed) |
@@ -28,7 +28,8 @@ use std::process::ExitCode;
 #[derive(Parser)]
 #[command(
     name = "sandboxd",
-    version,
+    // The commit comes from build.rs ("unknown" outside a git checkout).
+    version = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("SANDBOXD_COMMIT"), ")"),
     about = "Sandboxes for AI agents, on your own host"
 )]
 struct Cli {
@@ -97,18 +98,18 @@ enum Command {
     Code(commands::code::CodeArgs),
     /// The names a session of an egress runtime may reach; `--set` narrows them.
     Network(commands::network::NetworkArgs),
+    /// The config file: `default` prints the embedded one, `check FILE` checks one.
+    #[command(subcommand)]
+    Config(commands::config::ConfigCommand),
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         // Any failure of the service to start is a configuration problem to fix.
-        Command::Serve(args) => {
-            return match commands::serve::run(args) {
-                Ok(()) => ExitCode::SUCCESS,
-                Err(e) => fail(&e, EXIT_USAGE),
-            }
-        }
+        Command::Serve(args) => return usage_exit(commands::serve::run(args)),
+        // A config that does not load is the same problem as at the service's start.
+        Command::Config(command) => return usage_exit(commands::config::run(command)),
         Command::Run(args) => commands::run::run(args),
         Command::Exec(args) => commands::exec::run(args),
         Command::Sessions(args) => commands::sessions::run(args).map(|()| 0),
@@ -144,5 +145,12 @@ fn main() -> ExitCode {
         // The reader went away (`| head`): nothing left to say, and no one to say it to.
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => fail(&e, client_exit_code(&e)),
+    }
+}
+
+fn usage_exit(result: anyhow::Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => fail(&e, EXIT_USAGE),
     }
 }

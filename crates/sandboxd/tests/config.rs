@@ -112,3 +112,69 @@ fn a_public_address_needs_an_explicit_flag() {
     assert_ne!(output.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&output.stderr).contains("--allow-remote"));
 }
+
+fn sandboxd(args: &[&str]) -> (i32, String, String) {
+    let output = Command::new(sandboxd_bin()).args(args).output().unwrap();
+    (
+        output.status.code().unwrap_or(-1),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn config_default_prints_a_config_that_config_check_accepts() {
+    let (code, default, _) = sandboxd(&["config", "default"]);
+    assert_eq!(code, 0);
+    assert!(default.contains("[runtimes.python]"), "{default}");
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    std::fs::write(&path, &default).unwrap();
+    let (code, stdout, stderr) = sandboxd(&["config", "check", path.to_str().unwrap()]);
+    assert_eq!(code, 0, "{stdout}{stderr}");
+    assert!(
+        stdout
+            .contains("5 runtimes (code-interpreter, datascience, interpreter, python, scraping)"),
+        "{stdout}"
+    );
+}
+
+#[test]
+fn config_check_names_the_key_a_misspelt_one_meant() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("config.toml");
+    let cases = [
+        (format!("max_sesions = 3\n{OK_RUNTIME}"), "max_sessions"),
+        (
+            format!("{OK_RUNTIME}[policy]\nidle_timeout_sec = 60\n"),
+            "idle_timeout_secs",
+        ),
+    ];
+    for (config, expected) in cases {
+        std::fs::write(&path, &config).unwrap();
+        let (code, _, stderr) = sandboxd(&["config", "check", path.to_str().unwrap()]);
+        assert_eq!(code, 2, "{config:?}: {stderr}");
+        assert!(
+            stderr.contains(&format!("did you mean `{expected}`?")),
+            "{config:?}: {stderr}"
+        );
+    }
+    let (code, _, stderr) = sandboxd(&["config", "check", "/nonexistent/sandboxd.toml"]);
+    assert_eq!(code, 2);
+    assert!(stderr.contains("cannot read config file"), "{stderr}");
+}
+
+#[test]
+fn the_version_names_the_commit_it_was_built_from() {
+    let (code, stdout, _) = sandboxd(&["--version"]);
+    assert_eq!(code, 0);
+    let commit = stdout
+        .trim()
+        .strip_prefix(&format!("sandboxd {} (commit ", env!("CARGO_PKG_VERSION")))
+        .and_then(|rest| rest.strip_suffix(')'))
+        .unwrap_or_else(|| panic!("{stdout:?} does not name the version and the commit"));
+    assert!(
+        commit == "unknown" || (commit.len() >= 7 && commit.chars().all(|c| c.is_ascii_hexdigit())),
+        "{commit:?} is not a commit"
+    );
+}

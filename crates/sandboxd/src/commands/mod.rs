@@ -3,6 +3,7 @@ pub mod audit;
 pub mod close;
 pub mod code;
 pub mod completions;
+pub mod config;
 pub mod connection;
 pub mod cp;
 pub mod cp_tree;

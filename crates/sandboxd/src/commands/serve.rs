@@ -85,23 +85,7 @@ pub fn run(args: ServeArgs) -> Result<()> {
     }
     report_worst_case(&config);
     if args.check {
-        println!(
-            "config ok: {} runtimes ({})",
-            config.runtimes.len(),
-            config.runtime_names()
-        );
-        let gvisor: Vec<&str> = config
-            .runtimes
-            .values()
-            .filter(|r| r.limits.isolation == sandboxd_api::Isolation::Gvisor)
-            .map(|r| r.name.as_str())
-            .collect();
-        if !gvisor.is_empty() {
-            println!(
-                "  on gVisor, a kernel of their own (the engine needs the runtime \"runsc\"): {}",
-                gvisor.join(", ")
-            );
-        }
+        print_allowed(&config);
         return Ok(());
     }
     if !args.listen.ip().is_loopback() {
@@ -163,7 +147,28 @@ fn return_large_buffers_when_freed() {
     unsafe { libc::mallopt(libc::M_MMAP_THRESHOLD, MAP_FROM_BYTES) };
 }
 
-fn report_worst_case(config: &Config) {
+/// What a valid config allows, for `--check`: its runtimes, and which run on gVisor.
+pub fn print_allowed(config: &Config) {
+    println!(
+        "config ok: {} runtimes ({})",
+        config.runtimes.len(),
+        config.runtime_names()
+    );
+    let gvisor: Vec<&str> = config
+        .runtimes
+        .values()
+        .filter(|r| r.limits.isolation == sandboxd_api::Isolation::Gvisor)
+        .map(|r| r.name.as_str())
+        .collect();
+    if !gvisor.is_empty() {
+        println!(
+            "  on gVisor, a kernel of their own (the engine needs the runtime \"runsc\"): {}",
+            gvisor.join(", ")
+        );
+    }
+}
+
+pub fn report_worst_case(config: &Config) {
     for warning in config.memory_warnings() {
         eprintln!("sandboxd: WARNING: {warning}");
     }
