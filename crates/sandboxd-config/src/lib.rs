@@ -5,6 +5,7 @@
 
 mod backend;
 mod config;
+mod description;
 mod e2b;
 mod egress;
 mod error;

@@ -7,11 +7,11 @@
 //! Dockerfile a platform builds and the hash of everything that goes into the build, so a
 //! changed recipe (or changed extra CA certificates) is built again and an unchanged one never.
 
+use crate::description::check_description;
 use crate::error::invalid;
 use crate::error::ConfigError;
 use crate::limits::resolve_limits;
 use crate::limits::LimitsFile;
-use crate::runtimes::check_description;
 use sandboxd_api::Limits;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};

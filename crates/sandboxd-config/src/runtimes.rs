@@ -1,6 +1,7 @@
 //! A runtime of the allowlist: its image or recipe, its network and its limits, resolved and
 //! checked.
 
+use crate::description::check_description;
 use crate::egress;
 use crate::error::{invalid, ConfigError};
 use crate::kernels;
@@ -10,9 +11,6 @@ use crate::recipes::Recipe;
 use sandboxd_api::{Limits, RuntimeInfo};
 use serde::Deserialize;
 use std::collections::BTreeMap;
-
-/// The longest description a runtime or recipe may have: a line in a listing, not a manual.
-pub(crate) const MAX_DESCRIPTION_CHARS: usize = 200;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -115,26 +113,6 @@ pub(crate) fn resolve_runtime(
         pool_size: file.pool_size,
         kernels,
     })
-}
-
-/// A description as shown: trimmed, one line of printable text, at most
-/// [`MAX_DESCRIPTION_CHARS`] characters.
-pub(crate) fn check_description(text: &str, field: &str) -> Result<String, ConfigError> {
-    let text = text.trim();
-    if text.chars().any(char::is_control) {
-        return Err(invalid(
-            field,
-            "must be one line of text, without line breaks or control characters",
-        ));
-    }
-    let length = text.chars().count();
-    if length > MAX_DESCRIPTION_CHARS {
-        return Err(invalid(
-            field,
-            format!("is {length} characters; at most {MAX_DESCRIPTION_CHARS} (one line saying what the runtime is for)"),
-        ));
-    }
-    Ok(text.to_string())
 }
 
 fn unknown_recipe(field: &str, name: &str, recipes: &BTreeMap<String, Recipe>) -> ConfigError {

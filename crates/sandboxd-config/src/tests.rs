@@ -266,7 +266,7 @@ fn a_runtime_describes_itself_or_inherits_its_recipes_description() {
 
 #[test]
 fn a_description_is_one_bounded_line() {
-    let long = "x".repeat(runtimes::MAX_DESCRIPTION_CHARS + 1);
+    let long = "x".repeat(description::MAX_DESCRIPTION_CHARS + 1);
     let error = error_of(&format!("{MINIMAL}description = \"{long}\"\n"));
     assert!(error.contains("runtimes.sh.description"), "{error}");
     assert!(error.contains("at most 200"), "{error}");
@@ -276,7 +276,7 @@ fn a_description_is_one_bounded_line() {
         "[recipes.r]\nbase = \"b\"\ndescription = \"{long}\"\n{MINIMAL}"
     ));
     assert!(error.contains("recipes.r.description"), "{error}");
-    let fits = "y".repeat(runtimes::MAX_DESCRIPTION_CHARS);
+    let fits = "y".repeat(description::MAX_DESCRIPTION_CHARS);
     let config = Config::parse(&format!("{MINIMAL}description = \"{fits}\"\n")).unwrap();
     assert_eq!(config.runtime("sh").unwrap().description, fits);
 }

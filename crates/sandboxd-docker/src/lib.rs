@@ -15,6 +15,7 @@ mod cgroup;
 pub mod egress;
 mod elf;
 pub mod engine;
+mod engine_errors;
 pub mod isolation;
 mod labels;
 mod layout;

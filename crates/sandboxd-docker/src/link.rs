@@ -8,6 +8,7 @@
 use crate::access::SandboxAccess;
 use crate::cgroup::CgroupLayout;
 use crate::engine::EngineReport;
+pub(crate) use crate::engine_errors::{engine_error, is_not_found};
 use crate::shim::{self, ShimGroups};
 use crate::work_volume;
 use bollard::Docker;
@@ -103,26 +104,6 @@ impl EngineLink {
             docker,
         })
     }
-}
-
-pub(crate) fn engine_error(e: bollard::errors::Error) -> BackendError {
-    match e {
-        bollard::errors::Error::DockerResponseServerError {
-            status_code,
-            message,
-        } => BackendError::Engine(format!("{message} (status {status_code})")),
-        other => BackendError::EngineUnavailable(other.to_string()),
-    }
-}
-
-pub(crate) fn is_not_found(e: &bollard::errors::Error) -> bool {
-    matches!(
-        e,
-        bollard::errors::Error::DockerResponseServerError {
-            status_code: 404,
-            ..
-        }
-    )
 }
 
 /// Whether a container's start failed because containerd could not start the container's shim.

@@ -6,9 +6,9 @@
 //! container never came (the service crashed between the two creates) or went without it is
 //! removed at the next start ([`remove_orphans`]).
 
+use crate::engine_errors::{engine_error, is_not_found};
 use crate::labels::LABEL_INSTANCE;
 use crate::layout::SANDBOX_UID;
-use crate::link::{engine_error, is_not_found};
 use bollard::models::{Mount, MountType, VolumeCreateRequest};
 use bollard::query_parameters::{ListVolumesOptionsBuilder, RemoveVolumeOptions};
 use bollard::Docker;

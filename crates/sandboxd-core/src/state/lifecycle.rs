@@ -2,7 +2,6 @@
 //! session opened, paused, resumed and ended, in order, through a bounded queue that never
 //! holds up the session it tells of.
 
-use super::sessions::Session;
 use sandboxd_api::LifecycleKind;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -24,21 +23,6 @@ pub struct LifecycleEvent {
     pub reason: Option<String>,
 }
 
-impl LifecycleEvent {
-    fn of(kind: LifecycleKind, session: &Session) -> LifecycleEvent {
-        LifecycleEvent {
-            kind,
-            session_id: session.id.clone(),
-            runtime: session.runtime.clone(),
-            tenant: session.tenant.clone(),
-            labels: session.labels.clone(),
-            created_at: session.created_at,
-            at: OffsetDateTime::now_utc(),
-            reason: session.ended.as_ref().map(|(_, why)| why.clone()),
-        }
-    }
-}
-
 /// Where the events go once someone follows them; shared by every copy of the sessions' table.
 #[derive(Clone, Default)]
 pub(crate) struct Lifecycle {
@@ -55,19 +39,19 @@ impl Lifecycle {
         Some(receiver)
     }
 
-    /// Hands the event on when someone follows; a follower that has fallen `capacity` behind
-    /// loses it (counted and logged) rather than slowing the session down.
-    pub(crate) fn tell(&self, kind: LifecycleKind, session: &Session) {
+    /// Hands the event `make` makes on when someone follows (made only then); a follower that
+    /// has fallen `capacity` behind loses it (counted and logged) rather than slowing the
+    /// session down.
+    pub(crate) fn tell(&self, make: impl FnOnce() -> LifecycleEvent) {
         let Some(follower) = self.follower.get() else {
             return;
         };
-        if follower
-            .try_send(LifecycleEvent::of(kind, session))
-            .is_err()
-        {
+        let event = make();
+        let (session, kind) = (event.session_id.clone(), event.kind);
+        if follower.try_send(event).is_err() {
             let given_up = self.given_up.fetch_add(1, Ordering::Relaxed) + 1;
             tracing::warn!(
-                session = %session.id,
+                session = %session,
                 event = kind.name(),
                 given_up,
                 "a lifecycle event was given up: its follower is too far behind"
@@ -79,25 +63,24 @@ impl Lifecycle {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sandboxd_backend::Sandbox;
 
-    fn session() -> Session {
-        Session::new(
-            "s1".into(),
-            "python".into(),
-            Some("acme".into()),
-            BTreeMap::from([("k".into(), "v".into())]),
-            Sandbox {
-                session_id: "s1".into(),
-                backend_id: "b1".into(),
-            },
-        )
+    fn event(kind: LifecycleKind) -> LifecycleEvent {
+        LifecycleEvent {
+            kind,
+            session_id: "s1".into(),
+            runtime: "python".into(),
+            tenant: Some("acme".into()),
+            labels: BTreeMap::from([("k".into(), "v".into())]),
+            created_at: OffsetDateTime::now_utc(),
+            at: OffsetDateTime::now_utc(),
+            reason: None,
+        }
     }
 
     #[tokio::test]
     async fn events_reach_the_one_follower_and_a_full_queue_never_blocks() {
         let lifecycle = Lifecycle::default();
-        lifecycle.tell(LifecycleKind::Created, &session());
+        lifecycle.tell(|| panic!("made with nobody following"));
         let mut events = lifecycle.follow(2).unwrap();
         assert!(lifecycle.follow(2).is_none());
         for kind in [
@@ -105,14 +88,11 @@ mod tests {
             LifecycleKind::Paused,
             LifecycleKind::Resumed,
         ] {
-            lifecycle.tell(kind, &session());
+            lifecycle.tell(|| event(kind));
         }
         let first = events.recv().await.unwrap();
         assert_eq!(first.kind, LifecycleKind::Created);
-        assert_eq!(
-            (first.tenant.as_deref(), first.runtime.as_str()),
-            (Some("acme"), "python")
-        );
+        assert_eq!(first.tenant.as_deref(), Some("acme"));
         assert_eq!(events.recv().await.unwrap().kind, LifecycleKind::Paused);
         assert!(
             events.try_recv().is_err(),

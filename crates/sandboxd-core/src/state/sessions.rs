@@ -255,7 +255,16 @@ impl Sessions {
     }
 
     fn announce(&self, session: &Session, kind: LifecycleKind) {
-        self.lifecycle.tell(kind, session);
+        self.lifecycle.tell(|| LifecycleEvent {
+            kind,
+            session_id: session.id.clone(),
+            runtime: session.runtime.clone(),
+            tenant: session.tenant.clone(),
+            labels: session.labels.clone(),
+            created_at: session.created_at,
+            at: OffsetDateTime::now_utc(),
+            reason: session.ended.as_ref().map(|(_, why)| why.clone()),
+        });
         let change = SessionChange {
             id: session.id.clone(),
             state: session.state(),
