@@ -430,6 +430,14 @@ step e2b e2b_tests || true
 step book logged book other "$SANDBOXD_SCRIPTS/book.sh" || true
 remove_test_sandboxes
 
+# The Debian package installed in a clean Debian container, its service answering /healthz
+# (scripts/package.sh --test). Only with SANDBOXD_TEST_PACKAGE=1: it needs the release build,
+# which no other step makes (about 17 CPU-minutes from scratch; the package and its test take
+# half a minute on top).
+if [[ "${SANDBOXD_TEST_PACKAGE:-}" == 1 ]]; then
+    step package "$SANDBOXD_SCRIPTS/package.sh" --test >/dev/null || true
+fi
+
 step fmt logged fmt fmt cargo fmt --all -- --check || true
 step clippy logged clippy cargo cargo clippy --workspace --all-targets -- -D warnings || true
 
