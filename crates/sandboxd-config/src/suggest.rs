@@ -27,6 +27,7 @@ const TOP_LEVEL_KEYS: &[&str] = &[
 ];
 /// `RuntimeFile`'s own keys.
 const RUNTIME_KEYS: &[&str] = &[
+    "description",
     "image",
     "runtime",
     "interpreter",
