@@ -192,17 +192,7 @@ fn resolve_one(
     lookup_env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Secret, ConfigError> {
     let field = format!("secrets.{name}");
-    if name.is_empty()
-        || name.len() > 64
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
-        return Err(invalid(
-            &field,
-            "a secret's name holds 1 to 64 letters, digits, '-' and '_'",
-        ));
-    }
+    check_table_name(&field, name, "a secret")?;
     let value = read_value(
         &field,
         ValueSource {
@@ -267,6 +257,23 @@ fn resolve_one(
         format,
         env,
     })
+}
+
+/// Refuses a table's name (`[secrets.NAME]`, `[webhooks.NAME]`) unless it holds 1 to 64
+/// letters, digits, '-' and '_' (it is logged and shown).
+pub(crate) fn check_table_name(field: &str, name: &str, what: &str) -> Result<(), ConfigError> {
+    let fits = !name.is_empty()
+        && name.len() <= 64
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_');
+    if fits {
+        return Ok(());
+    }
+    Err(invalid(
+        field,
+        format!("{what}'s name holds 1 to 64 letters, digits, '-' and '_'"),
+    ))
 }
 
 /// Where a secret value comes from: a file or a variable of the service's environment, named

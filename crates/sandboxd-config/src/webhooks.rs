@@ -4,7 +4,7 @@
 
 use crate::error::invalid;
 use crate::error::ConfigError;
-use crate::secrets::{read_value, SecretValue, ValueSource};
+use crate::secrets::{check_table_name, read_value, SecretValue, ValueSource};
 use sandboxd_api::LifecycleKind;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -91,17 +91,7 @@ fn resolve_one(
     lookup_env: &dyn Fn(&str) -> Option<String>,
 ) -> Result<Webhook, ConfigError> {
     let field = format!("webhooks.{name}");
-    if name.is_empty()
-        || name.len() > 64
-        || !name
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
-        return Err(invalid(
-            &field,
-            "a webhook's name holds 1 to 64 letters, digits, '-' and '_'",
-        ));
-    }
+    check_table_name(&field, name, "a webhook")?;
     let url = check_url(&format!("{field}.url"), &file.url)?;
     let secret = read_value(
         &field,
