@@ -5,6 +5,7 @@
 //! is in force.
 
 mod activity;
+mod computer;
 mod contexts;
 mod egress;
 mod error;
@@ -25,6 +26,10 @@ mod snapshots;
 mod text;
 
 pub use activity::{ActivityEntry, ActivityList, AuditEntry, AuditList, CLIENT_HEADER};
+pub use computer::{
+    ComputerAction, ComputerRequest, ComputerResult, MouseButton, Point, Region, ScreenSize,
+    Screenshot, ScrollDirection, DEFAULT_SCREEN, MAX_TYPED_CHARS,
+};
 pub use contexts::{
     CodeEnd, CodeError, CodeEvent, CodeResult, ContextInfo, ContextList, ContextRequest, RunCode,
 };

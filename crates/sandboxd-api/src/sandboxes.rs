@@ -1,6 +1,8 @@
 //! What a face needs of sandboxd, as one interface: the service's core serves it in process,
 //! [`sandboxd-client`] over HTTP, so a face (the MCP tools, the next ones) is written once.
 
+use crate::computer::ComputerRequest;
+use crate::computer::ComputerResult;
 use crate::contexts::CodeEvent;
 use crate::contexts::RunCode;
 use crate::egress::SessionNetwork;
@@ -107,6 +109,9 @@ pub trait Sandboxes: Send + Sync {
         id: &str,
         network: SessionNetwork,
     ) -> Result<SessionNetwork, Failure>;
+    /// One action on a desktop session's screen, mouse or keyboard.
+    async fn computer(&self, id: &str, request: ComputerRequest)
+        -> Result<ComputerResult, Failure>;
 }
 
 /// A download read a chunk at a time, for [`read_bounded`]: a file the core reads from a

@@ -7,6 +7,7 @@
 mod archive;
 mod client;
 mod code;
+mod computer;
 mod error;
 mod exec_stream;
 mod files_meta;

@@ -3,7 +3,7 @@
 use crate::client::Client;
 use crate::error::ClientError;
 use crate::streams::FileDownload;
-use sandboxd_api::{read_bounded, Chunks, SessionNetwork};
+use sandboxd_api::{read_bounded, Chunks, ComputerRequest, ComputerResult, SessionNetwork};
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkResult,
     KilledProcesses, OutputWatch, Policy, PortList, RunCode, RuntimeList, Sandboxes, SessionInfo,
@@ -162,5 +162,13 @@ impl Sandboxes for Client {
         network: SessionNetwork,
     ) -> Result<SessionNetwork, Failure> {
         Ok(Client::set_session_network(self, id, &network).await?)
+    }
+
+    async fn computer(
+        &self,
+        id: &str,
+        request: ComputerRequest,
+    ) -> Result<ComputerResult, Failure> {
+        Ok(Client::computer(self, id, &request).await?)
     }
 }

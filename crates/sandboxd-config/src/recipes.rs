@@ -409,6 +409,7 @@ mod tests {
             names,
             [
                 "code-interpreter",
+                "desktop",
                 "node",
                 "python",
                 "python-datascience",
@@ -445,6 +446,15 @@ mod tests {
         assert!(catalogue["python-datascience"]
             .dockerfile
             .contains("pandas"));
+        // What E2B's Desktop SDK runs, and noVNC where it looks for it.
+        let desktop = &catalogue["desktop"].dockerfile;
+        for tool in [
+            "xvfb", "xfce4-session", "xfwm4", "xfdesktop4", "x11vnc", "novnc", "xdotool",
+            "x11-xserver-utils", "scrot", "x11-utils", "net-tools", "xdg-utils", "libgtk-3-bin",
+        ] {
+            assert!(desktop.contains(&format!(" {tool} ")), "{tool}");
+        }
+        assert!(desktop.contains("ln -s /usr/share/novnc /opt/noVNC"));
         let interpreter = &catalogue["python-interpreter"];
         assert!(interpreter.dockerfile.contains("ipykernel=="));
         assert!(interpreter.kernels["python"].contains(&"{connection_file}".to_string()));
@@ -642,7 +652,7 @@ mod tests {
                 .to_string();
         assert!(
             message.contains(
-                "node, python, python-datascience, python-gvisor, python-interpreter, python-scraping, shell"
+                "desktop, node, python, python-datascience, python-gvisor, python-interpreter, python-scraping, shell"
             ) && message.contains("mine")
                 && message.contains("[recipes.nope]"),
             "{message}"

@@ -45,6 +45,12 @@ fn embedded_default_matches_the_seed() {
     );
     let code_interpreter = config.runtime("code-interpreter").unwrap();
     assert_eq!(code_interpreter.kernels.len(), 6, "E2B's six languages");
+    // e2b-desktop's Sandbox.create() opens template "desktop": no operator step.
+    assert_eq!(config.e2b.templates["desktop"], "desktop");
+    let desktop = config.runtime("desktop").unwrap();
+    assert_eq!(desktop.recipe.as_deref(), Some("desktop"));
+    assert_eq!(desktop.limits.network_mode, NetworkMode::None);
+    assert_eq!(desktop.limits.mem_limit_bytes, 2 << 30, "the recipe's");
 }
 
 #[test]

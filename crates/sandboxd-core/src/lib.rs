@@ -27,6 +27,7 @@ pub use crate::core::Core;
 pub use error::Error;
 pub use ops::acting::Acting;
 pub use ops::archive::ArchiveDownload;
+pub use ops::computer::ScreenshotPng;
 pub use ops::egress::EgressEvent;
 pub use ops::files::Download;
 pub use ops::maintenance::{RestoreReport, TakenBack};

@@ -13,6 +13,7 @@
 
 mod answer;
 mod code_tools;
+mod computer_tools;
 mod errors;
 mod network_tools;
 mod output;

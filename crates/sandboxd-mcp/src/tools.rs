@@ -55,7 +55,8 @@ impl SandboxTools {
             tool_router: Self::tool_router()
                 + Self::snapshot_tool_router()
                 + Self::port_tool_router()
-                + Self::network_tool_router(),
+                + Self::network_tool_router()
+                + Self::computer_tool_router(),
         }
     }
 

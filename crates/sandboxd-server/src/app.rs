@@ -122,6 +122,11 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             routes!(routes::network::get_network, routes::network::set_network)
                 .layer(DefaultBodyLimit::max(routes::network::BODY_LIMIT)),
         )
+        .routes(
+            routes!(routes::computer::act)
+                .layer(DefaultBodyLimit::max(routes::computer::BODY_LIMIT)),
+        )
+        .routes(routes!(routes::computer::screenshot))
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -46,6 +46,7 @@ use utoipa::OpenApi;
         (name = "snapshots", description = "Snapshots of sessions' files, sessions opened from them, and forks"),
         (name = "mcp", description = "The Model Context Protocol endpoint for agents"),
         (name = "dashboard", description = "The web dashboard"),
+        (name = "computer", description = "A desktop session's screen, mouse and keyboard: computer use"),
         (name = "contexts", description = "A session's code contexts: stateful code execution with rich results, through a Jupyter kernel")
     )
 )]

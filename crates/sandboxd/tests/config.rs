@@ -98,7 +98,7 @@ fn the_embedded_default_is_the_seed() {
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
         stdout
-            .contains("5 runtimes (code-interpreter, datascience, interpreter, python, scraping)"),
+            .contains("6 runtimes (code-interpreter, datascience, desktop, interpreter, python, scraping)"),
         "{stdout}"
     );
 }
@@ -134,7 +134,7 @@ fn config_default_prints_a_config_that_config_check_accepts() {
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
         stdout
-            .contains("5 runtimes (code-interpreter, datascience, interpreter, python, scraping)"),
+            .contains("6 runtimes (code-interpreter, datascience, desktop, interpreter, python, scraping)"),
         "{stdout}"
     );
 }

@@ -4,7 +4,7 @@
 use crate::core::Core;
 use crate::error::Error;
 use crate::state::activity::Caller;
-use sandboxd_api::{read_bounded, SessionNetwork};
+use sandboxd_api::{read_bounded, ComputerRequest, ComputerResult, SessionNetwork};
 use sandboxd_api::{
     CodeEvent, CreateSession, ExecRequest, ExecResult, Failure, FileList, FileWritten, ForkRequest,
     ForkResult, KilledProcesses, OutputWatch, Policy, PortList, RunCode, RuntimeList, Sandboxes,
@@ -186,5 +186,13 @@ impl Sandboxes for Acting {
         network: SessionNetwork,
     ) -> Result<SessionNetwork, Failure> {
         Ok(self.core.set_session_network(&self.caller, id, network)?)
+    }
+
+    async fn computer(
+        &self,
+        id: &str,
+        request: ComputerRequest,
+    ) -> Result<ComputerResult, Failure> {
+        Ok(self.core.computer(&self.caller, id, request).await?)
     }
 }

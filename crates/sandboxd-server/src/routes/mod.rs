@@ -3,6 +3,7 @@
 
 pub mod archive;
 pub mod audit;
+pub mod computer;
 pub mod contexts;
 pub mod events;
 pub mod exec_stream;
