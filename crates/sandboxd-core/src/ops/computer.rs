@@ -167,7 +167,8 @@ impl Core {
         let argv = ["xdpyinfo", "-display", DISPLAY].map(String::from);
         match self.run(session, &argv, 10, TEXT_OUTPUT_LIMIT).await {
             Ok(ran) if ran.report.exit_code == Some(127) => None,
-            Ok(ran) => Some(succeeded(&ran)),
+            // What it prints (the display's description, about 100 KB) is not needed whole.
+            Ok(ran) => Some(ran.report.exit_code == Some(0)),
             Err(_) => None,
         }
     }

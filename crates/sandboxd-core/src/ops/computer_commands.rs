@@ -86,7 +86,9 @@ pub fn plan(request: &ComputerRequest) -> Result<Planned, Error> {
     let mut argv = xdotool();
     let mut target = at.map(|(x, y)| format!("{x},{y}")).unwrap_or_default();
     if let Some((x, y)) = at {
-        argv.extend(["mousemove", "--sync", &x.to_string(), &y.to_string()].map(String::from));
+        // Without --sync, which waits forever when the pointer is already there; the X server
+        // takes the events in order, so what follows acts at the new place.
+        argv.extend(["mousemove", &x.to_string(), &y.to_string()].map(String::from));
     }
     let button = request.button.unwrap_or_default();
     let mut timeout_secs = 10;
@@ -136,7 +138,7 @@ pub fn plan(request: &ComputerRequest) -> Result<Planned, Error> {
                 return Err(invalid("`drag` needs `x` and `y` to start from"));
             }
             argv.extend(
-                ["mousedown", "1", "mousemove", "--sync", &to_x.to_string(), &to_y.to_string()]
+                ["mousedown", "1", "mousemove", &to_x.to_string(), &to_y.to_string()]
                     .map(String::from),
             );
             argv.extend(["mouseup", "1"].map(String::from));
@@ -373,7 +375,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             planned.argv.unwrap(),
-            ["xdotool", "mousemove", "--sync", "10", "20", "click", "3"]
+            ["xdotool", "mousemove", "10", "20", "click", "3"]
         );
         assert_eq!(planned.action, "computer_click");
         assert_eq!(planned.target, "10,20 right");
@@ -453,7 +455,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             drag.argv.unwrap().join(" "),
-            "xdotool mousemove --sync 10 20 mousedown 1 mousemove --sync 30 40 mouseup 1"
+            "xdotool mousemove 10 20 mousedown 1 mousemove 30 40 mouseup 1"
         );
         assert_eq!(drag.target, "10,20 to 30,40");
         let scroll = plan(&R {
