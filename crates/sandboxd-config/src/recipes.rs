@@ -449,8 +449,19 @@ mod tests {
         // What E2B's Desktop SDK runs, and noVNC where it looks for it.
         let desktop = &catalogue["desktop"].dockerfile;
         for tool in [
-            "xvfb", "xfce4-session", "xfwm4", "xfdesktop4", "x11vnc", "novnc", "xdotool",
-            "x11-xserver-utils", "scrot", "x11-utils", "net-tools", "xdg-utils", "libgtk-3-bin",
+            "xvfb",
+            "xfce4-session",
+            "xfwm4",
+            "xfdesktop4",
+            "x11vnc",
+            "novnc",
+            "xdotool",
+            "x11-xserver-utils",
+            "scrot",
+            "x11-utils",
+            "net-tools",
+            "xdg-utils",
+            "libgtk-3-bin",
         ] {
             assert!(desktop.contains(&format!(" {tool} ")), "{tool}");
         }

@@ -11,9 +11,7 @@ use rmcp::handler::server::common::schema_for_output;
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::service::RequestContext;
 use rmcp::{tool, tool_router, RoleServer};
-use sandboxd_api::{
-    ComputerAction, ComputerRequest, ComputerResult, MouseButton, ScrollDirection,
-};
+use sandboxd_api::{ComputerAction, ComputerRequest, ComputerResult, MouseButton, ScrollDirection};
 use schemars::JsonSchema;
 use serde::Deserialize;
 

@@ -156,6 +156,8 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("post", "/v1/sessions/{id}/code", Role::Anyone),
     ("get", "/v1/sessions/{id}/network", Role::Anyone),
     ("put", "/v1/sessions/{id}/network", Role::Anyone),
+    ("post", "/v1/sessions/{id}/computer", Role::Anyone),
+    ("get", "/v1/sessions/{id}/computer/screenshot", Role::Anyone),
 ];
 
 /// The operations of the served document, as (method, path).

@@ -97,8 +97,9 @@ fn the_embedded_default_is_the_seed() {
     assert!(output.status.success());
     let stdout = String::from_utf8_lossy(&output.stdout);
     assert!(
-        stdout
-            .contains("6 runtimes (code-interpreter, datascience, desktop, interpreter, python, scraping)"),
+        stdout.contains(
+            "6 runtimes (code-interpreter, datascience, desktop, interpreter, python, scraping)"
+        ),
         "{stdout}"
     );
 }
@@ -133,8 +134,9 @@ fn config_default_prints_a_config_that_config_check_accepts() {
     let (code, stdout, stderr) = sandboxd(&["config", "check", path.to_str().unwrap()]);
     assert_eq!(code, 0, "{stdout}{stderr}");
     assert!(
-        stdout
-            .contains("6 runtimes (code-interpreter, datascience, desktop, interpreter, python, scraping)"),
+        stdout.contains(
+            "6 runtimes (code-interpreter, datascience, desktop, interpreter, python, scraping)"
+        ),
         "{stdout}"
     );
 }

@@ -24,15 +24,53 @@ const MAX_SCROLL: u32 = 50;
 /// xdotool's commands: after `key`, a word that names one starts that command (its chaining),
 /// so none may pass for a key name.
 const XDOTOOL_COMMANDS: &[&str] = &[
-    "behave", "behave_screen_edge", "click", "exec", "get_desktop", "get_desktop_for_window",
-    "get_desktop_viewport", "get_num_desktops", "getactivewindow", "getdisplaygeometry",
-    "getmouselocation", "getwindowclassname", "getwindowfocus", "getwindowgeometry",
-    "getwindowname", "getwindowpid", "help", "key", "keydown", "keyup", "mousedown", "mousemove",
-    "mousemove_relative", "mouseup", "search", "selectwindow", "set_desktop",
-    "set_desktop_for_window", "set_desktop_viewport", "set_num_desktops", "set_window", "sleep",
-    "type", "version", "windowactivate", "windowclose", "windowfocus", "windowkill", "windowmap",
-    "windowminimize", "windowmove", "windowquit", "windowraise", "windowreparent", "windowsize",
-    "windowstate", "windowunmap",
+    "behave",
+    "behave_screen_edge",
+    "click",
+    "exec",
+    "get_desktop",
+    "get_desktop_for_window",
+    "get_desktop_viewport",
+    "get_num_desktops",
+    "getactivewindow",
+    "getdisplaygeometry",
+    "getmouselocation",
+    "getwindowclassname",
+    "getwindowfocus",
+    "getwindowgeometry",
+    "getwindowname",
+    "getwindowpid",
+    "help",
+    "key",
+    "keydown",
+    "keyup",
+    "mousedown",
+    "mousemove",
+    "mousemove_relative",
+    "mouseup",
+    "search",
+    "selectwindow",
+    "set_desktop",
+    "set_desktop_for_window",
+    "set_desktop_viewport",
+    "set_num_desktops",
+    "set_window",
+    "sleep",
+    "type",
+    "version",
+    "windowactivate",
+    "windowclose",
+    "windowfocus",
+    "windowkill",
+    "windowmap",
+    "windowminimize",
+    "windowmove",
+    "windowquit",
+    "windowraise",
+    "windowreparent",
+    "windowsize",
+    "windowstate",
+    "windowunmap",
 ];
 
 /// The longest key list one `key` action may press.
@@ -132,14 +170,22 @@ pub fn plan(request: &ComputerRequest) -> Result<Planned, Error> {
         A::Drag => {
             let Some((to_x, to_y)) = point(request, "to_x", "to_y", request.to_x, request.to_y)?
             else {
-                return Err(invalid("`drag` needs `to_x` and `to_y` (and `x`, `y` to start from)"));
+                return Err(invalid(
+                    "`drag` needs `to_x` and `to_y` (and `x`, `y` to start from)",
+                ));
             };
             if at.is_none() {
                 return Err(invalid("`drag` needs `x` and `y` to start from"));
             }
             argv.extend(
-                ["mousedown", "1", "mousemove", &to_x.to_string(), &to_y.to_string()]
-                    .map(String::from),
+                [
+                    "mousedown",
+                    "1",
+                    "mousemove",
+                    &to_x.to_string(),
+                    &to_y.to_string(),
+                ]
+                .map(String::from),
             );
             argv.extend(["mouseup", "1"].map(String::from));
             target = format!("{target} to {to_x},{to_y}");
@@ -147,7 +193,9 @@ pub fn plan(request: &ComputerRequest) -> Result<Planned, Error> {
         }
         A::Scroll => {
             let Some(direction) = request.direction else {
-                return Err(invalid("`scroll` needs `direction`: up, down, left or right"));
+                return Err(invalid(
+                    "`scroll` needs `direction`: up, down, left or right",
+                ));
             };
             let amount = request.amount.unwrap_or(DEFAULT_SCROLL);
             if !(1..=MAX_SCROLL).contains(&amount) {
@@ -344,9 +392,9 @@ fn checked_keys(keys: Option<&str>) -> Result<Vec<&str>, Error> {
     }
     let chords: Vec<&str> = keys.split_whitespace().collect();
     for chord in &chords {
-        let names_ok = chord
-            .split('+')
-            .all(|name| !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_'));
+        let names_ok = chord.split('+').all(|name| {
+            !name.is_empty() && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+        });
         let command = XDOTOOL_COMMANDS.contains(&chord.to_ascii_lowercase().as_str());
         if !names_ok || command {
             return Err(invalid(format!(
@@ -379,7 +427,10 @@ mod tests {
         );
         assert_eq!(planned.action, "computer_click");
         assert_eq!(planned.target, "10,20 right");
-        assert_eq!(argv(&R::new(ComputerAction::Click)), ["xdotool", "click", "1"]);
+        assert_eq!(
+            argv(&R::new(ComputerAction::Click)),
+            ["xdotool", "click", "1"]
+        );
     }
 
     #[test]
@@ -393,7 +444,10 @@ mod tests {
         let argv = planned.argv.unwrap();
         assert_eq!(argv.last().unwrap(), text);
         assert_eq!(argv[argv.len() - 2], "--");
-        assert_eq!(planned.target, format!("{} characters", text.chars().count()));
+        assert_eq!(
+            planned.target,
+            format!("{} characters", text.chars().count())
+        );
         assert!(!planned.target.contains("rm"));
     }
 
@@ -409,7 +463,16 @@ mod tests {
             ["xdotool", "key", "ctrl+shift+t", "Return"]
         );
         assert_eq!(planned.target, "ctrl+shift+t Return");
-        for bad in ["--window 1 a", "a;b", "ctrl++c", "", "a\nb-c", "-a", "a exec", "Type"] {
+        for bad in [
+            "--window 1 a",
+            "a;b",
+            "ctrl++c",
+            "",
+            "a\nb-c",
+            "-a",
+            "a exec",
+            "Type",
+        ] {
             let result = plan(&R {
                 keys: Some(bad.into()),
                 ..R::new(ComputerAction::Key)

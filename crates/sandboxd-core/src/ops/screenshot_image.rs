@@ -19,7 +19,11 @@ pub struct Shaped {
 }
 
 /// `png` (the whole screen) cut to `region` and scaled to at most `max_width` wide.
-pub fn shape(png: Vec<u8>, region: Option<Region>, max_width: Option<u32>) -> Result<Shaped, Error> {
+pub fn shape(
+    png: Vec<u8>,
+    region: Option<Region>,
+    max_width: Option<u32>,
+) -> Result<Shaped, Error> {
     let (screen_width, screen_height) = size(&png)?;
     let whole = Region {
         x: 0,
@@ -68,12 +72,14 @@ pub fn shape(png: Vec<u8>, region: Option<Region>, max_width: Option<u32>) -> Re
 
 /// `length` scaled by `to / from`, at least 1.
 fn scaled(length: u32, to: u32, from: u32) -> u32 {
-    ((u64::from(length) * u64::from(to) + u64::from(from) / 2) / u64::from(from.max(1))).max(1)
-        as u32
+    let scaled = (u64::from(length) * u64::from(to) + u64::from(from) / 2) / u64::from(from.max(1));
+    u32::try_from(scaled.max(1)).unwrap_or(u32::MAX)
 }
 
 fn not_png(e: impl std::fmt::Display) -> Error {
-    Error::Agent(format!("the screenshot is not a PNG the service can read: {e}"))
+    Error::Agent(format!(
+        "the screenshot is not a PNG the service can read: {e}"
+    ))
 }
 
 fn decoder(png: &[u8]) -> png::Decoder<Cursor<&[u8]>> {
@@ -141,10 +147,12 @@ fn crop(rgb: &[u8], width: u32, region: Region) -> Vec<u8> {
 /// An RGB image scaled to `to_width` x `to_height`, each pixel the mean of the pixels it
 /// covers (text stays legible when scaled down, unlike picking one pixel of each block).
 fn resize(rgb: &[u8], width: u32, height: u32, to_width: u32, to_height: u32) -> Vec<u8> {
+    // Screens are at most 32767 pixels across: the products fit.
     let span = |i: u32, to: u32, from: u32| {
-        let start = (u64::from(i) * u64::from(from) / u64::from(to)) as usize;
-        let end = ((u64::from(i + 1) * u64::from(from) / u64::from(to)) as usize).max(start + 1);
-        start..end.min(from as usize)
+        let (i, to, from) = (i as usize, to as usize, from as usize);
+        let start = i * from / to;
+        let end = ((i + 1) * from / to).max(start + 1);
+        start..end.min(from)
     };
     let stride = width as usize * 3;
     let mut out = Vec::with_capacity(to_width as usize * to_height as usize * 3);
@@ -163,7 +171,11 @@ fn resize(rgb: &[u8], width: u32, height: u32, to_width: u32, to_height: u32) ->
                     count += 1;
                 }
             }
-            out.extend(sum.map(|total| ((total + count / 2) / count.max(1)) as u8));
+            out.extend(
+                sum.map(|total| {
+                    u8::try_from((total + count / 2) / count.max(1)).unwrap_or(u8::MAX)
+                }),
+            );
         }
     }
     out
