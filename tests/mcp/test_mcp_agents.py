@@ -288,15 +288,17 @@ async def test_every_schema_matches_what_the_tool_takes_and_returns(service):
             share = await check("share_port", {"session_id": session_id, "port": 8000, "ttl_secs": 60})
             await check("list_shares", {"session_id": session_id})
             await check("revoke_share", {"session_id": session_id, "share_id": share["id"]})
-            # The network tools need an egress runtime, which this suite's service has not:
-            # their arguments are checked, and the answer says why there is no list.
-            for tool, arguments in [
-                ("get_network", {"session_id": session_id}),
-                ("set_network", {"session_id": session_id, "egress": []}),
+            # The network tools need an egress runtime, and computer a desktop, which this
+            # suite's service has not: their arguments are checked, and the answer says why
+            # (test_mcp_computer checks computer's answers against its output schema).
+            for tool, arguments, why in [
+                ("get_network", {"session_id": session_id}, "egress"),
+                ("set_network", {"session_id": session_id, "egress": []}, "egress"),
+                ("computer", {"session_id": session_id, "action": "click", "x": 1, "y": 2, "screenshot": True}, "no_desktop"),
             ]:
                 jsonschema.validate(arguments, tools[tool].input_schema)
                 refused = await call(session, tool, **arguments)
-                assert refused.is_error and "egress" in refused.content[0].text, refused
+                assert refused.is_error and why in refused.content[0].text, refused
                 checked.add(tool)
         finally:
             await check("close_session", {"session_id": session_id})

@@ -12,6 +12,7 @@ import urllib.request
 import zlib
 
 import anyio
+import jsonschema
 import pytest
 
 from conftest import config, running_service
@@ -151,6 +152,8 @@ async def test_an_agent_loop_clicks_and_types_on_a_page(desktop_service, transpo
             )
             assert not clicked.is_error, clicked.content[0].text
             assert png_size(image_of(clicked)) == (1024, 768), "a fresh screenshot after the action"
+            tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+            jsonschema.validate(clicked.structured_content, tools["computer"].output_schema)
             green = await mean_colour(desktop_service, session_id, 600, 600, 100, 100)
             assert near(green, (0x00, 0xC0, 0x00)), green
 
