@@ -3,7 +3,7 @@ only a token): `Sandbox.create()` opens the template `desktop`, which the defaul
 `desktop` runtime (the catalogue's `desktop` recipe, built through the service before the
 test). Screen size, screenshot, mouse, an application launched, text typed into it and a key
 pressed (proved by the file the typed command writes), the noVNC stream reached through the
-port proxy, and kill."""
+port proxy, and kill; then the npm package @e2b/desktop's suite (desktop.test.mjs) the same way."""
 
 import os
 import secrets
@@ -15,7 +15,7 @@ import urllib.request
 import httpx
 import pytest
 
-from conftest import SANDBOXD, e2b_env
+from conftest import SANDBOXD, e2b_env, run_node_suite
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -123,3 +123,9 @@ def test_the_desktop_sdk_works_unchanged(desktop_env):
         desktop.kill()
     with pytest.raises(Exception):
         desktop.get_screen_size()
+
+
+def test_the_node_desktop_sdk_works_unchanged(desktop_env):
+    run = run_node_suite("desktop.test.mjs", "@e2b/desktop", "2.4.0", dict(os.environ), timeout=300)
+    assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
+    assert "# fail 0" in run.stdout and "# pass 3" in run.stdout, run.stdout[-3000:]
