@@ -11,11 +11,9 @@ use serde_json::json;
 /// The runtime the bench config adds for this row.
 pub(crate) const RUNTIME: &str = "interpreter";
 
-/// The config lines of that runtime.
+/// The config lines of that runtime (main adds the recipe builds' `[build]` once).
 pub(crate) fn runtime_config() -> String {
-    format!(
-        "\n[runtimes.{RUNTIME}]\nruntime = \"python-interpreter\"\n\n[build]\nextra_ca_certificates = [\"/etc/ssl/certs/ca-certificates.crt\"]\n"
-    )
+    format!("\n[runtimes.{RUNTIME}]\nruntime = \"python-interpreter\"\n")
 }
 
 pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {

@@ -6,6 +6,7 @@
 //! runs create, exec and close with the sandboxes as pods on that cluster.
 
 mod code;
+mod computer;
 mod e2b;
 mod egress;
 mod floor;
@@ -57,6 +58,9 @@ struct Args {
     /// Adds the code-context row (builds the python-interpreter recipe on first use).
     #[arg(long)]
     code_contexts: bool,
+    /// Adds the computer-use rows (builds the desktop recipe on first use).
+    #[arg(long)]
+    computer: bool,
     /// Also the scale run: this many sessions open at once (see `scale`).
     #[arg(long)]
     scale: Option<usize>,
@@ -106,6 +110,15 @@ async fn main() -> Result<()> {
     if args.code_contexts {
         extra.push_str(&code::runtime_config());
     }
+    if args.computer {
+        extra.push_str(&computer::runtime_config());
+    }
+    if args.code_contexts || args.computer {
+        // Recipe builds trust the host's CA bundle (a TLS-intercepting proxy's CA among them).
+        extra.push_str(
+            "\n[build]\nextra_ca_certificates = [\"/etc/ssl/certs/ca-certificates.crt\"]\n",
+        );
+    }
     let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, &extra)?;
     let api = Api {
         http: reqwest::Client::new(),
@@ -124,6 +137,11 @@ async fn main() -> Result<()> {
     }
     if let (Ok(_), true) = (&result, args.code_contexts) {
         if let Err(e) = code::run(args.iterations, &api).await {
+            result = Err(e);
+        }
+    }
+    if let (Ok(_), true) = (&result, args.computer) {
+        if let Err(e) = computer::run(args.iterations, &api).await {
             result = Err(e);
         }
     }
