@@ -149,12 +149,13 @@ pub fn plan(request: &ComputerRequest) -> Result<Planned, Error> {
             "computer_mouse_move"
         }
         A::Click => {
-            argv.extend(["click".into(), button_number(button).into()]);
+            // xdotool sleeps its click delay (100 ms) after every click, a lone one too.
+            argv.extend(["click", "--delay", "0", button_number(button)].map(String::from));
             target = join(&target, button_name(button));
             "computer_click"
         }
         A::DoubleClick => {
-            argv.extend(["click", "--repeat", "2", "--delay", "80", "1"].map(String::from));
+            argv.extend(["click", "--repeat", "2", "--delay", "60", "1"].map(String::from));
             "computer_double_click"
         }
         A::MouseDown | A::MouseUp => {
@@ -209,7 +210,8 @@ pub fn plan(request: &ComputerRequest) -> Result<Planned, Error> {
                 ScrollDirection::Left => "6",
                 ScrollDirection::Right => "7",
             };
-            argv.extend(["click", "--repeat", &amount.to_string(), wheel].map(String::from));
+            let repeat = amount.to_string();
+            argv.extend(["click", "--repeat", &repeat, "--delay", "20", wheel].map(String::from));
             let direction = serde_json::to_value(direction)
                 .ok()
                 .and_then(|v| v.as_str().map(str::to_string))
@@ -423,13 +425,22 @@ mod tests {
         .unwrap();
         assert_eq!(
             planned.argv.unwrap(),
-            ["xdotool", "mousemove", "10", "20", "click", "3"]
+            [
+                "xdotool",
+                "mousemove",
+                "10",
+                "20",
+                "click",
+                "--delay",
+                "0",
+                "3"
+            ]
         );
         assert_eq!(planned.action, "computer_click");
         assert_eq!(planned.target, "10,20 right");
         assert_eq!(
             argv(&R::new(ComputerAction::Click)),
-            ["xdotool", "click", "1"]
+            ["xdotool", "click", "--delay", "0", "1"]
         );
     }
 
@@ -526,7 +537,10 @@ mod tests {
             ..R::new(ComputerAction::Scroll)
         })
         .unwrap();
-        assert_eq!(scroll.argv.unwrap().join(" "), "xdotool click --repeat 3 4");
+        assert_eq!(
+            scroll.argv.unwrap().join(" "),
+            "xdotool click --repeat 3 --delay 20 4"
+        );
         assert_eq!(scroll.target, "up 3");
         let too_far = plan(&R {
             direction: Some(ScrollDirection::Down),
