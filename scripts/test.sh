@@ -323,10 +323,15 @@ mkdir -p "$LOG_DIR"
 # with Docker that matter for a backend, with every service's sandboxes as pods. The kubernetes
 # suite's tests are ignored without a cluster (the test step), so they are included here; the
 # shared suites have no ignored test.
-KUBERNETES_SUITES="kubernetes files processes pool api state adversarial snapshots webhooks cli_stream"
+KUBERNETES_SUITES="kubernetes files files_meta archive processes ports kernel pool api state adversarial snapshots webhooks cli_stream"
 kubernetes_tests() {
-    local up kubeconfig kubectl suites=() suite
-    up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
+    local up kubeconfig kubectl interpreter suites=() suite
+    # The Kubernetes backend builds no recipe: the code-context suite runs on the interpreter
+    # recipe's image the test step's Docker-backed services built (the newest, by its label).
+    interpreter="$(docker images --filter label=org.sandboxd.recipe=python-interpreter \
+        --format '{{.Repository}}:{{.Tag}}' | head -n 1)"
+    up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" SANDBOXD_K8S_IMAGES="$interpreter" \
+        "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
     kubeconfig="$(sed -n 's/^KUBECONFIG=//p' <<<"$up")"
     kubectl="$(sed -n 's/^KUBECTL=//p' <<<"$up")"
     if [[ -z "$kubeconfig" || -z "$kubectl" ]]; then
@@ -335,6 +340,7 @@ kubernetes_tests() {
     fi
     for suite in $KUBERNETES_SUITES; do suites+=(--test "$suite"); done
     logged kubernetes cargo env SANDBOXD_TEST_KUBECONFIG="$kubeconfig" SANDBOXD_TEST_KUBECTL="$kubectl" \
+        SANDBOXD_TEST_INTERPRETER_IMAGE="$interpreter" \
         cargo test -p sandboxd "${suites[@]}" --no-fail-fast -- --include-ignored
 }
 
