@@ -16,7 +16,8 @@
 #                                                Python suites start their own service on loopback
 #   7b. the E2B-compatible API with the E2B SDKs tests/e2b (npm ci, then pytest in target/e2b-venv:
 #                                                the e2b Python package, and the npm one under node)
-#   7c. the book                                scripts/book.sh (mdBook, then docs/check.py against
+#   7c. the MCP and E2B suites again on the cluster of 4b (what a pod cannot do left out by name)
+#   7d. the book                                scripts/book.sh (mdBook, then docs/check.py against
 #                                                a service it starts)
 #   8. cargo fmt --all -- --check
 #   9. cargo clippy --workspace --all-targets -- -D warnings
@@ -429,6 +430,38 @@ e2b_tests() {
     python_tests e2b
 }
 step e2b e2b_tests || true
+remove_test_sandboxes
+
+# The MCP and E2B faces again with the services' sandboxes as pods, on the cluster the
+# kubernetes step started (k8s-up.sh finds it up). Left out by name, what the Kubernetes backend
+# does not offer and the Docker runs cover: pause (no freezer for a pod; the MCP schema test
+# pauses too), egress runtimes, recipe builds (code interpreter), and the npm suite, which
+# pauses and uses egress in one file.
+E2B_NOT_ON_KUBERNETES=(
+    --ignore=tests/e2b/test_network.py --ignore=tests/e2b/test_code_interpreter.py
+    --ignore=tests/e2b/test_node_sdk.py
+    --deselect tests/e2b/test_pause.py::test_pause_then_connect_keeps_files_and_a_background_process
+    --deselect tests/e2b/test_pause.py::test_a_paused_sandbox_resumes_when_used
+    --deselect tests/e2b/test_pause.py::test_auto_pause_pauses_at_the_timeout_instead_of_ending
+    --deselect tests/e2b/test_pause.py::test_a_pause_that_would_drop_memory_is_refused
+)
+MCP_NOT_ON_KUBERNETES=(
+    --ignore=tests/mcp/test_mcp_network.py --ignore=tests/mcp/test_mcp_code.py
+    -k "not pause_snapshot_open_and_fork and not every_schema_matches"
+)
+kubernetes_face_tests() {
+    local suite=$1 up python
+    shift
+    up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
+    python="$(ensure_venv "$suite")" || return 1
+    logged "kubernetes-$suite" pytest env SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" \
+        PYTHONDONTWRITEBYTECODE=1 \
+        SANDBOXD_TEST_KUBECONFIG="$(sed -n 's/^KUBECONFIG=//p' <<<"$up")" \
+        SANDBOXD_TEST_KUBECTL="$(sed -n 's/^KUBECTL=//p' <<<"$up")" \
+        "$python" -m pytest -q -s -rfE -p no:cacheprovider "$SANDBOXD_ROOT/tests/$suite" "$@"
+}
+step kubernetes-mcp kubernetes_face_tests mcp "${MCP_NOT_ON_KUBERNETES[@]}" || true
+step kubernetes-e2b kubernetes_face_tests e2b "${E2B_NOT_ON_KUBERNETES[@]}" || true
 
 # The book (docs/): built with mdBook (installed by cargo once per machine), its links checked
 # and its config keys, routes, MCP tools, metrics and CLI flags compared with the code's both

@@ -113,6 +113,9 @@ pub enum BackendError {
     Engine(String),
     #[error("{0}")]
     Setup(String),
+    /// The backend cannot do this at all (a pod cannot be frozen): not a failure of the moment.
+    #[error("{0}")]
+    Unsupported(String),
 }
 
 #[async_trait::async_trait]

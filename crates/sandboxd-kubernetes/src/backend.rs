@@ -246,7 +246,7 @@ impl Backend for KubernetesBackend {
 
     /// Kubernetes has no way to freeze a pod's processes.
     async fn pause(&self, _sandbox: &Sandbox) -> Result<(), BackendError> {
-        Err(BackendError::Engine(
+        Err(BackendError::Unsupported(
             "the Kubernetes backend cannot pause a sandbox (Kubernetes has no freezer for a pod); snapshot it and close it instead".into(),
         ))
     }
