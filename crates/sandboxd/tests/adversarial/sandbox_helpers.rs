@@ -229,6 +229,16 @@ pub(crate) async fn settled_at_most(path: &Path, max: u64, within: Duration) -> 
     }
 }
 
+/// The memory limit of a sandbox's cgroup on the host: the runtime's `mem_limit` on runc; on
+/// gVisor above it, with room for full tmpfs places and gVisor itself (the limit inside is
+/// each process's address space).
+pub(crate) fn host_memory_limit(cgroup: &[String]) -> u64 {
+    cgroup_file("memory", cgroup, "memory.limit_in_bytes")
+        .or_else(|| cgroup_file("memory", cgroup, "memory.max"))
+        .and_then(|p| read_number(&p))
+        .expect("the sandbox's memory limit (memory.limit_in_bytes or memory.max)")
+}
+
 /// A `key value` line of a cgroup stat file.
 pub(crate) fn stat_value(path: &Path, key: &str) -> Option<u64> {
     let text = std::fs::read_to_string(path).ok()?;
