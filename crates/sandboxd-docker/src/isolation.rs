@@ -132,7 +132,12 @@ mod tests {
         // under the host's limit.
         assert!(gvisor.host_memory >= (1 << 30) + 3 * (1 << 20) + (32 << 20));
         let ulimits = gvisor.ulimits.unwrap();
-        let hard = |name: &str| ulimits.iter().find(|u| u.name.as_deref() == Some(name))?.hard;
+        let hard = |name: &str| {
+            ulimits
+                .iter()
+                .find(|u| u.name.as_deref() == Some(name))?
+                .hard
+        };
         assert_eq!((hard("nproc"), hard("as")), (Some(64), Some(1 << 30)));
     }
 

@@ -5,9 +5,9 @@ use crate::common::{
 };
 use crate::harness::{bounded, disk_usage, mib, on_tmpfs, report, Host, MIB, OUTPUT_CAP};
 use crate::sandbox_helpers::{
-    answers_within, cgroup_file, cpu_used_ns, host_memory_limit, install_program, platform_dir, post_raw, raw_http,
-    read_number, rss_bytes, sandbox_cgroup, settled_at_most, stat_value, stdout, upload,
-    upload_refused, writable_layer, Peak,
+    answers_within, cgroup_file, cpu_used_ns, host_memory_limit, install_program, platform_dir,
+    post_raw, raw_http, read_number, rss_bytes, sandbox_cgroup, settled_at_most, stat_value,
+    stdout, upload, upload_refused, writable_layer, Peak,
 };
 use serde_json::json;
 use std::process::Command;

@@ -127,7 +127,10 @@ async fn fits_on_gvisor(service: &TestService, id: &str) -> String {
     assert_eq!(status, 200, "{bomb}");
     assert_eq!(bomb["oom_killed"], false, "{bomb}");
     assert!(
-        bomb["stderr"].as_str().unwrap_or("").contains("out of memory"),
+        bomb["stderr"]
+            .as_str()
+            .unwrap_or("")
+            .contains("out of memory"),
         "{bomb}"
     );
     let back = service.sh(id, "echo alive").await;
