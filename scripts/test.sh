@@ -16,6 +16,8 @@
 #                                                Python suites start their own service on loopback
 #   7b. the E2B-compatible API with the E2B SDKs tests/e2b (npm ci, then pytest in target/e2b-venv:
 #                                                the e2b Python package, and the npm one under node)
+#   7b'. MCP and E2B on gVisor                  a few files of tests/mcp and tests/e2b again with
+#                                                SANDBOXD_TEST_ISOLATION=gvisor
 #   7c. the book                                scripts/book.sh (mdBook, then docs/check.py against
 #                                                a service it starts)
 #   8. cargo fmt --all -- --check
@@ -423,6 +425,20 @@ e2b_tests() {
     python_tests e2b
 }
 step e2b e2b_tests || true
+remove_test_sandboxes
+
+# The MCP and E2B faces again with every runtime on gVisor, a few files of each (what their
+# clients see must not change with the tier; the whole suites on runc above).
+gvisor_face_tests() {
+    local suite=$1 python
+    shift
+    python="$(ensure_venv "$suite")" || return 1
+    logged "gvisor-$suite" pytest env SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" PYTHONDONTWRITEBYTECODE=1 \
+        SANDBOXD_TEST_ISOLATION=gvisor "$python" -m pytest -q -s -rfE -p no:cacheprovider "${@/#/$SANDBOXD_ROOT/tests/$suite/}"
+}
+step gvisor-mcp gvisor_face_tests mcp test_mcp.py || true
+step gvisor-e2b gvisor_face_tests e2b test_commands.py test_files.py test_sandbox.py || true
+remove_test_sandboxes
 
 # The book (docs/): built with mdBook (installed by cargo once per machine), its links checked
 # and its config keys, routes, MCP tools, metrics and CLI flags compared with the code's both
