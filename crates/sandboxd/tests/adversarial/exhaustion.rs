@@ -6,8 +6,8 @@ use crate::common::{
 use crate::harness::{bounded, disk_usage, mib, on_tmpfs, report, Host, MIB, OUTPUT_CAP};
 use crate::sandbox_helpers::{
     answers_within, cgroup_file, cpu_used_ns, host_memory_limit, install_program, platform_dir,
-    post_raw, raw_http, read_number, rss_bytes, sandbox_cgroup, settled_at_most, stat_value,
-    stdout, upload, upload_refused, writable_layer, Peak,
+    post_raw, processes_inside_at_most, raw_http, read_number, rss_bytes, sandbox_cgroup,
+    settled_at_most, stat_value, stdout, upload, upload_refused, writable_layer, Peak,
 };
 use serde_json::json;
 use std::process::Command;
@@ -151,28 +151,6 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
     .await;
     report(attack, outcome);
     host.check_after(attack, service).await;
-}
-
-/// The processes a session's kernel counts (gVisor's, inside: the host's count keeps gVisor's
-/// stubs for reuse), once at most `max`, or the last count after `within`.
-async fn processes_inside_at_most(
-    service: &TestService,
-    id: &str,
-    max: u64,
-    within: Duration,
-) -> u64 {
-    let give_up = Instant::now() + within;
-    loop {
-        let counted = service.sh(id, "ls -d /proc/[0-9]* | wc -l").await;
-        let count: u64 = stdout(&counted)
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("a process count: {counted}"));
-        if count <= max || Instant::now() >= give_up {
-            return count;
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    }
 }
 
 #[tokio::test]
