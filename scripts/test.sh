@@ -16,7 +16,10 @@
 #                                                Python suites start their own service on loopback
 #   7b. the E2B-compatible API with the E2B SDKs tests/e2b (npm ci, then pytest in target/e2b-venv:
 #                                                the e2b Python package, and the npm one under node)
-#   7c. the MCP and E2B suites again on the cluster of 4b (what a pod cannot do left out by name)
+#   7b'. MCP and E2B on gVisor                  a few files of tests/mcp and tests/e2b again with
+#                                                SANDBOXD_TEST_ISOLATION=gvisor
+#   7c. MCP and E2B on Kubernetes              tests/mcp and tests/e2b again on the cluster of 4b
+#                                                (what a pod cannot do left out by name)
 #   7d. the book                                scripts/book.sh (mdBook, then docs/check.py against
 #                                                a service it starts)
 #   8. cargo fmt --all -- --check
@@ -347,7 +350,7 @@ kubernetes_tests() {
 
 # The shared backend suites again with every runtime of their configs on gVisor (runsc,
 # registered by host-setup): what works on runc works on a kernel of the sandbox's own.
-GVISOR_SUITES="files processes pool api state snapshots"
+GVISOR_SUITES="files processes pool api state snapshots adversarial"
 gvisor_tests() {
     local suites=() suite
     for suite in $GVISOR_SUITES; do suites+=(--test "$suite"); done
@@ -432,6 +435,32 @@ e2b_tests() {
 step e2b e2b_tests || true
 remove_test_sandboxes
 
+# suite_again STEP SUITE [NAME=VALUE...] -- [PYTEST ARGS...]: a Python suite once more as step
+# STEP, with the environment given (a tier, a backend); paths relative to the clone.
+suite_again() {
+    local step=$1 suite=$2 python env=()
+    shift 2
+    while [[ $# -gt 0 && $1 != -- ]]; do
+        env+=("$1")
+        shift
+    done
+    shift
+    python="$(ensure_venv "$suite")" || return 1
+    logged "$step" pytest env SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" PYTHONDONTWRITEBYTECODE=1 \
+        "${env[@]}" "$python" -m pytest -q -s -rfE -p no:cacheprovider "$@"
+}
+
+# The MCP and E2B faces again with every runtime on gVisor, a few files of each (what their
+# clients see must not change with the tier; the whole suites on runc above).
+gvisor_face_tests() {
+    local suite=$1
+    shift
+    suite_again "gvisor-$suite" "$suite" SANDBOXD_TEST_ISOLATION=gvisor -- "${@/#/tests/$suite/}"
+}
+step gvisor-mcp gvisor_face_tests mcp test_mcp.py || true
+step gvisor-e2b gvisor_face_tests e2b test_commands.py test_files.py test_sandbox.py || true
+remove_test_sandboxes
+
 # The MCP and E2B faces again with the services' sandboxes as pods, on the cluster the
 # kubernetes step started (k8s-up.sh finds it up). Left out by name, what the Kubernetes backend
 # does not offer and the Docker runs cover: pause (no freezer for a pod; the MCP schema test
@@ -450,18 +479,16 @@ MCP_NOT_ON_KUBERNETES=(
     -k "not pause_snapshot_open_and_fork and not every_schema_matches"
 )
 kubernetes_face_tests() {
-    local suite=$1 up python
+    local suite=$1 up
     shift
     up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
-    python="$(ensure_venv "$suite")" || return 1
-    logged "kubernetes-$suite" pytest env SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" \
-        PYTHONDONTWRITEBYTECODE=1 \
+    suite_again "kubernetes-$suite" "$suite" \
         SANDBOXD_TEST_KUBECONFIG="$(sed -n 's/^KUBECONFIG=//p' <<<"$up")" \
-        SANDBOXD_TEST_KUBECTL="$(sed -n 's/^KUBECTL=//p' <<<"$up")" \
-        "$python" -m pytest -q -s -rfE -p no:cacheprovider "$SANDBOXD_ROOT/tests/$suite" "$@"
+        SANDBOXD_TEST_KUBECTL="$(sed -n 's/^KUBECTL=//p' <<<"$up")" -- "tests/$suite" "$@"
 }
 step kubernetes-mcp kubernetes_face_tests mcp "${MCP_NOT_ON_KUBERNETES[@]}" || true
 step kubernetes-e2b kubernetes_face_tests e2b "${E2B_NOT_ON_KUBERNETES[@]}" || true
+remove_test_sandboxes
 
 # The book (docs/): built with mdBook (installed by cargo once per machine), its links checked
 # and its config keys, routes, MCP tools, metrics and CLI flags compared with the code's both

@@ -25,6 +25,8 @@ AGENT = Path(
 )
 BUSYBOX_IMAGE = os.environ.get("SANDBOXD_TEST_BUSYBOX_IMAGE", "sandboxd/busybox:local")
 PYTHON_IMAGE = os.environ.get("SANDBOXD_TEST_PYTHON_IMAGE", "sandboxd/python:3.11-bookworm")
+# scripts/test.sh's gvisor-faces step runs these suites with every runtime on gVisor.
+ISOLATION = os.environ.get("SANDBOXD_TEST_ISOLATION", "runc")
 LISTENING = "sandboxd listening on "
 MAX_SESSIONS = 4
 UPLOAD_CAP = 5 << 20
@@ -49,6 +51,7 @@ extra_allowed_origins = ["{INSPECTOR_ORIGIN}"]
 cpus = 0.5
 pids_limit = 64
 tmpfs_size = "16m"
+isolation = "{ISOLATION}"
 
 [runtimes.sh]
 image = "{BUSYBOX_IMAGE}"

@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 
 BUSYBOX_IMAGE = os.environ.get("SANDBOXD_TEST_BUSYBOX_IMAGE", "sandboxd/busybox:local")
+# scripts/test.sh's gvisor-faces step runs these suites with every runtime on gVisor.
+ISOLATION = os.environ.get("SANDBOXD_TEST_ISOLATION", "runc")
 PYTHON_IMAGE = os.environ.get("SANDBOXD_TEST_PYTHON_IMAGE", "sandboxd/python:3.11-bookworm")
 IDLE_TIMEOUT_SECS = 900
 # The egress runtime `net`'s allow-list.
@@ -113,6 +115,7 @@ mem_limit = "256m"
 cpus = 0.5
 pids_limit = 128
 tmpfs_size = "32m"
+isolation = "{ISOLATION}"
 
 [runtimes.python]
 image = "{PYTHON_IMAGE}"

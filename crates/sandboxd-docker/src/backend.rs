@@ -152,7 +152,6 @@ impl DockerBackend {
     ) -> ContainerCreateBody {
         let limits = &spec.limits;
         let tier = isolation::settings(limits);
-        let memory = i64::try_from(limits.mem_limit_bytes).unwrap_or(i64::MAX);
         // Never the engine's default bridge, where containers reach each other.
         let network = match limits.network_mode {
             NetworkMode::Bridge => network::BRIDGE_NETWORK,
@@ -213,8 +212,8 @@ impl DockerBackend {
                 runtime: tier.runtime,
                 // /dev/shm is one more memory-backed writable place: as large as the others.
                 shm_size: Some(i64::try_from(limits.tmpfs_size_bytes).unwrap_or(i64::MAX)),
-                memory: Some(memory),
-                memory_swap: Some(memory),
+                memory: Some(tier.host_memory),
+                memory_swap: Some(tier.host_memory),
                 nano_cpus: Some(nano_cpus(limits.cpus)),
                 // The agent is its own init (it reaps and passes stop signals on): no engine
                 // init process beside it.

@@ -4,7 +4,7 @@
 use crate::connections::Connections;
 use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK, LABEL_RUNTIME, LABEL_SESSION};
 use crate::options::{KubernetesOptions, AGENT_PORT};
-use crate::{pod, usage};
+use crate::{pod, runtime_classes, usage};
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
@@ -57,7 +57,8 @@ fn is_status(e: &kube::Error, code: u16) -> bool {
 
 impl KubernetesBackend {
     /// Connects to the cluster and prepares the namespace: it exists, and sandboxes of
-    /// `network_mode = "none"` runtimes are denied all traffic by a network policy.
+    /// `network_mode = "none"` runtimes are denied all traffic by a network policy; the
+    /// RuntimeClasses the runtimes name exist.
     pub async fn connect(options: KubernetesOptions) -> Result<KubernetesBackend, BackendError> {
         let setup = |e: &dyn std::fmt::Display| {
             BackendError::Setup(format!("cannot configure the Kubernetes client: {e}"))
@@ -96,6 +97,7 @@ impl KubernetesBackend {
             usage: usage::SummaryCache::default(),
         };
         backend.prepare_namespace().await?;
+        runtime_classes::check(&backend.client, &backend.options.runtime_classes).await?;
         Ok(backend)
     }
 
