@@ -481,6 +481,7 @@ impl Core {
                 runtime: runtime_name.to_string(),
                 image: image.clone(),
                 limits: runtime.limits.clone(),
+                volumes: Vec::new(),
             };
             let created = {
                 let _judged = self.restoring().read().await;
