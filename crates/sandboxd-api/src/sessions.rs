@@ -32,8 +32,9 @@ pub struct CreateSession {
 
 impl CreateSession {
     /// The fields a create request may carry; anything else is refused.
-    pub const FIELDS: &'static [&'static str] =
-        &["runtime", "tenant", "labels", "snapshot", "egress", "volumes"];
+    pub const FIELDS: &'static [&'static str] = &[
+        "runtime", "tenant", "labels", "snapshot", "egress", "volumes",
+    ];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

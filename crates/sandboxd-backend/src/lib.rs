@@ -133,9 +133,7 @@ pub enum BackendError {
 }
 
 fn no_volumes(id: &str) -> BackendError {
-    BackendError::Setup(format!(
-        "volume {id}: this backend keeps no volumes"
-    ))
+    BackendError::Setup(format!("volume {id}: this backend keeps no volumes"))
 }
 
 #[async_trait::async_trait]

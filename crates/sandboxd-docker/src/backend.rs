@@ -239,12 +239,10 @@ impl DockerBackend {
                     format!("{},mode=1777", tmpfs_options(limits)),
                 )])),
                 mounts: Some(
-                    work_volume::mounts(&work_volume::name(
-                        &self.container_name(&spec.session_id),
-                    ))
-                    .into_iter()
-                    .chain(volumes)
-                    .collect(),
+                    work_volume::mounts(&work_volume::name(&self.container_name(&spec.session_id)))
+                        .into_iter()
+                        .chain(volumes)
+                        .collect(),
                 ),
                 pids_limit: Some(tier.host_pids_limit),
                 ulimits: tier.ulimits,

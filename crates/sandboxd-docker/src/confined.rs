@@ -17,11 +17,15 @@ const RESOLVE: u64 = libc::RESOLVE_BENEATH
 
 fn open_at(dir: &OwnedFd, name: &str, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     let name = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-    let how = libc::open_how {
-        flags: (flags | libc::O_CLOEXEC | libc::O_NOFOLLOW) as u64,
-        mode: if flags & libc::O_CREAT != 0 { u64::from(mode) } else { 0 },
-        resolve: RESOLVE,
+    // SAFETY: open_how is plain integers; all-zero is its documented empty value.
+    let mut how: libc::open_how = unsafe { std::mem::zeroed() };
+    how.flags = (flags | libc::O_CLOEXEC | libc::O_NOFOLLOW) as u64;
+    how.mode = if flags & libc::O_CREAT != 0 {
+        u64::from(mode)
+    } else {
+        0
     };
+    how.resolve = RESOLVE;
     // SAFETY: openat2 reads the path and the struct it is given, of the size given.
     let fd = unsafe {
         libc::syscall(
@@ -39,6 +43,30 @@ fn open_at(dir: &OwnedFd, name: &str, flags: i32, mode: u32) -> io::Result<Owned
     Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
 }
 
+/// Whether `name` in `dir` is a symlink (not followed): what ENOTDIR from a directory
+/// component opened with `O_NOFOLLOW` may mean.
+fn is_symlink_at(dir: &OwnedFd, name: &str) -> bool {
+    let Ok(name) = CString::new(name) else {
+        return false;
+    };
+    // SAFETY: fstatat writes into the zeroed struct it is given; the name is a C string.
+    let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    let found = unsafe {
+        libc::fstatat(
+            dir.as_raw_fd(),
+            name.as_ptr(),
+            &mut stat,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    found == 0 && stat.st_mode & libc::S_IFMT == libc::S_IFLNK
+}
+
+/// The refusal of a symlink on the way.
+fn symlink_refused() -> io::Error {
+    io::Error::new(io::ErrorKind::PermissionDenied, "a symlink is on the way")
+}
+
 /// Gives what the service made to the sandboxes' uid, so they own the files they see.
 fn give(fd: &OwnedFd, uid: u32) -> io::Result<()> {
     // SAFETY: fchown on a descriptor this function's caller owns.
@@ -52,7 +80,10 @@ fn give(fd: &OwnedFd, uid: u32) -> io::Result<()> {
 /// for reading, a regular file; for writing, created or truncated, missing directories made,
 /// what is made owned by `uid`.
 pub fn open(root: &Path, path: &str, write: bool, uid: u32) -> io::Result<File> {
-    let parts: Vec<&str> = path.split('/').filter(|p| !p.is_empty() && *p != ".").collect();
+    let parts: Vec<&str> = path
+        .split('/')
+        .filter(|p| !p.is_empty() && *p != ".")
+        .collect();
     if parts.iter().any(|p| *p == "..") {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
@@ -83,8 +114,8 @@ pub fn open(root: &Path, path: &str, write: bool, uid: u32) -> io::Result<File> 
     for part in dirs {
         dir = match open_at(&dir, part, directory, 0) {
             Err(e) if write && e.kind() == io::ErrorKind::NotFound => {
-                let c_part =
-                    CString::new(*part).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+                let c_part = CString::new(*part)
+                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
                 // SAFETY: mkdirat on an owned directory descriptor and a C string.
                 if unsafe { libc::mkdirat(dir.as_raw_fd(), c_part.as_ptr(), 0o755) } != 0 {
                     let e = io::Error::last_os_error();
@@ -96,6 +127,7 @@ pub fn open(root: &Path, path: &str, write: bool, uid: u32) -> io::Result<File> 
                 give(&made, uid)?;
                 made
             }
+            Err(_) if is_symlink_at(&dir, part) => return Err(symlink_refused()),
             other => other?,
         };
     }

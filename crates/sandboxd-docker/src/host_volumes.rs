@@ -116,7 +116,17 @@ impl HostVolumes {
         // No blocks reserved for root: the sandbox gets the whole size.
         run(
             "mkfs.ext4",
-            &["-q", "-F", "-m", "0", "-E", &owner, "-L", "sandboxd", &image_text],
+            &[
+                "-q",
+                "-F",
+                "-m",
+                "0",
+                "-E",
+                &owner,
+                "-L",
+                "sandboxd",
+                &image_text,
+            ],
         )
         .await?;
         self.mount(id).await?;

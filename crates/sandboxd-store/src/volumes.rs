@@ -123,7 +123,9 @@ impl Store {
     ) -> Result<Option<VolumeRecord>, StoreError> {
         self.with(|c| {
             c.query_row(
-                &format!("SELECT {COLUMNS} FROM volumes WHERE owner = COALESCE(?1, '') AND name = ?2"),
+                &format!(
+                    "SELECT {COLUMNS} FROM volumes WHERE owner = COALESCE(?1, '') AND name = ?2"
+                ),
                 params![tenant, name],
                 from_row,
             )
@@ -161,7 +163,11 @@ impl Store {
     /// Removes a volume's record and its mounts' records.
     pub fn delete_volume(&self, id: &str) -> Result<(), StoreError> {
         self.with(|c| {
-            execute_cached(c, "DELETE FROM session_volumes WHERE volume_id = ?1", params![id])?;
+            execute_cached(
+                c,
+                "DELETE FROM session_volumes WHERE volume_id = ?1",
+                params![id],
+            )?;
             execute_cached(c, "DELETE FROM volumes WHERE id = ?1", params![id]).map(drop)
         })
     }
@@ -225,11 +231,17 @@ mod tests {
         let path = dir.path().join("state.db");
         {
             let store = Store::open(&path).unwrap();
-            assert!(store.insert_volume(&record("1", "data", Some("a"), 100)).unwrap());
-            assert!(store.insert_volume(&record("2", "data", Some("b"), 50)).unwrap());
+            assert!(store
+                .insert_volume(&record("1", "data", Some("a"), 100))
+                .unwrap());
+            assert!(store
+                .insert_volume(&record("2", "data", Some("b"), 50))
+                .unwrap());
             assert!(store.insert_volume(&record("3", "data", None, 7)).unwrap());
             assert!(
-                !store.insert_volume(&record("4", "data", Some("a"), 1)).unwrap(),
+                !store
+                    .insert_volume(&record("4", "data", Some("a"), 1))
+                    .unwrap(),
                 "a tenant's names are unique"
             );
             assert!(!store.insert_volume(&record("5", "data", None, 1)).unwrap());

@@ -46,7 +46,13 @@ fn start(policy: &str, tenants: &str) -> Volumes {
 }
 
 impl Volumes {
-    async fn call(&self, token: &str, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+    async fn call(
+        &self,
+        token: &str,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
         let mut request = self
             .service
             .client
@@ -66,7 +72,11 @@ impl Volumes {
 
     async fn create(&self, name: &str, size: &str) -> Value {
         let (status, body) = self
-            .admin(Method::POST, "/v1/volumes", Some(json!({"name": name, "size": size})))
+            .admin(
+                Method::POST,
+                "/v1/volumes",
+                Some(json!({"name": name, "size": size})),
+            )
             .await;
         assert_eq!(status, 201, "{body}");
         body
@@ -95,7 +105,9 @@ impl Volumes {
     }
 
     async fn close(&self, id: &str) {
-        let (status, body) = self.admin(Method::DELETE, &format!("/v1/sessions/{id}"), None).await;
+        let (status, body) = self
+            .admin(Method::DELETE, &format!("/v1/sessions/{id}"), None)
+            .await;
         assert_eq!(status, 200, "{body}");
     }
 
@@ -118,7 +130,10 @@ async fn data_outlives_sessions_and_readers_share_a_volume_that_cannot_go_while_
         .open_mounted(json!([{"name": "data", "path": "/workspace/data"}]))
         .await;
     let wrote = t
-        .sh(&writer, "echo kept > /workspace/data/note && mkdir /workspace/data/d && ls -ln /workspace/data")
+        .sh(
+            &writer,
+            "echo kept > /workspace/data/note && mkdir /workspace/data/d && ls -ln /workspace/data",
+        )
         .await;
     assert_eq!(wrote["exit_code"], 0, "{wrote}");
     let listing = wrote["stdout"].as_str().unwrap();
@@ -134,7 +149,11 @@ async fn data_outlives_sessions_and_readers_share_a_volume_that_cannot_go_while_
     assert_eq!(busy["error"]["code"], "volume_busy");
     assert!(busy["error"]["message"].as_str().unwrap().contains(&writer));
     let activity = t
-        .admin(Method::GET, &format!("/v1/sessions/{writer}/activity"), None)
+        .admin(
+            Method::GET,
+            &format!("/v1/sessions/{writer}/activity"),
+            None,
+        )
         .await
         .1;
     assert!(
@@ -181,7 +200,10 @@ async fn data_outlives_sessions_and_readers_share_a_volume_that_cannot_go_while_
     assert_eq!(status, 409, "{refused}");
     assert_eq!(refused["error"]["code"], "volume_in_use");
     for reader in &readers {
-        assert!(refused["error"]["message"].as_str().unwrap().contains(reader.as_str()));
+        assert!(refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains(reader.as_str()));
     }
     // The snapshot of a session leaves its volume out: shared, not copied.
     let (status, snapshot) = t
@@ -193,12 +215,22 @@ async fn data_outlives_sessions_and_readers_share_a_volume_that_cannot_go_while_
         .await;
     assert_eq!(status, 201, "{snapshot}");
     let (_, from_snapshot) = t
-        .admin(Method::POST, "/v1/sessions", Some(json!({"snapshot": snapshot["id"]})))
+        .admin(
+            Method::POST,
+            "/v1/sessions",
+            Some(json!({"snapshot": snapshot["id"]})),
+        )
         .await;
     let copied = t
-        .sh(from_snapshot["id"].as_str().unwrap(), "ls /tmp/data 2>&1; echo done")
+        .sh(
+            from_snapshot["id"].as_str().unwrap(),
+            "ls /tmp/data 2>&1; echo done",
+        )
         .await;
-    assert!(!copied["stdout"].as_str().unwrap().contains("note"), "{copied}");
+    assert!(
+        !copied["stdout"].as_str().unwrap().contains("note"),
+        "{copied}"
+    );
 
     for reader in &readers {
         t.close(reader).await;
@@ -218,7 +250,10 @@ async fn the_cap_stops_a_writer_with_no_space_and_the_host_gives_no_more_than_th
         .open_mounted(json!([{"name": "small", "path": "/workspace/small"}]))
         .await;
     let filled = t
-        .sh(&id, "dd if=/dev/zero of=/workspace/small/big bs=1M count=100 2>&1; echo rc=$?")
+        .sh(
+            &id,
+            "dd if=/dev/zero of=/workspace/small/big bs=1M count=100 2>&1; echo rc=$?",
+        )
         .await;
     let out = filled["stdout"].as_str().unwrap();
     assert!(out.contains("No space left on device"), "{out}");
@@ -231,47 +266,81 @@ async fn the_cap_stops_a_writer_with_no_space_and_the_host_gives_no_more_than_th
         allocated <= 32 << 20,
         "the host's disk gave the volume {allocated} bytes, more than its size"
     );
-    assert!(allocated > 16 << 20, "the writes landed in the volume: {allocated}");
+    assert!(
+        allocated > 16 << 20,
+        "the writes landed in the volume: {allocated}"
+    );
     // The session's own working directory is not the volume: it still has room.
-    let other = t.sh(&id, "echo fine > /workspace/other && cat /workspace/other").await;
+    let other = t
+        .sh(&id, "echo fine > /workspace/other && cat /workspace/other")
+        .await;
     assert_eq!(other["stdout"], "fine\n", "{other}");
 }
 
 #[tokio::test]
 async fn quotas_and_bad_input_are_clear_errors_that_leave_nothing() {
-    let t = start("volume_quota_count = 2\nvolume_quota_bytes = \"100m\"\n", "");
+    let t = start(
+        "volume_quota_count = 2\nvolume_quota_bytes = \"100m\"\n",
+        "",
+    );
     for name in ["../x", "a/b", ".hidden", "", "a b", &"x".repeat(65)] {
         let (status, body) = t
-            .admin(Method::POST, "/v1/volumes", Some(json!({"name": name, "size": "20m"})))
+            .admin(
+                Method::POST,
+                "/v1/volumes",
+                Some(json!({"name": name, "size": "20m"})),
+            )
             .await;
         assert_eq!(status, 400, "{name:?}: {body}");
         assert_eq!(body["error"]["code"], "invalid_volume_name", "{body}");
     }
     for size in [json!("1k"), json!("lots"), json!(1024)] {
         let (status, body) = t
-            .admin(Method::POST, "/v1/volumes", Some(json!({"name": "v", "size": size})))
+            .admin(
+                Method::POST,
+                "/v1/volumes",
+                Some(json!({"name": "v", "size": size})),
+            )
             .await;
         assert_eq!(status, 400, "{size}: {body}");
         assert_eq!(body["error"]["code"], "invalid_volume_size", "{body}");
     }
     let (status, body) = t
-        .admin(Method::POST, "/v1/volumes", Some(json!({"name": "huge", "size": "200m"})))
+        .admin(
+            Method::POST,
+            "/v1/volumes",
+            Some(json!({"name": "huge", "size": "200m"})),
+        )
         .await;
     assert_eq!(status, 429, "{body}");
-    assert!(body["error"]["message"].as_str().unwrap().contains("policy.volume_quota_bytes"));
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("policy.volume_quota_bytes"));
     assert!(t.volume_dirs().is_empty(), "nothing made");
     t.create("one", "40m").await;
     let (status, body) = t
-        .admin(Method::POST, "/v1/volumes", Some(json!({"name": "one", "size": "20m"})))
+        .admin(
+            Method::POST,
+            "/v1/volumes",
+            Some(json!({"name": "one", "size": "20m"})),
+        )
         .await;
     assert_eq!(status, 409, "{body}");
     assert_eq!(body["error"]["code"], "volume_exists");
     t.create("two", "40m").await;
     let (status, body) = t
-        .admin(Method::POST, "/v1/volumes", Some(json!({"name": "three", "size": "16m"})))
+        .admin(
+            Method::POST,
+            "/v1/volumes",
+            Some(json!({"name": "three", "size": "16m"})),
+        )
         .await;
     assert_eq!(status, 429, "{body}");
-    assert!(body["error"]["message"].as_str().unwrap().contains("policy.volume_quota_count = 2"));
+    assert!(body["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("policy.volume_quota_count = 2"));
     assert_eq!(t.volume_dirs().len(), 2);
 
     let sandboxes = t.service.sandbox_count();
@@ -298,9 +367,17 @@ async fn quotas_and_bad_input_are_clear_errors_that_leave_nothing() {
         .open_with(json!([{"name": "one", "path": "/tmp/a"}, {"name": "two", "path": "/tmp/a/b"}]))
         .await;
     assert_eq!(status, 400, "{body}");
-    assert_eq!(t.service.sandbox_count(), sandboxes, "no sandbox was started");
+    assert_eq!(
+        t.service.sandbox_count(),
+        sandboxes,
+        "no sandbox was started"
+    );
     let (_, sessions) = t.admin(Method::GET, "/v1/sessions", None).await;
-    assert_eq!(sessions["sessions"].as_array().unwrap().len(), 0, "{sessions}");
+    assert_eq!(
+        sessions["sessions"].as_array().unwrap().len(),
+        0,
+        "{sessions}"
+    );
 }
 
 #[tokio::test]
@@ -309,7 +386,12 @@ async fn another_tenants_volume_is_not_found_and_the_attempt_is_audited() {
     let (b, b_config) = tenant_token("vol-b");
     let t = start("", &format!("{a_config}{b_config}"));
     let (status, made) = t
-        .call(&a, Method::POST, "/v1/volumes", Some(json!({"name": "secret", "size": "16m"})))
+        .call(
+            &a,
+            Method::POST,
+            "/v1/volumes",
+            Some(json!({"name": "secret", "size": "16m"})),
+        )
         .await;
     assert_eq!(status, 201, "{made}");
     assert_eq!(made["tenant"], "vol-a");
@@ -333,7 +415,11 @@ async fn another_tenants_volume_is_not_found_and_the_attempt_is_audited() {
     let (_, listed) = t.call(&b, Method::GET, "/v1/volumes", None).await;
     assert_eq!(listed["volumes"].as_array().unwrap().len(), 0, "{listed}");
     let (_, listed) = t.admin(Method::GET, "/v1/volumes", None).await;
-    assert_eq!(listed["volumes"].as_array().unwrap().len(), 1, "the administrator sees all");
+    assert_eq!(
+        listed["volumes"].as_array().unwrap().len(),
+        1,
+        "the administrator sees all"
+    );
     let (_, audit) = t.admin(Method::GET, "/v1/audit", None).await;
     let by_b: Vec<&Value> = audit["entries"]
         .as_array()
@@ -341,15 +427,26 @@ async fn another_tenants_volume_is_not_found_and_the_attempt_is_audited() {
         .iter()
         .filter(|e| e["principal"] == "tenant:vol-b" || e["principal"] == "vol-b")
         .collect();
-    for action in ["get_volume", "delete_volume", "read_volume_file", "mount_volume"] {
+    for action in [
+        "get_volume",
+        "delete_volume",
+        "read_volume_file",
+        "mount_volume",
+    ] {
         assert!(
-            by_b.iter().any(|e| e["action"] == action && e["session_id"] == "volume:secret"),
+            by_b.iter()
+                .any(|e| e["action"] == action && e["session_id"] == "volume:secret"),
             "{action}: {audit}"
         );
     }
     // Each tenant names its own: b may have a "secret" of its own.
     let (status, body) = t
-        .call(&b, Method::POST, "/v1/volumes", Some(json!({"name": "secret", "size": "16m"})))
+        .call(
+            &b,
+            Method::POST,
+            "/v1/volumes",
+            Some(json!({"name": "secret", "size": "16m"})),
+        )
         .await;
     assert_eq!(status, 201, "{body}");
 }
@@ -374,9 +471,14 @@ async fn files_go_in_and_out_without_a_session_and_no_symlink_is_followed() {
         .open_mounted(json!([{"name": "files", "path": "/workspace/v"}]))
         .await;
     let seen = t
-        .sh(&id, "ls -ln /workspace/v/in && cksum < /workspace/v/in/data.bin && echo out > /workspace/v/result && ln -s /etc/passwd /workspace/v/link && ln -s / /workspace/v/root")
+        .sh(&id, "ls -ln /workspace/v/in && wc -c < /workspace/v/in/data.bin && echo out > /workspace/v/result && ln -s /etc/passwd /workspace/v/link && ln -s / /workspace/v/root")
         .await;
-    assert!(seen["stdout"].as_str().unwrap().contains(" 61000 "), "{seen}");
+    assert_eq!(seen["exit_code"], 0, "{seen}");
+    let stdout = seen["stdout"].as_str().unwrap();
+    assert!(
+        stdout.contains(" 61000 ") && stdout.contains("3000000"),
+        "{seen}"
+    );
     let back = t
         .service
         .get("/v1/volumes/files/files/content?path=in/data.bin")
@@ -394,7 +496,11 @@ async fn files_go_in_and_out_without_a_session_and_no_symlink_is_followed() {
     assert_eq!(result.text().await.unwrap(), "out\n");
     for path in ["link", "root/etc/passwd", "../../../../etc/passwd"] {
         let (status, body) = t
-            .admin(Method::GET, &format!("/v1/volumes/files/files/content?path={path}"), None)
+            .admin(
+                Method::GET,
+                &format!("/v1/volumes/files/files/content?path={path}"),
+                None,
+            )
             .await;
         assert_eq!(status, 403, "{path}: {body}");
         assert_eq!(body["error"]["code"], "path_refused", "{body}");
@@ -452,7 +558,11 @@ async fn a_crash_mid_create_or_mid_delete_is_repaired_and_volumes_come_back_afte
         }
         // As after a reboot: nothing is mounted.
         for point in mounts_under(&state_dir) {
-            assert!(std::process::Command::new("umount").arg(&point).status().unwrap().success());
+            assert!(std::process::Command::new("umount")
+                .arg(&point)
+                .status()
+                .unwrap()
+                .success());
         }
         // Data without a record, as a crash after the record went would leave.
         std::fs::create_dir_all(state_dir.join("volumes/0123abcd/mnt")).unwrap();

@@ -75,7 +75,10 @@ impl Core {
                     .await?,
             ),
         };
-        let pooled = planned.is_none().then(|| self.pools().take(&alias)).flatten();
+        let pooled = planned
+            .is_none()
+            .then(|| self.pools().take(&alias))
+            .flatten();
         let (reservation, sandbox) = match pooled {
             Some(pooled) => (pooled.reservation, pooled.sandbox),
             None => {
@@ -90,7 +93,10 @@ impl Core {
                     runtime: alias.clone(),
                     image,
                     limits: runtime.limits.clone(),
-                    volumes: planned.as_ref().map(|p| p.mounts.clone()).unwrap_or_default(),
+                    volumes: planned
+                        .as_ref()
+                        .map(|p| p.mounts.clone())
+                        .unwrap_or_default(),
                 };
                 let _judged = self.restoring().read().await;
                 (reservation, self.backend().create(&spec).await?)

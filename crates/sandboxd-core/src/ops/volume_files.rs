@@ -70,7 +70,10 @@ fn open_error(name: &str, path: &str, e: io::Error) -> Error {
 
 fn checked_path(path: Option<String>) -> Result<String, Error> {
     let path = path.filter(|p| !p.is_empty()).ok_or_else(|| {
-        Error::bad_request("invalid_request", "`path` is required: the file in the volume")
+        Error::bad_request(
+            "invalid_request",
+            "`path` is required: the file in the volume",
+        )
     })?;
     if path.len() > 4096 || path.contains('\0') {
         return Err(Error::bad_request(
@@ -95,7 +98,12 @@ impl Core {
         let file = self
             .backend()
             .open_volume_file(&volume.id, &path, false)
-            .ok_or_else(|| Error::bad_request("volumes_unavailable", "this backend cannot reach a volume's files without a session; mount it in one"))?
+            .ok_or_else(|| {
+                Error::bad_request(
+                    "volumes_unavailable",
+                    "this backend cannot reach a volume's files without a session; mount it in one",
+                )
+            })?
             .map_err(|e| open_error(name, &path, e))?;
         let size = file.metadata().map_err(volume_host_error)?.len();
         Ok(VolumeDownload {
@@ -129,16 +137,23 @@ impl Core {
         let file = self
             .backend()
             .open_volume_file(&volume.id, &path, true)
-            .ok_or_else(|| Error::bad_request("volumes_unavailable", "this backend cannot reach a volume's files without a session; mount it in one"))?
+            .ok_or_else(|| {
+                Error::bad_request(
+                    "volumes_unavailable",
+                    "this backend cannot reach a volume's files without a session; mount it in one",
+                )
+            })?
             .map_err(|e| open_error(name, &path, e))?;
         let mut file = tokio::fs::File::from_std(file);
-        let written_error = |e: io::Error| match e.kind() {
+        let written_error = |e: io::Error| {
+            match e.kind() {
             io::ErrorKind::StorageFull | io::ErrorKind::QuotaExceeded => {
                 Error::InsufficientStorage(format!(
                     "volume \"{name}\" is full (its size is its cap); {path} was written in part: delete files in it, or make a larger volume"
                 ))
             }
             _ => volume_host_error(e),
+        }
         };
         let mut bytes = 0u64;
         let mut buffer = vec![0; CHUNK];
@@ -156,7 +171,9 @@ impl Core {
             if bytes > limit {
                 return Err(too_large());
             }
-            file.write_all(&buffer[..read]).await.map_err(written_error)?;
+            file.write_all(&buffer[..read])
+                .await
+                .map_err(written_error)?;
         }
         file.sync_all().await.map_err(written_error)?;
         Ok(FileWritten { path, bytes })

@@ -39,7 +39,10 @@ pub(crate) fn check_mount_path(path: &str) -> Result<(), Error> {
         .split('/')
         .any(|part| part.is_empty() || part == "." || part == "..")
     {
-        return Err(bad_path(path, "it is not a plain path (no '.', '..', '//' or trailing '/')"));
+        return Err(bad_path(
+            path,
+            "it is not a plain path (no '.', '..', '//' or trailing '/')",
+        ));
     }
     let below = VOLUME_PLACES.iter().any(|place| {
         path.strip_prefix(place)
@@ -48,7 +51,10 @@ pub(crate) fn check_mount_path(path: &str) -> Result<(), Error> {
     if below {
         Ok(())
     } else {
-        Err(bad_path(path, "it is not below the sandbox's writable places"))
+        Err(bad_path(
+            path,
+            "it is not below the sandbox's writable places",
+        ))
     }
 }
 
@@ -136,7 +142,11 @@ impl Core {
                 path: request.path.clone(),
                 read_only: request.read_only,
             });
-            named.push((request.name.clone(), request.path.clone(), request.read_only));
+            named.push((
+                request.name.clone(),
+                request.path.clone(),
+                request.read_only,
+            ));
         }
         let opening = self.volumes().opening(session_id);
         store.insert_mounts(&records)?;
