@@ -39,8 +39,9 @@ fn open_at(dir: &OwnedFd, name: &str, flags: i32, mode: u32) -> io::Result<Owned
     if fd < 0 {
         return Err(io::Error::last_os_error());
     }
+    let fd = i32::try_from(fd).map_err(|_| io::Error::from(io::ErrorKind::InvalidData))?;
     // SAFETY: a new descriptor that nothing else owns.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd as i32) })
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
 }
 
 /// Whether `name` in `dir` is a symlink (not followed): what ENOTDIR from a directory
@@ -49,8 +50,9 @@ fn is_symlink_at(dir: &OwnedFd, name: &str) -> bool {
     let Ok(name) = CString::new(name) else {
         return false;
     };
-    // SAFETY: fstatat writes into the zeroed struct it is given; the name is a C string.
+    // SAFETY: stat is plain integers; all-zero is a valid value to be overwritten.
     let mut stat: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: fstatat writes into the struct it is given; the name is a C string.
     let found = unsafe {
         libc::fstatat(
             dir.as_raw_fd(),
@@ -84,7 +86,7 @@ pub fn open(root: &Path, path: &str, write: bool, uid: u32) -> io::Result<File> 
         .split('/')
         .filter(|p| !p.is_empty() && *p != ".")
         .collect();
-    if parts.iter().any(|p| *p == "..") {
+    if parts.contains(&"..") {
         return Err(io::Error::new(
             io::ErrorKind::PermissionDenied,
             "`..` leaves the volume",
@@ -166,6 +168,7 @@ mod tests {
     fn files_open_beneath_the_root_and_no_symlink_is_followed() {
         let dir = tempfile::tempdir().unwrap();
         let root = dir.path();
+        // SAFETY: geteuid has no preconditions.
         let uid = unsafe { libc::geteuid() };
         open(root, "a/b/c.txt", true, uid)
             .unwrap()
@@ -186,6 +189,7 @@ mod tests {
         assert!(open(root, "../x", true, uid).is_err());
         assert!(open(root, "a", false, uid).is_err());
         let fifo = CString::new(root.join("pipe").as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo of a C string.
         assert_eq!(unsafe { libc::mkfifo(fifo.as_ptr(), 0o644) }, 0);
         assert!(open(root, "pipe", false, uid).is_err(), "a FIFO is no file");
     }

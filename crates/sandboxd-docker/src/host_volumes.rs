@@ -193,8 +193,9 @@ impl HostVolumes {
     pub fn used_bytes(&self, id: &str) -> Option<u64> {
         let point = self.mounted(id).ok()?;
         let path = std::ffi::CString::new(point.as_os_str().as_encoded_bytes()).ok()?;
-        // SAFETY: statvfs writes into the zeroed struct it is given; the path is a C string.
+        // SAFETY: statvfs is plain integers; all-zero is a valid value to be overwritten.
         let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        // SAFETY: statvfs writes into the struct it is given; the path is a C string.
         if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
             return None;
         }
