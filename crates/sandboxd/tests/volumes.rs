@@ -518,16 +518,25 @@ async fn files_go_in_and_out_without_a_session_and_no_symlink_is_followed() {
         .admin(Method::GET, "/v1/volumes/files/files/content?path=in", None)
         .await;
     assert_eq!(status, 409, "{body}");
-    // Past the cap: no space, said in the API's words.
-    let big = vec![7u8; 40 << 20];
+    // Past the cap: no space, said in the API's words. The volume is filled from inside
+    // first, so the small upload is sent whole before the answer comes.
+    let filled = t
+        .sh(&id, "dd if=/dev/zero of=/workspace/v/fill bs=1M 2>&1; true")
+        .await;
+    assert!(
+        filled["stdout"].as_str().unwrap().contains("No space left"),
+        "{filled}"
+    );
     let response = t
         .service
-        .put("/v1/volumes/files/files/content?path=big")
-        .body(big)
+        .put("/v1/volumes/files/files/content?path=more")
+        .body(vec![7u8; 1 << 20])
         .send()
         .await
         .unwrap();
     assert_eq!(response.status(), 507);
+    let body: Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "no_space", "{body}");
 }
 
 #[tokio::test]
