@@ -138,6 +138,7 @@ impl HostVolumes {
     async fn mount(&self, id: &str) -> Result<(), BackendError> {
         let dir = self.root.join(id);
         let point = dir.join(MOUNT_POINT);
+        let point_text = point.to_string_lossy();
         run(
             "mount",
             &[
@@ -146,10 +147,26 @@ impl HostVolumes {
                 "-o",
                 "loop,nosuid,nodev",
                 &dir.join(IMAGE).to_string_lossy(),
-                &point.to_string_lossy(),
+                &point_text,
             ],
         )
-        .await
+        .await?;
+        // Direct I/O from the loop device to its image: without it every block is cached
+        // twice and writes run at a third of the disk's speed; with it, near the disk's.
+        let source = Command::new("findmnt")
+            .args(["-n", "-o", "SOURCE", &point_text])
+            .output()
+            .await
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+        match source {
+            Ok(device) if device.starts_with("/dev/loop") => {
+                if let Err(e) = run("losetup", &["--direct-io=on", &device]).await {
+                    tracing::warn!(volume = id, error = %e, "volume without direct I/O: slower");
+                }
+            }
+            _ => tracing::warn!(volume = id, "cannot find the volume's loop device"),
+        }
+        Ok(())
     }
 
     pub async fn restore(&self, id: &str) -> Result<(), BackendError> {
