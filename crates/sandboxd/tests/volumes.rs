@@ -600,3 +600,72 @@ async fn a_crash_mid_create_or_mid_delete_is_repaired_and_volumes_come_back_afte
     // The names of volumes removed at start are free again.
     t.create("half-made", "16m").await;
 }
+
+/// `sandboxd ARGS` against the service; its stdout, failing the test with its stderr.
+fn cli(t: &Volumes, args: &[&str]) -> (bool, String, String) {
+    let output = std::process::Command::new(common::sandboxd_bin())
+        .args(args)
+        .env("SANDBOXD_URL", &t.service.url)
+        .env("SANDBOXD_TOKEN", TOKEN)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .unwrap();
+    (
+        output.status.success(),
+        String::from_utf8_lossy(&output.stdout).into_owned(),
+        String::from_utf8_lossy(&output.stderr).into_owned(),
+    )
+}
+
+#[tokio::test]
+async fn the_command_line_makes_lists_mounts_and_deletes_volumes() {
+    let t = start("", "");
+    let (ok, out, err) = cli(&t, &["volumes", "create", "cli-data", "24m", "--json"]);
+    assert!(ok, "{err}");
+    let made: Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(made["size_bytes"], 24 << 20);
+    let (ok, out, err) = cli(
+        &t,
+        &["open", "--runtime", "sh", "--volume", "cli-data:/tmp/d"],
+    );
+    assert!(ok, "{err}");
+    let writer = out.trim().to_string();
+    t.sh(&writer, "echo from-cli > /tmp/d/f").await;
+    let (ok, out, err) = cli(
+        &t,
+        &[
+            "open",
+            "--runtime",
+            "sh",
+            "--volume",
+            "cli-data:/workspace/d:ro",
+        ],
+    );
+    assert!(ok, "{err}");
+    let reader = out.trim().to_string();
+    assert_eq!(
+        t.sh(&reader, "cat /workspace/d/f").await["stdout"],
+        "from-cli\n"
+    );
+    let (ok, out, err) = cli(&t, &["volumes", "list"]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("cli-data") && out.contains(&writer) && out.contains(&reader),
+        "{out}"
+    );
+    let (ok, _, err) = cli(&t, &["volumes", "delete", "cli-data"]);
+    assert!(!ok, "refused while mounted");
+    assert!(
+        err.contains("volume_in_use") || err.contains("mounted"),
+        "{err}"
+    );
+    let (ok, _, err) = cli(&t, &["open", "--volume", "cli-data:/tmp/x:rx"]);
+    assert!(!ok && err.contains("is not ro or rw"), "{err}");
+    t.close(&writer).await;
+    t.close(&reader).await;
+    let (ok, out, err) = cli(&t, &["volumes", "delete", "cli-data"]);
+    assert!(ok, "{err}");
+    assert_eq!(out.trim(), "deleted cli-data");
+    let (ok, _, err) = cli(&t, &["volumes", "show", "cli-data"]);
+    assert!(!ok && err.contains("no volume named"), "{err}");
+}
