@@ -216,6 +216,12 @@ impl KubernetesBackend {
 #[async_trait]
 impl Backend for KubernetesBackend {
     async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
+        if !spec.volumes.is_empty() {
+            // The service checks first (`offers_volumes`); never start one without them.
+            return Err(BackendError::Setup(
+                "volumes are not offered on the Kubernetes backend yet".into(),
+            ));
+        }
         let manifest = pod::pod(&self.options, spec);
         let name = pod::pod_name(&spec.session_id);
         self.pods

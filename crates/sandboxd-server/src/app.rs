@@ -122,6 +122,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
             routes!(routes::network::get_network, routes::network::set_network)
                 .layer(DefaultBodyLimit::max(routes::network::BODY_LIMIT)),
         )
+        .merge(routes::volumes::router())
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))
