@@ -3,15 +3,16 @@
 //!
 //! It starts its own `sandboxd serve` (release build by default) with a bench config, and
 //! removes every container it made when it ends, also on failure. With `--kubeconfig` it also
-//! runs create, exec and close with the sandboxes as pods on that cluster.
+//! runs create, exec and close with the sandboxes as pods on that cluster; with `--gvisor`,
+//! the same with every runtime on gVisor (an engine with `runsc`).
 
+mod beside;
 mod code;
 mod computer;
 mod e2b;
 mod egress;
 mod floor;
 mod footprint;
-mod kubernetes;
 mod measure;
 mod ports;
 mod raw;
@@ -55,6 +56,10 @@ struct Args {
     /// Also measure create, exec and close with the sandboxes as pods on this cluster.
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// Also measure create (cold and warm pool), exec and close with every runtime on gVisor
+    /// (the engine's `runsc`, registered by `SANDBOXD_GVISOR=1 scripts/host-setup.sh`).
+    #[arg(long)]
+    gvisor: bool,
     /// Adds the code-context row (builds the python-interpreter recipe on first use).
     #[arg(long)]
     code_contexts: bool,
@@ -119,7 +124,14 @@ async fn main() -> Result<()> {
             "\n[build]\nextra_ca_certificates = [\"/etc/ssl/certs/ca-certificates.crt\"]\n",
         );
     }
-    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, &extra)?;
+    let service = Service::start(
+        &args.sandboxd,
+        &args.agent,
+        &args.image,
+        "runc",
+        e2b_image,
+        &extra,
+    )?;
     let api = Api {
         http: reqwest::Client::new(),
         url: service.url.clone(),
@@ -150,13 +162,17 @@ async fn main() -> Result<()> {
     drop(service);
     raw.clean_up(&instance).await;
     let figures = result?;
-    if let Some(kubeconfig) = &args.kubeconfig {
-        kubernetes::run(
+    let elsewhere = [
+        args.kubeconfig.as_deref().map(beside::Beside::kubernetes),
+        args.gvisor.then(beside::Beside::gvisor),
+    ];
+    for beside in elsewhere.iter().flatten() {
+        beside::run(
             args.iterations,
             &args.sandboxd,
             &args.agent,
             &args.image,
-            kubeconfig,
+            beside,
             &figures,
         )
         .await?;

@@ -56,6 +56,7 @@ impl SandboxTools {
                 + Self::snapshot_tool_router()
                 + Self::port_tool_router()
                 + Self::network_tool_router()
+                + Self::volume_tool_router()
                 + Self::computer_tool_router(),
         }
     }
@@ -107,6 +108,7 @@ impl SandboxTools {
             labels: params.labels,
             snapshot: None,
             egress: params.egress,
+            volumes: params.volumes,
         };
         let opened = cancellable(&context, None, async {
             client.open_session(request).await.map_err(tool_error)

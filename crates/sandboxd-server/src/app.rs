@@ -127,6 +127,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
                 .layer(DefaultBodyLimit::max(routes::computer::BODY_LIMIT)),
         )
         .routes(routes!(routes::computer::screenshot))
+        .merge(routes::volumes::router())
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -22,3 +22,4 @@ pub mod stream;
 pub mod terminal;
 pub mod tickets;
 pub mod tunnel;
+pub mod volumes;
