@@ -286,6 +286,7 @@ async def test_every_schema_matches_what_the_tool_takes_and_returns(service):
             forked = await check("fork_session", {"session_id": session_id, "count": 1})
             for fork in forked["sessions"]:
                 await call(session, "close_session", session_id=fork["id"])
+            await check("list_volumes", {})
             await check("list_ports", {"session_id": session_id})
             share = await check("share_port", {"session_id": session_id, "port": 8000, "ttl_secs": 60})
             await check("list_shares", {"session_id": session_id})
