@@ -424,7 +424,10 @@ remove_test_sandboxes
 step fuzz python_tests fuzz || true
 remove_test_sandboxes
 # The E2B-compatible API driven by the official E2B SDKs, unchanged (tests/e2b): the e2b
-# Python package with pytest, which also runs the e2b npm package's suite with node's runner.
+# Python package with pytest, which also runs the e2b npm package's suite with node's runner;
+# E2B's Desktop SDKs (e2b-desktop, @e2b/desktop) on the embedded default's desktop runtime,
+# whose recipe is built once per machine (about 4 minutes; the MCP step's computer test and
+# this one share the image).
 e2b_tests() {
     if ! have node || ! have npm; then
         ensure_packages nodejs npm
