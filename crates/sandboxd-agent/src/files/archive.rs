@@ -4,7 +4,7 @@
 
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{
-    write_frame, write_json, ArchiveSummary, ErrorCode, Event, FrameKind, ProtoError,
+    write_frame, write_json, ArchiveSummary, ErrorCode, Event, FilesEvent, FrameKind, ProtoError,
     FILE_CHUNK_LEN, MAX_ARCHIVE_ENTRIES,
 };
 use std::fs::{self, File, OpenOptions};
@@ -46,10 +46,10 @@ pub fn read_archive(
     };
     write_json(
         connection,
-        &Event::ArchiveOpened {
+        &Event::Files(FilesEvent::ArchiveOpened {
             entries: tree.entries.len() as u64,
             bytes: tree.bytes,
-        },
+        }),
     )?;
     let root = Path::new(path);
     let mut builder = tar::Builder::new(FrameWriter::new(connection));
@@ -70,7 +70,10 @@ pub fn read_archive(
     }
     let mut writer = builder.into_inner().map_err(ProtoError::Io)?;
     writer.flush_frame()?;
-    write_json(writer.connection, &Event::ArchiveEnd(summary))
+    write_json(
+        writer.connection,
+        &Event::Files(FilesEvent::ArchiveEnd(summary)),
+    )
 }
 
 /// Walks the tree under `path`, each directory's entries in name order, without following
@@ -286,7 +289,7 @@ mod tests {
         let path = path.to_str().unwrap().to_string();
         let (mut service, agent) = start(move |c| read_archive(c, &path, max_bytes));
         let opened = event(&mut service);
-        let Event::ArchiveOpened { bytes, .. } = opened else {
+        let Event::Files(FilesEvent::ArchiveOpened { bytes, .. }) = opened else {
             agent.join().unwrap().unwrap();
             return Err(error_code(opened));
         };
@@ -296,7 +299,7 @@ mod tests {
             if frame.kind != FrameKind::Stdout {
                 agent.join().unwrap().unwrap();
                 match frame.parse_json().unwrap() {
-                    Event::ArchiveEnd(summary) => {
+                    Event::Files(FilesEvent::ArchiveEnd(summary)) => {
                         assert_eq!(summary.bytes, bytes);
                         return Ok((tar, summary));
                     }
