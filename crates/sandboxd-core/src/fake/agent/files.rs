@@ -11,7 +11,7 @@ use sandboxd_agent_proto::{
 use tokio::io::DuplexStream;
 
 /// The table of the file requests the fake answers (archives in `archive.rs`).
-async fn serve(
+pub(super) async fn serve(
     stream: &mut DuplexStream,
     files: &Files,
     request: FilesRequest,
