@@ -270,6 +270,15 @@ fn incomplete_utf8_tail(data: &[u8]) -> usize {
     0
 }
 
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(stream))
+        .routes(routes!(run).layer(DefaultBodyLimit::max(
+            crate::routes::processes::START_BODY_LIMIT,
+        )))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -288,13 +297,4 @@ mod tests {
         assert_eq!(incomplete_utf8_tail(&[0xff]), 0);
         assert_eq!(incomplete_utf8_tail(&[0x80, 0x80]), 0);
     }
-}
-
-/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
-pub(crate) fn routes() -> OpenApiRouter<AppState> {
-    OpenApiRouter::new()
-        .routes(routes!(stream))
-        .routes(routes!(run).layer(DefaultBodyLimit::max(
-            crate::routes::processes::START_BODY_LIMIT,
-        )))
 }
