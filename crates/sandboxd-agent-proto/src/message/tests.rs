@@ -1,4 +1,5 @@
-//! Encoding details of single messages; `tests/wire.rs` pins them all.
+//! Encoding details of single messages; every message is pinned to its bytes in its topic's
+//! file (see `pins.rs`) or in `tests/wire.rs`.
 
 use super::*;
 use crate::error_code::ERROR_SPAWN_FAILED;
