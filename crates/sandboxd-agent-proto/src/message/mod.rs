@@ -11,8 +11,7 @@
 //! may be older than the other. An agent answers an op it does not know with an
 //! [`ERROR_BAD_REQUEST`](crate::error_code::ERROR_BAD_REQUEST) error and stays usable;
 //! [`Event::Hello`] carries the version. Every message is pinned to its bytes: the topics' in their
-//! files (through [`Request`] and [`Event`], see `pins.rs`), the connection's own in
-//! `tests/wire.rs`.
+//! files and the connection's own below, each through [`Request`] and [`Event`] (see `pins.rs`).
 
 mod control;
 mod exec;
@@ -142,3 +141,120 @@ topic!(Files, FilesRequest, FilesEvent);
 topic!(Process, ProcessRequest, ProcessEvent);
 topic!(Ports, PortsRequest, PortsEvent);
 topic!(Kernel, KernelRequest, KernelEvent);
+
+#[cfg(test)]
+mod wire {
+    //! The connection's own messages pinned to their bytes (see `pins.rs`); the topics' are
+    //! in their files.
+
+    use super::*;
+    use crate::message::pins::{self, exec, exit};
+
+    fn secret() -> AgentSecret {
+        AgentSecret::from_bytes(&[0x5a; 32])
+    }
+
+    /// Every request, each with the bytes it travels as.
+    fn requests() -> Vec<(Request, &'static str)> {
+        vec![
+            (Request::Ping, r#"{"op":"ping"}"#),
+            (Request::Dismiss, r#"{"op":"dismiss"}"#),
+            (
+                Request::Exec(exec()),
+                r#"{"op":"exec","argv":["sh","-c","true"],"cwd":"/w","env":{"A":"1"},"stdin":true,"timeout_ms":1000,"output_limit":64}"#,
+            ),
+            (Request::Cancel, r#"{"op":"cancel"}"#),
+            (
+                Request::Claim { secret: secret() },
+                r#"{"op":"claim","secret":"5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"}"#,
+            ),
+        ]
+    }
+
+    /// Every event, each with the bytes it travels as.
+    fn events() -> Vec<(Event, &'static str)> {
+        vec![
+            (
+                Event::Hello {
+                    version: 2,
+                    pid: 7,
+                    secret: Some(secret()),
+                },
+                r#"{"type":"hello","version":2,"pid":7,"secret":"5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a5a"}"#,
+            ),
+            (
+                Event::Hello {
+                    version: 1,
+                    pid: 7,
+                    secret: None,
+                },
+                r#"{"type":"hello","version":1,"pid":7,"secret":null}"#,
+            ),
+            (Event::Pong, r#"{"type":"pong"}"#),
+            (Event::Started { pid: 3 }, r#"{"type":"started","pid":3}"#),
+            (
+                Event::Exited(exit()),
+                r#"{"type":"exited","exit_code":3,"signal":null,"timed_out":true,"oom_killed":false,"stdout_bytes":7,"stderr_bytes":8,"duration_ms":9}"#,
+            ),
+            (Event::WriteReady, r#"{"type":"write_ready"}"#),
+            (
+                Event::Error {
+                    code: ErrorCode::SpawnFailed,
+                    message: "no such file".into(),
+                },
+                r#"{"type":"error","code":"spawn_failed","message":"no such file"}"#,
+            ),
+            (
+                // A code this build does not know is kept as sent, both ways.
+                Event::Error {
+                    code: ErrorCode::Other("made_up".into()),
+                    message: "m".into(),
+                },
+                r#"{"type":"error","code":"made_up","message":"m"}"#,
+            ),
+            (
+                Event::OutputOmitted {
+                    stderr: true,
+                    bytes: 13,
+                },
+                r#"{"type":"output_omitted","stderr":true,"bytes":13}"#,
+            ),
+        ]
+    }
+
+    /// Each request encodes to its bytes and decodes back to itself, and none is left out:
+    /// the match is exhaustive, so a new one does not compile until it is named, counted and
+    /// pinned.
+    #[test]
+    fn every_request_is_the_same_bytes() {
+        let tags = pins::requests(requests(), |message| match message {
+            Request::Ping => "ping",
+            Request::Dismiss => "dismiss",
+            Request::Exec(_) => "exec",
+            Request::Cancel => "cancel",
+            Request::Claim { .. } => "claim",
+            Request::Files(_) | Request::Process(_) | Request::Ports(_) | Request::Kernel(_) => {
+                "pinned in its topic's file"
+            }
+        });
+        assert_eq!(tags.len(), 5, "{tags:?}");
+    }
+
+    /// Each event encodes to its bytes and decodes back to itself, and none is left out.
+    #[test]
+    fn every_event_is_the_same_bytes() {
+        let tags = pins::events(events(), |message| match message {
+            Event::Hello { .. } => "hello",
+            Event::Pong => "pong",
+            Event::Started { .. } => "started",
+            Event::Exited(_) => "exited",
+            Event::WriteReady => "write_ready",
+            Event::Error { .. } => "error",
+            Event::OutputOmitted { .. } => "output_omitted",
+            Event::Files(_) | Event::Process(_) | Event::Ports(_) | Event::Kernel(_) => {
+                "pinned in its topic's file"
+            }
+        });
+        assert_eq!(tags.len(), 7, "{tags:?}");
+    }
+}

@@ -2,7 +2,7 @@
 //! travels in, encodes to the exact bytes pinned and decodes back to itself. A change to the
 //! encoding (a renamed field, tag or code, a moved `serde` attribute) fails there, so
 //! refactoring the message modules cannot change the wire. The connection's own messages are
-//! pinned in `tests/wire.rs`.
+//! pinned in `mod.rs`.
 
 use super::{Event, ExecRequest, ExitReport, Request};
 use serde::de::DeserializeOwned;

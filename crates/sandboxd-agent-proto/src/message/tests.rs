@@ -1,5 +1,5 @@
 //! Encoding details of single messages; every message is pinned to its bytes in its topic's
-//! file (see `pins.rs`) or in `tests/wire.rs`.
+//! file or in `mod.rs` (see `pins.rs`).
 
 use super::*;
 use crate::error_code::ERROR_SPAWN_FAILED;
