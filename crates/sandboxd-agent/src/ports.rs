@@ -67,7 +67,7 @@ pub fn connect(connection: &mut UnixStream, port: u16) -> Result<(), ProtoError>
         return Ok(());
     };
     let _ = upstream.set_nodelay(true);
-    write_json(connection, &Event::Ports(PortsEvent::PortConnected))?;
+    write_json(connection, &PortsEvent::PortConnected)?;
     let mut from_port = upstream.try_clone()?;
     let mut to_service = connection.try_clone()?;
     let pump = thread::Builder::new()
@@ -156,7 +156,7 @@ pub fn list(connection: &mut UnixStream, max_ports: u32) -> Result<(), ProtoErro
             }
         })
         .collect();
-    write_json(connection, &Event::Ports(PortsEvent::Ports { ports }))
+    write_json(connection, &PortsEvent::Ports { ports })
 }
 
 /// A listening socket's port, address and inode, from a line of /proc/net/tcp{,6}.

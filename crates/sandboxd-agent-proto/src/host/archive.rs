@@ -169,7 +169,7 @@ mod tests {
             bytes,
             ..ArchiveSummary::default()
         };
-        let _ = write_json(&mut agent, &Event::Files(FilesEvent::ArchiveEnd(summary))).await;
+        let _ = write_json(&mut agent, &FilesEvent::ArchiveEnd(summary)).await;
         let _ = read_frame(&mut agent).await;
     }
 

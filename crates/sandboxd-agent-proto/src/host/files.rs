@@ -392,10 +392,10 @@ mod tests {
         let data = data.to_vec();
         tokio::spawn(async move {
             next_request(&mut agent).await;
-            write_json(&mut agent, &Event::Files(FilesEvent::FileOpened { size })).await?;
+            write_json(&mut agent, &FilesEvent::FileOpened { size }).await?;
             write_frame(&mut agent, FrameKind::Stdout, &data).await?;
             if let Some(bytes) = end {
-                write_json(&mut agent, &Event::Files(FilesEvent::FileEnd { bytes })).await?;
+                write_json(&mut agent, &FilesEvent::FileEnd { bytes }).await?;
             }
             // Holds the connection open until the service drops it.
             read_frame(&mut agent).await
@@ -504,11 +504,7 @@ mod tests {
                 target_kind: None,
             };
             let entries = vec![entry; 3];
-            write_json(
-                &mut agent,
-                &Event::Files(FilesEvent::DirEntries { entries }),
-            )
-            .await?;
+            write_json(&mut agent, &FilesEvent::DirEntries { entries }).await?;
             read_frame(&mut agent).await
         });
         let result = list_dir(service, ".", 2, STEP).await;

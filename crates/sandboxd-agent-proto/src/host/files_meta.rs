@@ -154,24 +154,16 @@ mod tests {
                     ..
                 })
             ));
-            write_json(&mut agent, &Event::Files(FilesEvent::Watching)).await?;
+            write_json(&mut agent, &FilesEvent::Watching).await?;
             let change = FileChange {
                 kind: ChangeKind::Create,
                 path: "d/f".into(),
             };
             let changes = vec![change.clone()];
-            write_json(
-                &mut agent,
-                &Event::Files(FilesEvent::FileChanges { changes }),
-            )
-            .await?;
-            write_json(&mut agent, &Event::Files(FilesEvent::WatchEnd)).await?;
+            write_json(&mut agent, &FilesEvent::FileChanges { changes }).await?;
+            write_json(&mut agent, &FilesEvent::WatchEnd).await?;
             let changes = vec![change; MAX_CHANGES_PER_FRAME + 1];
-            write_json(
-                &mut agent,
-                &Event::Files(FilesEvent::FileChanges { changes }),
-            )
-            .await?;
+            write_json(&mut agent, &FilesEvent::FileChanges { changes }).await?;
             write_frame(&mut agent, FrameKind::Stdout, b"x").await
         });
         let mut watch = watch_dir(service, "d", true, 7, STEP).await.unwrap();

@@ -167,7 +167,7 @@ mod tests {
                 request,
                 Request::Ports(PortsRequest::PortConnect { port: 8000 })
             );
-            write_json(&mut agent, &Event::Ports(PortsEvent::PortConnected))
+            write_json(&mut agent, &PortsEvent::PortConnected)
                 .await
                 .unwrap();
             let frame = read_frame(&mut agent).await.unwrap();

@@ -336,7 +336,7 @@ mod tests {
         (host, task)
     }
 
-    fn json(event: &Event) -> (FrameKind, Vec<u8>) {
+    fn json(event: &impl serde::Serialize) -> (FrameKind, Vec<u8>) {
         (FrameKind::Json, serde_json::to_vec(event).unwrap())
     }
 
@@ -354,12 +354,12 @@ mod tests {
     #[tokio::test]
     async fn attached_stream_reports_offsets_gaps_and_the_exit() {
         let (host, _agent) = agent_replying(vec![
-            json(&Event::Process(ProcessEvent::OutputFrom { offset: 10 })),
+            json(&ProcessEvent::OutputFrom { offset: 10 }),
             (FrameKind::Stdout, b"abc".to_vec()),
             (FrameKind::Stderr, b"de".to_vec()),
-            json(&Event::Process(ProcessEvent::OutputFrom { offset: 20 })),
+            json(&ProcessEvent::OutputFrom { offset: 20 }),
             (FrameKind::Stdout, b"f".to_vec()),
-            json(&Event::Process(ProcessEvent::Process(exited("p1")))),
+            json(&ProcessEvent::Process(exited("p1"))),
         ])
         .await;
         let (mut output, _input) = attach_process(host, "p1", 4, false, SECOND).await.unwrap();
@@ -400,17 +400,14 @@ mod tests {
     #[tokio::test]
     async fn an_agent_going_backwards_or_refusing_is_an_error() {
         let (host, _agent) =
-            agent_replying(vec![json(&Event::Process(ProcessEvent::OutputFrom {
-                offset: 3,
-            }))])
-            .await;
+            agent_replying(vec![json(&ProcessEvent::OutputFrom { offset: 3 })]).await;
         let refused = attach_process(host, "p1", 5, false, SECOND).await;
         assert!(matches!(refused, Err(ProtoError::Unexpected(_))));
 
         let (host, _agent) = agent_replying(vec![
-            json(&Event::Process(ProcessEvent::OutputFrom { offset: 0 })),
+            json(&ProcessEvent::OutputFrom { offset: 0 }),
             (FrameKind::Stdout, b"abc".to_vec()),
-            json(&Event::Process(ProcessEvent::OutputFrom { offset: 1 })),
+            json(&ProcessEvent::OutputFrom { offset: 1 }),
         ])
         .await;
         let (mut output, _input) = attach_process(host, "p1", 0, false, SECOND).await.unwrap();
@@ -441,7 +438,7 @@ mod tests {
         assert!(started.elapsed() < SECOND);
 
         let (host, _agent) = agent_replying(vec![
-            json(&Event::Process(ProcessEvent::OutputFrom { offset: 0 })),
+            json(&ProcessEvent::OutputFrom { offset: 0 }),
             (FrameKind::Stdout, vec![b'x'; ATTACH_FRAME_LIMIT + 1]),
         ])
         .await;
@@ -465,12 +462,9 @@ mod tests {
                 received.extend(frame.payload);
             }
             // Claims fewer bytes than were sent.
-            write_json(
-                &mut agent,
-                &Event::Process(ProcessEvent::StdinWritten { bytes: 1 }),
-            )
-            .await
-            .unwrap();
+            write_json(&mut agent, &ProcessEvent::StdinWritten { bytes: 1 })
+                .await
+                .unwrap();
             (request, received.len())
         });
         let result = write_process_stdin(&mut host, "p2", &data, true, SECOND).await;

@@ -4,7 +4,7 @@
 
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{
-    write_frame, write_json, ArchiveSummary, ErrorCode, Event, FilesEvent, FrameKind, ProtoError,
+    write_frame, write_json, ArchiveSummary, ErrorCode, FilesEvent, FrameKind, ProtoError,
     FILE_CHUNK_LEN, MAX_ARCHIVE_ENTRIES,
 };
 use std::fs::{self, File, OpenOptions};
@@ -46,10 +46,10 @@ pub fn read_archive(
     };
     write_json(
         connection,
-        &Event::Files(FilesEvent::ArchiveOpened {
+        &FilesEvent::ArchiveOpened {
             entries: tree.entries.len() as u64,
             bytes: tree.bytes,
-        }),
+        },
     )?;
     let root = Path::new(path);
     let mut builder = tar::Builder::new(FrameWriter::new(connection));
@@ -70,10 +70,7 @@ pub fn read_archive(
     }
     let mut writer = builder.into_inner().map_err(ProtoError::Io)?;
     writer.flush_frame()?;
-    write_json(
-        writer.connection,
-        &Event::Files(FilesEvent::ArchiveEnd(summary)),
-    )
+    write_json(writer.connection, &FilesEvent::ArchiveEnd(summary))
 }
 
 /// Walks the tree under `path`, each directory's entries in name order, without following
@@ -282,6 +279,7 @@ mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, start};
     use sandboxd_agent_proto::read_frame;
+    use sandboxd_agent_proto::Event;
     use std::os::unix::fs::PermissionsExt;
 
     /// The tar the agent sends for `path` and its closing summary, or the code it refused with.

@@ -1,7 +1,7 @@
 //! Deleting files, symlinks and directory trees.
 
 use super::refusal::{refuse, Refusal};
-use sandboxd_agent_proto::{write_json, ErrorCode, Event, FilesEvent, ProtoError};
+use sandboxd_agent_proto::{write_json, ErrorCode, FilesEvent, ProtoError};
 use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::net::UnixStream;
@@ -24,7 +24,7 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            return write_json(connection, &Event::Files(FilesEvent::Deleted))
+            return write_json(connection, &FilesEvent::Deleted)
         }
         Err(e) => return refuse(connection, Refusal::io(path, e)),
     };
@@ -38,10 +38,8 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
         fs::remove_file(path)
     };
     match removed {
-        Ok(()) => write_json(connection, &Event::Files(FilesEvent::Deleted)),
-        Err(e) if e.kind() == ErrorKind::NotFound => {
-            write_json(connection, &Event::Files(FilesEvent::Deleted))
-        }
+        Ok(()) => write_json(connection, &FilesEvent::Deleted),
+        Err(e) if e.kind() == ErrorKind::NotFound => write_json(connection, &FilesEvent::Deleted),
         Err(e) => refuse(connection, Refusal::io(path, e)),
     }
 }
@@ -50,6 +48,7 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
 mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, names_in, start};
+    use sandboxd_agent_proto::Event;
     use std::path::Path;
 
     #[test]

@@ -4,7 +4,7 @@
 
 use super::read::describe;
 use super::refusal::{refuse, Refusal};
-use sandboxd_agent_proto::{write_json, ErrorCode, Event, FileStat, FilesEvent, ProtoError};
+use sandboxd_agent_proto::{write_json, ErrorCode, FileStat, FilesEvent, ProtoError};
 use std::fs::{self, DirBuilder};
 use std::io::ErrorKind;
 use std::os::unix::fs::DirBuilderExt;
@@ -17,7 +17,7 @@ const DIR_MODE: u32 = 0o755;
 /// Answers with what is at `path`, a final symlink described and not followed.
 pub fn stat(connection: &mut UnixStream, path: &str) -> Result<(), ProtoError> {
     match lstat(path) {
-        Ok(stat) => write_json(connection, &Event::Files(FilesEvent::Stat(stat))),
+        Ok(stat) => write_json(connection, &FilesEvent::Stat(stat)),
         Err(refusal) => refuse(connection, refusal),
     }
 }
@@ -52,7 +52,7 @@ fn lstat(path: &str) -> Result<FileStat, Refusal> {
 /// already there is no error (`created` is false); anything else there is.
 pub fn make_dir(connection: &mut UnixStream, path: &str, parents: bool) -> Result<(), ProtoError> {
     match create_dir(path, parents) {
-        Ok(created) => write_json(connection, &Event::Files(FilesEvent::DirMade { created })),
+        Ok(created) => write_json(connection, &FilesEvent::DirMade { created }),
         Err(refusal) => refuse(connection, refusal),
     }
 }
@@ -94,7 +94,7 @@ pub fn move_path(
 ) -> Result<(), ProtoError> {
     let moved = rename(from, to, overwrite).and_then(|()| lstat(to));
     match moved {
-        Ok(stat) => write_json(connection, &Event::Files(FilesEvent::Stat(stat))),
+        Ok(stat) => write_json(connection, &FilesEvent::Stat(stat)),
         Err(refusal) => refuse(connection, refusal),
     }
 }
@@ -134,6 +134,7 @@ mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, names_in, path_in, start};
     use sandboxd_agent_proto::EntryKind;
+    use sandboxd_agent_proto::Event;
 
     fn answer(
         op: impl FnOnce(&mut UnixStream) -> Result<(), ProtoError> + Send + 'static,

@@ -2,8 +2,8 @@
 
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{
-    write_frame, write_json, DirEntry, EntryKind, ErrorCode, Event, FilesEvent, FrameKind,
-    ProtoError, FILE_CHUNK_LEN,
+    write_frame, write_json, DirEntry, EntryKind, ErrorCode, FilesEvent, FrameKind, ProtoError,
+    FILE_CHUNK_LEN,
 };
 use std::fs::{self, File, Metadata, OpenOptions};
 use std::io::{self, ErrorKind, Read};
@@ -48,19 +48,16 @@ pub fn list_dir(
         if batch.len() == LIST_BATCH {
             write_json(
                 connection,
-                &Event::Files(FilesEvent::DirEntries {
+                &FilesEvent::DirEntries {
                     entries: std::mem::take(&mut batch),
-                }),
+                },
             )?;
         }
     }
     if !batch.is_empty() {
-        write_json(
-            connection,
-            &Event::Files(FilesEvent::DirEntries { entries: batch }),
-        )?;
+        write_json(connection, &FilesEvent::DirEntries { entries: batch })?;
     }
-    write_json(connection, &Event::Files(FilesEvent::DirEnd { truncated }))
+    write_json(connection, &FilesEvent::DirEnd { truncated })
 }
 
 /// Describes the entry at `path` from its `meta` (lstat's); a symlink's target is looked at
@@ -127,7 +124,7 @@ pub fn read_file(
     } else {
         (reported_size >= filled as u64).then_some(reported_size)
     };
-    write_json(connection, &Event::Files(FilesEvent::FileOpened { size }))?;
+    write_json(connection, &FilesEvent::FileOpened { size })?;
     let limit = size.unwrap_or(limits.unsized_limit);
     let mut sent = 0u64;
     loop {
@@ -154,10 +151,7 @@ pub fn read_file(
         let message = format!("{path} shrank while it was read");
         return refuse(connection, Refusal::new(ErrorCode::Busy, message));
     }
-    write_json(
-        connection,
-        &Event::Files(FilesEvent::FileEnd { bytes: sent }),
-    )
+    write_json(connection, &FilesEvent::FileEnd { bytes: sent })
 }
 
 /// Refuses a file over `max_size`, or one whose holes (its size beyond the bytes it has
@@ -252,6 +246,7 @@ mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, path_in, start};
     use sandboxd_agent_proto::read_frame;
+    use sandboxd_agent_proto::Event;
     use std::time::Duration;
 
     /// The file's frames up to its end: the announced size, the bytes, and the end event.

@@ -46,10 +46,7 @@ fn receive_archive(
     max_bytes: u64,
 ) -> Result<(), ProtoError> {
     match unpack(connection, path, max_bytes)? {
-        Ok(summary) => write_json(
-            connection,
-            &Event::Files(FilesEvent::ArchiveWritten(summary)),
-        ),
+        Ok(summary) => write_json(connection, &FilesEvent::ArchiveWritten(summary)),
         Err(refusal) => refuse(connection, refusal),
     }
 }

@@ -6,8 +6,8 @@
 use super::refusal::{refuse, Refusal};
 use super::write::UPLOAD_PREFIX;
 use sandboxd_agent_proto::{
-    read_frame, write_json, ChangeKind, ErrorCode, Event, FileChange, FilesEvent, FrameKind,
-    ProtoError, Request,
+    read_frame, write_json, ChangeKind, ErrorCode, FileChange, FilesEvent, FrameKind, ProtoError,
+    Request,
 };
 use std::collections::HashMap;
 use std::ffi::CString;
@@ -47,12 +47,12 @@ pub fn watch(
         Ok(watcher) => watcher,
         Err(refusal) => return refuse(connection, refusal),
     };
-    write_json(connection, &Event::Files(FilesEvent::Watching))?;
+    write_json(connection, &FilesEvent::Watching)?;
     let mut buffer = vec![0u8; READ_BUFFER_LEN];
     loop {
         watcher.send_pending(connection)?;
         if watcher.root_gone {
-            return write_json(connection, &Event::Files(FilesEvent::WatchEnd));
+            return write_json(connection, &FilesEvent::WatchEnd);
         }
         let mut fds = [
             libc::pollfd {
@@ -79,7 +79,7 @@ pub fn watch(
             let frame = read_frame(connection)?;
             return match frame.kind {
                 FrameKind::Json if frame.parse_json::<Request>()? == Request::Cancel => {
-                    write_json(connection, &Event::Files(FilesEvent::WatchEnd))
+                    write_json(connection, &FilesEvent::WatchEnd)
                 }
                 _ => Err(ProtoError::Unexpected("a frame during a watch".into())),
             };
@@ -312,10 +312,7 @@ impl Watcher {
                 .pending
                 .split_off(self.pending.len().min(CHANGES_PER_FRAME));
             let changes = std::mem::replace(&mut self.pending, rest);
-            write_json(
-                connection,
-                &Event::Files(FilesEvent::FileChanges { changes }),
-            )?;
+            write_json(connection, &FilesEvent::FileChanges { changes })?;
         }
         Ok(())
     }
@@ -334,6 +331,7 @@ mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, path_in, start};
     use sandboxd_agent_proto::write_frame;
+    use sandboxd_agent_proto::Event;
     use std::thread::JoinHandle;
     use std::time::Duration;
 

@@ -93,10 +93,7 @@ fn receive_file(
         }
     }
     match temp.commit(&destination) {
-        Ok(()) => write_json(
-            connection,
-            &Event::Files(FilesEvent::FileWritten { bytes: received }),
-        ),
+        Ok(()) => write_json(connection, &FilesEvent::FileWritten { bytes: received }),
         Err(e) => refuse(connection, Refusal::io(path, e)),
     }
 }

@@ -96,10 +96,7 @@ pub fn shutdown(connection: &mut UnixStream, context: &str) -> Result<(), ProtoE
         },
         None => false,
     };
-    write_json(
-        connection,
-        &Event::Kernel(KernelEvent::KernelStopped { existed }),
-    )
+    write_json(connection, &KernelEvent::KernelStopped { existed })
 }
 
 /// The slot of the context, kept from now on, unless the agent holds as many as it may (the
@@ -137,7 +134,7 @@ pub fn list(connection: &mut UnixStream) -> Result<(), ProtoError> {
         .values()
         .map(|held| held.about.clone())
         .collect();
-    write_json(connection, &Event::Kernel(KernelEvent::Kernels { kernels }))
+    write_json(connection, &KernelEvent::Kernels { kernels })
 }
 
 /// What the agent keeps of a context is bounded: its id, language and cwd.

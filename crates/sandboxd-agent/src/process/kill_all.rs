@@ -11,7 +11,7 @@
 //! there `kill(-1)` would reach every process of its user.
 
 use crate::exec::error_event;
-use sandboxd_agent_proto::{write_json, ErrorCode, Event, ProcessEvent, ProtoError};
+use sandboxd_agent_proto::{write_json, ErrorCode, ProcessEvent, ProtoError};
 use std::collections::HashSet;
 use std::os::unix::net::UnixStream;
 use std::thread;
@@ -32,10 +32,7 @@ pub fn kill_all(connection: &mut UnixStream) -> Result<(), ProtoError> {
         );
     }
     let (killed, remaining) = kill_every_process();
-    write_json(
-        connection,
-        &Event::Process(ProcessEvent::KilledAll { killed, remaining }),
-    )
+    write_json(connection, &ProcessEvent::KilledAll { killed, remaining })
 }
 
 fn runs_as_sandbox_entrypoint() -> bool {

@@ -59,10 +59,7 @@ pub fn start(connection: &mut UnixStream, request: &ProcessStartRequest) -> Resu
 pub fn list(connection: &mut UnixStream) -> Result<(), ProtoError> {
     let processes: Vec<Arc<Process>> = lock(&PROCESSES).clone();
     let processes = processes.iter().map(|p| p.info()).collect();
-    write_json(
-        connection,
-        &Event::Process(ProcessEvent::ProcessList { processes }),
-    )
+    write_json(connection, &ProcessEvent::ProcessList { processes })
 }
 
 /// Answers [`ProcessRequest::ProcessSignal`].

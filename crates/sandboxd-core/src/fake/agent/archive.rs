@@ -46,7 +46,7 @@ pub(super) async fn read_archive(
         bytes,
         ..ArchiveSummary::default()
     };
-    write_json(stream, &Event::Files(FilesEvent::ArchiveEnd(summary)))
+    write_json(stream, &FilesEvent::ArchiveEnd(summary))
         .await
         .ok()
 }
@@ -70,7 +70,7 @@ pub(super) async fn write_archive(
         tree.into_iter()
             .map(|(name, contents)| (in_sandbox(path, &name), contents)),
     );
-    write_json(stream, &Event::Files(FilesEvent::ArchiveWritten(summary)))
+    write_json(stream, &FilesEvent::ArchiveWritten(summary))
         .await
         .ok()
 }

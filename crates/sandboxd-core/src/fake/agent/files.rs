@@ -61,15 +61,12 @@ async fn list_dir(stream: &mut DuplexStream, files: &Files, path: &str) -> Optio
             })
         })
         .collect();
-    write_json(stream, &Event::Files(FilesEvent::DirEntries { entries }))
+    write_json(stream, &FilesEvent::DirEntries { entries })
         .await
         .ok()?;
-    write_json(
-        stream,
-        &Event::Files(FilesEvent::DirEnd { truncated: false }),
-    )
-    .await
-    .ok()
+    write_json(stream, &FilesEvent::DirEnd { truncated: false })
+        .await
+        .ok()
 }
 
 async fn read_file(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
@@ -79,14 +76,14 @@ async fn read_file(stream: &mut DuplexStream, files: &Files, path: &str) -> Opti
         return refuse(stream, ErrorCode::NotFound, "no such file").await;
     };
     let size = Some(contents.len() as u64);
-    write_json(stream, &Event::Files(FilesEvent::FileOpened { size }))
+    write_json(stream, &FilesEvent::FileOpened { size })
         .await
         .ok()?;
     write_frame(stream, FrameKind::Stdout, &contents)
         .await
         .ok()?;
     let bytes = contents.len() as u64;
-    write_json(stream, &Event::Files(FilesEvent::FileEnd { bytes }))
+    write_json(stream, &FilesEvent::FileEnd { bytes })
         .await
         .ok()
 }
@@ -99,7 +96,7 @@ async fn write_file(stream: &mut DuplexStream, files: &Files, path: &str) -> Opt
     };
     let bytes = contents.len() as u64;
     files.lock().ok()?.insert(path, contents);
-    write_json(stream, &Event::Files(FilesEvent::FileWritten { bytes }))
+    write_json(stream, &FilesEvent::FileWritten { bytes })
         .await
         .ok()
 }
@@ -107,16 +104,12 @@ async fn write_file(stream: &mut DuplexStream, files: &Files, path: &str) -> Opt
 /// As the agent: nothing there is no error.
 async fn delete(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
     files.lock().ok()?.remove(&fake_key(path));
-    write_json(stream, &Event::Files(FilesEvent::Deleted))
-        .await
-        .ok()
+    write_json(stream, &FilesEvent::Deleted).await.ok()
 }
 
 async fn stat(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
     match fake_stat(files, &fake_key(path)) {
-        Some(stat) => write_json(stream, &Event::Files(FilesEvent::Stat(stat)))
-            .await
-            .ok(),
+        Some(stat) => write_json(stream, &FilesEvent::Stat(stat)).await.ok(),
         None => refuse(stream, ErrorCode::NotFound, "no such file").await,
     }
 }
@@ -127,7 +120,7 @@ async fn make_dir(stream: &mut DuplexStream, files: &Files, path: &str) -> Optio
         return refuse(stream, ErrorCode::NotADirectory, "a file is there").await;
     }
     let created = !is_dir(files, &path);
-    write_json(stream, &Event::Files(FilesEvent::DirMade { created }))
+    write_json(stream, &FilesEvent::DirMade { created })
         .await
         .ok()
 }
@@ -151,9 +144,7 @@ async fn move_path(
         }
     };
     match moved.map(|()| fake_stat(files, &to)) {
-        Ok(Some(stat)) => write_json(stream, &Event::Files(FilesEvent::Stat(stat)))
-            .await
-            .ok(),
+        Ok(Some(stat)) => write_json(stream, &FilesEvent::Stat(stat)).await.ok(),
         Ok(None) => None,
         Err((code, message)) => refuse(stream, code, message).await,
     }
@@ -164,9 +155,7 @@ async fn watch(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<(
     if !is_dir(files, &fake_key(path)) {
         return refuse(stream, ErrorCode::NotFound, "no such directory").await;
     }
-    write_json(stream, &Event::Files(FilesEvent::Watching))
-        .await
-        .ok()?;
+    write_json(stream, &FilesEvent::Watching).await.ok()?;
     let _ = read_frame(stream).await;
     Some(())
 }

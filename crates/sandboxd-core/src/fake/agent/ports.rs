@@ -2,7 +2,7 @@
 
 use super::wire::refuse;
 use sandboxd_agent_proto::host::write_json;
-use sandboxd_agent_proto::{ErrorCode, Event, PortsEvent, PortsRequest};
+use sandboxd_agent_proto::{ErrorCode, PortsEvent, PortsRequest};
 use tokio::io::DuplexStream;
 
 /// The table of the port requests the fake answers.
@@ -15,9 +15,7 @@ pub(super) async fn serve(stream: &mut DuplexStream, request: PortsRequest) -> O
 
 async fn list(stream: &mut DuplexStream) -> Option<()> {
     let ports = Vec::new();
-    write_json(stream, &Event::Ports(PortsEvent::Ports { ports }))
-        .await
-        .ok()
+    write_json(stream, &PortsEvent::Ports { ports }).await.ok()
 }
 
 async fn connect(stream: &mut DuplexStream, port: u16) -> Option<()> {

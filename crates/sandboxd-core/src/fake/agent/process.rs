@@ -16,12 +16,9 @@ pub(super) async fn serve(stream: &mut DuplexStream, request: ProcessRequest) ->
 
 async fn list(stream: &mut DuplexStream) -> Option<()> {
     let processes = Vec::new();
-    write_json(
-        stream,
-        &Event::Process(ProcessEvent::ProcessList { processes }),
-    )
-    .await
-    .ok()
+    write_json(stream, &ProcessEvent::ProcessList { processes })
+        .await
+        .ok()
 }
 
 async fn kill_all(stream: &mut DuplexStream) -> Option<()> {
