@@ -7,10 +7,13 @@
 #   3. with --kubernetes: the single-node cluster (scripts/k8s-up.sh) and the same create, exec
 #      and close with the sandboxes as pods, beside the Docker figures
 #
+#   3b. with --gvisor: the same create (cold and warm), exec and close with every runtime on
+#      gVisor (host setup then builds and registers runsc), beside the runc figures
+#
 #   4. with --scale N: the scale run, N sessions open at once (opened by --scale-clients
 #      clients, 20 by default; --scale-only for that run alone); see crates/sandboxd-bench/src/scale.rs
 #
-# Usage: scripts/bench.sh [--kubernetes] [--iterations N] [--scale N [--scale-only]]
+# Usage: scripts/bench.sh [--kubernetes] [--gvisor] [--iterations N] [--scale N [--scale-only]]
 set -euo pipefail
 
 # shellcheck source=lib.sh
@@ -18,6 +21,10 @@ set -euo pipefail
 
 cd "$SANDBOXD_ROOT"
 
+# The gVisor rows need runsc on the engine, which host setup builds and registers on request.
+if [[ " $* " == *" --gvisor "* ]]; then
+    export SANDBOXD_GVISOR=1
+fi
 "$SANDBOXD_SCRIPTS/host-setup.sh"
 "$SANDBOXD_SCRIPTS/build-images.sh" busybox python
 ensure_rust

@@ -10,9 +10,10 @@
 #   3. etcd, a containerd of its own (own config, root, state and socket: Docker's is left alone),
 #      the API server, the scheduler and the kubelet, each a background process logging to
 #      $SANDBOXD_K8S_LOGS; pods get no network (an address on an interface that reaches nothing)
-#   4. the pause image and the project's local images (busybox, python, and the agent image
-#      made from $SANDBOXD_AGENT, the static agent, when it is set) imported into that
-#      containerd from Docker
+#   4. the pause image and the project's local images (busybox, python, the agent image
+#      made from $SANDBOXD_AGENT, the static agent, when it is set, and the images named in
+#      $SANDBOXD_K8S_IMAGES, e.g. a recipe's image a Docker-backed service built) imported
+#      into that containerd from Docker
 #   5. waits for the node to be Ready, then prints `KUBECONFIG=PATH` on stdout
 #
 # Everything listens on 127.0.0.1, but the kubelet, on the node's own local address (below).
@@ -293,10 +294,12 @@ containerd_has() {
     ctr_k8s images ls -q | grep -qx "docker.io/$name"
 }
 
-# The project's local images, as Docker has them (scripts/build-images.sh makes them).
+# The project's local images, as Docker has them (scripts/build-images.sh makes them), and
+# those named in $SANDBOXD_K8S_IMAGES (space-separated).
 import_local_images() {
-    local image
-    for image in "$SANDBOXD_BUSYBOX_IMAGE" "$SANDBOXD_PYTHON_IMAGE" "$AGENT_IMAGE"; do
+    local image extra=()
+    read -r -a extra <<<"${SANDBOXD_K8S_IMAGES:-}"
+    for image in "$SANDBOXD_BUSYBOX_IMAGE" "$SANDBOXD_PYTHON_IMAGE" "$AGENT_IMAGE" "${extra[@]}"; do
         docker image inspect "$image" >/dev/null 2>&1 || {
             warn "$image is not in Docker; run scripts/build-images.sh first"
             continue

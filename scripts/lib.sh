@@ -26,6 +26,7 @@ export SANDBOXD_ROOT
 #   ca-certificates HTTPS to the apt mirror / crates.io through the proxy
 #   file            verifies that the agent binary is static
 #   iptables        the host firewall of bridge and egress sandboxes (egress needs it)
+#   e2fsprogs mount the volumes' filesystems: mkfs.ext4 images, mounted with mount -o loop
 #   iproute2        the egress tests' own network namespaces and veth pairs (`ip netns`)
 #   gcc libc6-dev   linker and libc.a for the static (crt-static) agent
 #   chromium        the browser the dashboard's tests drive (tests/browser, playwright-core)
@@ -33,7 +34,7 @@ export SANDBOXD_ROOT
 # which bundles npm and conflicts with Debian's npm package): scripts/test.sh installs
 # Debian's nodejs and npm only when `node` or `npm` is missing.
 # What running the service needs (scripts/up.sh), installed without recommended packages.
-SANDBOXD_HOST_PACKAGES="docker.io cgroupfs-mount busybox-static debootstrap curl ca-certificates file iptables procps"
+SANDBOXD_HOST_PACKAGES="docker.io cgroupfs-mount busybox-static debootstrap curl ca-certificates file iptables procps e2fsprogs mount"
 # What only the tests need besides: gcc for the adversarial probes, Chromium for the dashboard.
 SANDBOXD_TEST_PACKAGES="gcc libc6-dev chromium fonts-liberation tmux iproute2"
 

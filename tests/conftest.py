@@ -25,6 +25,8 @@ AGENT = Path(
 )
 BUSYBOX_IMAGE = os.environ.get("SANDBOXD_TEST_BUSYBOX_IMAGE", "sandboxd/busybox:local")
 PYTHON_IMAGE = os.environ.get("SANDBOXD_TEST_PYTHON_IMAGE", "sandboxd/python:3.11-bookworm")
+# scripts/test.sh's gvisor-faces step runs these suites with every runtime on gVisor.
+ISOLATION = os.environ.get("SANDBOXD_TEST_ISOLATION", "runc")
 LISTENING = "sandboxd listening on "
 MAX_SESSIONS = 4
 UPLOAD_CAP = 5 << 20
@@ -49,6 +51,7 @@ extra_allowed_origins = ["{INSPECTOR_ORIGIN}"]
 cpus = 0.5
 pids_limit = 64
 tmpfs_size = "16m"
+isolation = "{ISOLATION}"
 
 [runtimes.sh]
 image = "{BUSYBOX_IMAGE}"
@@ -71,6 +74,51 @@ def docker(*args: str) -> str:
     return subprocess.run(["docker", *args], capture_output=True, text=True, check=False).stdout
 
 
+# The test cluster the suites run on instead of Docker, when scripts/test.sh's kubernetes step
+# names it (as the Rust suites do): every service's sandboxes are pods in TEST_NAMESPACE.
+KUBECONFIG = os.environ.get("SANDBOXD_TEST_KUBECONFIG")
+KUBECTL = os.environ.get("SANDBOXD_TEST_KUBECTL", "kubectl")
+TEST_NAMESPACE = "sandboxd-test"
+AGENT_IMAGE = os.environ.get("SANDBOXD_TEST_AGENT_IMAGE", "sandboxd/agent:local")
+
+
+def on_kubernetes() -> bool:
+    return bool(KUBECONFIG)
+
+
+def backend_table() -> str:
+    """What a service's config gets to run on the test cluster; nothing on Docker."""
+    if not on_kubernetes():
+        return ""
+    return f"""
+[backend]
+kind = "kubernetes"
+kubeconfig = "{KUBECONFIG}"
+namespace = "{TEST_NAMESPACE}"
+agent_image = "{AGENT_IMAGE}"
+"""
+
+
+def remove_sandboxes(instance_id: str) -> None:
+    """Every sandbox the instance made, by its label: containers and their work volumes on
+    Docker, pods on the cluster."""
+    label = f"org.sandboxd.instance={instance_id}"
+    if on_kubernetes():
+        subprocess.run(
+            [KUBECTL, "--kubeconfig", KUBECONFIG, "delete", "pods", "-n", TEST_NAMESPACE, "-l", label, "--wait=false"],
+            capture_output=True,
+            check=False,
+        )
+        return
+    ids = docker("ps", "-aq", "--filter", f"label={label}").split()
+    if ids:
+        docker("rm", "-f", *ids)
+    # The working directories' volumes outlive containers removed this way.
+    volumes = docker("volume", "ls", "-q", "--filter", f"label={label}").split()
+    if volumes:
+        docker("volume", "rm", "-f", *volumes)
+
+
 @pytest.fixture(scope="session")
 def anyio_backend():
     return "asyncio"
@@ -87,7 +135,7 @@ def running_service(config_text: str, token: str, name: str):
     # Written before the start, so the scripts' sweep of test-* instances finds leftovers.
     instance_id = f"test-{name}-" + secrets.token_hex(6)
     (state_dir / "instance-id").write_text(instance_id)
-    (state_dir / "config.toml").write_text(config_text)
+    (state_dir / "config.toml").write_text(config_text + backend_table())
     env = {k: v for k, v in os.environ.items() if k != "SANDBOXD_TOKEN"}
     env["SANDBOXD_AGENT"] = str(AGENT)
     env.setdefault("SANDBOXD_LOG", "warn")
@@ -126,13 +174,7 @@ def running_service(config_text: str, token: str, name: str):
     finally:
         process.kill()
         process.wait()
-        ids = docker("ps", "-aq", "--filter", f"label=org.sandboxd.instance={instance_id}").split()
-        if ids:
-            docker("rm", "-f", *ids)
-        # The working directories' volumes outlive containers removed this way.
-        volumes = docker("volume", "ls", "-q", "--filter", f"label=org.sandboxd.instance={instance_id}").split()
-        if volumes:
-            docker("volume", "rm", "-f", *volumes)
+        remove_sandboxes(instance_id)
         # An egress runtime's network and firewall chains, which a killed service leaves.
         subprocess.run([str(REPO / "tests/remove-egress.sh"), instance_id], check=False)
         shutil.rmtree(state_dir, ignore_errors=True)

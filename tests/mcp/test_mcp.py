@@ -42,6 +42,7 @@ TOOLS = {
     "revoke_share",
     "get_network",
     "set_network",
+    "list_volumes",
 }
 
 INITIALIZE = {

@@ -23,6 +23,7 @@ mod service;
 mod sessions;
 mod snapshots;
 mod text;
+mod volumes;
 
 pub use activity::{ActivityEntry, ActivityList, AuditEntry, AuditList, CLIENT_HEADER};
 pub use contexts::{
@@ -44,7 +45,7 @@ pub use policy::{
     DEFAULT_MAX_PORT_CONNECTIONS_PER_TENANT, DEFAULT_MAX_REQUESTS_PER_CALLER, DEFAULT_MAX_SHARES,
     DEFAULT_MAX_SHARES_PER_SESSION, DEFAULT_MAX_SHARES_PER_TENANT, DEFAULT_MAX_WATCHES,
     DEFAULT_MAX_WATCHES_PER_SESSION, DEFAULT_MAX_WATCHES_PER_TENANT, DEFAULT_MCP_OUTPUT_BYTES,
-    DEFAULT_RESERVED_CONNECTIONS,
+    DEFAULT_RESERVED_CONNECTIONS, DEFAULT_VOLUME_QUOTA_BYTES, DEFAULT_VOLUME_QUOTA_COUNT,
 };
 pub use ports::{PortInfo, PortList, ShareInfo, ShareList, ShareRequest, TUNNEL_PROTOCOL};
 pub use processes::{
@@ -62,3 +63,4 @@ pub use service::{ConfigView, Stats, TenantInfo};
 pub use sessions::{CreateSession, SessionChange, SessionInfo, SessionList, SessionState};
 pub use snapshots::{ForkRequest, ForkResult, SnapshotInfo, SnapshotList, SnapshotRequest};
 pub use text::strip_ansi;
+pub use volumes::{VolumeInfo, VolumeList, VolumeMountRequest, VolumeRequest, VolumeSize};

@@ -41,6 +41,17 @@ pub struct Policy {
     pub snapshot_quota_bytes: u64,
     /// Snapshots one tenant may keep.
     pub snapshot_quota_count: u32,
+    /// Bytes of volumes one tenant may have, their sizes together (the untenanted ones count
+    /// as one tenant).
+    #[serde(default = "default_volume_quota_bytes")]
+    pub volume_quota_bytes: u64,
+    /// Volumes one tenant may have.
+    #[serde(default = "default_volume_quota_count")]
+    pub volume_quota_count: u32,
+    /// Whether several open sessions may mount one volume writable at once; when not, a
+    /// volume has at most one writer (any number of readers).
+    #[serde(default)]
+    pub volume_concurrent_writers: bool,
     /// Client connections the service holds open at once. When all are taken, a new one
     /// closes the longest-idle connection (waiting for its next request or still sending
     /// headers) of the client address holding the most.
@@ -189,4 +200,15 @@ fn default_max_shares() -> u32 {
 
 fn default_max_dns_lookups() -> u32 {
     DEFAULT_MAX_DNS_LOOKUPS
+}
+
+pub const DEFAULT_VOLUME_QUOTA_BYTES: u64 = 10 << 30;
+pub const DEFAULT_VOLUME_QUOTA_COUNT: u32 = 10;
+
+fn default_volume_quota_bytes() -> u64 {
+    DEFAULT_VOLUME_QUOTA_BYTES
+}
+
+fn default_volume_quota_count() -> u32 {
+    DEFAULT_VOLUME_QUOTA_COUNT
 }

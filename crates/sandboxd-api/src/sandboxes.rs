@@ -75,6 +75,8 @@ pub trait Sandboxes: Send + Sync {
     async fn list_snapshots(&self) -> Result<SnapshotList, Failure>;
     async fn delete_snapshot(&self, id: &str) -> Result<SnapshotInfo, Failure>;
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure>;
+    /// The volumes the caller may mount at open.
+    async fn list_volumes(&self) -> Result<crate::volumes::VolumeList, Failure>;
     /// [`Sandboxes::exec`], sharing its output into `watch` as it comes where the
     /// implementation can see it before the end (in process, or a streamed exec); otherwise
     /// just `exec`.

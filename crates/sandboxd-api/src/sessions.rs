@@ -1,6 +1,7 @@
 //! Sessions: the request that opens one, and what the service tells of it.
 
 use crate::egress::EgressRule;
+use crate::volumes::VolumeMountRequest;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
@@ -23,12 +24,17 @@ pub struct CreateSession {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[cfg_attr(feature = "openapi", schema(value_type = Option<Vec<String>>))]
     pub egress: Option<Vec<EgressRule>>,
+    /// Volumes to mount, each at its own path (at most 8); the session never comes from a
+    /// warm pool then.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub volumes: Vec<VolumeMountRequest>,
 }
 
 impl CreateSession {
     /// The fields a create request may carry; anything else is refused.
-    pub const FIELDS: &'static [&'static str] =
-        &["runtime", "tenant", "labels", "snapshot", "egress"];
+    pub const FIELDS: &'static [&'static str] = &[
+        "runtime", "tenant", "labels", "snapshot", "egress", "volumes",
+    ];
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

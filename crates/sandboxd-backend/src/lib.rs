@@ -16,13 +16,30 @@ pub const WORKDIR: &str = "/workspace";
 /// code finds its `/home/user` writable with the same files, size cap and confinement.
 pub const HOME_DIR: &str = "/home/user";
 
-/// What to start: everything here comes from the operator's config, never from a client.
+/// The places below which a volume may be mounted: the sandbox's own writable places, never
+/// the agent's or the system's.
+pub const VOLUME_PLACES: &[&str] = &[WORKDIR, HOME_DIR, "/tmp"];
+
+/// What to start: everything here comes from the operator's config, never from a client,
+/// except the volumes, which the core checked (the caller's own, at a path below
+/// [`VOLUME_PLACES`]).
 #[derive(Debug, Clone)]
 pub struct SandboxSpec {
     pub session_id: String,
     pub runtime: String,
     pub image: String,
     pub limits: Limits,
+    pub volumes: Vec<VolumeMount>,
+}
+
+/// A volume mounted in a sandbox.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeMount {
+    /// The service's id of the volume (not its name, which only its tenant's).
+    pub volume_id: String,
+    /// Where in the sandbox.
+    pub path: String,
+    pub read_only: bool,
 }
 
 /// A started sandbox, as the backend knows it.
@@ -113,6 +130,13 @@ pub enum BackendError {
     Engine(String),
     #[error("{0}")]
     Setup(String),
+    /// The backend cannot do this at all (a pod cannot be frozen): not a failure of the moment.
+    #[error("{0}")]
+    Unsupported(String),
+}
+
+fn no_volumes(id: &str) -> BackendError {
+    BackendError::Setup(format!("volume {id}: this backend keeps no volumes"))
 }
 
 #[async_trait::async_trait]
@@ -173,6 +197,51 @@ pub trait Backend: Send + Sync + 'static {
     /// the service lists ([`Backend::list`]) on word instead of all the time. `None` where the
     /// platform gives no such word; the service then lists every second.
     fn watch_stops(&self) -> Option<tokio::sync::mpsc::Receiver<()>> {
+        None
+    }
+
+    /// Whether this backend keeps volumes ([`Backend::create_volume`] and the rest); when
+    /// not, the service refuses them before asking. False by default.
+    fn offers_volumes(&self) -> bool {
+        false
+    }
+
+    /// Makes a volume's storage with a hard cap of `size_bytes`, its root owned by the
+    /// sandboxes' uid, ready to mount. What a crash left of an earlier try is replaced.
+    async fn create_volume(&self, id: &str, _size_bytes: u64) -> Result<(), BackendError> {
+        Err(no_volumes(id))
+    }
+
+    /// Makes a volume made earlier ready to mount again (after a restart or a reboot);
+    /// nothing when it is.
+    async fn restore_volume(&self, id: &str) -> Result<(), BackendError> {
+        Err(no_volumes(id))
+    }
+
+    /// Removes a volume's storage and data; removing one that is gone is not an error.
+    async fn remove_volume(&self, id: &str) -> Result<(), BackendError> {
+        Err(no_volumes(id))
+    }
+
+    /// The ids of the volumes whose storage exists, to remove what no record has.
+    async fn list_volumes(&self) -> Result<Vec<String>, BackendError> {
+        Ok(Vec::new())
+    }
+
+    /// Bytes a volume's files take now, where the backend can tell.
+    fn volume_used_bytes(&self, _id: &str) -> Option<u64> {
+        None
+    }
+
+    /// Opens a file of a volume from the host, confined to the volume: no symlink followed,
+    /// no other filesystem reached, missing directories made when `write`. `None` where
+    /// the backend cannot reach a volume's files without a sandbox.
+    fn open_volume_file(
+        &self,
+        _id: &str,
+        _path: &str,
+        _write: bool,
+    ) -> Option<std::io::Result<std::fs::File>> {
         None
     }
 

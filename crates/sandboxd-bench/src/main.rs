@@ -3,14 +3,15 @@
 //!
 //! It starts its own `sandboxd serve` (release build by default) with a bench config, and
 //! removes every container it made when it ends, also on failure. With `--kubeconfig` it also
-//! runs create, exec and close with the sandboxes as pods on that cluster.
+//! runs create, exec and close with the sandboxes as pods on that cluster; with `--gvisor`,
+//! the same with every runtime on gVisor (an engine with `runsc`).
 
+mod beside;
 mod code;
 mod e2b;
 mod egress;
 mod floor;
 mod footprint;
-mod kubernetes;
 mod measure;
 mod ports;
 mod raw;
@@ -54,6 +55,10 @@ struct Args {
     /// Also measure create, exec and close with the sandboxes as pods on this cluster.
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
+    /// Also measure create (cold and warm pool), exec and close with every runtime on gVisor
+    /// (the engine's `runsc`, registered by `SANDBOXD_GVISOR=1 scripts/host-setup.sh`).
+    #[arg(long)]
+    gvisor: bool,
     /// Adds the code-context row (builds the python-interpreter recipe on first use).
     #[arg(long)]
     code_contexts: bool,
@@ -106,7 +111,14 @@ async fn main() -> Result<()> {
     if args.code_contexts {
         extra.push_str(&code::runtime_config());
     }
-    let service = Service::start(&args.sandboxd, &args.agent, &args.image, e2b_image, &extra)?;
+    let service = Service::start(
+        &args.sandboxd,
+        &args.agent,
+        &args.image,
+        "runc",
+        e2b_image,
+        &extra,
+    )?;
     let api = Api {
         http: reqwest::Client::new(),
         url: service.url.clone(),
@@ -132,13 +144,17 @@ async fn main() -> Result<()> {
     drop(service);
     raw.clean_up(&instance).await;
     let figures = result?;
-    if let Some(kubeconfig) = &args.kubeconfig {
-        kubernetes::run(
+    let elsewhere = [
+        args.kubeconfig.as_deref().map(beside::Beside::kubernetes),
+        args.gvisor.then(beside::Beside::gvisor),
+    ];
+    for beside in elsewhere.iter().flatten() {
+        beside::run(
             args.iterations,
             &args.sandboxd,
             &args.agent,
             &args.image,
-            kubeconfig,
+            beside,
             &figures,
         )
         .await?;

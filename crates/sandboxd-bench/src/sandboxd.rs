@@ -22,12 +22,14 @@ pub(crate) struct Service {
 }
 
 impl Service {
-    /// With `e2b_image`, also the runtime of the E2B row (`e2b::RUNTIME`); `extra` is appended
-    /// to the config (the Kubernetes rows' `[backend]`).
+    /// Every runtime with `isolation` (`runc` or `gvisor`); with `e2b_image`, also the runtime
+    /// of the E2B row (`e2b::RUNTIME`); `extra` is appended to the config (the Kubernetes
+    /// rows' `[backend]`).
     pub(crate) fn start(
         sandboxd: &Path,
         agent: &Path,
         image: &str,
+        isolation: &str,
         e2b_image: Option<&str>,
         extra: &str,
     ) -> Result<Service> {
@@ -39,6 +41,7 @@ max_sessions = 60
 mem_limit = "256m"
 pids_limit = 128
 tmpfs_size = "64m"
+isolation = "{isolation}"
 
 [runtimes.cold]
 image = "{image}"

@@ -17,6 +17,7 @@ mod sandboxes;
 mod snapshots;
 mod streams;
 mod terminal;
+mod volumes;
 
 pub use archive::ArchiveDownload;
 pub use client::{Client, Interface, DEFAULT_URL, REQUEST_TIMEOUT};

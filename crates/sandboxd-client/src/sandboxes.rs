@@ -124,6 +124,10 @@ impl Sandboxes for Client {
         Ok(Client::fork_session(self, id, count).await?)
     }
 
+    async fn list_volumes(&self) -> Result<sandboxd_api::VolumeList, Failure> {
+        Ok(Client::list_volumes(self).await?)
+    }
+
     async fn list_ports(&self, id: &str) -> Result<PortList, Failure> {
         Ok(Client::list_ports(self, id).await?)
     }

@@ -24,7 +24,7 @@ use crate::tenants;
 use crate::tenants::{token_sha256, Tenant};
 use crate::webhooks;
 use crate::webhooks::Webhook;
-use sandboxd_api::{ConfigView, Limits, Policy, RuntimeInfo};
+use sandboxd_api::{ConfigView, Isolation, Limits, Policy, RuntimeInfo};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -242,10 +242,12 @@ impl Config {
     /// What `--check` warns of: runtimes whose memory-backed places (`/tmp`, the working
     /// directory and `/dev/shm`, `tmpfs_size` each), once full, hold all of `mem_limit`. Their
     /// sandboxes can then run out of memory by writing files, and the kernel kills processes
-    /// (the agent last) without freeing any of it.
+    /// (the agent last) without freeing any of it. Not gVisor runtimes: their host limit
+    /// leaves room for full tmpfs places beside `mem_limit` (the Docker backend's isolation).
     pub fn memory_warnings(&self) -> Vec<String> {
         self.runtimes
             .values()
+            .filter(|runtime| runtime.limits.isolation != Isolation::Gvisor)
             .filter_map(|runtime| {
                 let limits = &runtime.limits;
                 let tmpfs = limits.tmpfs_size_bytes.saturating_mul(TMPFS_PLACES);

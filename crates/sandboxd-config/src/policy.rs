@@ -21,6 +21,9 @@ pub(crate) struct PolicyFile {
     paused_timeout_secs: Option<u64>,
     snapshot_quota_bytes: Option<SizeValue>,
     snapshot_quota_count: Option<u32>,
+    volume_quota_bytes: Option<SizeValue>,
+    volume_quota_count: Option<u32>,
+    volume_concurrent_writers: Option<bool>,
     mcp_output_bytes: Option<SizeValue>,
     max_port_connections: Option<u32>,
     max_port_connections_per_tenant: Option<u32>,
@@ -68,6 +71,15 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
         paused_timeout_secs: file.paused_timeout_secs.unwrap_or(86_400),
         snapshot_quota_bytes: size(&file.snapshot_quota_bytes, "snapshot_quota_bytes", 1 << 30)?,
         snapshot_quota_count: file.snapshot_quota_count.unwrap_or(20),
+        volume_quota_bytes: size(
+            &file.volume_quota_bytes,
+            "volume_quota_bytes",
+            sandboxd_api::DEFAULT_VOLUME_QUOTA_BYTES,
+        )?,
+        volume_quota_count: file
+            .volume_quota_count
+            .unwrap_or(sandboxd_api::DEFAULT_VOLUME_QUOTA_COUNT),
+        volume_concurrent_writers: file.volume_concurrent_writers.unwrap_or(false),
         mcp_output_bytes: size(
             &file.mcp_output_bytes,
             "mcp_output_bytes",

@@ -193,7 +193,7 @@ fn tmpfs_that_can_hold_all_memory_is_warned_of() {
         Vec::<String>::new()
     );
     let config = Config::parse(&format!(
-        "default_runtime = \"sh\"\n{MINIMAL}mem_limit = \"512m\"\ntmpfs_size = \"200m\"\n[runtimes.roomy]\nimage = \"x\"\nmem_limit = \"1g\"\n"
+        "default_runtime = \"sh\"\n{MINIMAL}mem_limit = \"512m\"\ntmpfs_size = \"200m\"\n[runtimes.roomy]\nimage = \"x\"\nmem_limit = \"1g\"\n[runtimes.kernel-of-its-own]\nimage = \"x\"\nisolation = \"gvisor\"\n"
     ))
     .unwrap();
     let warnings = config.memory_warnings();

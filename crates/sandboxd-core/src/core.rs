@@ -11,6 +11,7 @@ use crate::state::sessions::Sessions;
 use crate::state::share_table::Shares;
 use crate::state::snapshot_files::SnapshotFiles;
 use crate::state::snapshot_files::Snapshots;
+use crate::state::volume_table::VolumeTable;
 use crate::state::watch_table::Watches;
 use crate::state::{auth, images, pool, tickets};
 use sandboxd_backend::Backend;
@@ -38,6 +39,7 @@ struct Inner {
     snapshots: Snapshots,
     contexts: Contexts,
     egress: NarrowedLists,
+    volumes: VolumeTable,
     /// What the backend said about its engine at start (`GET /v1/engine`).
     engine: OnceLock<serde_json::Value>,
     /// Held for writing while the sessions taken back at start are judged against the
@@ -73,6 +75,7 @@ impl Core {
                 contexts: Default::default(),
                 engine: OnceLock::new(),
                 egress: NarrowedLists::default(),
+                volumes: VolumeTable::default(),
                 restoring: Arc::default(),
             }),
         }
@@ -148,6 +151,10 @@ impl Core {
 
     pub(crate) fn narrowed(&self) -> &NarrowedLists {
         &self.inner.egress
+    }
+
+    pub(crate) fn volumes(&self) -> &VolumeTable {
+        &self.inner.volumes
     }
 
     pub(crate) fn pools(&self) -> &pool::Pools {

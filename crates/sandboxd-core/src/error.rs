@@ -113,6 +113,7 @@ impl Error {
                 BackendError::AgentUnavailable(_) => "agent_unavailable",
                 BackendError::Engine(_) => "engine_error",
                 BackendError::Setup(_) => "internal",
+                BackendError::Unsupported(_) => "unsupported",
             },
             Error::Agent(_) => "agent_error",
             Error::Storage(_) => "internal",

@@ -6,8 +6,10 @@ use crate::access;
 use crate::agent_sockets::AgentSockets;
 use crate::build;
 use crate::build::image_hint;
+use crate::confined;
 use crate::egress;
 use crate::engine;
+use crate::host_volumes::HostVolumes;
 use crate::isolation;
 use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_RUNTIME, LABEL_SESSION};
 use crate::layout::{AGENT_IN_SANDBOX, SANDBOX_UID, SOCKET_DIR_IN_SANDBOX};
@@ -21,7 +23,10 @@ use crate::pause;
 use crate::stops;
 use crate::work_volume;
 use async_trait::async_trait;
-use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig};
+use bollard::models::{
+    ContainerCreateBody, HostConfig, HostConfigLogConfig, Mount, MountBindOptions,
+    MountBindOptionsPropagationEnum, MountType,
+};
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::Docker;
 use sandboxd_agent_proto::host::AgentKey;
@@ -53,6 +58,7 @@ pub struct DockerBackend {
     egress: tokio::sync::OnceCell<Arc<egress::EgressNetwork>>,
     /// Set when the service starts its proxy with secrets in use.
     secrets: std::sync::OnceLock<egress::SecretsSetup>,
+    volumes: HostVolumes,
 }
 
 impl DockerBackend {
@@ -65,6 +71,8 @@ impl DockerBackend {
             ))
         };
         access::private_dir(&options.socket_root).map_err(setup)?;
+        let volumes = HostVolumes::new(options.volume_root.clone());
+        volumes.prepare()?;
         let key = AgentKey::load_or_create(&options.socket_root).map_err(setup)?;
         // SAFETY: geteuid has no preconditions.
         let service_is_root = unsafe { libc::geteuid() } == 0;
@@ -84,7 +92,31 @@ impl DockerBackend {
             bridge: BridgeNetwork::default(),
             egress: tokio::sync::OnceCell::new(),
             secrets: std::sync::OnceLock::new(),
+            volumes,
         })
+    }
+
+    /// The binds of a sandbox's volumes, each from its filesystem mounted on the host (never
+    /// from a mount point left empty, whose files would land on the host's disk uncapped).
+    fn volume_mounts(&self, spec: &SandboxSpec) -> Result<Vec<Mount>, BackendError> {
+        spec.volumes
+            .iter()
+            .map(|volume| {
+                let source = self.volumes.mounted(&volume.volume_id)?;
+                Ok(Mount {
+                    target: Some(volume.path.clone()),
+                    source: Some(source.to_string_lossy().into_owned()),
+                    typ: Some(MountType::BIND),
+                    read_only: Some(volume.read_only),
+                    bind_options: Some(MountBindOptions {
+                        propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
+                        non_recursive: Some(true),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                })
+            })
+            .collect()
     }
 
     /// What the engine said about itself at its first answers, checked against known
@@ -149,10 +181,10 @@ impl DockerBackend {
         engine: &Engine,
         spec: &SandboxSpec,
         egress: Option<&egress::EgressNetwork>,
+        volumes: Vec<Mount>,
     ) -> ContainerCreateBody {
         let limits = &spec.limits;
         let tier = isolation::settings(limits);
-        let memory = i64::try_from(limits.mem_limit_bytes).unwrap_or(i64::MAX);
         // Never the engine's default bridge, where containers reach each other.
         let network = match limits.network_mode {
             NetworkMode::Bridge => network::BRIDGE_NETWORK,
@@ -205,16 +237,19 @@ impl DockerBackend {
                     "/tmp".to_string(),
                     format!("{},mode=1777", tmpfs_options(limits)),
                 )])),
-                mounts: Some(work_volume::mounts(&work_volume::name(
-                    &self.container_name(&spec.session_id),
-                ))),
+                mounts: Some(
+                    work_volume::mounts(&work_volume::name(&self.container_name(&spec.session_id)))
+                        .into_iter()
+                        .chain(volumes)
+                        .collect(),
+                ),
                 pids_limit: Some(tier.host_pids_limit),
                 ulimits: tier.ulimits,
                 runtime: tier.runtime,
                 // /dev/shm is one more memory-backed writable place: as large as the others.
                 shm_size: Some(i64::try_from(limits.tmpfs_size_bytes).unwrap_or(i64::MAX)),
-                memory: Some(memory),
-                memory_swap: Some(memory),
+                memory: Some(tier.host_memory),
+                memory_swap: Some(tier.host_memory),
                 nano_cpus: Some(nano_cpus(limits.cpus)),
                 // The agent is its own init (it reaps and passes stop signals on): no engine
                 // init process beside it.
@@ -311,6 +346,7 @@ impl DockerBackend {
         let name = self.container_name(&spec.session_id);
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
         let engine = self.engine().await?;
+        let volumes = self.volume_mounts(spec)?;
         work_volume::create(
             &engine.docker,
             &work_volume::name(&name),
@@ -322,7 +358,7 @@ impl DockerBackend {
             .docker
             .create_container(
                 Some(options),
-                self.container_body(engine, spec, egress.as_deref()),
+                self.container_body(engine, spec, egress.as_deref(), volumes),
             )
             .await
             .map_err(|e| {
@@ -436,6 +472,43 @@ impl Backend for DockerBackend {
                 AGENT_START_TIMEOUT.as_secs()
             ))
         })
+    }
+
+    fn offers_volumes(&self) -> bool {
+        true
+    }
+
+    async fn create_volume(&self, id: &str, size_bytes: u64) -> Result<(), BackendError> {
+        self.volumes.create(id, size_bytes).await
+    }
+
+    async fn restore_volume(&self, id: &str) -> Result<(), BackendError> {
+        self.volumes.restore(id).await
+    }
+
+    async fn remove_volume(&self, id: &str) -> Result<(), BackendError> {
+        self.volumes.remove(id).await
+    }
+
+    async fn list_volumes(&self) -> Result<Vec<String>, BackendError> {
+        self.volumes.list()
+    }
+
+    fn volume_used_bytes(&self, id: &str) -> Option<u64> {
+        self.volumes.used_bytes(id)
+    }
+
+    fn open_volume_file(
+        &self,
+        id: &str,
+        path: &str,
+        write: bool,
+    ) -> Option<std::io::Result<std::fs::File>> {
+        let root = match self.volumes.mounted(id) {
+            Ok(root) => root,
+            Err(e) => return Some(Err(std::io::Error::other(e.to_string()))),
+        };
+        Some(confined::open(&root, path, write, SANDBOX_UID))
     }
 
     fn writable_places(&self) -> Vec<String> {

@@ -11,6 +11,8 @@ pub struct DockerOptions {
     pub agent_binary: PathBuf,
     /// Host directory for the per-sandbox agent sockets, made private to the service (0700).
     pub socket_root: PathBuf,
+    /// Host directory for the volumes' filesystem images and mount points (0700).
+    pub volume_root: PathBuf,
     /// How many sandboxes made one after another share one engine shim (1: each its own).
     pub sandboxes_per_shim: u32,
 }

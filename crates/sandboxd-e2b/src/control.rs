@@ -141,6 +141,7 @@ pub async fn create(
                     labels: request.metadata,
                     snapshot: snapshot.map(|s| s.id),
                     egress,
+                    volumes: Vec::new(),
                 },
             )
             .await?;

@@ -7,6 +7,7 @@
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
+use sandboxd_backend::BackendError;
 use sandboxd_core::Error;
 
 /// What the E2B SDKs' "sandbox is gone" check looks for in a message.
@@ -138,6 +139,9 @@ impl From<Error> for E2bError {
             }
             Error::InsufficientStorage(_) => {
                 (Code::ResourceExhausted, StatusCode::INSUFFICIENT_STORAGE)
+            }
+            Error::Backend(BackendError::Unsupported(_)) => {
+                (Code::Unimplemented, StatusCode::NOT_IMPLEMENTED)
             }
             Error::RuntimeUnavailable(_) | Error::Backend(_) | Error::Agent(_) => {
                 (Code::Unavailable, StatusCode::SERVICE_UNAVAILABLE)

@@ -4,7 +4,7 @@
 use crate::connections::Connections;
 use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK, LABEL_RUNTIME, LABEL_SESSION};
 use crate::options::{KubernetesOptions, AGENT_PORT};
-use crate::{pod, usage};
+use crate::{pod, runtime_classes, usage};
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Namespace, Pod};
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
@@ -57,7 +57,8 @@ fn is_status(e: &kube::Error, code: u16) -> bool {
 
 impl KubernetesBackend {
     /// Connects to the cluster and prepares the namespace: it exists, and sandboxes of
-    /// `network_mode = "none"` runtimes are denied all traffic by a network policy.
+    /// `network_mode = "none"` runtimes are denied all traffic by a network policy; the
+    /// RuntimeClasses the runtimes name exist.
     pub async fn connect(options: KubernetesOptions) -> Result<KubernetesBackend, BackendError> {
         let setup = |e: &dyn std::fmt::Display| {
             BackendError::Setup(format!("cannot configure the Kubernetes client: {e}"))
@@ -96,6 +97,7 @@ impl KubernetesBackend {
             usage: usage::SummaryCache::default(),
         };
         backend.prepare_namespace().await?;
+        runtime_classes::check(&backend.client, &backend.options.runtime_classes).await?;
         Ok(backend)
     }
 
@@ -214,6 +216,12 @@ impl KubernetesBackend {
 #[async_trait]
 impl Backend for KubernetesBackend {
     async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
+        if !spec.volumes.is_empty() {
+            // The service checks first (`offers_volumes`); never start one without them.
+            return Err(BackendError::Setup(
+                "volumes are not offered on the Kubernetes backend yet".into(),
+            ));
+        }
         let manifest = pod::pod(&self.options, spec);
         let name = pod::pod_name(&spec.session_id);
         self.pods
@@ -246,7 +254,7 @@ impl Backend for KubernetesBackend {
 
     /// Kubernetes has no way to freeze a pod's processes.
     async fn pause(&self, _sandbox: &Sandbox) -> Result<(), BackendError> {
-        Err(BackendError::Engine(
+        Err(BackendError::Unsupported(
             "the Kubernetes backend cannot pause a sandbox (Kubernetes has no freezer for a pod); snapshot it and close it instead".into(),
         ))
     }

@@ -16,6 +16,7 @@ mod connections;
 mod labels;
 mod options;
 mod pod;
+mod runtime_classes;
 mod usage;
 
 pub use backend::{KubernetesBackend, RECIPE_REMEDY};

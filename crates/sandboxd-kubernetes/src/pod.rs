@@ -230,6 +230,7 @@ mod tests {
                 tmpfs_size_bytes: 64 << 20,
                 isolation: Default::default(),
             },
+            volumes: Vec::new(),
         }
     }
 

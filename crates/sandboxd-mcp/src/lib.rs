@@ -23,6 +23,7 @@ mod schemas;
 mod sessions;
 mod snapshot_tools;
 mod tools;
+mod volume_tools;
 
 pub use output::{CommandResult, OUTPUT_DIR};
 pub use running::RequestGone;

@@ -27,6 +27,10 @@ pub struct OpenSessionParams {
     /// runtime's list (e.g. ["pypi.org"]); omit it for the runtime's whole list.
     #[serde(default)]
     pub egress: Option<Vec<sandboxd_api::EgressRule>>,
+    /// Volumes of yours (list_volumes) to mount, each at a path below /workspace, /home/user
+    /// or /tmp, e.g. [{"name": "data", "path": "/workspace/data", "read_only": true}].
+    #[serde(default)]
+    pub volumes: Vec<sandboxd_api::VolumeMountRequest>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]

@@ -187,7 +187,7 @@ mod tests {
     #[test]
     fn every_tool_has_a_title_and_a_short_description() {
         let tools = tools();
-        assert_eq!(tools.len(), 23);
+        assert_eq!(tools.len(), 24);
         for tool in &tools {
             assert!(
                 tool.title.as_deref().is_some_and(|t| !t.is_empty()),

@@ -55,7 +55,8 @@ impl SandboxTools {
             tool_router: Self::tool_router()
                 + Self::snapshot_tool_router()
                 + Self::port_tool_router()
-                + Self::network_tool_router(),
+                + Self::network_tool_router()
+                + Self::volume_tool_router(),
         }
     }
 
@@ -106,6 +107,7 @@ impl SandboxTools {
             labels: params.labels,
             snapshot: None,
             egress: params.egress,
+            volumes: params.volumes,
         };
         let opened = cancellable(&context, None, async {
             client.open_session(request).await.map_err(tool_error)

@@ -17,7 +17,7 @@ use crate::origin::Guard;
 use crate::routes;
 use crate::routes::{
     archive, audit, contexts, events, files, files_meta, network, pause, ports, processes, service,
-    sessions, snapshots, stream, terminal, tickets, tunnel,
+    sessions, snapshots, stream, terminal, tickets, tunnel, volumes,
 };
 use crate::state::AppState;
 use axum::extract::State;
@@ -67,6 +67,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .merge(tunnel::routes())
         .merge(contexts::routes())
         .merge(network::routes())
+        .merge(volumes::routes())
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -237,6 +237,7 @@ async fn connect_backend(
                 instance_id,
                 agent_binary: agent,
                 socket_root: state_dir.join("sandboxes"),
+                volume_root: state_dir.join("volumes"),
                 sandboxes_per_shim: settings.sandboxes_per_shim,
             })?;
             let backend = Arc::new(backend);

@@ -64,6 +64,7 @@ static ASSETS: &[Asset] = &[
     asset!("js/output.js", JS),
     asset!("js/viewer.js", JS),
     asset!("js/snapshots.js", JS),
+    asset!("js/volumes.js", JS),
     asset!("js/ports.js", JS),
     asset!("js/notebook.js", JS),
     asset!("js/poll.js", JS),

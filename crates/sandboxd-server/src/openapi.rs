@@ -44,6 +44,7 @@ use utoipa::OpenApi;
         (name = "processes", description = "A session's background processes and its terminal"),
         (name = "ports", description = "A session's ports: listed, reached through the sandbox's agent, shared by link"),
         (name = "snapshots", description = "Snapshots of sessions' files, sessions opened from them, and forks"),
+        (name = "volumes", description = "Volumes: a tenant's storage that outlives sessions, shared between them, with a hard size cap"),
         (name = "mcp", description = "The Model Context Protocol endpoint for agents"),
         (name = "dashboard", description = "The web dashboard"),
         (name = "contexts", description = "A session's code contexts: stateful code execution with rich results, through a Jupyter kernel")

@@ -93,6 +93,7 @@ async fn a_restart_resumes_ends_and_cleans_up() {
             runtime: "sh".into(),
             image: SH_IMAGE.into(),
             limits,
+            volumes: Vec::new(),
         })
         .await
         .unwrap();

@@ -15,9 +15,11 @@ mod schema;
 mod snapshots;
 mod sql;
 mod store;
+mod volumes;
 
 pub use activity_writer::ACTIVITY_PER_SESSION;
 pub use audit::AUDIT_KEPT;
 pub use error::StoreError;
 pub use snapshots::SnapshotRecord;
 pub use store::{SessionRecord, Store, ENDED_SESSIONS_KEPT};
+pub use volumes::{MountRecord, VolumeRecord, VolumeState};

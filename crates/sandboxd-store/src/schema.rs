@@ -37,6 +37,27 @@ const SNAPSHOTS: &str = "CREATE TABLE snapshots (
 /// The environment the session's commands started with, kept since the second version.
 const SNAPSHOTS_ENV: &str = "ALTER TABLE snapshots ADD COLUMN env TEXT NOT NULL DEFAULT '{}';";
 
+/// Volumes (their owner is the tenant, or '' for the untenanted, so names are unique per
+/// tenant) and the volumes each session mounts.
+const VOLUMES: &str = "CREATE TABLE volumes (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL,
+        tenant TEXT,
+        owner TEXT NOT NULL,
+        size_bytes INTEGER NOT NULL,
+        created_at TEXT NOT NULL,
+        state TEXT NOT NULL,
+        UNIQUE (owner, name)
+    );
+    CREATE TABLE session_volumes (
+        session_id TEXT NOT NULL,
+        volume_id TEXT NOT NULL,
+        path TEXT NOT NULL,
+        read_only INTEGER NOT NULL,
+        PRIMARY KEY (session_id, path)
+    );
+    CREATE INDEX session_volumes_by_volume ON session_volumes (volume_id);";
+
 pub(crate) fn migrations() -> Migrations<'static> {
     Migrations::new(vec![
         M::up(
@@ -74,5 +95,6 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(SNAPSHOTS_ENV),
         M::up(SESSION_EGRESS),
         M::up(JOURNAL),
+        M::up(VOLUMES),
     ])
 }

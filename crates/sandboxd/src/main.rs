@@ -84,6 +84,9 @@ enum Command {
     Resume(commands::pause::PauseArgs),
     /// Snapshots of sessions: create, list, get, delete (open one with `open --snapshot`).
     Snapshot(commands::snapshot::SnapshotArgs),
+    /// Volumes: storage that outlives sessions (create, list, show, delete; mount one with
+    /// `open --volume`).
+    Volumes(commands::volumes::VolumesArgs),
     /// Open independent sessions with a session's files.
     Fork(commands::fork::ForkArgs),
     /// The TCP ports listening in a session's sandbox, with their processes.
@@ -133,6 +136,7 @@ fn main() -> ExitCode {
         Command::Pause(args) => commands::pause::run(args, false).map(|()| 0),
         Command::Resume(args) => commands::pause::run(args, true).map(|()| 0),
         Command::Snapshot(args) => commands::snapshot::run(args).map(|()| 0),
+        Command::Volumes(args) => commands::volumes::run(args).map(|()| 0),
         Command::Fork(args) => commands::fork::run(args).map(|()| 0),
         Command::Ports(args) => commands::ports::ports(args).map(|()| 0),
         Command::Share(args) => commands::ports::share(args).map(|()| 0),

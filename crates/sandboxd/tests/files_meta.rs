@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{base_config, TestService, TOKEN};
+use common::{base_config, on_kubernetes, TestService, TOKEN};
 use sandboxd_api::{FileChange, FileChangeKind};
 use sandboxd_client::{Client, ClientError, FileWatch, Interface};
 use serde_json::{json, Value};
@@ -108,9 +108,12 @@ async fn mkdir_with_and_without_parents() {
     );
     let made = client.make_dir(&id, "a/b/c", true).await.unwrap();
     assert!(made.created);
+    // A pod's workspace volume is setgid to its fsGroup (the sandbox's group), and Linux gives
+    // a directory made in it the same bit.
+    let mode = if on_kubernetes() { "2755" } else { "755" };
     assert_eq!(
         sh(&service, &id, "stat -c %a a a/b a/b/c").await,
-        "755\n755\n755\n"
+        format!("{mode}\n{mode}\n{mode}\n")
     );
     assert!(!client.make_dir(&id, "a/b/c", true).await.unwrap().created);
     assert!(client.make_dir(&id, "a/b/d", false).await.unwrap().created);

@@ -20,7 +20,7 @@ default_runtime = "interpreter"
 max_sessions = 8
 
 [runtimes.interpreter]
-runtime = "python-interpreter"
+{interpreter}
 mem_limit = "1g"
 
 [runtimes.plain]
@@ -37,6 +37,29 @@ max_output_bytes = "256k"
 max_contexts_per_session = 4
 "#,
         python = python_image(),
+        interpreter = interpreter_runtime(),
+    )
+}
+
+/// The interpreter runtime's source: the catalogue's recipe, built through the service; on
+/// Kubernetes, which builds no recipe, that recipe's image as a Docker-backed service built it,
+/// imported into the cluster (scripts/test.sh names it), with the recipe's kernel.
+fn interpreter_runtime() -> String {
+    if !on_kubernetes() {
+        return r#"runtime = "python-interpreter""#.to_string();
+    }
+    let image = std::env::var("SANDBOXD_TEST_INTERPRETER_IMAGE")
+        .ok()
+        .filter(|image| !image.is_empty())
+        .expect(
+            "on Kubernetes the code-context suite needs SANDBOXD_TEST_INTERPRETER_IMAGE: the \
+             python-interpreter recipe's image, imported into the cluster (scripts/test.sh's \
+             kubernetes step does both)",
+        );
+    format!(
+        r#"image = "{image}"
+interpreter = ["python3"]
+kernels.python = ["python3", "-m", "ipykernel_launcher", "-f", "{{connection_file}}"]"#
     )
 }
 

@@ -217,3 +217,23 @@ async fn a_recipe_runtime_says_what_the_operator_must_do() {
     }
     assert_eq!(service.sandbox_count(), 0);
 }
+
+#[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
+async fn pausing_a_pod_is_refused_as_unsupported_and_the_session_keeps_running() {
+    let Some(_cluster) = cluster() else { return };
+    let service = TestService::start(&base_config(4, ""));
+    let id = service.open("sh").await;
+    let response = service
+        .post(&format!("/v1/sessions/{id}/pause"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 501);
+    let body: serde_json::Value = response.json().await.unwrap();
+    assert_eq!(body["error"]["code"], "unsupported", "{body}");
+    let message = body["error"]["message"].as_str().unwrap();
+    assert!(message.contains("snapshot it"), "{message}");
+    let (status, ran) = service.exec(&id, json!({"command": "echo still"})).await;
+    assert_eq!((status, ran["stdout"].as_str()), (200, Some("still\n")));
+}

@@ -74,7 +74,8 @@ pub fn read_archive(
 }
 
 /// Walks the tree under `path`, each directory's entries in name order, without following
-/// symlinks.
+/// symlinks, and on its filesystem only: a filesystem mounted below (a volume, shared between
+/// sessions) is left out, mount point and all, so a snapshot never copies it.
 fn walk(path: &str, max_bytes: u64) -> Result<Tree, Refusal> {
     // The directory asked for may be reached through a symlink; nothing under it is.
     let meta = fs::metadata(path).map_err(|e| Refusal::io(path, e))?;
@@ -82,6 +83,7 @@ fn walk(path: &str, max_bytes: u64) -> Result<Tree, Refusal> {
         let message = format!("{path} is not a directory; read a file with its own download");
         return Err(Refusal::new(ErrorCode::NotADirectory, message));
     }
+    let root_device = meta.dev();
     let mut tree = Tree::default();
     let mut pending = vec![PathBuf::new()];
     while let Some(dir) = pending.pop() {
@@ -101,6 +103,10 @@ fn walk(path: &str, max_bytes: u64) -> Result<Tree, Refusal> {
                 continue;
             };
             let file_type = meta.file_type();
+            if meta.dev() != root_device {
+                tree.skipped += 1;
+                continue;
+            }
             let kind = if file_type.is_dir() {
                 subdirs.push(name.clone());
                 Kind::Dir

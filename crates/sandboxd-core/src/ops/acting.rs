@@ -142,6 +142,10 @@ impl Sandboxes for Acting {
         Ok(self.core.delete_snapshot(&self.caller, id).await?)
     }
 
+    async fn list_volumes(&self) -> Result<sandboxd_api::VolumeList, Failure> {
+        Ok(self.core.list_volumes(&self.caller)?)
+    }
+
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {
         let request = ForkRequest { count };
         Ok(self.core.fork_session(&self.caller, id, request).await?)

@@ -66,7 +66,20 @@ impl Core {
             .or(request.tenant);
         let tenant_slot = self.admit_tenant(&caller.principal)?;
         let started = Instant::now();
-        let (reservation, sandbox) = match self.pools().take(&alias) {
+        let session_id = sessions::new_session_id();
+        // A pooled sandbox has no volumes: a session with some gets its own.
+        let planned = match request.volumes.is_empty() {
+            true => None,
+            false => Some(
+                self.plan_mounts(caller, tenant.as_deref(), &session_id, &request.volumes)
+                    .await?,
+            ),
+        };
+        let pooled = planned
+            .is_none()
+            .then(|| self.pools().take(&alias))
+            .flatten();
+        let (reservation, sandbox) = match pooled {
             Some(pooled) => (pooled.reservation, pooled.sandbox),
             None => {
                 // Pulled or built first if need be (that may take minutes), holding no slot.
@@ -76,10 +89,14 @@ impl Core {
                     .await?;
                 let reservation = self.reserve_evicting_pooled()?;
                 let spec = SandboxSpec {
-                    session_id: sessions::new_session_id(),
+                    session_id,
                     runtime: alias.clone(),
                     image,
                     limits: runtime.limits.clone(),
+                    volumes: planned
+                        .as_ref()
+                        .map(|p| p.mounts.clone())
+                        .unwrap_or_default(),
                 };
                 let _judged = self.restoring().read().await;
                 (reservation, self.backend().create(&spec).await?)
@@ -111,6 +128,9 @@ impl Core {
                     .await;
                 return Err(e);
             }
+        }
+        if let Some(planned) = planned {
+            self.log_mounts(caller, &session.id, &planned);
         }
         // The tier is named when it is not the default, so the log says which kernel ran it.
         let target = match runtime.limits.isolation {
@@ -361,6 +381,9 @@ impl Core {
                 self.shares().forget_session(id);
                 self.narrowed().remove(id);
                 self.backend().destroy(&session.sandbox).await?;
+                if let Err(e) = self.sessions().store().delete_mounts(id) {
+                    tracing::warn!(session = %id, error = %e, "cannot forget the session's volume mounts");
+                }
                 Ok(session)
             }
             None => self.sessions().get(id),
@@ -481,6 +504,7 @@ impl Core {
                 runtime: runtime_name.to_string(),
                 image: image.clone(),
                 limits: runtime.limits.clone(),
+                volumes: Vec::new(),
             };
             let created = {
                 let _judged = self.restoring().read().await;
@@ -534,6 +558,13 @@ impl Core {
 
 /// Checks what a create request names; unknown fields were refused when it was read.
 fn check_create(request: &CreateSession) -> Result<(), Error> {
+    if request.snapshot.is_some() && !request.volumes.is_empty() {
+        return Err(Error::bad_request(
+            "invalid_request",
+            "`volumes` cannot be mounted in a session opened from a snapshot; open it without them",
+        ));
+    }
+    crate::ops::volume_mounts::check_requests(&request.volumes)?;
     if let Some(tenant) = &request.tenant {
         if tenant.is_empty()
             || tenant.len() > MAX_TENANT_LEN

@@ -87,6 +87,10 @@ impl Core {
             sessions: Vec::new(),
             _restoring: self.restoring().clone().write_owned().await,
         };
+        // Volumes first: the sessions taken back and the next ones bind them.
+        if let Err(e) = self.repair_volumes().await {
+            tracing::error!(error = %e, "cannot repair the volumes");
+        }
         for session in self.sessions().stored_open()? {
             self.backend().reattach(&session.sandbox);
             // As the store left it, paused or not.

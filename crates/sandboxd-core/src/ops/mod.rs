@@ -23,4 +23,7 @@ pub mod shares;
 pub(crate) mod snapshots;
 pub mod terminal;
 pub(crate) mod tickets;
+pub(crate) mod volume_files;
+pub(crate) mod volume_mounts;
+pub(crate) mod volumes;
 pub(crate) mod webhooks;

@@ -17,4 +17,5 @@ pub mod sessions;
 pub(crate) mod share_table;
 pub(crate) mod snapshot_files;
 pub mod tickets;
+pub(crate) mod volume_table;
 pub(crate) mod watch_table;

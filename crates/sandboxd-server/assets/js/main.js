@@ -7,6 +7,7 @@ import { SessionsView } from './sessions.js';
 import { SessionView } from './session.js';
 import { SettingsView } from './settings.js';
 import { SnapshotsView } from './snapshots.js';
+import { VolumesView } from './volumes.js';
 
 const REFRESH_MS = 2000;
 
@@ -282,6 +283,7 @@ window.addEventListener('hashchange', route);
 
 sessions.mount();
 snapshots.mount();
+new VolumesView().mount();
 settings.mount();
 session.mount();
 for (const wrap of document.querySelectorAll('.table-wrap')) scrollHint(wrap);

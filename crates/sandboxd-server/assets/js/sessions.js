@@ -122,7 +122,8 @@ export class SessionsView {
     }
     row.created = String(session.created_at);
     const runtime = store.runtime(session.runtime);
-    setText(row.runtime, session.runtime);
+    // The tier as the activity log's open entry names it: "ALIAS (gvisor)"; runc is the default.
+    setText(row.runtime, runtime && runtime.isolation === 'gvisor' ? `${session.runtime} (gvisor)` : session.runtime);
     setText(row.tenant, session.tenant || '—');
     row.tenant.className = session.tenant ? 'tenant' : 'muted';
     setState(row, session.state, session.end_reason);

@@ -73,6 +73,9 @@ export class SettingsView {
             { scope: 'row' },
             h('span', { class: 'pill' }, r.name),
             r.name === list.default_runtime ? h('span', { class: 'tag' }, 'default') : null,
+            r.isolation === 'gvisor'
+              ? h('span', { class: 'tag', title: "isolation: gVisor, a kernel of the sandbox's own" }, 'gvisor')
+              : null,
             r.pool_size ? h('span', { class: 'tag', title: 'sandboxes kept started and ready' }, `${r.pool_size} warm`) : null,
             r.description ? h('div', { class: 'runtime-description' }, r.description) : null,
           ),

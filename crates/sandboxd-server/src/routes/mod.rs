@@ -21,3 +21,4 @@ pub mod stream;
 pub mod terminal;
 pub mod tickets;
 pub mod tunnel;
+pub mod volumes;

@@ -30,3 +30,4 @@ pub mod snapshot;
 pub mod sparse;
 pub mod streamed;
 pub mod token;
+pub mod volumes;

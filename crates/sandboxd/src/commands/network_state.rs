@@ -38,6 +38,7 @@ pub fn remove(config: &Config, state_dir: &Path, docker_socket: &str) -> Result<
         instance_id: instance_id.clone(),
         agent_binary: std::path::PathBuf::new(),
         socket_root: state_dir.join("sandboxes"),
+        volume_root: state_dir.join("volumes"),
         sandboxes_per_shim: 1,
     })?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;

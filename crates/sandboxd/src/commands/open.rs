@@ -24,6 +24,10 @@ pub struct OpenArgs {
     /// Start from a snapshot: its files, runtime and labels (`sandboxd snapshot list`).
     #[arg(long)]
     snapshot: Option<String>,
+    /// Mount a volume of yours at PATH (below /workspace, /home/user or /tmp), read-only with
+    /// `:ro`; repeat for more (`sandboxd volumes list`).
+    #[arg(long = "volume", value_name = "NAME:PATH[:ro]")]
+    volumes: Vec<String>,
     #[command(flatten)]
     output: OutputArgs,
     #[command(flatten)]
@@ -35,6 +39,11 @@ pub fn run(args: OpenArgs) -> Result<()> {
         runtime: args.runtime,
         tenant: args.tenant,
         snapshot: args.snapshot,
+        volumes: args
+            .volumes
+            .iter()
+            .map(|v| super::volumes::parse_mount(v))
+            .collect::<Result<_>>()?,
         ..CreateSession::default()
     };
     for label in &args.labels {

@@ -1,11 +1,13 @@
 //! Resource exhaustion.
 
-use crate::common::{agent_program, base_config, docker_only, on_kubernetes, TestService, TOKEN};
-use crate::harness::{bounded, disk_usage, mib, report, Host, MIB, OUTPUT_CAP};
+use crate::common::{
+    agent_program, base_config, docker_only, on_gvisor, on_kubernetes, TestService, TOKEN,
+};
+use crate::harness::{bounded, disk_usage, mib, on_tmpfs, report, Host, MIB, OUTPUT_CAP};
 use crate::sandbox_helpers::{
-    answers_within, cgroup_file, cpu_used_ns, install_program, platform_dir, post_raw, raw_http,
-    read_number, rss_bytes, sandbox_cgroup, settled_at_most, stat_value, stdout, upload,
-    upload_refused, writable_layer, Peak,
+    answers_within, cgroup_file, cpu_used_ns, host_memory_limit, install_program, platform_dir,
+    post_raw, processes_inside_at_most, raw_http, read_number, rss_bytes, sandbox_cgroup,
+    settled_at_most, stat_value, stdout, upload, upload_refused, writable_layer, Peak,
 };
 use serde_json::json;
 use std::process::Command;
@@ -34,6 +36,29 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
         let container = sandbox_cgroup(&id);
         let pids = cgroup_file("pids", &container, "pids.current").expect("pids cgroup");
         let events = cgroup_file("pids", &container, "pids.events");
+        // On gVisor the limit is inside (its kernel refuses the sandbox user's forks past
+        // it) and the host counts gVisor's own threads and a stub per process beside them,
+        // which it keeps for reuse after the processes end: the host's ceiling is its
+        // cgroup's, and what is left is counted inside.
+        let (ceiling, idle) = if on_gvisor() {
+            let host_max = cgroup_file("pids", &container, "pids.max")
+                .and_then(|p| read_number(&p))
+                .expect("the sandbox's pids.max");
+            (host_max, read_number(&pids).expect("pids.current"))
+        } else {
+            (PIDS_LIMIT, 0)
+        };
+        let settled = |max: u64| {
+            let (service, id, pids) = (&service, id.clone(), pids.clone());
+            async move {
+                let within = Duration::from_secs(10);
+                if on_gvisor() {
+                    processes_inside_at_most(service, &id, max, within).await
+                } else {
+                    settled_at_most(&pids, max, within).await
+                }
+            }
+        };
 
         // The bomb ends itself after 3 s and says how many forks worked.
         let watched = pids.clone();
@@ -55,8 +80,8 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
         // limit, and takes it back when over: a reader may see one extra per CPU forking.
         let cpus = std::thread::available_parallelism().map_or(1, |n| n.get() as u64);
         assert!(
-            peak <= PIDS_LIMIT + cpus,
-            "the container had {peak} processes, over its pids limit {PIDS_LIMIT}"
+            peak <= ceiling + cpus,
+            "the container had {peak} processes, over its pids limit {ceiling}"
         );
         // Forks succeed again as processes end at the deadline, so the total may pass the
         // ceiling; the processes alive at once may not.
@@ -76,7 +101,7 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
         let recovered = answers_within(&service, &id, Duration::from_secs(20))
             .await
             .expect("the session answers again after the bomb");
-        let left = settled_at_most(&pids, 16, Duration::from_secs(10)).await;
+        let left = settled(16).await;
         assert!(left <= 16, "{left} processes (threads included) left after the bomb was killed");
 
         // A bomb whose children leave the process group (setsid) outlives the timeout: the
@@ -90,12 +115,12 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
         assert_eq!(escaped["timed_out"], true, "{escaped}");
         let escaped_processes = read_number(&pids).expect("the sandbox's pids.current");
         assert!(
-            escaped_processes <= PIDS_LIMIT + cpus,
+            escaped_processes <= ceiling + cpus,
             "{escaped_processes} processes"
         );
         // The escaped bomb outlived its command's timeout: the sandbox is full of it.
         assert!(
-            escaped_processes > PIDS_LIMIT / 2,
+            escaped_processes > idle + PIDS_LIMIT / 2,
             "the escaped bomb is running: {escaped_processes} processes"
         );
         let neighbour = service.sh(&other, "echo alive").await;
@@ -106,7 +131,7 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
             .await
             .expect("the session answers once every process was killed");
         let freed_after = kill_started.elapsed();
-        let after_kill = settled_at_most(&pids, 16, Duration::from_secs(10)).await;
+        let after_kill = settled(16).await;
         assert!(after_kill <= 16, "{after_kill} processes left after killing all");
         let log = service.get_json(&format!("/v1/sessions/{id}/activity")).await;
         assert!(
@@ -118,7 +143,7 @@ async fn fork_bomb_in_c_stops_at_the_pids_ceiling() {
             "{log}"
         );
         format!(
-            "pids peaked at {peak}/{PIDS_LIMIT}; {forks} forks succeeded, {failures} refused (cgroup pids.events max={refused_by_cgroup}); a 60 s bomb was killed at its 3 s timeout; session answered again after {} ms with {left} processes; a bomb escaping its process group (setsid) survived its 2 s timeout with {escaped_processes} processes while another session answered; DELETE .../processes killed {killed} processes (none remaining) and the session answered again {} ms later with {after_kill} processes",
+            "pids peaked at {peak}/{ceiling} on the host (runtime limit {PIDS_LIMIT}); {forks} forks succeeded, {failures} refused (cgroup pids.events max={refused_by_cgroup}); a 60 s bomb was killed at its 3 s timeout; session answered again after {} ms with {left} processes; a bomb escaping its process group (setsid) survived its 2 s timeout with {escaped_processes} processes while another session answered; DELETE .../processes killed {killed} processes (none remaining) and the session answered again {} ms later with {after_kill} processes",
             recovered.as_millis(),
             freed_after.as_millis()
         )
@@ -146,21 +171,45 @@ async fn memory_bomb_is_oom_killed_and_the_session_survives() {
                 .exec(&id, json!({"command": command, "timeout_secs": 30}))
                 .await;
             assert_eq!(status, 200, "{result}");
-            assert_eq!(result["oom_killed"], true, "{command}: {result}");
             assert_eq!(result["timed_out"], false, "{command}: {result}");
-            outcomes.push(format!(
-                "`{command}` oom_killed after {} ms",
-                result["duration_ms"]
-            ));
+            if on_gvisor() {
+                // gVisor's kernel has no OOM killer and a host OOM kill ends the whole
+                // sandbox: a process's address space is capped at mem_limit, so the bomb's
+                // allocation is refused and it ends itself.
+                assert_eq!(result["oom_killed"], false, "{command}: {result}");
+                assert_eq!(result["exit_code"], 1, "{command}: {result}");
+                let stderr = result["stderr"].as_str().unwrap_or("");
+                assert!(stderr.contains("out of memory"), "{command}: {result}");
+                outcomes.push(format!(
+                    "`{command}` refused its memory ({}) after {} ms",
+                    stderr.trim(),
+                    result["duration_ms"]
+                ));
+            } else {
+                assert_eq!(result["oom_killed"], true, "{command}: {result}");
+                outcomes.push(format!(
+                    "`{command}` oom_killed after {} ms",
+                    result["duration_ms"]
+                ));
+            }
         }
         let max_usage = cgroup_file("memory", &container, "memory.max_usage_in_bytes")
             .or_else(|| cgroup_file("memory", &container, "memory.peak"))
             .and_then(|p| read_number(&p))
             .expect("the sandbox's peak memory (memory.max_usage_in_bytes or memory.peak)");
+        let limit = host_memory_limit(&container);
         assert!(
-            max_usage <= MEM_LIMIT,
-            "the container used {max_usage} bytes, over its limit"
+            max_usage <= limit,
+            "the container used {max_usage} bytes, over its limit {limit}"
         );
+        if on_gvisor() {
+            // Never reached: the host killed nothing.
+            assert!(max_usage < limit, "the sandbox reached its host limit");
+            let oom_kills = cgroup_file("memory", &container, "memory.oom_control")
+                .or_else(|| cgroup_file("memory", &container, "memory.events"))
+                .and_then(|p| stat_value(&p, "oom_kill"));
+            assert_eq!(oom_kills, Some(0), "the host OOM-killed a process of gVisor");
+        }
         let agent_after = service.sh(&id, &format!("pidof {}", agent_program())).await;
         assert_eq!(
             agent_before["stdout"], agent_after["stdout"],
@@ -169,9 +218,10 @@ async fn memory_bomb_is_oom_killed_and_the_session_survives() {
         let info = service.get_json(&format!("/v1/sessions/{id}")).await;
         assert_eq!(info["state"], "running");
         format!(
-            "{}; peak memory {} of {} limit; the agent (pid {}) survived and the session answers",
+            "{}; peak memory {} of {} limit on the host (runtime mem_limit {}); the agent (pid {}) survived and the session answers",
             outcomes.join(", "),
             mib(max_usage),
+            mib(limit),
             mib(MEM_LIMIT),
             stdout(&agent_after).trim()
         )
@@ -256,8 +306,21 @@ async fn disk_fill_stops_at_the_tmpfs_caps_and_never_reaches_the_host() {
             })
             .collect();
         for (mount, kind) in &writable {
+            // On gVisor the working directory's volume (/workspace and the home) is the
+            // host's tmpfs served to its kernel by the gofer, which it shows as 9p: its host
+            // side must be memory.
+            let served_tmpfs = on_gvisor() && kind == "9p" && {
+                let container = &service.containers()[0];
+                container["Mounts"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|m| m["Destination"] == mount.as_str())
+                    .and_then(|m| m["Source"].as_str())
+                    .is_some_and(|source| on_tmpfs(std::path::Path::new(source)))
+            };
             assert!(
-                kind == "tmpfs" || kind == "mqueue",
+                kind == "tmpfs" || kind == "mqueue" || served_tmpfs,
                 "{mount} is writable and is {kind}, not memory-backed"
             );
         }
@@ -408,10 +471,12 @@ except OSError as e:
             .or_else(|| cgroup_file("memory", &container, "memory.peak"))
             .and_then(|p| read_number(&p))
             .expect("the sandbox's peak memory (memory.max_usage_in_bytes or memory.peak)");
+        let limit = host_memory_limit(&container);
         assert!(
-            max_usage <= 256 * MIB,
-            "the sandbox used {}, over its 256 MiB limit",
-            mib(max_usage)
+            max_usage <= limit,
+            "the sandbox used {}, over its {} limit",
+            mib(max_usage),
+            mib(limit)
         );
         // The sandbox is at its ceiling now: even `df` may fail to start.
         let (_, inodes) = service
@@ -423,8 +488,9 @@ except OSError as e:
             .unwrap_or("?")
             .to_string();
         format!(
-            "{ended}; {used_inodes} inodes in /tmp; the sandbox's memory peaked at {} (limit 256 MiB: tmpfs inodes are charged to its cgroup); the host is untouched, the session is stuck near its ceiling until closed",
-            mib(max_usage)
+            "{ended}; {used_inodes} inodes in /tmp; the sandbox's memory peaked at {} (limit {} on the host: tmpfs inodes are charged to its cgroup); the host is untouched, the session is stuck near its ceiling until closed",
+            mib(max_usage),
+            mib(limit)
         )
     })
     .await;

@@ -82,7 +82,7 @@ pub(crate) fn disk_usage(path: &Path) -> u64 {
 /// engine's per-container directory (where a log driver other than `none` would write), and
 /// any volume mounted into them.
 /// Whether `path` is on a tmpfs (memory, not the host's disk).
-fn on_tmpfs(path: &Path) -> bool {
+pub(crate) fn on_tmpfs(path: &Path) -> bool {
     std::process::Command::new("stat")
         .args(["-f", "-c", "%T"])
         .arg(path)

@@ -229,6 +229,38 @@ pub(crate) async fn settled_at_most(path: &Path, max: u64, within: Duration) -> 
     }
 }
 
+/// The processes a session's kernel counts (gVisor's, inside: the host's count keeps gVisor's
+/// stubs for reuse), once at most `max`, or the last count after `within`.
+pub(crate) async fn processes_inside_at_most(
+    service: &TestService,
+    id: &str,
+    max: u64,
+    within: Duration,
+) -> u64 {
+    let give_up = Instant::now() + within;
+    loop {
+        let counted = service.sh(id, "ls -d /proc/[0-9]* | wc -l").await;
+        let count: u64 = stdout(&counted)
+            .trim()
+            .parse()
+            .unwrap_or_else(|_| panic!("a process count: {counted}"));
+        if count <= max || Instant::now() >= give_up {
+            return count;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+}
+
+/// The memory limit of a sandbox's cgroup on the host: the runtime's `mem_limit` on runc; on
+/// gVisor above it, with room for full tmpfs places and gVisor itself (the limit inside is
+/// each process's address space).
+pub(crate) fn host_memory_limit(cgroup: &[String]) -> u64 {
+    cgroup_file("memory", cgroup, "memory.limit_in_bytes")
+        .or_else(|| cgroup_file("memory", cgroup, "memory.max"))
+        .and_then(|p| read_number(&p))
+        .expect("the sandbox's memory limit (memory.limit_in_bytes or memory.max)")
+}
+
 /// A `key value` line of a cgroup stat file.
 pub(crate) fn stat_value(path: &Path, key: &str) -> Option<u64> {
     let text = std::fs::read_to_string(path).ok()?;

@@ -2,7 +2,7 @@
 //! kill frees: the fillers are the kernel's victims, never the agent, which refuses to start
 //! more while memory is full and frees it by deleting a file.
 
-use crate::common::{base_config, docker_only, TestService};
+use crate::common::{base_config, docker_only, on_gvisor, TestService};
 use crate::harness::{bounded, report, Host};
 use serde_json::json;
 use std::time::Duration;
@@ -50,6 +50,9 @@ async fn filling_tmpfs_past_memory_kills_the_filler_not_the_agent_and_a_deleted_
         return;
     };
     let outcome = bounded(120, attack, async {
+        if on_gvisor() {
+            return fits_on_gvisor(&service, &id).await;
+        }
         let (status, over) = service.exec(&id, fill("/dev/shm/c", "")).await;
         assert_eq!(status, 200, "the agent answers for the killed filler: {over}");
         assert_eq!(over["oom_killed"], true, "{over}");
@@ -87,6 +90,14 @@ async fn a_filler_at_the_agents_score_can_take_the_agent_and_the_end_names_memor
         return;
     };
     let outcome = bounded(120, attack, async {
+        if on_gvisor() {
+            // The score is gVisor's kernel's, which kills nothing: the host's limit holds
+            // every tmpfs place full beside a process at mem_limit.
+            let lowered = fill("/dev/shm/c", "echo 0 > /proc/self/oom_score_adj; ");
+            let (status, filled) = service.exec(&id, lowered).await;
+            assert_eq!((status, &filled["exit_code"]), (200, &json!(0)), "{filled}");
+            return fits_on_gvisor(&service, &id).await;
+        }
         let lowered = fill("/dev/shm/c", "echo 0 > /proc/self/oom_score_adj; ");
         let _ = service.exec(&id, lowered).await;
         let ended = service.wait_for_end(&id, Duration::from_secs(60)).await;
@@ -101,4 +112,30 @@ async fn a_filler_at_the_agents_score_can_take_the_agent_and_the_end_names_memor
     .await;
     report(attack, outcome);
     host.check_after(attack, service).await;
+}
+
+/// On gVisor a host OOM kill would end the whole sandbox, so the host's limit leaves room for
+/// every tmpfs place full and a process at mem_limit (its address space's cap): with /tmp and
+/// /workspace full, /dev/shm fills to its size, a memory bomb beside them is refused, and the
+/// session answers throughout.
+async fn fits_on_gvisor(service: &TestService, id: &str) -> String {
+    let (status, shm) = service.exec(id, fill("/dev/shm/c", "")).await;
+    assert_eq!((status, &shm["exit_code"]), (200, &json!(0)), "{shm}");
+    let (status, bomb) = service
+        .exec(id, json!({"command": "tail /dev/zero", "timeout_secs": 30}))
+        .await;
+    assert_eq!(status, 200, "{bomb}");
+    assert_eq!(bomb["oom_killed"], false, "{bomb}");
+    assert!(
+        bomb["stderr"]
+            .as_str()
+            .unwrap_or("")
+            .contains("out of memory"),
+        "{bomb}"
+    );
+    let back = service.sh(id, "echo alive").await;
+    assert_eq!(back["stdout"], "alive\n", "{back}");
+    let info = service.get_json(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(info["state"], "running", "{info}");
+    "gVisor: 180 MB of tmpfs files fit beside the agent, a memory bomb beside them was refused (out of memory), nothing was killed and the session answers".to_string()
 }

@@ -209,12 +209,12 @@ impl Kubernetes {
     }
 }
 
-/// Whether the suites' sandboxes are pods on a cluster rather than Docker containers.
 /// Whether the suites run with every runtime on gVisor (scripts/test.sh's gvisor step).
 pub fn on_gvisor() -> bool {
     std::env::var("SANDBOXD_TEST_ISOLATION").is_ok_and(|tier| tier == "gvisor")
 }
 
+/// Whether the suites' sandboxes are pods on a cluster rather than Docker containers.
 pub fn on_kubernetes() -> bool {
     kubernetes().is_some()
 }
