@@ -54,7 +54,9 @@ pub use limits::{
 pub use message::kernel;
 pub use message::{
     ArchiveSummary, ChangeKind, DirEntry, EntryKind, Event, ExecRequest, ExitReport, FileChange,
-    FileStat, ListeningPort, ProcessInfo, ProcessStartRequest, Request, TermSize,
+    FileStat, FilesEvent, FilesRequest, KernelEvent, KernelRequest, ListeningPort, PortsEvent,
+    PortsRequest, ProcessEvent, ProcessInfo, ProcessRequest, ProcessStartRequest, Request,
+    TermSize,
 };
 pub use message::{AGENT_SPARES, AGENT_WAKE_FILE, PROTOCOL_VERSION};
 pub use secret::{AgentSecret, AGENT_SECRET_FILE, AGENT_SECRET_LEN};

@@ -3,8 +3,8 @@
 //! agent is in the sandbox's network namespace, so its loopback is the sandbox's own.
 
 use sandboxd_agent_proto::{
-    read_frame, write_frame, write_json, ErrorCode, Event, FrameKind, ListeningPort, ProtoError,
-    Request, OUTPUT_CHUNK_LEN,
+    read_frame, write_frame, write_json, ErrorCode, Event, FrameKind, ListeningPort, PortsEvent,
+    PortsRequest, ProtoError, Request, OUTPUT_CHUNK_LEN,
 };
 use std::collections::{HashMap, HashSet};
 use std::fs;
@@ -25,6 +25,14 @@ const MAX_PROCESSES: usize = 4096;
 const MAX_FDS_PER_PROCESS: usize = 4096;
 /// A socket's state in /proc/net/tcp: listening.
 const TCP_LISTEN: &str = "0A";
+
+/// The table of the port requests: each to its handler.
+pub(crate) fn serve(c: &mut UnixStream, request: PortsRequest) -> Result<(), ProtoError> {
+    match request {
+        PortsRequest::PortConnect { port } => connect(c, port),
+        PortsRequest::ListPorts { max_ports } => list(c, max_ports),
+    }
+}
 
 /// Connects to `port` on the loopback and carries bytes both ways until either side ends.
 /// The connection is not reusable after, so this always ends it with an `Err`.
@@ -59,7 +67,7 @@ pub fn connect(connection: &mut UnixStream, port: u16) -> Result<(), ProtoError>
         return Ok(());
     };
     let _ = upstream.set_nodelay(true);
-    write_json(connection, &Event::PortConnected)?;
+    write_json(connection, &PortsEvent::PortConnected)?;
     let mut from_port = upstream.try_clone()?;
     let mut to_service = connection.try_clone()?;
     let pump = thread::Builder::new()
@@ -148,7 +156,7 @@ pub fn list(connection: &mut UnixStream, max_ports: u32) -> Result<(), ProtoErro
             }
         })
         .collect();
-    write_json(connection, &Event::Ports { ports })
+    write_json(connection, &PortsEvent::Ports { ports })
 }
 
 /// A listening socket's port, address and inode, from a line of /proc/net/tcp{,6}.
@@ -245,7 +253,9 @@ mod tests {
         let port = listener.local_addr().unwrap().port();
         let (mut agent, mut service) = UnixStream::pair().unwrap();
         list(&mut agent, 10_000).unwrap();
-        let Event::Ports { ports } = read_frame(&mut service).unwrap().parse_json().unwrap() else {
+        let Event::Ports(PortsEvent::Ports { ports }) =
+            read_frame(&mut service).unwrap().parse_json().unwrap()
+        else {
             panic!("not a port list")
         };
         let ours = ports
@@ -273,7 +283,7 @@ mod tests {
         let (mut agent, mut service) = UnixStream::pair().unwrap();
         let tunnel = thread::spawn(move || connect(&mut agent, port));
         let event: Event = read_frame(&mut service).unwrap().parse_json().unwrap();
-        assert_eq!(event, Event::PortConnected);
+        assert_eq!(event, Event::Ports(PortsEvent::PortConnected));
         let data: Vec<u8> = (0..200_000u32).map(|i| i.to_le_bytes()[0]).collect();
         for chunk in data.chunks(60_000) {
             write_frame(&mut service, FrameKind::Stdin, chunk).unwrap();

@@ -1,5 +1,6 @@
-//! The agent's request table: each [`Request`] to the topic module that answers it. The
-//! connections it arrives on are the dialer's and the listener's business, not this file's.
+//! The agent's request table: each [`Request`] to the topic module that answers it, one line
+//! per topic (each topic's module holds the table of its own requests, beside their handlers).
+//! The connections it arrives on are the dialer's and the listener's business, not this file's.
 //!
 //! Each handler answers one request on the connection and may stream frames both ways; an
 //! `Err` means the connection is unusable, and a refused request is answered with an
@@ -27,57 +28,10 @@ pub(crate) fn answer(connection: &mut UnixStream, frame: &Frame) -> ControlFlow<
         // No upload is in progress (it would have taken the cancel itself).
         Request::Cancel => Ok(()),
         Request::Exec(request) => exec::run(c, &request),
-        Request::ListDir { path, max_entries } => files::list_dir(c, &path, max_entries),
-        Request::ReadFile {
-            path,
-            unsized_limit,
-            max_size,
-            max_unallocated,
-        } => {
-            let limits = files::ReadLimits {
-                unsized_limit,
-                max_size,
-                max_unallocated,
-            };
-            files::read_file(c, &path, limits)
-        }
-        Request::WriteFile {
-            path,
-            max_bytes,
-            mode,
-        } => files::write_file(c, &path, mode, max_bytes),
-        Request::Delete { path, recursive } => files::delete(c, &path, recursive),
-        Request::Stat { path } => files::stat(c, &path),
-        Request::MakeDir { path, parents } => files::make_dir(c, &path, parents),
-        Request::Move {
-            from,
-            to,
-            overwrite,
-        } => files::move_path(c, &from, &to, overwrite),
-        Request::Watch {
-            path,
-            recursive,
-            max_watches,
-        } => files::watch(c, &path, recursive, max_watches),
-        Request::ReadArchive { path, max_bytes } => files::read_archive(c, &path, max_bytes),
-        Request::WriteArchive { path, max_bytes } => files::write_archive(c, &path, max_bytes),
-        Request::ProcessStart(request) => process::start(c, &request),
-        Request::ProcessList => process::list(c),
-        Request::ProcessAttach {
-            id,
-            since,
-            interactive,
-        } => process::attach(c, &id, since, interactive),
-        Request::ProcessSignal { id, signal } => process::signal(c, &id, signal),
-        Request::ProcessStdin { id, len, close } => process::write_stdin(c, &id, len, close),
-        Request::ProcessResize { id, size } => process::resize(c, &id, size),
-        Request::KillAll => process::kill_all(c),
-        Request::PortConnect { port } => ports::connect(c, port),
-        Request::ListPorts { max_ports } => ports::list(c, max_ports),
-        Request::KernelRun(request) => kernel::run(c, request),
-        Request::KernelShutdown { context } => kernel::shutdown(c, &context),
-        Request::KernelList => kernel::list(c),
-        Request::KernelDeclare(context) => kernel::declare(c, context),
+        Request::Files(request) => files::serve(c, request),
+        Request::Process(request) => process::serve(c, request),
+        Request::Ports(request) => ports::serve(c, request),
+        Request::Kernel(request) => kernel::serve(c, request),
     })
 }
 

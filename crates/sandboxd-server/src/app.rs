@@ -16,11 +16,11 @@ use crate::origin;
 use crate::origin::Guard;
 use crate::routes;
 use crate::routes::{
-    files, files_meta, pause, ports, processes, service, sessions, snapshots, stream, terminal,
-    tickets,
+    archive, audit, computer, contexts, events, files, files_meta, network, pause, ports,
+    processes, service, sessions, snapshots, stream, terminal, tickets, tunnel, volumes,
 };
 use crate::state::AppState;
-use axum::extract::{DefaultBodyLimit, State};
+use axum::extract::State;
 use axum::middleware;
 use axum::routing::{get, on};
 use axum::{Json, Router};
@@ -31,8 +31,7 @@ use std::sync::Arc;
 use std::time::Duration;
 use tower::ServiceExt;
 use utoipa::OpenApi;
-use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
-use utoipa_axum::routes;
+use utoipa_axum::router::OpenApiRouter;
 
 /// The router with every route, the token check and request metrics, for a service listening
 /// on `address` that also answers to the host names in `allowed_hosts`.
@@ -49,85 +48,27 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         core: core.clone(),
         metrics: Metrics::default(),
     };
-    // Each annotated handler is routed at the path its annotation documents.
+    // Each routes file routes its annotated handlers at the paths their annotations document.
     let (api, document) = OpenApiRouter::with_openapi(openapi::ApiDoc::openapi())
-        .routes(routes!(service::list_runtimes))
-        .routes(routes!(service::build_runtime))
-        .routes(routes!(service::policy))
-        .routes(routes!(service::config_in_force))
-        .routes(routes!(service::engine_report))
-        .routes(routes!(service::stats))
-        .routes(
-            routes!(sessions::list_sessions, sessions::create_session)
-                .layer(DefaultBodyLimit::max(sessions::CREATE_BODY_LIMIT)),
-        )
-        .routes(routes!(sessions::get_session, sessions::close_session))
-        .routes(routes!(sessions::exec_command).layer(DefaultBodyLimit::max(exec_body_limit)))
-        .routes(routes!(sessions::session_activity))
-        .routes(routes!(files::list_files, files::delete_file))
-        // The upload body is streamed, not collected: the core counts it.
-        .routes(routes!(files::read_file, files::write_file))
-        .routes(
-            routes!(processes::list, processes::start, processes::kill_all)
-                .layer(DefaultBodyLimit::max(processes::START_BODY_LIMIT)),
-        )
-        .routes(routes!(processes::get_one))
-        .routes(routes!(stream::stream))
-        .routes(routes!(processes::write_stdin).layer(DefaultBodyLimit::max(upload_limit)))
-        .routes(routes!(processes::close_stdin))
-        .routes(
-            routes!(processes::signal).layer(DefaultBodyLimit::max(processes::CONTROL_BODY_LIMIT)),
-        )
-        .routes(
-            routes!(processes::resize).layer(DefaultBodyLimit::max(processes::CONTROL_BODY_LIMIT)),
-        )
-        .routes(routes!(terminal::terminal))
-        .routes(routes!(tickets::issue))
-        .routes(routes!(service::prometheus))
-        .routes(routes!(routes::audit::audit_log))
-        .routes(routes!(pause::pause))
-        .routes(routes!(pause::resume))
-        // Streamed both ways, as file contents are: the agent counts the bytes.
-        .routes(routes!(routes::archive::download, routes::archive::upload))
-        .routes(routes!(snapshots::create).layer(DefaultBodyLimit::max(snapshots::BODY_LIMIT)))
-        .routes(routes!(snapshots::list))
-        .routes(routes!(snapshots::get_one, snapshots::delete))
-        .routes(routes!(snapshots::fork).layer(DefaultBodyLimit::max(snapshots::BODY_LIMIT)))
-        .routes(routes!(stream::run).layer(DefaultBodyLimit::max(processes::START_BODY_LIMIT)))
-        .routes(routes!(routes::events::events))
-        .routes(routes!(files_meta::stat))
-        .routes(routes!(files_meta::watch))
-        .routes(routes!(files_meta::make_dir).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
-        .routes(routes!(files_meta::move_path).layer(DefaultBodyLimit::max(files_meta::BODY_LIMIT)))
-        .routes(routes!(ports::list_ports))
-        .routes(routes!(ports::share).layer(DefaultBodyLimit::max(ports::SHARE_BODY_LIMIT)))
-        .routes(routes!(ports::list_shares))
-        .routes(routes!(ports::revoke_share))
-        .routes(routes!(routes::tunnel::tunnel))
-        .routes(
-            routes!(routes::contexts::create, routes::contexts::list)
-                .layer(DefaultBodyLimit::max(routes::contexts::BODY_LIMIT)),
-        )
-        .routes(routes!(routes::contexts::restart))
-        .routes(routes!(routes::contexts::delete))
-        .routes(
-            routes!(routes::contexts::run)
-                .layer(DefaultBodyLimit::max(routes::contexts::BODY_LIMIT)),
-        )
-        .routes(
-            routes!(routes::contexts::code)
-                .layer(DefaultBodyLimit::max(routes::contexts::BODY_LIMIT)),
-        )
-        .routes(
-            routes!(routes::network::get_network, routes::network::set_network)
-                .layer(DefaultBodyLimit::max(routes::network::BODY_LIMIT)),
-        )
-        .routes(
-            routes!(routes::computer::act)
-                .layer(DefaultBodyLimit::max(routes::computer::BODY_LIMIT)),
-        )
-        .routes(routes!(routes::computer::screenshot))
-        .merge(routes::volumes::router())
+        .merge(service::routes())
+        .merge(sessions::routes(exec_body_limit))
+        .merge(files::routes())
+        .merge(processes::routes(upload_limit))
+        .merge(stream::routes())
+        .merge(terminal::routes())
+        .merge(tickets::routes())
+        .merge(audit::routes())
+        .merge(pause::routes())
+        .merge(archive::routes())
+        .merge(snapshots::routes())
+        .merge(events::routes())
+        .merge(files_meta::routes())
+        .merge(ports::routes())
+        .merge(tunnel::routes())
+        .merge(contexts::routes())
+        .merge(network::routes())
+        .merge(computer::routes())
+        .merge(volumes::routes())
         .split_for_parts();
     let api = api
         .route("/v1/openapi.json", openapi::serve(document))

@@ -7,7 +7,7 @@ use super::framing::{read_frame, write_json};
 use crate::error::ProtoError;
 use crate::frame::FrameKind;
 use crate::limits::MAX_ARCHIVE_ENTRIES;
-use crate::message::{ArchiveSummary, Event, Request};
+use crate::message::{ArchiveSummary, Event, FilesEvent, FilesRequest, Request};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -45,13 +45,13 @@ pub async fn open_archive<S: AsyncRead + AsyncWrite + Unpin>(
     max_bytes: u64,
     idle_timeout: Duration,
 ) -> Result<ArchiveDownload<S>, ProtoError> {
-    let request = Request::ReadArchive {
+    let request = Request::Files(FilesRequest::ReadArchive {
         path: path.to_string(),
         max_bytes,
-    };
+    });
     within(idle_timeout, write_json(&mut stream, &request)).await?;
     let (entries, bytes) = match next_event(&mut stream, idle_timeout).await? {
-        Event::ArchiveOpened { entries, bytes } => (entries, bytes),
+        Event::Files(FilesEvent::ArchiveOpened { entries, bytes }) => (entries, bytes),
         other => return Err(unexpected(other, "opening an archive")),
     };
     if entries > MAX_ARCHIVE_ENTRIES || bytes > max_bytes {
@@ -98,7 +98,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> ArchiveDownload<S> {
                 Ok(Some(frame.payload))
             }
             FrameKind::Json => match frame.parse_json()? {
-                Event::ArchiveEnd(summary) if summary.bytes == self.bytes => {
+                Event::Files(FilesEvent::ArchiveEnd(summary)) if summary.bytes == self.bytes => {
                     self.summary = Some(summary);
                     Ok(None)
                 }
@@ -126,13 +126,17 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
     R: AsyncRead + Unpin,
 {
-    let request = Request::WriteArchive {
+    let request = Request::Files(FilesRequest::WriteArchive {
         path: path.to_string(),
         max_bytes,
-    };
+    });
     let limit = archive_stream_limit(MAX_ARCHIVE_ENTRIES, max_bytes);
     match upload(stream, &request, limit, source, step_timeout).await {
-        Ok((_, Event::ArchiveWritten(summary))) if summary.bytes <= max_bytes => Ok(summary),
+        Ok((_, Event::Files(FilesEvent::ArchiveWritten(summary))))
+            if summary.bytes <= max_bytes =>
+        {
+            Ok(summary)
+        }
         Ok((_, other)) => Err(unexpected(other, "extracting an archive").into()),
         // Over the stream's bound, the contents are over theirs.
         Err(UploadError::TooLarge { .. }) => Err(UploadError::TooLarge { limit: max_bytes }),
@@ -150,7 +154,7 @@ mod tests {
 
     async fn fake_agent(mut agent: DuplexStream, entries: u64, bytes: u64, data: Vec<u8>) {
         let _ = read_frame(&mut agent).await;
-        let opened = Event::ArchiveOpened { entries, bytes };
+        let opened = Event::Files(FilesEvent::ArchiveOpened { entries, bytes });
         write_json(&mut agent, &opened).await.unwrap();
         for chunk in data.chunks(4096) {
             if write_frame(&mut agent, FrameKind::Stdout, chunk)
@@ -165,7 +169,7 @@ mod tests {
             bytes,
             ..ArchiveSummary::default()
         };
-        let _ = write_json(&mut agent, &Event::ArchiveEnd(summary)).await;
+        let _ = write_json(&mut agent, &FilesEvent::ArchiveEnd(summary)).await;
         let _ = read_frame(&mut agent).await;
     }
 

@@ -6,7 +6,7 @@ use super::framing::{read_frame, write_frame, write_json};
 use crate::error::ProtoError;
 use crate::frame::FrameKind;
 use crate::limits::FILE_CHUNK_LEN;
-use crate::message::{DirEntry, Event, Request};
+use crate::message::{DirEntry, Event, FilesEvent, FilesRequest, Request};
 use std::io;
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite};
@@ -42,15 +42,15 @@ pub async fn list_dir<S: AsyncRead + AsyncWrite + Unpin>(
     max_entries: u32,
     step_timeout: Duration,
 ) -> Result<DirListing, ProtoError> {
-    let request = Request::ListDir {
+    let request = Request::Files(FilesRequest::ListDir {
         path: path.to_string(),
         max_entries,
-    };
+    });
     within(step_timeout, write_json(&mut stream, &request)).await?;
     let mut entries = Vec::new();
     loop {
         match next_event(&mut stream, step_timeout).await? {
-            Event::DirEntries { entries: batch } => {
+            Event::Files(FilesEvent::DirEntries { entries: batch }) => {
                 if entries.len() + batch.len() > max_entries as usize {
                     return Err(ProtoError::Unexpected(format!(
                         "more than the {max_entries} entries asked for"
@@ -64,7 +64,9 @@ pub async fn list_dir<S: AsyncRead + AsyncWrite + Unpin>(
                 }
                 entries.extend(batch);
             }
-            Event::DirEnd { truncated } => return Ok(DirListing { entries, truncated }),
+            Event::Files(FilesEvent::DirEnd { truncated }) => {
+                return Ok(DirListing { entries, truncated })
+            }
             other => return Err(unexpected(other, "a listing")),
         }
     }
@@ -77,13 +79,13 @@ pub async fn delete_path<S: AsyncRead + AsyncWrite + Unpin>(
     recursive: bool,
     timeout: Duration,
 ) -> Result<(), ProtoError> {
-    let request = Request::Delete {
+    let request = Request::Files(FilesRequest::Delete {
         path: path.to_string(),
         recursive,
-    };
+    });
     within(timeout, write_json(&mut stream, &request)).await?;
     match next_event(&mut stream, timeout).await? {
-        Event::Deleted => Ok(()),
+        Event::Files(FilesEvent::Deleted) => Ok(()),
         other => Err(unexpected(other, "a delete")),
     }
 }
@@ -101,7 +103,7 @@ pub struct FileDownload<S> {
     idle_timeout: Duration,
 }
 
-/// What a download may be; see [`Request::ReadFile`].
+/// What a download may be; see [`FilesRequest::ReadFile`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ReadLimits {
     /// A file of unknown size is accepted up to this many bytes.
@@ -122,15 +124,15 @@ pub async fn open_file<S: AsyncRead + AsyncWrite + Unpin>(
     idle_timeout: Duration,
 ) -> Result<FileDownload<S>, ProtoError> {
     let unsized_limit = limits.unsized_limit;
-    let request = Request::ReadFile {
+    let request = Request::Files(FilesRequest::ReadFile {
         path: path.to_string(),
         unsized_limit,
         max_size: Some(limits.max_size),
         max_unallocated: Some(limits.max_unallocated),
-    };
+    });
     within(idle_timeout, write_json(&mut stream, &request)).await?;
     let size = match next_event(&mut stream, idle_timeout).await? {
-        Event::FileOpened { size } => size,
+        Event::Files(FilesEvent::FileOpened { size }) => size,
         other => return Err(unexpected(other, "opening a file")),
     };
     let mut download = FileDownload {
@@ -200,13 +202,13 @@ impl<S: AsyncRead + AsyncWrite + Unpin> FileDownload<S> {
 
     fn accept_end(&mut self, event: Event) -> Result<(), ProtoError> {
         match event {
-            Event::FileEnd { bytes }
+            Event::Files(FilesEvent::FileEnd { bytes })
                 if bytes == self.received && self.size.is_none_or(|size| size == bytes) =>
             {
                 self.finished = true;
                 Ok(())
             }
-            Event::FileEnd { bytes } => Err(ProtoError::Unexpected(format!(
+            Event::Files(FilesEvent::FileEnd { bytes }) => Err(ProtoError::Unexpected(format!(
                 "the file ended after {bytes} bytes; {} arrived of {:?} announced",
                 self.received, self.size
             ))),
@@ -236,13 +238,13 @@ where
     S: AsyncRead + AsyncWrite + Unpin,
     R: AsyncRead + Unpin,
 {
-    let request = Request::WriteFile {
+    let request = Request::Files(FilesRequest::WriteFile {
         path: path.to_string(),
         max_bytes,
         mode,
-    };
+    });
     match upload(stream, &request, max_bytes, source, step_timeout).await? {
-        (sent, Event::FileWritten { bytes }) if bytes == sent => Ok(sent),
+        (sent, Event::Files(FilesEvent::FileWritten { bytes })) if bytes == sent => Ok(sent),
         (_, other) => Err(unexpected(other, "committing an upload").into()),
     }
 }
@@ -390,10 +392,10 @@ mod tests {
         let data = data.to_vec();
         tokio::spawn(async move {
             next_request(&mut agent).await;
-            write_json(&mut agent, &Event::FileOpened { size }).await?;
+            write_json(&mut agent, &FilesEvent::FileOpened { size }).await?;
             write_frame(&mut agent, FrameKind::Stdout, &data).await?;
             if let Some(bytes) = end {
-                write_json(&mut agent, &Event::FileEnd { bytes }).await?;
+                write_json(&mut agent, &FilesEvent::FileEnd { bytes }).await?;
             }
             // Holds the connection open until the service drops it.
             read_frame(&mut agent).await
@@ -502,7 +504,7 @@ mod tests {
                 target_kind: None,
             };
             let entries = vec![entry; 3];
-            write_json(&mut agent, &Event::DirEntries { entries }).await?;
+            write_json(&mut agent, &FilesEvent::DirEntries { entries }).await?;
             read_frame(&mut agent).await
         });
         let result = list_dir(service, ".", 2, STEP).await;

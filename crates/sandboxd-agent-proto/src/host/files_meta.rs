@@ -5,7 +5,7 @@
 use super::files::{next_event, unexpected, within};
 use super::framing::{read_frame, write_json};
 use crate::error::ProtoError;
-use crate::message::{Event, FileChange, FileStat, Request};
+use crate::message::{Event, FileChange, FileStat, FilesEvent, FilesRequest, Request};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -20,12 +20,12 @@ pub async fn stat_path<S: AsyncRead + AsyncWrite + Unpin>(
     path: &str,
     timeout: Duration,
 ) -> Result<FileStat, ProtoError> {
-    let request = Request::Stat {
+    let request = Request::Files(FilesRequest::Stat {
         path: path.to_string(),
-    };
+    });
     within(timeout, write_json(&mut stream, &request)).await?;
     match next_event(&mut stream, timeout).await? {
-        Event::Stat(stat) => Ok(stat),
+        Event::Files(FilesEvent::Stat(stat)) => Ok(stat),
         other => Err(unexpected(other, "a stat")),
     }
 }
@@ -37,13 +37,13 @@ pub async fn make_dir<S: AsyncRead + AsyncWrite + Unpin>(
     parents: bool,
     timeout: Duration,
 ) -> Result<bool, ProtoError> {
-    let request = Request::MakeDir {
+    let request = Request::Files(FilesRequest::MakeDir {
         path: path.to_string(),
         parents,
-    };
+    });
     within(timeout, write_json(&mut stream, &request)).await?;
     match next_event(&mut stream, timeout).await? {
-        Event::DirMade { created } => Ok(created),
+        Event::Files(FilesEvent::DirMade { created }) => Ok(created),
         other => Err(unexpected(other, "a mkdir")),
     }
 }
@@ -56,14 +56,14 @@ pub async fn move_path<S: AsyncRead + AsyncWrite + Unpin>(
     overwrite: bool,
     timeout: Duration,
 ) -> Result<FileStat, ProtoError> {
-    let request = Request::Move {
+    let request = Request::Files(FilesRequest::Move {
         from: from.to_string(),
         to: to.to_string(),
         overwrite,
-    };
+    });
     within(timeout, write_json(&mut stream, &request)).await?;
     match next_event(&mut stream, timeout).await? {
-        Event::Stat(stat) => Ok(stat),
+        Event::Files(FilesEvent::Stat(stat)) => Ok(stat),
         other => Err(unexpected(other, "a move")),
     }
 }
@@ -84,14 +84,14 @@ pub async fn watch_dir<S: AsyncRead + AsyncWrite + Unpin>(
     max_watches: u32,
     timeout: Duration,
 ) -> Result<DirWatch<S>, ProtoError> {
-    let request = Request::Watch {
+    let request = Request::Files(FilesRequest::Watch {
         path: path.to_string(),
         recursive,
         max_watches,
-    };
+    });
     within(timeout, write_json(&mut stream, &request)).await?;
     match next_event(&mut stream, timeout).await? {
-        Event::Watching => Ok(DirWatch {
+        Event::Files(FilesEvent::Watching) => Ok(DirWatch {
             stream,
             ended: false,
         }),
@@ -107,7 +107,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> DirWatch<S> {
             return Ok(None);
         }
         match read_frame(&mut self.stream).await?.parse_json()? {
-            Event::FileChanges { changes } => {
+            Event::Files(FilesEvent::FileChanges { changes }) => {
                 if changes.len() > MAX_CHANGES_PER_FRAME {
                     return Err(ProtoError::Unexpected(format!(
                         "{} changes in one frame",
@@ -122,7 +122,7 @@ impl<S: AsyncRead + AsyncWrite + Unpin> DirWatch<S> {
                 }
                 Ok(Some(changes))
             }
-            Event::WatchEnd => {
+            Event::Files(FilesEvent::WatchEnd) => {
                 self.ended = true;
                 Ok(None)
             }
@@ -148,22 +148,22 @@ mod tests {
             let request: Request = read_frame(&mut agent).await?.parse_json()?;
             assert!(matches!(
                 request,
-                Request::Watch {
+                Request::Files(FilesRequest::Watch {
                     recursive: true,
                     max_watches: 7,
                     ..
-                }
+                })
             ));
-            write_json(&mut agent, &Event::Watching).await?;
+            write_json(&mut agent, &FilesEvent::Watching).await?;
             let change = FileChange {
                 kind: ChangeKind::Create,
                 path: "d/f".into(),
             };
             let changes = vec![change.clone()];
-            write_json(&mut agent, &Event::FileChanges { changes }).await?;
-            write_json(&mut agent, &Event::WatchEnd).await?;
+            write_json(&mut agent, &FilesEvent::FileChanges { changes }).await?;
+            write_json(&mut agent, &FilesEvent::WatchEnd).await?;
             let changes = vec![change; MAX_CHANGES_PER_FRAME + 1];
-            write_json(&mut agent, &Event::FileChanges { changes }).await?;
+            write_json(&mut agent, &FilesEvent::FileChanges { changes }).await?;
             write_frame(&mut agent, FrameKind::Stdout, b"x").await
         });
         let mut watch = watch_dir(service, "d", true, 7, STEP).await.unwrap();

@@ -5,7 +5,7 @@ use super::framing::{read_frame, write_json};
 use crate::error::ProtoError;
 use crate::frame::FrameKind;
 use crate::message::kernel::{KernelError, KernelResult, KernelRunEnd, KernelRunRequest};
-use crate::message::{Event, Request};
+use crate::message::{Event, KernelEvent, KernelRequest, Request};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite};
 
@@ -36,7 +36,11 @@ pub async fn start_kernel_run<S: AsyncRead + AsyncWrite + Unpin>(
     mut stream: S,
     request: &KernelRunRequest,
 ) -> Result<KernelRun<S>, ProtoError> {
-    write_json(&mut stream, &Request::KernelRun(request.clone())).await?;
+    write_json(
+        &mut stream,
+        &Request::Kernel(KernelRequest::KernelRun(request.clone())),
+    )
+    .await?;
     Ok(KernelRun {
         stream,
         budget: request.output_limit,
@@ -61,10 +65,12 @@ impl<S: AsyncRead + AsyncWrite + Unpin> KernelRun<S> {
                 ));
             }
             let item = match frame.parse_json::<Event>()? {
-                Event::KernelStream { name, text } => KernelItem::Stream { name, text },
-                Event::KernelResult(result) => KernelItem::Result(result),
-                Event::KernelError(error) => KernelItem::Error(error),
-                Event::KernelEnd(mut end) => {
+                Event::Kernel(KernelEvent::KernelStream { name, text }) => {
+                    KernelItem::Stream { name, text }
+                }
+                Event::Kernel(KernelEvent::KernelResult(result)) => KernelItem::Result(result),
+                Event::Kernel(KernelEvent::KernelError(error)) => KernelItem::Error(error),
+                Event::Kernel(KernelEvent::KernelEnd(mut end)) => {
                     self.ended = true;
                     end.dropped_bytes = end.dropped_bytes.saturating_add(self.dropped);
                     return Ok(Some(KernelItem::End(end)));
@@ -113,12 +119,12 @@ pub async fn shutdown_kernel<S: AsyncRead + AsyncWrite + Unpin>(
     deadline: Duration,
 ) -> Result<bool, ProtoError> {
     let exchange = async {
-        let request = Request::KernelShutdown {
+        let request = Request::Kernel(KernelRequest::KernelShutdown {
             context: context.to_string(),
-        };
+        });
         write_json(&mut stream, &request).await?;
         match read_frame(&mut stream).await?.parse_json::<Event>()? {
-            Event::KernelStopped { existed } => Ok(existed),
+            Event::Kernel(KernelEvent::KernelStopped { existed }) => Ok(existed),
             Event::Error { code, message } => Err(ProtoError::Agent { code, message }),
             other => Err(ProtoError::Unexpected(format!(
                 "{other:?} instead of kernel_stopped"
@@ -130,21 +136,31 @@ pub async fn shutdown_kernel<S: AsyncRead + AsyncWrite + Unpin>(
         .map_err(|_| ProtoError::Timeout(deadline))?
 }
 
-/// The contexts the agent holds ([`Request::KernelList`]).
+/// The contexts the agent holds ([`KernelRequest::KernelList`]).
 pub async fn list_kernels<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
     deadline: Duration,
 ) -> Result<Vec<crate::message::kernel::KernelContext>, ProtoError> {
-    kernels_answer(stream, &Request::KernelList, deadline).await
+    kernels_answer(
+        stream,
+        &Request::Kernel(KernelRequest::KernelList),
+        deadline,
+    )
+    .await
 }
 
-/// Has the agent keep `context` ([`Request::KernelDeclare`]): the contexts it holds then.
+/// Has the agent keep `context` ([`KernelRequest::KernelDeclare`]): the contexts it holds then.
 pub async fn declare_kernel<S: AsyncRead + AsyncWrite + Unpin>(
     stream: S,
     context: crate::message::kernel::KernelContext,
     deadline: Duration,
 ) -> Result<Vec<crate::message::kernel::KernelContext>, ProtoError> {
-    kernels_answer(stream, &Request::KernelDeclare(context), deadline).await
+    kernels_answer(
+        stream,
+        &Request::Kernel(KernelRequest::KernelDeclare(context)),
+        deadline,
+    )
+    .await
 }
 
 async fn kernels_answer<S: AsyncRead + AsyncWrite + Unpin>(
@@ -155,7 +171,7 @@ async fn kernels_answer<S: AsyncRead + AsyncWrite + Unpin>(
     let exchange = async {
         write_json(&mut stream, request).await?;
         match read_frame(&mut stream).await?.parse_json::<Event>()? {
-            Event::Kernels { kernels } => Ok(kernels),
+            Event::Kernel(KernelEvent::Kernels { kernels }) => Ok(kernels),
             Event::Error { code, message } => Err(ProtoError::Agent { code, message }),
             other => Err(ProtoError::Unexpected(format!(
                 "{other:?} instead of kernels"

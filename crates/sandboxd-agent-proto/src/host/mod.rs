@@ -1,4 +1,7 @@
 //! The service side of the protocol: async framing, the dial-in [`AgentHub`] and the clients.
+//!
+//! Each topic's clients are re-exported whole (`pub use process::*`): a client added to its
+//! topic's file is reachable as `host::name` without a line here.
 
 mod archive;
 mod exec;
@@ -12,23 +15,14 @@ mod process;
 mod secret;
 mod wake;
 
-pub use archive::{archive_stream_limit, open_archive, upload_archive, ArchiveDownload};
-pub use exec::{ping, run_exec, ExecResult, OutputSink, OUTPUT_SINK};
-pub use files::{
-    delete_path, list_dir, open_file, upload_file, DirListing, FileDownload, ReadLimits,
-    UploadError,
-};
-pub use files_meta::{make_dir, move_path, stat_path, watch_dir, DirWatch};
+pub use archive::*;
+pub use exec::*;
+pub use files::*;
+pub use files_meta::*;
 pub use framing::{read_frame, write_frame, write_json};
 pub use hub::{AgentHub, AgentLease, HELLO_TIMEOUT, MAX_IDLE};
-pub use kernel::{
-    declare_kernel, item_size, list_kernels, shutdown_kernel, start_kernel_run, KernelItem,
-    KernelRun,
-};
-pub use ports::{carry, connect_port, list_ports, Carried};
-pub use process::{
-    attach_process, kill_all_processes, list_processes, resize_process, signal_process,
-    start_process, write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
-};
+pub use kernel::*;
+pub use ports::*;
+pub use process::*;
 pub use secret::{claim, AgentKey};
 pub use wake::{make_wake_fifo, wake_agent};

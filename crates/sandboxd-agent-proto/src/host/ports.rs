@@ -9,7 +9,7 @@ use super::framing::{read_frame, write_frame, write_json};
 use crate::error::ProtoError;
 use crate::frame::FrameKind;
 use crate::limits::STDIN_CHUNK_LEN;
-use crate::message::{Event, ListeningPort, Request};
+use crate::message::{Event, ListeningPort, PortsEvent, PortsRequest, Request};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -24,11 +24,14 @@ pub async fn list_ports<S: AsyncRead + AsyncWrite + Unpin>(
 ) -> Result<Vec<ListeningPort>, ProtoError> {
     within(
         timeout,
-        write_json(&mut stream, &Request::ListPorts { max_ports }),
+        write_json(
+            &mut stream,
+            &Request::Ports(PortsRequest::ListPorts { max_ports }),
+        ),
     )
     .await?;
     match next_event(&mut stream, timeout).await? {
-        Event::Ports { ports } => {
+        Event::Ports(PortsEvent::Ports { ports }) => {
             let too_long =
                 |text: &Option<String>| text.as_ref().is_some_and(|t| t.len() > MAX_PORT_TEXT_LEN);
             if ports.len() > max_ports as usize
@@ -53,11 +56,14 @@ pub async fn connect_port<S: AsyncRead + AsyncWrite + Unpin>(
 ) -> Result<S, ProtoError> {
     within(
         timeout,
-        write_json(&mut stream, &Request::PortConnect { port }),
+        write_json(
+            &mut stream,
+            &Request::Ports(PortsRequest::PortConnect { port }),
+        ),
     )
     .await?;
     match next_event(&mut stream, timeout).await? {
-        Event::PortConnected => Ok(stream),
+        Event::Ports(PortsEvent::PortConnected) => Ok(stream),
         other => Err(unexpected(other, "connecting to a port")),
     }
 }
@@ -157,8 +163,13 @@ mod tests {
         let (service, mut agent) = tokio::io::duplex(1 << 16);
         let fake = tokio::spawn(async move {
             let request: Request = read_frame(&mut agent).await.unwrap().parse_json().unwrap();
-            assert_eq!(request, Request::PortConnect { port: 8000 });
-            write_json(&mut agent, &Event::PortConnected).await.unwrap();
+            assert_eq!(
+                request,
+                Request::Ports(PortsRequest::PortConnect { port: 8000 })
+            );
+            write_json(&mut agent, &PortsEvent::PortConnected)
+                .await
+                .unwrap();
             let frame = read_frame(&mut agent).await.unwrap();
             assert_eq!(
                 (frame.kind, frame.payload.as_slice()),

@@ -7,7 +7,9 @@ use super::framing::{read_frame, read_frame_limited, write_frame, write_json};
 use crate::error::ProtoError;
 use crate::frame::FrameKind;
 use crate::limits::{OUTPUT_CHUNK_LEN, STDIN_CHUNK_LEN};
-use crate::message::{Event, ProcessInfo, ProcessStartRequest, Request, TermSize};
+use crate::message::{
+    Event, ProcessEvent, ProcessInfo, ProcessRequest, ProcessStartRequest, Request, TermSize,
+};
 use std::time::Duration;
 use tokio::io::{AsyncRead, AsyncWrite, ReadHalf, WriteHalf};
 
@@ -21,7 +23,7 @@ pub async fn start_process<S: AsyncRead + AsyncWrite + Unpin + ?Sized>(
     request: &ProcessStartRequest,
     timeout: Duration,
 ) -> Result<ProcessInfo, ProtoError> {
-    let request = Request::ProcessStart(request.clone());
+    let request = Request::Process(ProcessRequest::ProcessStart(request.clone()));
     call(stream, &request, &[], timeout, process_info).await
 }
 
@@ -32,11 +34,11 @@ pub async fn list_processes<S: AsyncRead + AsyncWrite + Unpin + ?Sized>(
 ) -> Result<Vec<ProcessInfo>, ProtoError> {
     call(
         stream,
-        &Request::ProcessList,
+        &Request::Process(ProcessRequest::ProcessList),
         &[],
         timeout,
         |event| match event {
-            Event::ProcessList { processes } => Ok(processes),
+            Event::Process(ProcessEvent::ProcessList { processes }) => Ok(processes),
             other => Err(unexpected(other)),
         },
     )
@@ -51,11 +53,13 @@ pub async fn kill_all_processes<S: AsyncRead + AsyncWrite + Unpin + ?Sized>(
 ) -> Result<(u32, u32), ProtoError> {
     call(
         stream,
-        &Request::KillAll,
+        &Request::Process(ProcessRequest::KillAll),
         &[],
         timeout,
         |event| match event {
-            Event::KilledAll { killed, remaining } => Ok((killed, remaining)),
+            Event::Process(ProcessEvent::KilledAll { killed, remaining }) => {
+                Ok((killed, remaining))
+            }
             other => Err(unexpected(other)),
         },
     )
@@ -69,10 +73,10 @@ pub async fn signal_process<S: AsyncRead + AsyncWrite + Unpin + ?Sized>(
     signal: i32,
     timeout: Duration,
 ) -> Result<ProcessInfo, ProtoError> {
-    let request = Request::ProcessSignal {
+    let request = Request::Process(ProcessRequest::ProcessSignal {
         id: id.into(),
         signal,
-    };
+    });
     call(stream, &request, &[], timeout, process_info).await
 }
 
@@ -83,10 +87,10 @@ pub async fn resize_process<S: AsyncRead + AsyncWrite + Unpin + ?Sized>(
     size: TermSize,
     timeout: Duration,
 ) -> Result<ProcessInfo, ProtoError> {
-    let request = Request::ProcessResize {
+    let request = Request::Process(ProcessRequest::ProcessResize {
         id: id.into(),
         size,
-    };
+    });
     call(stream, &request, &[], timeout, process_info).await
 }
 
@@ -100,13 +104,13 @@ pub async fn write_process_stdin<S: AsyncRead + AsyncWrite + Unpin + ?Sized>(
     timeout: Duration,
 ) -> Result<u64, ProtoError> {
     let len = data.len() as u64;
-    let request = Request::ProcessStdin {
+    let request = Request::Process(ProcessRequest::ProcessStdin {
         id: id.into(),
         len,
         close,
-    };
+    });
     call(stream, &request, data, timeout, |event| match event {
-        Event::StdinWritten { bytes } if bytes == len => Ok(bytes),
+        Event::Process(ProcessEvent::StdinWritten { bytes }) if bytes == len => Ok(bytes),
         other => Err(unexpected(other)),
     })
     .await
@@ -137,7 +141,7 @@ async fn call<S: AsyncRead + AsyncWrite + Unpin + ?Sized, T>(
 
 fn process_info(event: Event) -> Result<ProcessInfo, ProtoError> {
     match event {
-        Event::Process(info) => Ok(info),
+        Event::Process(ProcessEvent::Process(info)) => Ok(info),
         other => Err(unexpected(other)),
     }
 }
@@ -191,11 +195,11 @@ pub async fn attach_process<S: AsyncRead + AsyncWrite + Unpin>(
     timeout: Duration,
 ) -> Result<(ProcessOutput<ReadHalf<S>>, ProcessInput<WriteHalf<S>>), ProtoError> {
     let (mut reader, mut writer) = tokio::io::split(stream);
-    let request = Request::ProcessAttach {
+    let request = Request::Process(ProcessRequest::ProcessAttach {
         id: id.into(),
         since,
         interactive,
-    };
+    });
     let first = async {
         write_json(&mut writer, &request).await?;
         read_frame_limited(&mut reader, ATTACH_FRAME_LIMIT)
@@ -206,7 +210,7 @@ pub async fn attach_process<S: AsyncRead + AsyncWrite + Unpin>(
         .await
         .map_err(|_| ProtoError::Timeout(timeout))??
     {
-        Event::OutputFrom { offset } if offset >= since => offset,
+        Event::Process(ProcessEvent::OutputFrom { offset }) if offset >= since => offset,
         Event::Error { code, message } => return Err(ProtoError::Agent { code, message }),
         other => {
             return Err(ProtoError::Unexpected(format!(
@@ -259,10 +263,12 @@ impl<R: AsyncRead + Unpin> ProcessOutput<R> {
                     ))
                 }
                 FrameKind::Json => match frame.parse_json::<Event>()? {
-                    Event::OutputFrom { offset } if offset >= self.next_offset => {
+                    Event::Process(ProcessEvent::OutputFrom { offset })
+                        if offset >= self.next_offset =>
+                    {
                         self.resume_at = Some(offset);
                     }
-                    Event::Process(info) if info.exit.is_some() => {
+                    Event::Process(ProcessEvent::Process(info)) if info.exit.is_some() => {
                         return Ok(OutputEvent::Exited(info))
                     }
                     Event::Error { code, message } => {
@@ -297,10 +303,10 @@ impl<W: AsyncWrite + Unpin> ProcessInput<W> {
 
     /// Resizes the process's terminal (of an interactive attachment); unanswered.
     pub async fn resize(&mut self, size: TermSize) -> Result<(), ProtoError> {
-        let request = Request::ProcessResize {
+        let request = Request::Process(ProcessRequest::ProcessResize {
             id: self.id.clone(),
             size,
-        };
+        });
         write_json(&mut self.writer, &request).await
     }
 }
@@ -330,7 +336,7 @@ mod tests {
         (host, task)
     }
 
-    fn json(event: &Event) -> (FrameKind, Vec<u8>) {
+    fn json(event: &impl serde::Serialize) -> (FrameKind, Vec<u8>) {
         (FrameKind::Json, serde_json::to_vec(event).unwrap())
     }
 
@@ -348,12 +354,12 @@ mod tests {
     #[tokio::test]
     async fn attached_stream_reports_offsets_gaps_and_the_exit() {
         let (host, _agent) = agent_replying(vec![
-            json(&Event::OutputFrom { offset: 10 }),
+            json(&ProcessEvent::OutputFrom { offset: 10 }),
             (FrameKind::Stdout, b"abc".to_vec()),
             (FrameKind::Stderr, b"de".to_vec()),
-            json(&Event::OutputFrom { offset: 20 }),
+            json(&ProcessEvent::OutputFrom { offset: 20 }),
             (FrameKind::Stdout, b"f".to_vec()),
-            json(&Event::Process(exited("p1"))),
+            json(&ProcessEvent::Process(exited("p1"))),
         ])
         .await;
         let (mut output, _input) = attach_process(host, "p1", 4, false, SECOND).await.unwrap();
@@ -393,14 +399,15 @@ mod tests {
 
     #[tokio::test]
     async fn an_agent_going_backwards_or_refusing_is_an_error() {
-        let (host, _agent) = agent_replying(vec![json(&Event::OutputFrom { offset: 3 })]).await;
+        let (host, _agent) =
+            agent_replying(vec![json(&ProcessEvent::OutputFrom { offset: 3 })]).await;
         let refused = attach_process(host, "p1", 5, false, SECOND).await;
         assert!(matches!(refused, Err(ProtoError::Unexpected(_))));
 
         let (host, _agent) = agent_replying(vec![
-            json(&Event::OutputFrom { offset: 0 }),
+            json(&ProcessEvent::OutputFrom { offset: 0 }),
             (FrameKind::Stdout, b"abc".to_vec()),
-            json(&Event::OutputFrom { offset: 1 }),
+            json(&ProcessEvent::OutputFrom { offset: 1 }),
         ])
         .await;
         let (mut output, _input) = attach_process(host, "p1", 0, false, SECOND).await.unwrap();
@@ -431,7 +438,7 @@ mod tests {
         assert!(started.elapsed() < SECOND);
 
         let (host, _agent) = agent_replying(vec![
-            json(&Event::OutputFrom { offset: 0 }),
+            json(&ProcessEvent::OutputFrom { offset: 0 }),
             (FrameKind::Stdout, vec![b'x'; ATTACH_FRAME_LIMIT + 1]),
         ])
         .await;
@@ -455,7 +462,7 @@ mod tests {
                 received.extend(frame.payload);
             }
             // Claims fewer bytes than were sent.
-            write_json(&mut agent, &Event::StdinWritten { bytes: 1 })
+            write_json(&mut agent, &ProcessEvent::StdinWritten { bytes: 1 })
                 .await
                 .unwrap();
             (request, received.len())
@@ -465,11 +472,11 @@ mod tests {
         let (request, received) = agent_task.await.unwrap();
         assert_eq!(
             request,
-            Request::ProcessStdin {
+            Request::Process(ProcessRequest::ProcessStdin {
                 id: "p2".into(),
                 len: data.len() as u64,
                 close: true
-            }
+            })
         );
         assert_eq!(received, data.len());
     }

@@ -13,16 +13,16 @@ pub const MAX_KERNEL_CODE_LEN: usize = 512 * 1024;
 /// JSON frame. A larger one is dropped and counted like output over the limit.
 pub const MAX_KERNEL_RESULT_LEN: usize = 900 * 1024;
 
-/// [`Request::KernelRun`](super::Request::KernelRun): runs `code` in the kernel of `context`, starting one first if
-/// the context has none (or its kernel died). Answered with [`Event::KernelStream`](super::Event::KernelStream),
-/// [`Event::KernelResult`](super::Event::KernelResult) and [`Event::KernelError`](super::Event::KernelError) as they happen, then
-/// [`Event::KernelEnd`](super::Event::KernelEnd).
+/// [`KernelRequest::KernelRun`]: runs `code` in the kernel of `context`, starting one first if
+/// the context has none (or its kernel died). Answered with [`KernelEvent::KernelStream`],
+/// [`KernelEvent::KernelResult`] and [`KernelEvent::KernelError`] as they happen, then
+/// [`KernelEvent::KernelEnd`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelRunRequest {
     /// The service's id of the context; the agent keeps one kernel per id.
     pub context: String,
     /// The context's language, which the agent keeps beside its kernel so that the service
-    /// can learn its contexts again after a restart ([`Request::KernelList`](super::Request::KernelList)).
+    /// can learn its contexts again after a restart ([`KernelRequest::KernelList`]).
     #[serde(default)]
     pub language: String,
     /// The command that starts the kernel, holding [`KERNEL_CONNECTION_FILE`].
@@ -40,7 +40,7 @@ pub struct KernelRunRequest {
     pub output_limit: u64,
 }
 
-/// One context the agent holds ([`Event::Kernels`](super::Event::Kernels)): named in a run, not shut down
+/// One context the agent holds ([`KernelEvent::Kernels`]): named in a run, not shut down
 /// since.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelContext {
@@ -87,7 +87,7 @@ pub enum KernelOutcome {
     /// The code ran to its end.
     #[default]
     Ok,
-    /// The code raised an exception ([`Event::KernelError`](super::Event::KernelError) says which).
+    /// The code raised an exception ([`KernelEvent::KernelError`] says which).
     Error,
     /// The timeout interrupted it.
     TimedOut,
@@ -95,7 +95,7 @@ pub enum KernelOutcome {
     KernelDied,
 }
 
-/// [`Event::KernelEnd`](super::Event::KernelEnd).
+/// [`KernelEvent::KernelEnd`].
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelRunEnd {
     pub outcome: KernelOutcome,
@@ -128,4 +128,179 @@ pub fn bundle_size(data: &BTreeMap<String, serde_json::Value>) -> u64 {
             other => other.to_string().len() as u64,
         })
         .sum()
+}
+
+/// The kernel requests, a part of [`Request`](super::Request).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "op", rename_all = "snake_case")]
+pub enum KernelRequest {
+    /// See [`KernelRunRequest`].
+    KernelRun(KernelRunRequest),
+    /// Stops the kernel of `context` (SIGKILL to its group) and forgets it; the context's
+    /// next run starts a new one: [`KernelEvent::KernelStopped`].
+    KernelShutdown { context: String },
+    /// The contexts the agent holds kernels for (started or to be started), so a restarted
+    /// service learns them again: [`KernelEvent::Kernels`].
+    KernelList,
+    /// Keeps a context the service made, before its first run starts a kernel for it (or after a
+    /// restart stopped its kernel), so it is listed: [`KernelEvent::Kernels`], or
+    /// [`ERROR_TOO_MANY_PROCESSES`](crate::error_code::ERROR_TOO_MANY_PROCESSES) when the agent
+    /// holds as many contexts as it may.
+    KernelDeclare(KernelContext),
+}
+
+/// What the agent answers to [`KernelRequest`]s, a part of [`Event`](super::Event).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum KernelEvent {
+    /// Text the running code wrote: `name` is `stdout` or `stderr`.
+    KernelStream {
+        name: String,
+        text: String,
+    },
+    KernelResult(KernelResult),
+    KernelError(KernelError),
+    /// The run is over.
+    KernelEnd(KernelRunEnd),
+    /// `existed` when the context had a kernel.
+    KernelStopped {
+        existed: bool,
+    },
+    /// The answer to [`KernelRequest::KernelList`]: at most the agent's limit of kernels.
+    Kernels {
+        kernels: Vec<KernelContext>,
+    },
+}
+
+#[cfg(test)]
+mod wire {
+    //! This topic's messages pinned to their bytes (see `pins.rs`).
+
+    use super::*;
+    use crate::message::pins;
+    use std::collections::BTreeMap;
+
+    fn context() -> KernelContext {
+        KernelContext {
+            context: "ctx-1".into(),
+            language: "python".into(),
+            cwd: Some("/w".into()),
+        }
+    }
+
+    /// Every request, each with the bytes it travels as.
+    fn requests() -> Vec<(KernelRequest, &'static str)> {
+        vec![
+            (
+                KernelRequest::KernelRun(KernelRunRequest {
+                    context: "ctx-1".into(),
+                    language: "python".into(),
+                    kernel: vec!["k".into(), "{connection_file}".into()],
+                    cwd: None,
+                    env: BTreeMap::from([("B".into(), "2".into())]),
+                    code: "1+1".into(),
+                    timeout_ms: 10,
+                    output_limit: 20,
+                }),
+                r#"{"op":"kernel_run","context":"ctx-1","language":"python","kernel":["k","{connection_file}"],"cwd":null,"env":{"B":"2"},"code":"1+1","timeout_ms":10,"output_limit":20}"#,
+            ),
+            (
+                KernelRequest::KernelShutdown {
+                    context: "ctx-1".into(),
+                },
+                r#"{"op":"kernel_shutdown","context":"ctx-1"}"#,
+            ),
+            (KernelRequest::KernelList, r#"{"op":"kernel_list"}"#),
+            (
+                KernelRequest::KernelDeclare(context()),
+                r#"{"op":"kernel_declare","context":"ctx-1","language":"python","cwd":"/w"}"#,
+            ),
+        ]
+    }
+
+    /// Every event, each with the bytes it travels as.
+    fn events() -> Vec<(KernelEvent, &'static str)> {
+        vec![
+            (
+                KernelEvent::KernelStream {
+                    name: "stdout".into(),
+                    text: "hi\n".into(),
+                },
+                r#"{"type":"kernel_stream","name":"stdout","text":"hi\n"}"#,
+            ),
+            (
+                KernelEvent::KernelResult(KernelResult {
+                    data: BTreeMap::from([
+                        ("text/plain".into(), serde_json::json!("2")),
+                        ("application/json".into(), serde_json::json!({"a": [1]})),
+                    ]),
+                    metadata: serde_json::Map::from_iter([("m".into(), serde_json::json!(true))]),
+                    is_main_result: true,
+                }),
+                r#"{"type":"kernel_result","data":{"application/json":{"a":[1]},"text/plain":"2"},"metadata":{"m":true},"is_main_result":true}"#,
+            ),
+            (
+                KernelEvent::KernelError(KernelError {
+                    name: "ValueError".into(),
+                    value: "bad".into(),
+                    traceback: vec!["line 1".into()],
+                }),
+                r#"{"type":"kernel_error","name":"ValueError","value":"bad","traceback":["line 1"]}"#,
+            ),
+            (
+                KernelEvent::KernelEnd(KernelRunEnd {
+                    outcome: KernelOutcome::KernelDied,
+                    execution_count: Some(4),
+                    started: true,
+                    restarted: true,
+                    exit_code: None,
+                    signal: Some(9),
+                    dropped_bytes: 14,
+                    duration_ms: 15,
+                }),
+                r#"{"type":"kernel_end","outcome":"kernel_died","execution_count":4,"started":true,"restarted":true,"exit_code":null,"signal":9,"dropped_bytes":14,"duration_ms":15}"#,
+            ),
+            (
+                KernelEvent::KernelStopped { existed: true },
+                r#"{"type":"kernel_stopped","existed":true}"#,
+            ),
+            (
+                KernelEvent::Kernels {
+                    kernels: vec![context()],
+                },
+                r#"{"type":"kernels","kernels":[{"context":"ctx-1","language":"python","cwd":"/w"}]}"#,
+            ),
+        ]
+    }
+
+    /// Each request encodes to its bytes and decodes back to itself, and none is left out:
+    /// the match is exhaustive, so a new one does not compile until it is named, counted and
+    /// pinned.
+    #[test]
+    fn every_request_is_the_same_bytes() {
+        let tags = pins::requests(requests(), |message| match message {
+            KernelRequest::KernelRun(_) => "kernel_run",
+            KernelRequest::KernelShutdown { .. } => "kernel_shutdown",
+            KernelRequest::KernelList => "kernel_list",
+            KernelRequest::KernelDeclare(_) => "kernel_declare",
+        });
+        assert_eq!(tags.len(), 4, "{tags:?}");
+    }
+
+    /// Each event encodes to its bytes and decodes back to itself, and none is left out:
+    /// the match is exhaustive, so a new one does not compile until it is named, counted and
+    /// pinned.
+    #[test]
+    fn every_event_is_the_same_bytes() {
+        let tags = pins::events(events(), |message| match message {
+            KernelEvent::KernelStream { .. } => "kernel_stream",
+            KernelEvent::KernelResult(_) => "kernel_result",
+            KernelEvent::KernelError(_) => "kernel_error",
+            KernelEvent::KernelEnd(_) => "kernel_end",
+            KernelEvent::KernelStopped { .. } => "kernel_stopped",
+            KernelEvent::Kernels { .. } => "kernels",
+        });
+        assert_eq!(tags.len(), 6, "{tags:?}");
+    }
 }

@@ -1,4 +1,5 @@
-//! Encoding details of single messages; `tests/wire.rs` pins them all.
+//! Encoding details of single messages; every message is pinned to its bytes in its topic's
+//! file or in `mod.rs` (see `pins.rs`).
 
 use super::*;
 use crate::error_code::ERROR_SPAWN_FAILED;
@@ -40,7 +41,7 @@ fn optional_exec_fields_default_and_unknown_fields_are_ignored() {
 
 #[test]
 fn process_start_carries_the_exec_fields_flat() {
-    let start = Request::ProcessStart(ProcessStartRequest {
+    let start = Request::Process(ProcessRequest::ProcessStart(ProcessStartRequest {
         command: ExecRequest {
             argv: vec!["sh".into()],
             timeout_ms: 5,
@@ -51,7 +52,7 @@ fn process_start_carries_the_exec_fields_flat() {
         pty: Some(TermSize { cols: 80, rows: 24 }),
         // Left out when false: an older agent reads the same request.
         paced: false,
-    });
+    }));
     let encoded = serde_json::to_value(&start).unwrap();
     assert_eq!(
         encoded,
@@ -64,17 +65,20 @@ fn process_start_carries_the_exec_fields_flat() {
         serde_json::from_value(json!({"op": "process_attach", "id": "p1"})).unwrap();
     assert_eq!(
         attach,
-        Request::ProcessAttach {
+        Request::Process(ProcessRequest::ProcessAttach {
             id: "p1".into(),
             since: 0,
             interactive: false
-        }
+        })
     );
 }
 
 #[test]
 fn unknown_op_is_a_decode_error() {
     assert!(serde_json::from_value::<Request>(json!({"op": "format_disk"})).is_err());
+    // A topic's op with a field missing is refused too, not taken for another variant.
+    assert!(serde_json::from_value::<Request>(json!({"op": "process_signal", "id": "p"})).is_err());
+    assert!(serde_json::from_value::<Event>(json!({"type": "made_up"})).is_err());
 }
 
 #[test]

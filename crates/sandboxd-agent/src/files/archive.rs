@@ -4,7 +4,7 @@
 
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{
-    write_frame, write_json, ArchiveSummary, ErrorCode, Event, FrameKind, ProtoError,
+    write_frame, write_json, ArchiveSummary, ErrorCode, FilesEvent, FrameKind, ProtoError,
     FILE_CHUNK_LEN, MAX_ARCHIVE_ENTRIES,
 };
 use std::fs::{self, File, OpenOptions};
@@ -46,7 +46,7 @@ pub fn read_archive(
     };
     write_json(
         connection,
-        &Event::ArchiveOpened {
+        &FilesEvent::ArchiveOpened {
             entries: tree.entries.len() as u64,
             bytes: tree.bytes,
         },
@@ -70,7 +70,7 @@ pub fn read_archive(
     }
     let mut writer = builder.into_inner().map_err(ProtoError::Io)?;
     writer.flush_frame()?;
-    write_json(writer.connection, &Event::ArchiveEnd(summary))
+    write_json(writer.connection, &FilesEvent::ArchiveEnd(summary))
 }
 
 /// Walks the tree under `path`, each directory's entries in name order, without following
@@ -285,6 +285,7 @@ mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, start};
     use sandboxd_agent_proto::read_frame;
+    use sandboxd_agent_proto::Event;
     use std::os::unix::fs::PermissionsExt;
 
     /// The tar the agent sends for `path` and its closing summary, or the code it refused with.
@@ -292,7 +293,7 @@ mod tests {
         let path = path.to_str().unwrap().to_string();
         let (mut service, agent) = start(move |c| read_archive(c, &path, max_bytes));
         let opened = event(&mut service);
-        let Event::ArchiveOpened { bytes, .. } = opened else {
+        let Event::Files(FilesEvent::ArchiveOpened { bytes, .. }) = opened else {
             agent.join().unwrap().unwrap();
             return Err(error_code(opened));
         };
@@ -302,7 +303,7 @@ mod tests {
             if frame.kind != FrameKind::Stdout {
                 agent.join().unwrap().unwrap();
                 match frame.parse_json().unwrap() {
-                    Event::ArchiveEnd(summary) => {
+                    Event::Files(FilesEvent::ArchiveEnd(summary)) => {
                         assert_eq!(summary.bytes, bytes);
                         return Ok((tar, summary));
                     }

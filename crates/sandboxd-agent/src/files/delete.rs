@@ -1,7 +1,7 @@
 //! Deleting files, symlinks and directory trees.
 
 use super::refusal::{refuse, Refusal};
-use sandboxd_agent_proto::{write_json, ErrorCode, Event, ProtoError};
+use sandboxd_agent_proto::{write_json, ErrorCode, FilesEvent, ProtoError};
 use std::fs;
 use std::io::ErrorKind;
 use std::os::unix::net::UnixStream;
@@ -24,7 +24,7 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
     let meta = match fs::symlink_metadata(path) {
         Ok(meta) => meta,
         Err(e) if e.kind() == ErrorKind::NotFound => {
-            return write_json(connection, &Event::Deleted)
+            return write_json(connection, &FilesEvent::Deleted)
         }
         Err(e) => return refuse(connection, Refusal::io(path, e)),
     };
@@ -38,8 +38,8 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
         fs::remove_file(path)
     };
     match removed {
-        Ok(()) => write_json(connection, &Event::Deleted),
-        Err(e) if e.kind() == ErrorKind::NotFound => write_json(connection, &Event::Deleted),
+        Ok(()) => write_json(connection, &FilesEvent::Deleted),
+        Err(e) if e.kind() == ErrorKind::NotFound => write_json(connection, &FilesEvent::Deleted),
         Err(e) => refuse(connection, Refusal::io(path, e)),
     }
 }
@@ -48,6 +48,7 @@ pub fn delete(connection: &mut UnixStream, path: &str, recursive: bool) -> Resul
 mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, names_in, start};
+    use sandboxd_agent_proto::Event;
     use std::path::Path;
 
     #[test]
@@ -69,18 +70,28 @@ mod tests {
             error_code(delete_path(&tree, false)),
             ErrorCode::IsDirectory
         );
-        assert_eq!(delete_path(&tree.join("sub/link"), false), Event::Deleted);
+        assert_eq!(
+            delete_path(&tree.join("sub/link"), false),
+            Event::Files(FilesEvent::Deleted)
+        );
         std::os::unix::fs::symlink(outside.path(), tree.join("sub/link")).unwrap();
-        assert_eq!(delete_path(&tree, true), Event::Deleted);
+        assert_eq!(delete_path(&tree, true), Event::Files(FilesEvent::Deleted));
         assert!(names_in(dir.path()).is_empty());
         assert_eq!(names_in(outside.path()), ["keep"]);
         assert_eq!(
             error_code(delete_path(&dir.path().join("."), true)),
             ErrorCode::InvalidPath
         );
-        assert_eq!(delete_path(&tree, true), Event::Deleted, "gone already");
+        assert_eq!(
+            delete_path(&tree, true),
+            Event::Files(FilesEvent::Deleted),
+            "gone already"
+        );
         let missing_parent = dir.path().join("no/such/file");
-        assert_eq!(delete_path(&missing_parent, false), Event::Deleted);
+        assert_eq!(
+            delete_path(&missing_parent, false),
+            Event::Files(FilesEvent::Deleted)
+        );
         fs::write(dir.path().join("file"), b"x").unwrap();
         assert_eq!(
             error_code(delete_path(&dir.path().join("file/below"), false)),

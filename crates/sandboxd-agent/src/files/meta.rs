@@ -4,7 +4,7 @@
 
 use super::read::describe;
 use super::refusal::{refuse, Refusal};
-use sandboxd_agent_proto::{write_json, ErrorCode, Event, FileStat, ProtoError};
+use sandboxd_agent_proto::{write_json, ErrorCode, FileStat, FilesEvent, ProtoError};
 use std::fs::{self, DirBuilder};
 use std::io::ErrorKind;
 use std::os::unix::fs::DirBuilderExt;
@@ -17,7 +17,7 @@ const DIR_MODE: u32 = 0o755;
 /// Answers with what is at `path`, a final symlink described and not followed.
 pub fn stat(connection: &mut UnixStream, path: &str) -> Result<(), ProtoError> {
     match lstat(path) {
-        Ok(stat) => write_json(connection, &Event::Stat(stat)),
+        Ok(stat) => write_json(connection, &FilesEvent::Stat(stat)),
         Err(refusal) => refuse(connection, refusal),
     }
 }
@@ -52,7 +52,7 @@ fn lstat(path: &str) -> Result<FileStat, Refusal> {
 /// already there is no error (`created` is false); anything else there is.
 pub fn make_dir(connection: &mut UnixStream, path: &str, parents: bool) -> Result<(), ProtoError> {
     match create_dir(path, parents) {
-        Ok(created) => write_json(connection, &Event::DirMade { created }),
+        Ok(created) => write_json(connection, &FilesEvent::DirMade { created }),
         Err(refusal) => refuse(connection, refusal),
     }
 }
@@ -94,7 +94,7 @@ pub fn move_path(
 ) -> Result<(), ProtoError> {
     let moved = rename(from, to, overwrite).and_then(|()| lstat(to));
     match moved {
-        Ok(stat) => write_json(connection, &Event::Stat(stat)),
+        Ok(stat) => write_json(connection, &FilesEvent::Stat(stat)),
         Err(refusal) => refuse(connection, refusal),
     }
 }
@@ -134,6 +134,7 @@ mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, names_in, path_in, start};
     use sandboxd_agent_proto::EntryKind;
+    use sandboxd_agent_proto::Event;
 
     fn answer(
         op: impl FnOnce(&mut UnixStream) -> Result<(), ProtoError> + Send + 'static,
@@ -154,7 +155,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let link = path_in(&dir, "root");
         std::os::unix::fs::symlink("/", &link).unwrap();
-        let Event::Stat(stat) = stat_of(&link) else {
+        let Event::Files(FilesEvent::Stat(stat)) = stat_of(&link) else {
             panic!("not a stat")
         };
         assert_eq!(stat.entry.name, "root");
@@ -166,7 +167,7 @@ mod tests {
         fs::write(path_in(&dir, "real.txt"), b"abc").unwrap();
         std::os::unix::fs::symlink("real.txt", path_in(&dir, "hop")).unwrap();
         std::os::unix::fs::symlink("hop", path_in(&dir, "link")).unwrap();
-        let Event::Stat(stat) = stat_of(&path_in(&dir, "link")) else {
+        let Event::Files(FilesEvent::Stat(stat)) = stat_of(&path_in(&dir, "link")) else {
             panic!("not a stat")
         };
         assert_eq!(stat.symlink_target.as_deref(), Some("hop"));
@@ -174,13 +175,13 @@ mod tests {
         let real = fs::canonicalize(path_in(&dir, "real.txt")).unwrap();
         assert_eq!(stat.resolved_target.as_deref(), real.to_str());
         std::os::unix::fs::symlink("gone", path_in(&dir, "dangling")).unwrap();
-        let Event::Stat(stat) = stat_of(&path_in(&dir, "dangling")) else {
+        let Event::Files(FilesEvent::Stat(stat)) = stat_of(&path_in(&dir, "dangling")) else {
             panic!("not a stat")
         };
         assert_eq!(stat.entry.kind, EntryKind::Symlink);
         assert_eq!((stat.entry.target_kind, stat.resolved_target), (None, None));
         fs::write(path_in(&dir, "f"), b"abc").unwrap();
-        let Event::Stat(stat) = stat_of(&path_in(&dir, "f")) else {
+        let Event::Files(FilesEvent::Stat(stat)) = stat_of(&path_in(&dir, "f")) else {
             panic!("not a stat")
         };
         assert_eq!((stat.entry.kind, stat.entry.size), (EntryKind::File, 3));
@@ -198,9 +199,18 @@ mod tests {
         let deep = path_in(&dir, "a/b/c");
         assert_eq!(error_code(make(deep.clone(), false)), ErrorCode::NotFound);
         assert!(names_in(dir.path()).is_empty());
-        assert_eq!(make(deep.clone(), true), Event::DirMade { created: true });
-        assert_eq!(make(deep.clone(), true), Event::DirMade { created: false });
-        assert_eq!(make(deep, false), Event::DirMade { created: false });
+        assert_eq!(
+            make(deep.clone(), true),
+            Event::Files(FilesEvent::DirMade { created: true })
+        );
+        assert_eq!(
+            make(deep.clone(), true),
+            Event::Files(FilesEvent::DirMade { created: false })
+        );
+        assert_eq!(
+            make(deep, false),
+            Event::Files(FilesEvent::DirMade { created: false })
+        );
         let mode = fs::metadata(path_in(&dir, "a/b")).unwrap();
         assert_eq!(
             std::os::unix::fs::PermissionsExt::mode(&mode.permissions()) & 0o777,
@@ -224,12 +234,16 @@ mod tests {
         let refused = shift(path_in(&dir, "a"), path_in(&dir, "b"), false);
         assert_eq!(error_code(refused), ErrorCode::Exists);
         assert_eq!(fs::read(path_in(&dir, "b")).unwrap(), b"b");
-        let Event::Stat(moved) = shift(path_in(&dir, "a"), path_in(&dir, "b"), true) else {
+        let Event::Files(FilesEvent::Stat(moved)) =
+            shift(path_in(&dir, "a"), path_in(&dir, "b"), true)
+        else {
             panic!("not moved")
         };
         assert_eq!((moved.entry.name.as_str(), moved.entry.size), ("b", 3));
         assert_eq!(names_in(dir.path()), ["b"]);
-        let Event::Stat(_) = shift(path_in(&dir, "b"), path_in(&dir, "c"), false) else {
+        let Event::Files(FilesEvent::Stat(_)) =
+            shift(path_in(&dir, "b"), path_in(&dir, "c"), false)
+        else {
             panic!("not moved")
         };
         assert_eq!(names_in(dir.path()), ["c"]);

@@ -21,6 +21,9 @@ mod unpack;
 mod watch;
 mod write;
 
+use sandboxd_agent_proto::{FilesRequest, ProtoError};
+use std::os::unix::net::UnixStream;
+
 pub use archive::read_archive;
 pub use delete::delete;
 pub use meta::{make_dir, move_path, stat};
@@ -28,3 +31,43 @@ pub use read::{list_dir, read_file, ReadLimits};
 pub use unpack::write_archive;
 pub use watch::watch;
 pub use write::write_file;
+
+/// The table of the file requests: each to its handler.
+pub(crate) fn serve(c: &mut UnixStream, request: FilesRequest) -> Result<(), ProtoError> {
+    match request {
+        FilesRequest::ListDir { path, max_entries } => list_dir(c, &path, max_entries),
+        FilesRequest::ReadFile {
+            path,
+            unsized_limit,
+            max_size,
+            max_unallocated,
+        } => {
+            let limits = ReadLimits {
+                unsized_limit,
+                max_size,
+                max_unallocated,
+            };
+            read_file(c, &path, limits)
+        }
+        FilesRequest::WriteFile {
+            path,
+            max_bytes,
+            mode,
+        } => write_file(c, &path, mode, max_bytes),
+        FilesRequest::Delete { path, recursive } => delete(c, &path, recursive),
+        FilesRequest::Stat { path } => stat(c, &path),
+        FilesRequest::MakeDir { path, parents } => make_dir(c, &path, parents),
+        FilesRequest::Move {
+            from,
+            to,
+            overwrite,
+        } => move_path(c, &from, &to, overwrite),
+        FilesRequest::Watch {
+            path,
+            recursive,
+            max_watches,
+        } => watch(c, &path, recursive, max_watches),
+        FilesRequest::ReadArchive { path, max_bytes } => read_archive(c, &path, max_bytes),
+        FilesRequest::WriteArchive { path, max_bytes } => write_archive(c, &path, max_bytes),
+    }
+}

@@ -2,7 +2,7 @@
 
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{
-    write_frame, write_json, DirEntry, EntryKind, ErrorCode, Event, FrameKind, ProtoError,
+    write_frame, write_json, DirEntry, EntryKind, ErrorCode, FilesEvent, FrameKind, ProtoError,
     FILE_CHUNK_LEN,
 };
 use std::fs::{self, File, Metadata, OpenOptions};
@@ -12,7 +12,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
-/// Entries per [`Event::DirEntries`] frame: even with the longest names, escaped, a batch
+/// Entries per [`FilesEvent::DirEntries`] frame: even with the longest names, escaped, a batch
 /// stays far below the frame limit.
 const LIST_BATCH: usize = 256;
 
@@ -48,16 +48,16 @@ pub fn list_dir(
         if batch.len() == LIST_BATCH {
             write_json(
                 connection,
-                &Event::DirEntries {
+                &FilesEvent::DirEntries {
                     entries: std::mem::take(&mut batch),
                 },
             )?;
         }
     }
     if !batch.is_empty() {
-        write_json(connection, &Event::DirEntries { entries: batch })?;
+        write_json(connection, &FilesEvent::DirEntries { entries: batch })?;
     }
-    write_json(connection, &Event::DirEnd { truncated })
+    write_json(connection, &FilesEvent::DirEnd { truncated })
 }
 
 /// Describes the entry at `path` from its `meta` (lstat's); a symlink's target is looked at
@@ -90,7 +90,8 @@ fn kind_of(file_type: fs::FileType) -> EntryKind {
     }
 }
 
-/// What a read may send; see [`sandboxd_agent_proto::Request::ReadFile`].
+/// What a read may send; see
+/// [`FilesRequest::ReadFile`](sandboxd_agent_proto::FilesRequest::ReadFile).
 #[derive(Debug, Clone, Copy)]
 pub struct ReadLimits {
     pub unsized_limit: u64,
@@ -123,7 +124,7 @@ pub fn read_file(
     } else {
         (reported_size >= filled as u64).then_some(reported_size)
     };
-    write_json(connection, &Event::FileOpened { size })?;
+    write_json(connection, &FilesEvent::FileOpened { size })?;
     let limit = size.unwrap_or(limits.unsized_limit);
     let mut sent = 0u64;
     loop {
@@ -150,7 +151,7 @@ pub fn read_file(
         let message = format!("{path} shrank while it was read");
         return refuse(connection, Refusal::new(ErrorCode::Busy, message));
     }
-    write_json(connection, &Event::FileEnd { bytes: sent })
+    write_json(connection, &FilesEvent::FileEnd { bytes: sent })
 }
 
 /// Refuses a file over `max_size`, or one whose holes (its size beyond the bytes it has
@@ -245,6 +246,7 @@ mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, path_in, start};
     use sandboxd_agent_proto::read_frame;
+    use sandboxd_agent_proto::Event;
     use std::time::Duration;
 
     /// The file's frames up to its end: the announced size, the bytes, and the end event.
@@ -261,7 +263,7 @@ mod tests {
         let path = path.to_string();
         let (mut service, agent) = start(move |c| read_file(c, &path, limits));
         let size = match event(&mut service) {
-            Event::FileOpened { size } => size,
+            Event::Files(FilesEvent::FileOpened { size }) => size,
             other => return (None, Vec::new(), other),
         };
         let mut bytes = Vec::new();
@@ -286,9 +288,9 @@ mod tests {
         assert_eq!(bytes, data);
         assert_eq!(
             end,
-            Event::FileEnd {
+            Event::Files(FilesEvent::FileEnd {
                 bytes: data.len() as u64
-            }
+            })
         );
 
         // A pseudo-file reports no size; a small one is measured.
@@ -370,8 +372,8 @@ mod tests {
             let mut batches = Vec::new();
             loop {
                 match event(&mut service) {
-                    Event::DirEntries { entries } => batches.push(entries),
-                    Event::DirEnd { truncated } => {
+                    Event::Files(FilesEvent::DirEntries { entries }) => batches.push(entries),
+                    Event::Files(FilesEvent::DirEnd { truncated }) => {
                         agent.join().unwrap().unwrap();
                         return (batches, truncated);
                     }

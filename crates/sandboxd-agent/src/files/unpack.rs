@@ -11,7 +11,8 @@ use sandboxd_agent_proto::tar_extract::{
 };
 use sandboxd_agent_proto::tar_read::TarReader;
 use sandboxd_agent_proto::{
-    read_frame, write_json, ArchiveSummary, ErrorCode, Event, FrameKind, ProtoError, Request,
+    read_frame, write_json, ArchiveSummary, ErrorCode, Event, FilesEvent, FrameKind, ProtoError,
+    Request,
 };
 use std::fs::{self, DirBuilder};
 use std::io::{self, ErrorKind, Read};
@@ -45,7 +46,7 @@ fn receive_archive(
     max_bytes: u64,
 ) -> Result<(), ProtoError> {
     match unpack(connection, path, max_bytes)? {
-        Ok(summary) => write_json(connection, &Event::ArchiveWritten(summary)),
+        Ok(summary) => write_json(connection, &FilesEvent::ArchiveWritten(summary)),
         Err(refusal) => refuse(connection, refusal),
     }
 }

@@ -1,6 +1,6 @@
 use super::*;
 use crate::files::test_support::{error_code, event, names_in, start};
-use sandboxd_agent_proto::{write_frame, ErrorCode, FILE_CHUNK_LEN};
+use sandboxd_agent_proto::{write_frame, ErrorCode, FilesEvent, FILE_CHUNK_LEN};
 use std::fs::Permissions;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
@@ -81,7 +81,7 @@ fn an_archive_is_extracted_with_plain_modes_and_symlinks_kept() {
         bytes: data.len() as u64 + 2,
         skipped: 0,
     };
-    assert_eq!(answer, Event::ArchiveWritten(expected));
+    assert_eq!(answer, Event::Files(FilesEvent::ArchiveWritten(expected)));
     assert_eq!(seen, ["a", "ro"], "no work directory left");
     assert_eq!(fs::read(target.join("ro/tool")).unwrap(), data);
     let mode = |p: &str| fs::symlink_metadata(target.join(p)).unwrap().mode() & 0o7777;

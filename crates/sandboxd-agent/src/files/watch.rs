@@ -6,7 +6,7 @@
 use super::refusal::{refuse, Refusal};
 use super::write::UPLOAD_PREFIX;
 use sandboxd_agent_proto::{
-    read_frame, write_json, ChangeKind, ErrorCode, Event, FileChange, FrameKind, ProtoError,
+    read_frame, write_json, ChangeKind, ErrorCode, FileChange, FilesEvent, FrameKind, ProtoError,
     Request,
 };
 use std::collections::HashMap;
@@ -16,7 +16,8 @@ use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::os::unix::net::UnixStream;
 
-/// Changes per [`Event::FileChanges`] frame: with paths of PATH_MAX, still under the frame limit.
+/// Changes per [`FilesEvent::FileChanges`] frame: with paths of PATH_MAX, still under the frame
+/// limit.
 const CHANGES_PER_FRAME: usize = 128;
 /// Bytes read from the inotify descriptor at once: many events, each at most 16 + 256 bytes.
 const READ_BUFFER_LEN: usize = 64 * 1024;
@@ -46,12 +47,12 @@ pub fn watch(
         Ok(watcher) => watcher,
         Err(refusal) => return refuse(connection, refusal),
     };
-    write_json(connection, &Event::Watching)?;
+    write_json(connection, &FilesEvent::Watching)?;
     let mut buffer = vec![0u8; READ_BUFFER_LEN];
     loop {
         watcher.send_pending(connection)?;
         if watcher.root_gone {
-            return write_json(connection, &Event::WatchEnd);
+            return write_json(connection, &FilesEvent::WatchEnd);
         }
         let mut fds = [
             libc::pollfd {
@@ -78,7 +79,7 @@ pub fn watch(
             let frame = read_frame(connection)?;
             return match frame.kind {
                 FrameKind::Json if frame.parse_json::<Request>()? == Request::Cancel => {
-                    write_json(connection, &Event::WatchEnd)
+                    write_json(connection, &FilesEvent::WatchEnd)
                 }
                 _ => Err(ProtoError::Unexpected("a frame during a watch".into())),
             };
@@ -311,7 +312,7 @@ impl Watcher {
                 .pending
                 .split_off(self.pending.len().min(CHANGES_PER_FRAME));
             let changes = std::mem::replace(&mut self.pending, rest);
-            write_json(connection, &Event::FileChanges { changes })?;
+            write_json(connection, &FilesEvent::FileChanges { changes })?;
         }
         Ok(())
     }
@@ -330,6 +331,7 @@ mod tests {
     use super::*;
     use crate::files::test_support::{error_code, event, path_in, start};
     use sandboxd_agent_proto::write_frame;
+    use sandboxd_agent_proto::Event;
     use std::thread::JoinHandle;
     use std::time::Duration;
 
@@ -340,7 +342,7 @@ mod tests {
     ) -> (UnixStream, JoinHandle<Result<(), ProtoError>>) {
         let path = path.to_string();
         let (mut service, agent) = start(move |c| watch(c, &path, recursive, max_watches));
-        assert_eq!(event(&mut service), Event::Watching);
+        assert_eq!(event(&mut service), Event::Files(FilesEvent::Watching));
         (service, agent)
     }
 
@@ -355,7 +357,7 @@ mod tests {
         let mut seen = Vec::new();
         loop {
             match event(service) {
-                Event::FileChanges { changes } => {
+                Event::Files(FilesEvent::FileChanges { changes }) => {
                     let finished = changes.iter().any(&done);
                     seen.extend(changes);
                     if finished {
@@ -401,8 +403,8 @@ mod tests {
         write_json(&mut service, &Request::Cancel).unwrap();
         loop {
             match event(&mut service) {
-                Event::WatchEnd => break,
-                Event::FileChanges { .. } => {}
+                Event::Files(FilesEvent::WatchEnd) => break,
+                Event::Files(FilesEvent::FileChanges { .. }) => {}
                 other => panic!("{other:?}"),
             }
         }
@@ -418,7 +420,10 @@ mod tests {
         for payload in [data, b""] {
             write_frame(&mut service, FrameKind::Stdin, payload).unwrap();
         }
-        assert!(matches!(event(&mut service), Event::FileWritten { .. }));
+        assert!(matches!(
+            event(&mut service),
+            Event::Files(FilesEvent::FileWritten { .. })
+        ));
         agent.join().unwrap().unwrap();
     }
 
@@ -494,8 +499,8 @@ mod tests {
         fs::remove_dir(&sub).unwrap();
         loop {
             match event(&mut service) {
-                Event::WatchEnd => break,
-                Event::FileChanges { changes } => {
+                Event::Files(FilesEvent::WatchEnd) => break,
+                Event::Files(FilesEvent::FileChanges { changes }) => {
                     assert!(has(&changes, ChangeKind::Remove, &sub), "{changes:?}")
                 }
                 other => panic!("{other:?}"),

@@ -2,7 +2,7 @@
 
 use super::refusal::{refuse, Refusal};
 use sandboxd_agent_proto::{
-    read_frame, write_json, ErrorCode, Event, FrameKind, ProtoError, Request,
+    read_frame, write_json, ErrorCode, Event, FilesEvent, FrameKind, ProtoError, Request,
 };
 use std::fs::{self, DirBuilder, File, OpenOptions, Permissions};
 use std::io::{self, ErrorKind, Write};
@@ -93,7 +93,7 @@ fn receive_file(
         }
     }
     match temp.commit(&destination) {
-        Ok(()) => write_json(connection, &Event::FileWritten { bytes: received }),
+        Ok(()) => write_json(connection, &FilesEvent::FileWritten { bytes: received }),
         Err(e) => refuse(connection, Refusal::io(path, e)),
     }
 }
@@ -267,9 +267,9 @@ mod tests {
         send_data(&mut service, b"");
         assert_eq!(
             event(&mut service),
-            Event::FileWritten {
+            Event::Files(FilesEvent::FileWritten {
                 bytes: data.len() as u64
-            }
+            })
         );
         agent.join().unwrap().unwrap();
         assert_eq!(fs::read(&target).unwrap(), data);
@@ -288,7 +288,10 @@ mod tests {
             assert_eq!(event(&mut service), Event::WriteReady);
             send_data(&mut service, b"#!/bin/sh");
             send_data(&mut service, b"");
-            assert_eq!(event(&mut service), Event::FileWritten { bytes: 9 });
+            assert_eq!(
+                event(&mut service),
+                Event::Files(FilesEvent::FileWritten { bytes: 9 })
+            );
             agent.join().unwrap().unwrap();
             let mode = fs::metadata(&target).unwrap().permissions().mode() & 0o7777;
             assert_eq!(mode, kept, "asked {asked:o}");

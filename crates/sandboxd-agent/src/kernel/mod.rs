@@ -13,7 +13,7 @@ mod runtime;
 
 use launch::Kernel;
 use sandboxd_agent_proto::kernel::{KernelContext, KernelRunRequest};
-use sandboxd_agent_proto::{write_json, ErrorCode, Event, ProtoError};
+use sandboxd_agent_proto::{write_json, ErrorCode, Event, KernelEvent, KernelRequest, ProtoError};
 use std::collections::HashMap;
 use std::os::unix::net::UnixStream;
 use std::sync::{Arc, Mutex, OnceLock};
@@ -38,7 +38,17 @@ fn kernels() -> &'static Mutex<HashMap<String, Held>> {
     KERNELS.get_or_init(Default::default)
 }
 
-/// Answers [`sandboxd_agent_proto::Request::KernelRun`].
+/// The table of the code-context requests: each to its handler.
+pub(crate) fn serve(c: &mut UnixStream, request: KernelRequest) -> Result<(), ProtoError> {
+    match request {
+        KernelRequest::KernelRun(request) => run(c, request),
+        KernelRequest::KernelShutdown { context } => shutdown(c, &context),
+        KernelRequest::KernelList => list(c),
+        KernelRequest::KernelDeclare(context) => declare(c, context),
+    }
+}
+
+/// Answers [`KernelRequest::KernelRun`].
 pub fn run(connection: &mut UnixStream, request: KernelRunRequest) -> Result<(), ProtoError> {
     let about = KernelContext {
         context: request.context.clone(),
@@ -72,7 +82,7 @@ pub fn run(connection: &mut UnixStream, request: KernelRunRequest) -> Result<(),
     Ok(())
 }
 
-/// Answers [`sandboxd_agent_proto::Request::KernelShutdown`].
+/// Answers [`KernelRequest::KernelShutdown`].
 pub fn shutdown(connection: &mut UnixStream, context: &str) -> Result<(), ProtoError> {
     let slot = kernels()
         .lock()
@@ -86,7 +96,7 @@ pub fn shutdown(connection: &mut UnixStream, context: &str) -> Result<(), ProtoE
         },
         None => false,
     };
-    write_json(connection, &Event::KernelStopped { existed })
+    write_json(connection, &KernelEvent::KernelStopped { existed })
 }
 
 /// The slot of the context, kept from now on, unless the agent holds as many as it may (the
@@ -105,7 +115,7 @@ fn hold(about: KernelContext) -> Result<Slot, String> {
     Ok(held.slot.clone())
 }
 
-/// Answers [`sandboxd_agent_proto::Request::KernelDeclare`].
+/// Answers [`KernelRequest::KernelDeclare`].
 pub fn declare(connection: &mut UnixStream, about: KernelContext) -> Result<(), ProtoError> {
     if let Err(message) = check_context(&about) {
         return write_json(connection, &error(ErrorCode::BadRequest, message));
@@ -116,7 +126,7 @@ pub fn declare(connection: &mut UnixStream, about: KernelContext) -> Result<(), 
     list(connection)
 }
 
-/// Answers [`sandboxd_agent_proto::Request::KernelList`].
+/// Answers [`KernelRequest::KernelList`].
 pub fn list(connection: &mut UnixStream) -> Result<(), ProtoError> {
     let kernels = kernels()
         .lock()
@@ -124,7 +134,7 @@ pub fn list(connection: &mut UnixStream) -> Result<(), ProtoError> {
         .values()
         .map(|held| held.about.clone())
         .collect();
-    write_json(connection, &Event::Kernels { kernels })
+    write_json(connection, &KernelEvent::Kernels { kernels })
 }
 
 /// What the agent keeps of a context is bounded: its id, language and cwd.

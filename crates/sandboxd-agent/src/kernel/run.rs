@@ -13,8 +13,7 @@ use jupyter_protocol::{
 use sandboxd_agent_proto::kernel::{
     KernelError, KernelOutcome, KernelResult, KernelRunEnd, KernelRunRequest, MAX_KERNEL_RESULT_LEN,
 };
-use sandboxd_agent_proto::ErrorCode;
-use sandboxd_agent_proto::Event;
+use sandboxd_agent_proto::{ErrorCode, Event, KernelEvent};
 use std::os::fd::AsRawFd;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::ExitStatusExt;
@@ -78,7 +77,10 @@ pub async fn execute(
         .as_millis()
         .try_into()
         .unwrap_or(u64::MAX);
-    let _ = output.events.send(Event::KernelEnd(end)).await;
+    let _ = output
+        .events
+        .send(Event::Kernel(KernelEvent::KernelEnd(end)))
+        .await;
 }
 
 /// Runs the code on `kernel`. `restarted` in the answer asks the caller to replace it.
@@ -253,7 +255,8 @@ impl Output {
             return;
         }
         self.budget -= text.len() as u64;
-        self.send(Event::KernelStream { name, text }).await;
+        self.send(Event::Kernel(KernelEvent::KernelStream { name, text }))
+            .await;
     }
 
     async fn result(
@@ -273,7 +276,8 @@ impl Output {
             metadata,
             is_main_result,
         };
-        self.send(Event::KernelResult(result)).await;
+        self.send(Event::Kernel(KernelEvent::KernelResult(result)))
+            .await;
     }
 
     async fn error(&mut self, mut error: KernelError) {
@@ -290,7 +294,8 @@ impl Output {
         }
         error.traceback = kept;
         self.budget = self.budget.saturating_sub(size);
-        self.send(Event::KernelError(error)).await;
+        self.send(Event::Kernel(KernelEvent::KernelError(error)))
+            .await;
     }
 
     async fn send(&mut self, event: Event) {

@@ -4,8 +4,8 @@ use super::table::{lock, Process};
 use crate::exec::{poll_entry, Input};
 use crate::sys::{self, EventFd};
 use sandboxd_agent_proto::{
-    read_frame, write_frame, write_json, Event, Frame, FrameKind, ProtoError, Request,
-    OUTPUT_CHUNK_LEN,
+    read_frame, write_frame, write_json, Frame, FrameKind, ProcessEvent, ProcessRequest,
+    ProtoError, Request, OUTPUT_CHUNK_LEN,
 };
 use std::fs::File;
 use std::os::unix::net::UnixStream;
@@ -101,7 +101,7 @@ impl<'a> Attachment<'a> {
                 (from, pieces, done.then(|| self.process.info_with(&state)))
             };
             if from != self.cursor || !announced {
-                write_json(connection, &Event::OutputFrom { offset: from })?;
+                write_json(connection, &ProcessEvent::OutputFrom { offset: from })?;
                 self.cursor = from;
                 announced = true;
             }
@@ -111,7 +111,7 @@ impl<'a> Attachment<'a> {
             }
             self.shared_cursor.store(self.cursor, Ordering::Release);
             if let Some(info) = exit {
-                return write_json(connection, &Event::Process(info));
+                return write_json(connection, &ProcessEvent::Process(info));
             }
             // Input is taken between batches too, or a Ctrl-C could not stop a flood.
             let wait = if pieces.is_empty() {
@@ -164,7 +164,9 @@ impl<'a> Attachment<'a> {
         }
         match frame.kind {
             FrameKind::Json => {
-                if let Ok(Request::ProcessResize { size, .. }) = frame.parse_json() {
+                if let Ok(Request::Process(ProcessRequest::ProcessResize { size, .. })) =
+                    frame.parse_json()
+                {
                     // Unanswered on a stream; a bad size is simply not applied.
                     let _ = self.process.resize(size);
                 }

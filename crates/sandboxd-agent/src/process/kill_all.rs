@@ -1,7 +1,7 @@
-//! Answers [`Request::KillAll`](sandboxd_agent_proto::Request::KillAll): SIGKILLs every
-//! process in the sandbox but the agent and init. A timeout kills its command's process
-//! group; processes that left the group (setsid) are out of its reach, and this is the way to
-//! be rid of them without closing the session.
+//! Answers [`ProcessRequest::KillAll`](sandboxd_agent_proto::ProcessRequest::KillAll): SIGKILLs
+//! every process in the sandbox but the agent and init. A timeout kills its command's process
+//! group; processes that left the group (setsid) are out of its reach, and this is the way to be
+//! rid of them without closing the session.
 //!
 //! Everything in the sandbox runs as the agent's uid, so `kill(-1)` reaches all of it. A fork
 //! bomb may fork between two rounds, so the agent repeats until nothing is left, a bounded
@@ -11,7 +11,7 @@
 //! there `kill(-1)` would reach every process of its user.
 
 use crate::exec::error_event;
-use sandboxd_agent_proto::{write_json, ErrorCode, Event, ProtoError};
+use sandboxd_agent_proto::{write_json, ErrorCode, ProcessEvent, ProtoError};
 use std::collections::HashSet;
 use std::os::unix::net::UnixStream;
 use std::thread;
@@ -32,7 +32,7 @@ pub fn kill_all(connection: &mut UnixStream) -> Result<(), ProtoError> {
         );
     }
     let (killed, remaining) = kill_every_process();
-    write_json(connection, &Event::KilledAll { killed, remaining })
+    write_json(connection, &ProcessEvent::KilledAll { killed, remaining })
 }
 
 fn runs_as_sandbox_entrypoint() -> bool {

@@ -18,10 +18,10 @@ use crate::sys;
 use attach::{Attachment, StreamSlot, MAX_STREAMS};
 pub use kill_all::kill_all;
 use refusal::{answer, Refusal};
-#[cfg(doc)]
-use sandboxd_agent_proto::Request;
+
 use sandboxd_agent_proto::{
-    write_json, ErrorCode, Event, ProcessStartRequest, ProtoError, TermSize,
+    write_json, ErrorCode, Event, ProcessEvent, ProcessRequest, ProcessStartRequest, ProtoError,
+    TermSize,
 };
 use spawn::spawn;
 use std::os::unix::net::UnixStream;
@@ -30,19 +30,39 @@ use std::sync::Arc;
 use stdin::{receive_stdin, write_within_stall_limit};
 use table::{find, lock, Process, PROCESSES};
 
-/// Answers [`Request::ProcessStart`].
-pub fn start(connection: &mut UnixStream, request: &ProcessStartRequest) -> Result<(), ProtoError> {
-    answer(connection, spawn(request).map(|p| Event::Process(p.info())))
+/// The table of the tracked-process requests: each to its handler.
+pub(crate) fn serve(c: &mut UnixStream, request: ProcessRequest) -> Result<(), ProtoError> {
+    match request {
+        ProcessRequest::ProcessStart(request) => start(c, &request),
+        ProcessRequest::ProcessList => list(c),
+        ProcessRequest::ProcessAttach {
+            id,
+            since,
+            interactive,
+        } => attach(c, &id, since, interactive),
+        ProcessRequest::ProcessSignal { id, signal } => self::signal(c, &id, signal),
+        ProcessRequest::ProcessStdin { id, len, close } => write_stdin(c, &id, len, close),
+        ProcessRequest::ProcessResize { id, size } => resize(c, &id, size),
+        ProcessRequest::KillAll => kill_all(c),
+    }
 }
 
-/// Answers [`Request::ProcessList`].
+/// Answers [`ProcessRequest::ProcessStart`].
+pub fn start(connection: &mut UnixStream, request: &ProcessStartRequest) -> Result<(), ProtoError> {
+    answer(
+        connection,
+        spawn(request).map(|p| Event::Process(ProcessEvent::Process(p.info()))),
+    )
+}
+
+/// Answers [`ProcessRequest::ProcessList`].
 pub fn list(connection: &mut UnixStream) -> Result<(), ProtoError> {
     let processes: Vec<Arc<Process>> = lock(&PROCESSES).clone();
     let processes = processes.iter().map(|p| p.info()).collect();
-    write_json(connection, &Event::ProcessList { processes })
+    write_json(connection, &ProcessEvent::ProcessList { processes })
 }
 
-/// Answers [`Request::ProcessSignal`].
+/// Answers [`ProcessRequest::ProcessSignal`].
 pub fn signal(connection: &mut UnixStream, id: &str, signal: i32) -> Result<(), ProtoError> {
     let reply = find(id).and_then(|process| {
         if !(1..=64).contains(&signal) {
@@ -52,7 +72,7 @@ pub fn signal(connection: &mut UnixStream, id: &str, signal: i32) -> Result<(), 
             ));
         }
         match sys::signal_process_group(process.pid, signal) {
-            Ok(()) => Ok(Event::Process(process.info())),
+            Ok(()) => Ok(Event::Process(ProcessEvent::Process(process.info()))),
             Err(e) if e.raw_os_error() == Some(libc::ESRCH) => Err(Refusal::new(
                 ErrorCode::ProcessExited,
                 format!("process {id} has exited and nothing is left in its process group"),
@@ -66,16 +86,16 @@ pub fn signal(connection: &mut UnixStream, id: &str, signal: i32) -> Result<(), 
     answer(connection, reply)
 }
 
-/// Answers [`Request::ProcessResize`].
+/// Answers [`ProcessRequest::ProcessResize`].
 pub fn resize(connection: &mut UnixStream, id: &str, size: TermSize) -> Result<(), ProtoError> {
     let reply = find(id).and_then(|process| {
         process.resize(size)?;
-        Ok(Event::Process(process.info()))
+        Ok(Event::Process(ProcessEvent::Process(process.info())))
     });
     answer(connection, reply)
 }
 
-/// Answers [`Request::ProcessStdin`].
+/// Answers [`ProcessRequest::ProcessStdin`].
 pub fn write_stdin(
     connection: &mut UnixStream,
     id: &str,
@@ -108,11 +128,11 @@ pub fn write_stdin(
     }
     answer(
         connection,
-        outcome.map(|()| Event::StdinWritten { bytes: len }),
+        outcome.map(|()| Event::Process(ProcessEvent::StdinWritten { bytes: len })),
     )
 }
 
-/// Answers [`Request::ProcessAttach`]: streams until the process has exited and all its
+/// Answers [`ProcessRequest::ProcessAttach`]: streams until the process has exited and all its
 /// output is sent, or until the connection fails.
 pub fn attach(
     connection: &mut UnixStream,

@@ -12,6 +12,8 @@ use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sandboxd_api::ArchiveWritten;
 use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -86,4 +88,11 @@ pub async fn upload(
         .upload_archive(&caller, &id, query.path, upload_source(body))
         .await?;
     Ok(Json(written))
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        // Streamed both ways, as file contents are: the agent counts the bytes.
+        .routes(routes!(download, upload))
 }

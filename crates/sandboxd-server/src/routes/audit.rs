@@ -7,6 +7,8 @@ use axum::extract::State;
 use axum::Json;
 use sandboxd_api::AuditList;
 use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 #[derive(Deserialize, utoipa::IntoParams)]
 #[into_params(parameter_in = Query)]
@@ -38,4 +40,9 @@ pub async fn audit_log(
     ApiQuery(query): ApiQuery<AuditQuery>,
 ) -> Result<Json<AuditList>, ApiError> {
     Ok(Json(state.core.audit(&caller, query.limit)?))
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(audit_log))
 }

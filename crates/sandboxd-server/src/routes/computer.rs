@@ -6,12 +6,14 @@
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery, Authenticated, JsonRequest, QueryRequest};
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sandboxd_api::{ComputerRequest, ComputerResult, Region};
 use serde::Deserialize;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 /// An action's body: at most 10000 characters of text to type, and the rest.
 pub const BODY_LIMIT: usize = 128 << 10;
@@ -122,4 +124,11 @@ pub async fn screenshot(
         (header::CACHE_CONTROL, HeaderValue::from_static("no-store")),
     ];
     Ok((headers, shot.png).into_response())
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(act).layer(DefaultBodyLimit::max(BODY_LIMIT)))
+        .routes(routes!(screenshot))
 }

@@ -7,7 +7,7 @@
 use crate::error::ApiError;
 use crate::extract::{ApiJson, Authenticated};
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::Json;
@@ -16,6 +16,8 @@ use sandboxd_api::{CodeEvent, ContextInfo, ContextList, ContextRequest, RunCode}
 use sandboxd_core::code_run::CodeRun;
 use std::convert::Infallible;
 use std::time::Duration;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 /// The most a run's body may hold: the code (at most 512 KiB) and its options.
 pub const BODY_LIMIT: usize = 1 << 20;
@@ -210,4 +212,14 @@ fn sse(name: &str, data: &impl serde::Serialize) -> SseEvent {
     SseEvent::default()
         .event(name)
         .data(serde_json::to_string(data).unwrap_or_default())
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create, list).layer(DefaultBodyLimit::max(BODY_LIMIT)))
+        .routes(routes!(restart))
+        .routes(routes!(delete))
+        .routes(routes!(run).layer(DefaultBodyLimit::max(BODY_LIMIT)))
+        .routes(routes!(code).layer(DefaultBodyLimit::max(BODY_LIMIT)))
 }

@@ -9,6 +9,8 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::{Stream, StreamExt};
 use std::convert::Infallible;
 use std::time::Duration;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
 
@@ -41,4 +43,9 @@ pub async fn events(
             .interval(KEEPALIVE_INTERVAL)
             .text("keepalive"),
     ))
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(events))
 }

@@ -17,6 +17,8 @@ use std::future::Future;
 use std::io;
 use tokio::io::AsyncRead;
 use tokio_util::io::StreamReader;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -215,4 +217,12 @@ pub async fn delete_file(
         .delete_file(&caller, &id, query.path, query.recursive)
         .await?;
     Ok(Json(deleted))
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_files, delete_file))
+        // The upload body is streamed, not collected: the core counts it.
+        .routes(routes!(read_file, write_file))
 }

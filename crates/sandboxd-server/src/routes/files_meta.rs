@@ -4,7 +4,7 @@
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery, Authenticated, JsonRequest, QueryRequest};
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use axum::Json;
@@ -13,6 +13,8 @@ use sandboxd_api::{DirMade, FileInfo, MakeDir, MovePath};
 use serde::Deserialize;
 use std::convert::Infallible;
 use std::time::Duration;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 /// A mkdir or move request is two paths at most.
 pub const BODY_LIMIT: usize = 16 << 10;
@@ -179,4 +181,13 @@ fn sse(name: &str, data: &impl serde::Serialize) -> SseEvent {
     SseEvent::default()
         .event(name)
         .data(serde_json::to_string(data).unwrap_or_default())
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(stat))
+        .routes(routes!(watch))
+        .routes(routes!(make_dir).layer(DefaultBodyLimit::max(BODY_LIMIT)))
+        .routes(routes!(move_path).layer(DefaultBodyLimit::max(BODY_LIMIT)))
 }

@@ -3,9 +3,11 @@
 use crate::error::ApiError;
 use crate::extract::{ApiJson, Authenticated, JsonRequest};
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::Json;
 use sandboxd_api::SessionNetwork;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 /// A list of at most 256 short rules fits well under this.
 pub const BODY_LIMIT: usize = 64 << 10;
@@ -57,4 +59,10 @@ pub async fn set_network(
     ApiJson(request): ApiJson<SessionNetwork>,
 ) -> Result<Json<SessionNetwork>, ApiError> {
     Ok(Json(state.core.set_session_network(&caller, &id, request)?))
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(get_network, set_network).layer(DefaultBodyLimit::max(BODY_LIMIT)))
 }

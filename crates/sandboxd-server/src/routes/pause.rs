@@ -6,6 +6,8 @@ use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
 use sandboxd_api::SessionInfo;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 #[utoipa::path(
     post,
@@ -47,4 +49,11 @@ pub async fn resume(
     Path(id): Path<String>,
 ) -> Result<Json<SessionInfo>, ApiError> {
     Ok(Json(state.core.resume_session(&caller, &id).await?))
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(pause))
+        .routes(routes!(resume))
 }

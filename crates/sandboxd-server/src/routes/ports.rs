@@ -5,13 +5,15 @@
 use crate::error::ApiError;
 use crate::extract::{parse_json, Authenticated, JsonRequest, RawBody};
 use crate::state::AppState;
-use axum::extract::{Path, Request, State};
+use axum::extract::{DefaultBodyLimit, Path, Request, State};
 use axum::http::{header, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Json;
 use sandboxd_api::{PortList, ShareInfo, ShareList, ShareRequest};
 use sandboxd_core::Error;
 use std::collections::HashMap;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 /// A share request is one number.
 pub const SHARE_BODY_LIMIT: usize = 1 << 10;
@@ -237,4 +239,13 @@ pub async fn shared_root(Path(capability): Path<String>) -> Response {
         return ApiError(Error::NotFound("no such link".into())).into_response();
     }
     Redirect::permanent(&format!("/p/{capability}/")).into_response()
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_ports))
+        .routes(routes!(share).layer(DefaultBodyLimit::max(SHARE_BODY_LIMIT)))
+        .routes(routes!(list_shares))
+        .routes(routes!(revoke_share))
 }

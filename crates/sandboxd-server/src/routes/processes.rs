@@ -5,13 +5,15 @@ use crate::error::ApiError;
 use crate::extract::{parse_json, ApiJson, Authenticated, RawBody};
 use crate::state::AppState;
 use axum::body::Bytes;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::Json;
 use sandboxd_api::{
     InputWritten, KilledProcesses, ProcessInfo, ProcessInput, ProcessList, SignalRequest,
     StartProcess, TerminalSize,
 };
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 pub const START_BODY_LIMIT: usize = 1 << 20;
 pub const CONTROL_BODY_LIMIT: usize = 4 << 10;
@@ -219,4 +221,15 @@ pub async fn close_stdin(
         .write_stdin(&caller, &id, &process_id, &[], true)
         .await?;
     Ok(Json(closed))
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes(upload_limit: usize) -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list, start, kill_all).layer(DefaultBodyLimit::max(START_BODY_LIMIT)))
+        .routes(routes!(get_one))
+        .routes(routes!(write_stdin).layer(DefaultBodyLimit::max(upload_limit)))
+        .routes(routes!(close_stdin))
+        .routes(routes!(signal).layer(DefaultBodyLimit::max(CONTROL_BODY_LIMIT)))
+        .routes(routes!(resize).layer(DefaultBodyLimit::max(CONTROL_BODY_LIMIT)))
 }

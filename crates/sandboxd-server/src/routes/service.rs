@@ -12,6 +12,8 @@ use axum::Json;
 use futures_util::StreamExt;
 use sandboxd_api::{RuntimeList, Stats};
 use std::convert::Infallible;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 #[utoipa::path(
     get,
@@ -137,4 +139,16 @@ pub async fn prometheus(
         state.metrics.render(&stats),
     )
         .into_response())
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(list_runtimes))
+        .routes(routes!(build_runtime))
+        .routes(routes!(policy))
+        .routes(routes!(config_in_force))
+        .routes(routes!(engine_report))
+        .routes(routes!(stats))
+        .routes(routes!(prometheus))
 }

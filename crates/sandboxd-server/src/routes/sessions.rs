@@ -3,13 +3,15 @@
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery, Authenticated, QueryRequest, RawBody};
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use sandboxd_api::{
     ActivityList, CreateSession, ExecRequest, ExecResult, SessionInfo, SessionList,
 };
 use serde::Deserialize;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 pub const CREATE_BODY_LIMIT: usize = 64 << 10;
 
@@ -196,4 +198,15 @@ pub async fn session_activity(
     Path(id): Path<String>,
 ) -> Result<Json<ActivityList>, ApiError> {
     Ok(Json(state.core.activity(&caller, &id)?))
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes(exec_body_limit: usize) -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(
+            routes!(list_sessions, create_session).layer(DefaultBodyLimit::max(CREATE_BODY_LIMIT)),
+        )
+        .routes(routes!(get_session, close_session))
+        .routes(routes!(exec_command).layer(DefaultBodyLimit::max(exec_body_limit)))
+        .routes(routes!(session_activity))
 }

@@ -3,10 +3,12 @@
 use crate::error::ApiError;
 use crate::extract::{ApiJson, Authenticated, JsonRequest};
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::StatusCode;
 use axum::Json;
 use sandboxd_api::{ForkRequest, ForkResult, SnapshotInfo, SnapshotList, SnapshotRequest};
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 /// Small JSON bodies: a name, a count.
 pub const BODY_LIMIT: usize = 4 << 10;
@@ -123,4 +125,13 @@ pub async fn fork(
 ) -> Result<(StatusCode, Json<ForkResult>), ApiError> {
     let forked = state.core.fork_session(&caller, &id, request).await?;
     Ok((StatusCode::CREATED, Json(forked)))
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(create).layer(DefaultBodyLimit::max(BODY_LIMIT)))
+        .routes(routes!(list))
+        .routes(routes!(get_one, delete))
+        .routes(routes!(fork).layer(DefaultBodyLimit::max(BODY_LIMIT)))
 }

@@ -5,7 +5,7 @@
 use crate::error::ApiError;
 use crate::extract::{ApiJson, ApiQuery, Authenticated, QueryRequest};
 use crate::state::AppState;
-use axum::extract::{Path, State};
+use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::HeaderMap;
 use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use base64::Engine;
@@ -17,6 +17,8 @@ use serde::Deserialize;
 use std::collections::VecDeque;
 use std::convert::Infallible;
 use std::time::Duration;
+use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
+use utoipa_axum::routes;
 
 /// SSE comments keep idle streams open through proxies.
 const KEEPALIVE_INTERVAL: Duration = Duration::from_secs(15);
@@ -266,6 +268,15 @@ fn incomplete_utf8_tail(data: &[u8]) -> usize {
         }
     }
     0
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new()
+        .routes(routes!(stream))
+        .routes(routes!(run).layer(DefaultBodyLimit::max(
+            crate::routes::processes::START_BODY_LIMIT,
+        )))
 }
 
 #[cfg(test)]

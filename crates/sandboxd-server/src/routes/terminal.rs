@@ -14,6 +14,8 @@ use sandboxd_core::activity::PendingEntry;
 use sandboxd_core::terminal::{TerminalInput, TerminalOutput};
 use sandboxd_core::{Error, Terminal};
 use serde::Deserialize;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 /// A terminal's input arrives in keystrokes and pastes.
 const MAX_TERMINAL_MESSAGE: usize = 1 << 20;
@@ -183,4 +185,9 @@ async fn send_message(
         .send(Message::Text(text.into()))
         .await
         .map_err(|_| ())
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(terminal))
 }

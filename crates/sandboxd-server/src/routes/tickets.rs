@@ -7,6 +7,8 @@ use crate::state::AppState;
 use axum::extract::{Path, State};
 use axum::Json;
 use sandboxd_api::Ticket;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 #[utoipa::path(
     post,
@@ -27,4 +29,9 @@ pub async fn issue(
     Path(id): Path<String>,
 ) -> Result<Json<Ticket>, ApiError> {
     Ok(Json(state.core.issue_ticket(&caller, &id)?))
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(issue))
 }

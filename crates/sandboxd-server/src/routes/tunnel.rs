@@ -15,6 +15,8 @@ use axum::response::{IntoResponse, Response};
 use hyper_util::rt::TokioIo;
 use sandboxd_api::TUNNEL_PROTOCOL;
 use std::collections::HashMap;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
 
 #[utoipa::path(
     get,
@@ -65,4 +67,9 @@ pub async fn tunnel(
     headers.insert(header::CONNECTION, HeaderValue::from_static("upgrade"));
     headers.insert(header::UPGRADE, HeaderValue::from_static(TUNNEL_PROTOCOL));
     Ok(response)
+}
+
+/// This file's routes, each at the path its annotation documents (`app.rs` merges them).
+pub(crate) fn routes() -> OpenApiRouter<AppState> {
+    OpenApiRouter::new().routes(routes!(tunnel))
 }

@@ -195,7 +195,7 @@ pub async fn write_file(
 }
 
 /// The volumes' routes, for the route table to merge (each documented where it is routed).
-pub fn router() -> utoipa_axum::router::OpenApiRouter<AppState> {
+pub(crate) fn routes() -> utoipa_axum::router::OpenApiRouter<AppState> {
     use axum::extract::DefaultBodyLimit;
     use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
     use utoipa_axum::routes;

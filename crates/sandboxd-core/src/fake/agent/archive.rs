@@ -4,7 +4,7 @@
 use super::store::Files;
 use super::wire::{read_input, refuse, Input};
 use sandboxd_agent_proto::host::{write_frame, write_json};
-use sandboxd_agent_proto::{ArchiveSummary, ErrorCode, Event, FrameKind};
+use sandboxd_agent_proto::{ArchiveSummary, ErrorCode, Event, FilesEvent, FrameKind};
 use sandboxd_backend::WORKDIR;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -35,7 +35,7 @@ pub(super) async fn read_archive(
         return refuse(stream, ErrorCode::TooLarge, "over the limit").await;
     }
     let entries = tree.len() as u64;
-    let opened = Event::ArchiveOpened { entries, bytes };
+    let opened = Event::Files(FilesEvent::ArchiveOpened { entries, bytes });
     write_json(stream, &opened).await.ok()?;
     let encoded = serde_json::to_vec(&tree).ok()?;
     write_frame(stream, FrameKind::Stdout, &encoded)
@@ -46,7 +46,9 @@ pub(super) async fn read_archive(
         bytes,
         ..ArchiveSummary::default()
     };
-    write_json(stream, &Event::ArchiveEnd(summary)).await.ok()
+    write_json(stream, &FilesEvent::ArchiveEnd(summary))
+        .await
+        .ok()
 }
 
 pub(super) async fn write_archive(
@@ -68,7 +70,7 @@ pub(super) async fn write_archive(
         tree.into_iter()
             .map(|(name, contents)| (in_sandbox(path, &name), contents)),
     );
-    write_json(stream, &Event::ArchiveWritten(summary))
+    write_json(stream, &FilesEvent::ArchiveWritten(summary))
         .await
         .ok()
 }

@@ -1,13 +1,44 @@
 //! File operations on the fake sandbox's map: every path is a file, or a directory when a
 //! file lies below it.
 
+use super::archive::{self, ArchiveGate};
 use super::store::{fake_key, is_dir, Files};
 use super::wire::{read_input, refuse, Input};
 use sandboxd_agent_proto::host::{read_frame, write_frame, write_json};
-use sandboxd_agent_proto::{DirEntry, EntryKind, ErrorCode, Event, FileStat, FrameKind};
+use sandboxd_agent_proto::{
+    DirEntry, EntryKind, ErrorCode, Event, FileStat, FilesEvent, FilesRequest, FrameKind,
+};
 use tokio::io::DuplexStream;
 
-pub(super) async fn list_dir(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
+/// The table of the file requests the fake answers (archives in `archive.rs`).
+pub(super) async fn serve(
+    stream: &mut DuplexStream,
+    files: &Files,
+    request: FilesRequest,
+    gate: ArchiveGate,
+) -> Option<()> {
+    let (c, f) = (stream, files);
+    match request {
+        FilesRequest::ListDir { path, .. } => list_dir(c, f, &path).await,
+        FilesRequest::ReadFile { path, .. } => read_file(c, f, &path).await,
+        FilesRequest::WriteFile { path, .. } => write_file(c, f, &path).await,
+        FilesRequest::Delete { path, .. } => delete(c, f, &path).await,
+        FilesRequest::Stat { path } => stat(c, f, &path).await,
+        FilesRequest::MakeDir { path, .. } => make_dir(c, f, &path).await,
+        FilesRequest::Move {
+            from,
+            to,
+            overwrite,
+        } => move_path(c, f, (&from, &to), overwrite).await,
+        FilesRequest::Watch { path, .. } => watch(c, f, &path).await,
+        FilesRequest::ReadArchive { path, max_bytes } => {
+            archive::read_archive(c, f, (&path, max_bytes), gate).await
+        }
+        FilesRequest::WriteArchive { path, .. } => archive::write_archive(c, f, &path).await,
+    }
+}
+
+async fn list_dir(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
     let path = fake_key(path);
     let prefix = format!("{}/", path.trim_end_matches('/'));
     let listed = files.lock().ok()?.clone();
@@ -30,30 +61,34 @@ pub(super) async fn list_dir(stream: &mut DuplexStream, files: &Files, path: &st
             })
         })
         .collect();
-    write_json(stream, &Event::DirEntries { entries })
+    write_json(stream, &FilesEvent::DirEntries { entries })
         .await
         .ok()?;
-    write_json(stream, &Event::DirEnd { truncated: false })
+    write_json(stream, &FilesEvent::DirEnd { truncated: false })
         .await
         .ok()
 }
 
-pub(super) async fn read_file(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
+async fn read_file(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
     let path = fake_key(path);
     let contents = files.lock().ok()?.get(&path).cloned();
     let Some(contents) = contents else {
         return refuse(stream, ErrorCode::NotFound, "no such file").await;
     };
     let size = Some(contents.len() as u64);
-    write_json(stream, &Event::FileOpened { size }).await.ok()?;
+    write_json(stream, &FilesEvent::FileOpened { size })
+        .await
+        .ok()?;
     write_frame(stream, FrameKind::Stdout, &contents)
         .await
         .ok()?;
     let bytes = contents.len() as u64;
-    write_json(stream, &Event::FileEnd { bytes }).await.ok()
+    write_json(stream, &FilesEvent::FileEnd { bytes })
+        .await
+        .ok()
 }
 
-pub(super) async fn write_file(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
+async fn write_file(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
     let path = fake_key(path);
     write_json(stream, &Event::WriteReady).await.ok()?;
     let Input::Complete(contents) = read_input(stream).await? else {
@@ -61,32 +96,36 @@ pub(super) async fn write_file(stream: &mut DuplexStream, files: &Files, path: &
     };
     let bytes = contents.len() as u64;
     files.lock().ok()?.insert(path, contents);
-    write_json(stream, &Event::FileWritten { bytes }).await.ok()
+    write_json(stream, &FilesEvent::FileWritten { bytes })
+        .await
+        .ok()
 }
 
 /// As the agent: nothing there is no error.
-pub(super) async fn delete(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
+async fn delete(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
     files.lock().ok()?.remove(&fake_key(path));
-    write_json(stream, &Event::Deleted).await.ok()
+    write_json(stream, &FilesEvent::Deleted).await.ok()
 }
 
-pub(super) async fn stat(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
+async fn stat(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
     match fake_stat(files, &fake_key(path)) {
-        Some(stat) => write_json(stream, &Event::Stat(stat)).await.ok(),
+        Some(stat) => write_json(stream, &FilesEvent::Stat(stat)).await.ok(),
         None => refuse(stream, ErrorCode::NotFound, "no such file").await,
     }
 }
 
-pub(super) async fn make_dir(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
+async fn make_dir(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
     let path = fake_key(path);
     if files.lock().ok()?.contains_key(&path) {
         return refuse(stream, ErrorCode::NotADirectory, "a file is there").await;
     }
     let created = !is_dir(files, &path);
-    write_json(stream, &Event::DirMade { created }).await.ok()
+    write_json(stream, &FilesEvent::DirMade { created })
+        .await
+        .ok()
 }
 
-pub(super) async fn move_path(
+async fn move_path(
     stream: &mut DuplexStream,
     files: &Files,
     (from, to): (&str, &str),
@@ -105,18 +144,18 @@ pub(super) async fn move_path(
         }
     };
     match moved.map(|()| fake_stat(files, &to)) {
-        Ok(Some(stat)) => write_json(stream, &Event::Stat(stat)).await.ok(),
+        Ok(Some(stat)) => write_json(stream, &FilesEvent::Stat(stat)).await.ok(),
         Ok(None) => None,
         Err((code, message)) => refuse(stream, code, message).await,
     }
 }
 
 /// Watches without reporting anything, until the service lets go.
-pub(super) async fn watch(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
+async fn watch(stream: &mut DuplexStream, files: &Files, path: &str) -> Option<()> {
     if !is_dir(files, &fake_key(path)) {
         return refuse(stream, ErrorCode::NotFound, "no such directory").await;
     }
-    write_json(stream, &Event::Watching).await.ok()?;
+    write_json(stream, &FilesEvent::Watching).await.ok()?;
     let _ = read_frame(stream).await;
     Some(())
 }

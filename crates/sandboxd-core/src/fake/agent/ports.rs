@@ -2,15 +2,23 @@
 
 use super::wire::refuse;
 use sandboxd_agent_proto::host::write_json;
-use sandboxd_agent_proto::{ErrorCode, Event};
+use sandboxd_agent_proto::{ErrorCode, PortsEvent, PortsRequest};
 use tokio::io::DuplexStream;
 
-pub(super) async fn list(stream: &mut DuplexStream) -> Option<()> {
-    let ports = Vec::new();
-    write_json(stream, &Event::Ports { ports }).await.ok()
+/// The table of the port requests the fake answers.
+pub(super) async fn serve(stream: &mut DuplexStream, request: PortsRequest) -> Option<()> {
+    match request {
+        PortsRequest::ListPorts { .. } => list(stream).await,
+        PortsRequest::PortConnect { port } => connect(stream, port).await,
+    }
 }
 
-pub(super) async fn connect(stream: &mut DuplexStream, port: u16) -> Option<()> {
+async fn list(stream: &mut DuplexStream) -> Option<()> {
+    let ports = Vec::new();
+    write_json(stream, &PortsEvent::Ports { ports }).await.ok()
+}
+
+async fn connect(stream: &mut DuplexStream, port: u16) -> Option<()> {
     let message = format!("nothing answers on port {port}");
     refuse(stream, ErrorCode::ConnectionRefused, &message).await
 }

@@ -37,3 +37,13 @@ pub(super) async fn refuse(
     };
     write_json(stream, &error).await.ok()
 }
+
+/// What the fake answers to a request it does not do.
+pub(super) async fn unsupported(stream: &mut DuplexStream) -> Option<()> {
+    refuse(
+        stream,
+        ErrorCode::BadRequest,
+        "the fake agent does not do that",
+    )
+    .await
+}
