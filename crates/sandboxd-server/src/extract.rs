@@ -6,6 +6,7 @@ use crate::inflight::{read_body, BodyError};
 use axum::body::Bytes;
 use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
+use axum::http::{header, HeaderMap};
 use sandboxd_api::CLIENT_HEADER;
 use sandboxd_core::{Caller, Error, Interface, Principal};
 use serde::de::DeserializeOwned;
@@ -119,4 +120,12 @@ pub fn client_address(request: &Request) -> Option<std::net::IpAddr> {
         .extensions()
         .get::<axum::extract::ConnectInfo<std::net::SocketAddr>>()
         .map(|info| info.0.ip())
+}
+
+/// The body's length as its `Content-Length` says, when it says one: an upload's early refusal
+/// of a body over its limit (the bytes are counted as they come all the same).
+pub fn declared_length(headers: &HeaderMap) -> Option<u64> {
+    headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok())
 }

@@ -95,21 +95,32 @@ impl Core {
         let path = checked_path(path)?;
         let tenant = caller.principal.tenant();
         let volume = self.volume_for(caller, tenant, name, "read_volume_file")?;
-        let file = self
-            .backend()
-            .open_volume_file(&volume.id, &path, false)
+        let file = self.open_volume_file(name, &volume.id, &path, false)?;
+        let size = file.metadata().map_err(volume_host_error)?.len();
+        Ok(VolumeDownload {
+            file: tokio::fs::File::from_std(file),
+            size,
+        })
+    }
+
+    /// The volume's file at `path`, opened on the host without following a symlink, for
+    /// writing (created, emptied) or reading.
+    fn open_volume_file(
+        &self,
+        name: &str,
+        volume_id: &str,
+        path: &str,
+        write: bool,
+    ) -> Result<std::fs::File, Error> {
+        self.backend()
+            .open_volume_file(volume_id, path, write)
             .ok_or_else(|| {
                 Error::bad_request(
                     "volumes_unavailable",
                     "this backend cannot reach a volume's files without a session; mount it in one",
                 )
             })?
-            .map_err(|e| open_error(name, &path, e))?;
-        let size = file.metadata().map_err(volume_host_error)?.len();
-        Ok(VolumeDownload {
-            file: tokio::fs::File::from_std(file),
-            size,
-        })
+            .map_err(|e| open_error(name, path, e))
     }
 
     /// Writes a file of the caller's volume whole (replacing it), making missing directories.
@@ -134,16 +145,7 @@ impl Core {
         if declared_length.is_some_and(|length| length > limit) {
             return Err(too_large());
         }
-        let file = self
-            .backend()
-            .open_volume_file(&volume.id, &path, true)
-            .ok_or_else(|| {
-                Error::bad_request(
-                    "volumes_unavailable",
-                    "this backend cannot reach a volume's files without a session; mount it in one",
-                )
-            })?
-            .map_err(|e| open_error(name, &path, e))?;
+        let file = self.open_volume_file(name, &volume.id, &path, true)?;
         let mut file = tokio::fs::File::from_std(file);
         let written_error = |e: io::Error| {
             match e.kind() {

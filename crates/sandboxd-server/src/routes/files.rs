@@ -2,7 +2,7 @@
 //! core, which does them through the sandbox's agent.
 
 use crate::error::ApiError;
-use crate::extract::{ApiQuery, Authenticated, QueryRequest};
+use crate::extract::{declared_length, ApiQuery, Authenticated, QueryRequest};
 use crate::state::AppState;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -174,9 +174,7 @@ pub async fn write_file(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<FileWritten>, ApiError> {
-    let declared_length = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    let declared_length = declared_length(&headers);
     let written = state
         .core
         .write_file(

@@ -2,7 +2,9 @@
 //! session (streamed both ways, as a session's files are).
 
 use crate::error::ApiError;
-use crate::extract::{ApiJson, ApiQuery, Authenticated, JsonRequest, QueryRequest};
+use crate::extract::{
+    declared_length, ApiJson, ApiQuery, Authenticated, JsonRequest, QueryRequest,
+};
 use crate::routes::files::upload_source;
 use crate::state::AppState;
 use axum::body::{Body, Bytes};
@@ -178,9 +180,7 @@ pub async fn write_file(
     headers: HeaderMap,
     body: Body,
 ) -> Result<Json<FileWritten>, ApiError> {
-    let declared_length = headers
-        .get(header::CONTENT_LENGTH)
-        .and_then(|value| value.to_str().ok()?.parse::<u64>().ok());
+    let declared_length = declared_length(&headers);
     let written = state
         .core
         .write_volume_file(
