@@ -15,8 +15,10 @@ use tokio::net::TcpStream;
 const FLOOD: usize = 1000;
 /// What another party's request is given to answer during the flood.
 const ANSWER_WITHIN: Duration = Duration::from_secs(2);
-/// How long the flood's connections may take to be opened, all of them.
-const FLOOD_OPENS_WITHIN: Duration = Duration::from_secs(10);
+/// How long the flood's connections may take to be opened, all of them: a service that stops
+/// accepting stalls the flood for good, so the bound only has to outlast a loaded machine (the
+/// test step's parallel suites once took the 2,000 opens past 10 s).
+const FLOOD_OPENS_WITHIN: Duration = Duration::from_secs(60);
 /// The default of `policy.max_requests_per_caller`, which the service here keeps.
 const PER_CALLER: usize = 256;
 
