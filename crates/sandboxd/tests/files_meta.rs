@@ -5,7 +5,7 @@
 
 mod common;
 
-use common::{base_config, on_kubernetes, TestService, TOKEN};
+use common::{base_config, docker_only, on_kubernetes, TestService, TOKEN};
 use sandboxd_api::{FileChange, FileChangeKind};
 use sandboxd_client::{Client, ClientError, FileWatch, Interface};
 use serde_json::{json, Value};
@@ -323,6 +323,12 @@ async fn a_watch_sees_what_commands_do_recursively_or_not_and_ends_with_the_sess
 
 #[tokio::test]
 async fn a_flood_of_changes_is_bounded_and_reported_as_an_overflow() {
+    if !docker_only(
+        "a flood of 600,000 changes",
+        "its backlog drains through the API server's port-forward, minutes on a loaded 2-core machine (agents over the pod network: #53)",
+    ) {
+        return;
+    }
     let (service, client) = start().await;
     let id = service.open("python").await;
     sh(&service, &id, "mkdir flood").await;
