@@ -79,6 +79,7 @@ pub async fn list(
     params(("name" = String, Path, description = "The volume's name")),
     responses(
         (status = 200, description = "The volume", body = VolumeInfo),
+        (status = 400, description = "`invalid_volume_name`: a name that no volume can have", body = sandboxd_api::ErrorBody),
         (status = 404, description = "`not_found`: no such volume (or not the caller's)", body = sandboxd_api::ErrorBody)
     )
 )]
@@ -98,6 +99,7 @@ pub async fn get_one(
     params(("name" = String, Path, description = "The volume's name")),
     responses(
         (status = 200, description = "The volume that was deleted", body = VolumeInfo),
+        (status = 400, description = "`invalid_volume_name`: a name that no volume can have", body = sandboxd_api::ErrorBody),
         (status = 404, description = "`not_found`: no such volume (or not the caller's)", body = sandboxd_api::ErrorBody),
         (status = 409, description = "`volume_in_use`: open sessions mount it (the message names them)", body = sandboxd_api::ErrorBody)
     )
@@ -122,6 +124,7 @@ pub async fn delete(
     ),
     responses(
         (status = 200, description = "The file's bytes", content_type = "application/octet-stream", body = String),
+        (status = 400, description = "`invalid_volume_name`, or `invalid_request`: `path` missing, too long or holding a NUL byte", body = sandboxd_api::ErrorBody),
         (status = 403, description = "`path_refused`: a symlink on the way, or not a regular file", body = sandboxd_api::ErrorBody),
         (status = 404, description = "`not_found`: no such volume or file", body = sandboxd_api::ErrorBody),
         (status = 409, description = "`is_a_directory` or `not_a_directory`", body = sandboxd_api::ErrorBody)
@@ -166,6 +169,7 @@ pub async fn read_file(
     request_body(content = String, content_type = "application/octet-stream", description = "The file's bytes, up to `policy.max_upload_bytes`"),
     responses(
         (status = 200, description = "The bytes written", body = FileWritten),
+        (status = 400, description = "`invalid_volume_name`, or `invalid_request`: `path` missing, too long or holding a NUL byte", body = sandboxd_api::ErrorBody),
         (status = 403, description = "`path_refused`: a symlink on the way, or not a regular file", body = sandboxd_api::ErrorBody),
         (status = 404, description = "`not_found`: no such volume", body = sandboxd_api::ErrorBody),
         (status = 413, description = "`payload_too_large`: over `policy.max_upload_bytes`", body = sandboxd_api::ErrorBody),
