@@ -36,17 +36,7 @@ impl Tenants {
         path: &str,
         body: Option<Value>,
     ) -> (u16, Value) {
-        let mut request = self
-            .service
-            .client
-            .request(method, self.service.url(path))
-            .bearer_auth(token);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
+        self.service.call_as(token, method, path, body).await
     }
 
     async fn open(&self, token: &str, body: Value) -> (u16, Value) {

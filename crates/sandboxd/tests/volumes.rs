@@ -53,17 +53,7 @@ impl Volumes {
         path: &str,
         body: Option<Value>,
     ) -> (u16, Value) {
-        let mut request = self
-            .service
-            .client
-            .request(method, self.service.url(path))
-            .bearer_auth(token);
-        if let Some(body) = body {
-            request = request.json(&body);
-        }
-        let response = request.send().await.unwrap();
-        let status = response.status().as_u16();
-        (status, response.json().await.unwrap_or(Value::Null))
+        self.service.call_as(token, method, path, body).await
     }
 
     async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {

@@ -8,6 +8,7 @@
 
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
+mod calls;
 #[path = "../../../sandboxd-egress/tests/support/ledger.rs"]
 pub mod ledger;
 mod running;
