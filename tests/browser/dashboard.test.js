@@ -71,6 +71,17 @@ async function waitForText(selector, expected, timeout = STEP_TIMEOUT) {
   );
 }
 
+/** Reads until the text matches or the step's time is up, then asserts on the last read. */
+async function untilMatches(read, pattern) {
+  const deadline = Date.now() + STEP_TIMEOUT;
+  let last = await read();
+  while (!pattern.test(last) && Date.now() < deadline) {
+    await page.waitForTimeout(100);
+    last = await read();
+  }
+  assert.match(last, pattern);
+}
+
 async function runInTerminal(command) {
   const before = await page.locator('.subpanel-terminal .entry').count();
   await page.fill('.subpanel-terminal .term-input', command);
@@ -372,8 +383,12 @@ test('the runtime allowlist, the config in force and the policy are shown', asyn
   await page.click('#tab-runtimes');
   const python = page.locator('#runtimes-body tr[data-runtime="python"]');
   await python.waitFor();
-  const cells = await python.locator('td, th').allInnerTexts();
-  assert.match(cells.join(' | '), /python\s+Python <b>3\.11<\/b> & friends \| sandboxd\/python:3\.11-bookworm\s*ready \| 256 MiB \| 0\.5 \| 128 \| none \| 16 MiB \| python3/);
+  // Polled: a refresh or a late route change can re-render the table between two reads, and
+  // innerText of a row not laid out at that instant loses its line breaks (CI saw it once).
+  await untilMatches(
+    async () => (await python.locator('td, th').allInnerTexts()).join(' | '),
+    /python\s+Python <b>3\.11<\/b> & friends \| sandboxd\/python:3\.11-bookworm\s*ready \| 256 MiB \| 0\.5 \| 128 \| none \| 16 MiB \| python3/,
+  );
   assert.match(await page.locator('#runtimes-body tr[data-runtime="sh"]').innerText(), /default/);
   await waitForText('#config-toml', '[runtimes.python]');
   const toml = await text('#config-toml');
