@@ -367,6 +367,35 @@ test('an image file is shown, another binary described', async () => {
   await waitForText('.subpanel-files .viewer-binary', 'an executable (ELF)');
 });
 
+test('a symlink says what it leads to, and opens it: a file in the viewer, a folder in the list', async () => {
+  const made = await apiCall(service, 'POST', `/v1/sessions/${sessionId}/exec`, {
+    command: 'cd /workspace && mkdir -p deep/er && ln -s notes.txt to-notes && ln -s deep/er to-deep && ln -s /nowhere broken && echo made',
+  });
+  assert.equal(made.json.stdout, 'made\n');
+  await page.click('.subpanel-files button[aria-label="Refresh"]');
+  const link = (name) => page.locator(`.subpanel-files tr[data-name="${name}"][data-type="symlink"]`);
+  await link('to-notes').waitFor();
+  assert.match(await link('to-notes').innerText(), /to-notes\s*→ a file/);
+  assert.match(await link('to-deep').innerText(), /→ a folder/);
+  assert.match(await link('broken').innerText(), /→ nowhere/);
+  await link('to-notes').locator('a.file-name').click();
+  const viewer = page.locator('.subpanel-files .viewer');
+  await waitForText('.subpanel-files .viewer-title', '/workspace/notes.txt');
+  assert.match(await viewer.locator('.viewer-code').innerText(), /^first line/);
+  await waitForText('.subpanel-files .files-status', 'to-notes → notes.txt');
+  await link('broken').locator('a.file-name').click();
+  await waitForText('.subpanel-files .files-status', 'broken → /nowhere: it leads nowhere');
+  await link('to-deep').locator('a.file-name').click();
+  await page.waitForFunction(() => document.querySelector('.subpanel-files .path-form input')?.value === '/workspace/deep/er');
+  await page.locator('.subpanel-files .path-form input').fill('/workspace');
+  await page.press('.subpanel-files .path-form input', 'Enter');
+  await link('to-notes').waitFor();
+  const removed = await apiCall(service, 'POST', `/v1/sessions/${sessionId}/exec`, { command: 'cd /workspace && rm -r deep to-notes to-deep broken' });
+  assert.equal(removed.json.exit_code, 0);
+  await page.click('.subpanel-files button[aria-label="Refresh"]');
+  await link('to-notes').waitFor({ state: 'detached' });
+});
+
 test('new file, new folder and rename', async () => {
   await page.click('.subpanel-files button:has-text("New folder")');
   await page.fill('.subpanel-files .name-form input', 'docs');

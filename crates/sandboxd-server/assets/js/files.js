@@ -208,6 +208,7 @@ export class FilesView {
     const click = (event) => {
       event.preventDefault();
       if (entry.type === 'file') this.viewer.open(path, entry.name, entry.size);
+      else if (entry.type === 'symlink') this.follow(path);
       else this.open(path);
     };
     const name = entry.type === 'other'
@@ -226,12 +227,30 @@ export class FilesView {
     return h(
       'tr',
       { dataset: { name: entry.name, type: entry.type } },
-      h('td', null, h('div', { class: 'name-cell' }, icon(isDir ? 'folder' : entry.type === 'symlink' ? 'link' : entry.type === 'file' ? 'file' : 'other'), name)),
+      h('td', null, h('div', { class: 'name-cell' }, icon(isDir ? 'folder' : entry.type === 'symlink' ? 'link' : entry.type === 'file' ? 'file' : 'other'), name, linkLeadsTo(entry))),
       h('td', { class: 'num' }, isDir ? '—' : fmt.bytes(entry.size)),
       h('td', { class: 'nowrap' }, fmt.when(entry.modified)),
       h('td', { class: 'mono muted' }, entry.mode),
       actions,
     );
+  }
+
+  /** Opens what a symlink leads to (resolved in the sandbox): a directory here, a file in the viewer. */
+  async follow(path) {
+    show(this.error, false);
+    try {
+      const link = await (await request('GET', sessionPath(this.id, `/files/stat?path=${encodeURIComponent(path)}`))).json();
+      if (link.target_type === 'dir') return this.open(link.target_path);
+      if (link.target_type !== 'file') {
+        setText(this.status, `${link.name} → ${link.symlink_target}: it leads nowhere.`);
+        return;
+      }
+      const target = await (await request('GET', sessionPath(this.id, `/files/stat?path=${encodeURIComponent(link.target_path)}`))).json();
+      await this.viewer.open(link.target_path, target.name, target.size);
+      setText(this.status, `${link.name} → ${link.symlink_target}`);
+    } catch (error) {
+      this.showError(error);
+    }
   }
 
   async download(path, name, button) {
@@ -304,6 +323,13 @@ export class FilesView {
     this.generation += 1;
     this.viewer.close();
   }
+}
+
+/** A symlink's row says what it leads to (the listing follows it in the sandbox, not here). */
+function linkLeadsTo(entry) {
+  if (entry.type !== 'symlink') return null;
+  const to = { file: 'a file', dir: 'a folder', other: 'a device, FIFO or socket' }[entry.target_type] || 'nowhere';
+  return h('span', { class: 'muted link-target' }, ` → ${to}`);
 }
 
 function join(dir, name) {
