@@ -11,7 +11,8 @@
 #   4c. the shared backend suites on gVisor    SANDBOXD_TEST_ISOLATION=gvisor (runsc, built by host-setup)
 #   5. the dashboard in Chromium              tests/browser (npm ci, then node --test; the tests
 #                                                start their own service on loopback)
-#   6. the MCP server with the MCP Python SDK  tests/mcp (pytest in target/mcp-venv)
+#   6. the MCP server with the MCP Python SDK  tests/mcp (npm ci for the MCP Inspector's CLI and
+#                                                its Node 22, then pytest in target/mcp-venv)
 #   7. the API fuzzed by schemathesis          tests/fuzz (pytest in target/fuzz-venv); the
 #                                                Python suites start their own service on loopback
 #   7b. the E2B-compatible API with the E2B SDKs tests/e2b (npm ci, then pytest in target/e2b-venv:
@@ -417,7 +418,16 @@ python_tests() {
     logged "$suite" pytest env SANDBOXD_BIN="$(cargo_target_dir)/debug/sandboxd" PYTHONDONTWRITEBYTECODE=1 \
         "$python" -m pytest -q -s -rfE -p no:cacheprovider "$SANDBOXD_ROOT/tests/$suite"
 }
-step mcp python_tests mcp || true
+# The MCP suite, with the official Python SDK as the client; and the MCP Inspector's CLI
+# (tests/mcp/package-lock.json, with the Node 22 it needs from npm) checking every tool's schema.
+mcp_tests() {
+    if ! have node || ! have npm; then
+        ensure_packages nodejs npm
+    fi
+    (cd "$SANDBOXD_ROOT/tests/mcp" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+    python_tests mcp
+}
+step mcp mcp_tests || true
 remove_test_sandboxes
 # The API fuzzed by schemathesis from the served OpenAPI document: no 5xx, no crash, no answer
 # that violates the document, over a bounded number of cases.
