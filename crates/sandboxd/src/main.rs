@@ -21,7 +21,7 @@ mod commands;
 mod exit;
 mod remedy;
 
-use clap::{CommandFactory, Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use exit::{client_exit_code, fail, is_broken_pipe, EXIT_USAGE};
 use std::process::ExitCode;
 
@@ -107,7 +107,10 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::from_arg_matches(&command().get_matches()) {
+        Ok(cli) => cli,
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         // Any failure of the service to start is a configuration problem to fix.
         Command::Serve(args) => return usage_exit(commands::serve::run(args)),
@@ -129,7 +132,7 @@ fn main() -> ExitCode {
         Command::Runtimes(args) => commands::runtimes::run(args).map(|()| 0),
         Command::Mcp(args) => commands::mcp::run(args).map(|()| 0),
         Command::Completions(args) => {
-            commands::completions::run(args, Cli::command());
+            commands::completions::run(args, command());
             Ok(0)
         }
         Command::E2b(command) => commands::e2b::run(command).map(|()| 0),
@@ -150,6 +153,11 @@ fn main() -> ExitCode {
         Err(e) if is_broken_pipe(&e) => ExitCode::SUCCESS,
         Err(e) => fail(&e, client_exit_code(&e)),
     }
+}
+
+/// The command line: the derived one, with the service's arguments also before a command.
+fn command() -> clap::Command {
+    commands::connection::with_leading_service_args(Cli::command())
 }
 
 fn usage_exit(result: anyhow::Result<()>) -> ExitCode {

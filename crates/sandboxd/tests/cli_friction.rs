@@ -1,7 +1,8 @@
 //! What new users of the command line tripped on (issue 55), the built binary against a real
 //! service and Docker: copies keep their permission bits, every command takes an id prefix, a
 //! shell line given as one word gets a hint (and `--shell` runs it), and tables show times to
-//! the second, sizes in one form and singulars for one.
+//! the second, sizes in one form and singulars for one; `--url`/`--token` go before or after the
+//! command name.
 
 mod common;
 
@@ -256,4 +257,35 @@ fn a_refused_token_names_where_it_came_from() {
     assert!(from_env.contains("token from SANDBOXD_TOKEN"), "{from_env}");
     let from_flag = refused(&["sessions", "--token", "wrong"], Some("wrong"));
     assert!(from_flag.contains("token from --token"), "{from_flag}");
+}
+
+#[test]
+fn the_service_arguments_work_before_the_command_name_and_outrank_the_environment() {
+    let service = TestService::start(&base_config(1, ""));
+    let run = |args: &[&str]| {
+        let output = Command::new(sandboxd_bin())
+            .args(args)
+            // What the flags must outrank: another service, another token.
+            .env("SANDBOXD_URL", "http://127.0.0.1:9")
+            .env("SANDBOXD_TOKEN", "not-this-one")
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8(output.stderr).unwrap();
+        (output.status.code(), stderr)
+    };
+    let url = service.url.as_str();
+    for args in [
+        ["--url", url, "--token", TOKEN, "sessions", "-q"],
+        ["--url", url, "sessions", "--token", TOKEN, "-q"],
+        ["sessions", "-q", "--url", url, "--token", TOKEN],
+    ] {
+        let (code, stderr) = run(&args);
+        assert_eq!(code, Some(0), "{args:?}: {stderr}");
+    }
+    let (code, stderr) = run(&["--url", url, "sessions"]);
+    assert_eq!(code, Some(4), "the environment's token, refused: {stderr}");
+    assert!(stderr.contains("token from SANDBOXD_TOKEN"), "{stderr}");
+    let (code, stderr) = run(&["--request-timeout", "1", "--token", TOKEN, "sessions"]);
+    assert_eq!(code, Some(3), "the environment's URL: {stderr}");
+    assert!(stderr.contains("127.0.0.1:9"), "{stderr}");
 }

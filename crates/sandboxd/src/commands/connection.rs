@@ -35,6 +35,28 @@ pub struct ServiceArgs {
     request_timeout: u64,
 }
 
+/// `--url`, `--token` and `--request-timeout` also before the command's name (`sandboxd --url X
+/// sessions`): global arguments with [`ServiceArgs`]' ids, which clap hands down to each client
+/// command's own (a value given on the command line outranks the environment and the default).
+/// Hidden: each command's help shows its own, and `serve` reads its token the same way.
+pub fn with_leading_service_args(command: clap::Command) -> clap::Command {
+    let leading = |id: &'static str| clap::Arg::new(id).long(id).global(true).hide(true);
+    command
+        .arg(leading("url"))
+        .arg(leading("token"))
+        .arg(
+            clap::Arg::new("request_timeout")
+                .long("request-timeout")
+                .value_name("SECS")
+                .value_parser(clap::value_parser!(u64))
+                .global(true)
+                .hide(true),
+        )
+        .after_help(
+            "Client commands take --url, --token and --request-timeout before or after the command's name.",
+        )
+}
+
 impl ServiceArgs {
     /// A client for the service, speaking as `interface`.
     pub fn client(&self, interface: Interface) -> Result<Client> {
