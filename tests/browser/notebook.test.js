@@ -13,6 +13,7 @@ let browserHandle;
 let page;
 let sessionId;
 const pageErrors = [];
+const consoleLines = [];
 
 before(async () => {
   service = await startService({
@@ -31,6 +32,8 @@ extra_ca_certificates = ["/etc/ssl/certs/ca-certificates.crt"]
   context.setDefaultTimeout(60_000);
   page = await context.newPage();
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  // The frames' policy violations reach the console (a frame runs no script to report them).
+  page.on('console', (message) => consoleLines.push(message.text()));
   // The first session of the recipe builds its image (about two minutes when nothing is cached).
   const opened = await apiCall(service, 'POST', '/v1/sessions', { runtime: 'interpreter' });
   assert.equal(opened.status, 201, JSON.stringify(opened.json));
@@ -72,10 +75,14 @@ test('notebook cells plot, keep state and show HTML without running its scripts'
   assert.equal(await state.getAttribute('data-outcome'), 'ok');
   const used = await runCell(3, 'print(answer)');
   assert.equal((await used.locator('.notebook-stdout').innerText()).trim(), '42');
+  // A cell's code area grows with its lines.
+  const code = page.locator('.notebook-cell[data-cell="4"] textarea');
+  await code.fill('a = 1\nb = 2\nc = 3\nd = 4\ne = 5\nf = 6');
+  assert.equal(await code.getAttribute('rows'), '6');
 
   const hostile = await runCell(
     4,
-    'from IPython.display import HTML, display\ndisplay(HTML(\'<table id="t"><tr><td>cell</td></tr></table><img src=x onerror="window.parent.__pwned=1">\'))',
+    'from IPython.display import HTML, display\ndisplay(HTML(\'<style>td { background-image: url(/styled-leak) } #t { color: rgb(1, 2, 3) }</style><table id="t"><tr><td>cell</td></tr></table><img src=x onerror="window.parent.__pwned=1">\'))',
   );
   assert.equal(await hostile.getAttribute('data-outcome'), 'ok', await hostile.innerText());
   const frame = hostile.locator('iframe.notebook-html');
@@ -87,12 +94,22 @@ test('notebook cells plot, keep state and show HTML without running its scripts'
   // Give the broken image's error event every chance to run its handler.
   await page.waitForTimeout(500);
   assert.equal(await page.evaluate(() => typeof window.__pwned), 'undefined');
+  // Its own <style> styles it, and fetches nothing: the frame's policy blocks the style's URL
+  // (the page's alone would let it reach this service).
+  assert.equal(await inner.locator('#t').evaluate((table) => getComputedStyle(table).color), 'rgb(1, 2, 3)');
+  const blocked = (line) => line.includes('/styled-leak') && line.includes('has been blocked');
+  for (let i = 0; i < 50 && !consoleLines.some(blocked); i += 1) await page.waitForTimeout(100);
+  assert.ok(consoleLines.some(blocked), `the style's fetch was blocked: ${consoleLines.join('\n')}`);
 
   // A DataFrame shows as its HTML table.
   const table = await runCell(5, 'import pandas as pd\npd.DataFrame({"x": [1, 2], "y": ["a", "b"]})');
   assert.equal(await table.getAttribute('data-outcome'), 'ok', await table.innerText());
   const frameTable = page.frameLocator(`.notebook-cell[data-cell="5"] iframe.notebook-html`);
   assert.equal(await frameTable.locator('table.dataframe tbody tr').count(), 2);
+  // pandas' stylesheet applies (its header cells align right), and the frame fits the table.
+  assert.equal(await frameTable.locator('table.dataframe thead th').last().evaluate((th) => getComputedStyle(th).textAlign), 'right');
+  const frameHeight = await table.locator('iframe.notebook-html').evaluate((frame) => frame.getBoundingClientRect().height);
+  assert.ok(frameHeight < 200, `a three-row table gets a short frame (${frameHeight}px)`);
 
   const failed = await runCell(6, '1/0');
   assert.equal(await failed.getAttribute('data-outcome'), 'error');

@@ -10,6 +10,8 @@
 //! required, so no string can reach `innerHTML` or another HTML sink even by mistake; the one
 //! policy allowed, `sandboxd-notebook-frame`, is the notebook's, which puts a result's HTML only
 //! into the `srcdoc` of an iframe sandboxed with no permission (no scripts, an opaque origin).
+//! Such a frame inherits this policy; a result's `<style>` elements get the nonce (pandas' tables
+//! are styled), and the frame adds a policy of its own that allows no request at all.
 //! Images may be `data:` URLs: the notebook shows a result's PNG that way.
 
 use crate::state::AppState;

@@ -3,7 +3,8 @@
 // requires Trusted Types with no policy at all, so an HTML sink would throw even by mistake.
 
 const nonceMeta = document.querySelector('meta[name="sandboxd-style-nonce"]');
-const styleNonce = nonceMeta ? nonceMeta.content : '';
+/** This answer's style nonce: the page's policy admits <style> elements that carry it. */
+export const styleNonce = nonceMeta ? nonceMeta.content : '';
 
 // The terminal library adds <style> elements of its own; the page's policy admits them only
 // with this answer's nonce. Style attributes stay forbidden (CSSOM properties are used).

@@ -8,7 +8,7 @@
 // with no permission at all (no scripts, an opaque origin), never into this page.
 
 import { api, request, readEventStream, sessionPath, ApiError } from './api.js';
-import { h, setText, show } from './dom.js';
+import { h, setText, show, styleNonce } from './dom.js';
 import { errorText } from './sessions.js';
 
 const RECIPE = 'python-interpreter';
@@ -21,6 +21,15 @@ const ANSI = /\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b/g;
 // result reach an iframe's srcdoc. It is used for nothing else, and only for iframes that
 // have `sandbox=""` (no scripts, no same origin, no forms, no navigation of this page).
 const framePolicy = window.trustedTypes?.createPolicy('sandboxd-notebook-frame', { createHTML: (html) => html });
+// A frame's document inherits the page's policy, which admits <style> elements only with the
+// page's nonce: a result's own styles (pandas' DataFrame table) get it. The frame's policy of
+// its own then narrows what it may do to styling itself: no fetch of any kind (so no style can
+// send anything anywhere, the nonce included), images only as data: URLs.
+const FRAME_POLICY = `default-src 'none'; style-src 'nonce-${styleNonce}'; img-src data:`;
+/** Rows the frame is sized for before it scrolls (it cannot measure its opaque document). */
+const FRAME_ROWS = { min: 3, max: 20 };
+/** A cell's code area grows with its lines up to this, then scrolls. */
+const CODE_ROWS = { min: 3, max: 30 };
 
 const OUTCOMES = {
   ok: null,
@@ -105,7 +114,10 @@ export class NotebookView {
   /** Appends an empty cell and answers its textarea. */
   addCell() {
     this.cells += 1;
-    const code = h('textarea', { class: 'notebook-code mono', rows: 3, spellcheck: 'false', 'aria-label': `Cell ${this.cells} code` });
+    const code = h('textarea', { class: 'notebook-code mono', rows: CODE_ROWS.min, spellcheck: 'false', 'aria-label': `Cell ${this.cells} code` });
+    code.addEventListener('input', () => {
+      code.rows = Math.min(CODE_ROWS.max, Math.max(CODE_ROWS.min, code.value.split('\n').length));
+    });
     const output = h('div', { class: 'notebook-output', 'aria-live': 'polite' });
     const status = h('span', { class: 'card-sub notebook-status' });
     const run = h('button', { type: 'button', class: 'btn btn-small notebook-run' }, 'Run');
@@ -203,7 +215,13 @@ function resultView(data) {
 /** HTML in a frame that may do nothing: no scripts, an opaque origin, no forms or popups. */
 function htmlFrame(html) {
   const frame = h('iframe', { class: 'notebook-html', sandbox: '', referrerpolicy: 'no-referrer', title: 'HTML result' });
-  frame.srcdoc = framePolicy.createHTML(html);
+  const styled = html.replace(/<style\b/gi, `<style nonce="${styleNonce}"`);
+  frame.srcdoc = framePolicy.createHTML(
+    `<!doctype html><meta charset="utf-8"><meta http-equiv="Content-Security-Policy" content="${FRAME_POLICY}">${styled}`,
+  );
+  // Sized for its table's rows (a frame's own height cannot be read from here); resizable.
+  const rows = (html.match(/<tr\b/gi) || []).length;
+  frame.style.height = `${3 + 1.75 * Math.min(FRAME_ROWS.max, Math.max(FRAME_ROWS.min, rows))}em`;
   return frame;
 }
 
