@@ -125,12 +125,19 @@ async fn runtimes_policy_config_and_stats() {
     assert!(metrics.headers()["content-type"]
         .to_str()
         .unwrap()
-        .starts_with("text/plain"));
+        .starts_with("application/openmetrics-text; version=1.0.0"));
     let metrics = metrics.text().await.unwrap();
     assert!(metrics.contains("sandboxd_sessions 1"), "{metrics}");
     assert!(metrics.contains("sandboxd_runtimes_allowed 4"));
     assert!(metrics.contains("sandboxd_http_requests_total{method=\"POST\",route=\"/v1/sessions/{id}/exec\",status=\"200\"} 1"), "{metrics}");
-    assert!(metrics.contains("sandboxd_http_request_seconds_count{method=\"GET\",route=\"/v1/stats\",status=\"200\"} 2"), "{metrics}");
+    assert!(
+        metrics.contains(
+            "sandboxd_http_request_duration_seconds_count{method=\"GET\",route=\"/v1/stats\"} 2"
+        ),
+        "{metrics}"
+    );
+    assert!(metrics.contains("sandboxd_http_request_duration_seconds_bucket{le=\"+Inf\",method=\"GET\",route=\"/v1/stats\"} 2"), "{metrics}");
+    assert!(metrics.ends_with("# EOF\n"), "{metrics}");
 }
 
 /// Also the test of the service as `sandboxd serve` assembles it (`sandboxd_server::assemble`),

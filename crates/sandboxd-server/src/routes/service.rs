@@ -3,6 +3,7 @@
 
 use crate::error::ApiError;
 use crate::extract::Authenticated;
+use crate::metrics;
 use crate::state::AppState;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
@@ -125,8 +126,8 @@ pub async fn stats(
     get,
     path = "/metrics",
     tag = "service",
-    summary = "The stats plus request counts and latencies per route, for Prometheus",
-    responses((status = 200, description = "Prometheus text format 0.0.4", content_type = "text/plain", body = String))
+    summary = "The stats plus request counts and latency histograms per route, for Prometheus",
+    responses((status = 200, description = "OpenMetrics text format 1.0.0", content_type = "application/openmetrics-text", body = String))
 )]
 pub async fn prometheus(
     State(state): State<AppState>,
@@ -135,7 +136,7 @@ pub async fn prometheus(
     caller.principal.require_admin("the service metrics")?;
     let stats = state.core.stats(&caller).await;
     Ok((
-        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        [(header::CONTENT_TYPE, metrics::CONTENT_TYPE)],
         state.metrics.render(&stats),
     )
         .into_response())
