@@ -33,6 +33,8 @@ mod routing;
 mod signed;
 mod snapshots;
 mod state;
+mod volume_content;
+mod volumes;
 mod watch_limits;
 mod watchers;
 
