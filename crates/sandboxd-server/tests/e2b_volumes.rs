@@ -22,7 +22,10 @@ async fn without_volumes_on_the_backend_each_route_says_so_in_e2b_words() {
         )
         .await;
     assert_eq!(made.status, StatusCode::BAD_REQUEST);
-    let message = made.json()["message"].as_str().unwrap_or_default().to_string();
+    let message = made.json()["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
     assert!(message.contains("keeps no volumes"), "{message}");
     assert_eq!(made.json()["code"], 400, "E2B's error shape");
 
@@ -36,13 +39,20 @@ async fn without_volumes_on_the_backend_each_route_says_so_in_e2b_words() {
                 .into_bytes(),
         )
         .await;
-    assert_eq!(mounted.status, StatusCode::BAD_REQUEST, "{:?}", mounted.json());
+    assert_eq!(
+        mounted.status,
+        StatusCode::BAD_REQUEST,
+        "{:?}",
+        mounted.json()
+    );
     assert_eq!(service.creates(), 0, "nothing was started");
 
     let listed = e2b.send(Method::GET, "/volumes", None, Vec::new()).await;
     assert_eq!(listed.status, StatusCode::OK);
     assert_eq!(listed.json(), json!([]));
-    let missing = e2b.send(Method::GET, "/volumes/data", None, Vec::new()).await;
+    let missing = e2b
+        .send(Method::GET, "/volumes/data", None, Vec::new())
+        .await;
     assert_eq!(missing.status, StatusCode::NOT_FOUND);
     let unkeyed = service
         .anonymous()
@@ -69,7 +79,10 @@ async fn the_volume_content_api_wants_the_volumes_own_token() {
         ] {
             let answer = client.send(method.clone(), path, None, b"x".to_vec()).await;
             assert_eq!(answer.status, StatusCode::UNAUTHORIZED, "{method} {path}");
-            let message = answer.json()["message"].as_str().unwrap_or_default().to_string();
+            let message = answer.json()["message"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string();
             assert!(message.contains("volume token"), "{message}");
         }
     }
