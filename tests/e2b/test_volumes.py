@@ -33,7 +33,7 @@ def volume(e2b):
         Volume.destroy(made.volume_id)
 
 
-def test_data_written_in_one_sandbox_is_read_in_the_next_and_without_a_sandbox(volume):
+def test_data_written_in_one_sandbox_is_read_in_the_next_and_without_a_sandbox(e2b, volume):
     assert volume.name and volume.token, "create answers the volume's token"
     assert volume.volume_id in [v.volume_id for v in Volume.list()]
     info = Volume.get_info(volume.volume_id)
@@ -62,8 +62,20 @@ def test_data_written_in_one_sandbox_is_read_in_the_next_and_without_a_sandbox(v
         assert written.uid == sandbox_uid, "what the host writes is the sandboxes' user's too"
         assert second.commands.run("cat /workspace/shared/from-host/hello.txt").stdout == "from the host"
         second.commands.run("mkdir -p /workspace/shared/deep/er && echo x > /workspace/shared/deep/er/f")
+        # A symlink the sandbox makes leads the host nowhere: here it would be the host's /etc.
+        second.commands.run("ln -s /etc /workspace/shared/out")
+        mounts = [e for e in e2b.activity(second.sandbox_id) if e["action"] == "mount_volume"]
+        assert [e["target"] for e in mounts] == [f"{volume.name} at /workspace/shared"]
     finally:
         second.kill()
+
+    link = volume.get_info("out")
+    assert (link.type, link.target) == (VolumeFileType.SYMLINK, "/etc")
+    for through_the_link in (lambda: volume.read_file("out/passwd"), lambda: volume.list("out")):
+        with pytest.raises(VolumeException, match="403"):
+            through_the_link()
+    volume.remove("out")
+    assert not volume.exists("out")
 
     top = {entry.name: entry.type for entry in volume.list("/")}
     assert top == {
