@@ -2,14 +2,17 @@
 `destroy` on the control plane, `volume_mounts` at `Sandbox.create`, and the volume content
 API (a volume's files without a sandbox, with the volume's own token). Data written through a
 mount in one sandbox is read in the next and through the content API, and the other way round;
-a mounted volume cannot be destroyed; another tenant's volume is not found. Docker only (the
+a mounted volume cannot be destroyed; another tenant's volume is not found; past the tenant's
+quota a create is refused as E2B's rate limit, in the quota's words. Docker only (the
 Kubernetes backend keeps no volumes: scripts/test.sh leaves this file out there)."""
 
 import secrets
 
 import pytest
+from conftest import config
 from e2b import (
     AuthenticationException,
+    RateLimitException,
     Sandbox,
     SandboxException,
     Volume,
@@ -146,3 +149,17 @@ def test_another_tenants_volume_is_not_found(e2b):
         assert mine.read_file("whose.txt") == "a"
     finally:
         assert Volume.destroy(mine.volume_id, api_key=e2b.tenant_a) is True
+
+
+def test_the_tenants_volume_quota_is_e2bs_rate_limit_with_its_words(start_service):
+    keys = ["e2b_" + secrets.token_hex(20) for _ in range(3)]
+    text = config(*keys).replace("[policy]\n", "[policy]\nvolume_quota_count = 1\n", 1)
+    with start_service(text, keys[0], "e2b-quota") as running:
+        params = {"api_key": keys[0], "api_url": running.url}
+        first = Volume.create(fresh_name(), **params)
+        try:
+            with pytest.raises(RateLimitException, match="volume_quota_count"):
+                Volume.create(fresh_name(), **params)
+            assert [v.name for v in Volume.list(**params)] == [first.name], "nothing else was made"
+        finally:
+            assert Volume.destroy(first.volume_id, **params) is True
