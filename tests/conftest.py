@@ -99,6 +99,17 @@ agent_image = "{AGENT_IMAGE}"
 """
 
 
+def unmount_volumes(state_dir: Path) -> None:
+    """The host mounts of the service's volumes under its state directory (Docker keeps each
+    volume's filesystem there), which a killed service leaves, so the directory can go."""
+    prefix = f"{state_dir.resolve()}/"
+    with open("/proc/self/mountinfo") as table:
+        points = [line.split(" ")[4] for line in table]
+    for point in points:
+        if point.startswith(prefix):
+            subprocess.run(["umount", "-l", point], capture_output=True, check=False)
+
+
 def remove_sandboxes(instance_id: str) -> None:
     """Every sandbox the instance made, by its label: containers and their work volumes on
     Docker, pods on the cluster."""
@@ -177,6 +188,7 @@ def running_service(config_text: str, token: str, name: str):
         remove_sandboxes(instance_id)
         # An egress runtime's network and firewall chains, which a killed service leaves.
         subprocess.run([str(REPO / "tests/remove-egress.sh"), instance_id], check=False)
+        unmount_volumes(state_dir)
         shutil.rmtree(state_dir, ignore_errors=True)
 
 

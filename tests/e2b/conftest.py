@@ -136,6 +136,10 @@ default_timeout_secs = 20
 max_timeout_secs = 120
 max_upload_bytes = "4m"
 idle_timeout_secs = {IDLE_TIMEOUT_SECS}
+
+[e2b]
+# What `Volume.create(name)` makes (E2B asks for no size): small, so each is made quickly.
+volume_size = "64m"
 """
 
 
@@ -148,6 +152,7 @@ def e2b(start_service):
         assert exports == {
             "E2B_API_URL": running.url,
             "E2B_SANDBOX_URL": running.url,
+            "E2B_VOLUME_API_URL": running.url,
             "E2B_API_KEY": keys[0],
         }
         saved = {name: os.environ.get(name) for name in exports}

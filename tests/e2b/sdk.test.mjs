@@ -1,15 +1,25 @@
 // The official E2B JavaScript SDK, unchanged, against sandboxd: the main flows of the Python
 // suite. Run by test_node_sdk.py, which starts the service and sets E2B_API_URL,
-// E2B_SANDBOX_URL and E2B_API_KEY as `sandboxd e2b env` prints them (and E2B_TENANT_A/B), and
+// E2B_SANDBOX_URL, E2B_VOLUME_API_URL and E2B_API_KEY as `sandboxd e2b env` prints them (and E2B_TENANT_A/B), and
 // E2B_JS_PACKAGE to the release to run: the name of package.json's dependency ('e2b', the newest,
 // when unset, or an alias of an older release such as 'e2b-2.50').
 
 import assert from 'node:assert/strict';
+import { randomBytes } from 'node:crypto';
 import { after, before, test } from 'node:test';
 
-const { ALL_TRAFFIC, CommandExitError, FileType, FilesystemEventType, NotFoundError, Sandbox } = await import(
-  process.env.E2B_JS_PACKAGE || 'e2b'
-);
+const {
+  ALL_TRAFFIC,
+  CommandExitError,
+  FileType,
+  FilesystemEventType,
+  NotFoundError,
+  Sandbox,
+  Volume,
+  VolumeError,
+  VolumeNotFoundError,
+  VolumePathNotFoundError,
+} = await import(process.env.E2B_JS_PACKAGE || 'e2b');
 
 let sandbox;
 
@@ -141,4 +151,24 @@ test("network: allowOut narrows the egress template's list, updateNetwork change
   } finally {
     await box.kill();
   }
+});
+
+test('volumes: mounted at create, files without a sandbox, no destroy while mounted', async () => {
+  const volume = await Volume.create(`node-${randomBytes(4).toString('hex')}`);
+  try {
+    const box = await Sandbox.create({ volumeMounts: { '/home/user/data': volume }, metadata: { suite: 'node-volume' } });
+    try {
+      await box.commands.run('echo kept > /home/user/data/notes.txt');
+      await assert.rejects(Volume.destroy(volume.volumeId), (e) => e instanceof VolumeError && /mounted by open sessions/.test(e.message));
+    } finally {
+      await box.kill();
+    }
+    assert.equal(await volume.readFile('notes.txt'), 'kept\n');
+    assert.equal((await volume.writeFile('host.txt', 'from the host')).size, 13);
+    assert.deepEqual((await volume.list('/')).map((e) => e.name).sort(), ['host.txt', 'notes.txt']);
+    await assert.rejects(volume.readFile('nothing'), VolumePathNotFoundError);
+  } finally {
+    assert.equal(await Volume.destroy(volume.volumeId), true);
+  }
+  await assert.rejects(Volume.getInfo(volume.volumeId), VolumeNotFoundError);
 });

@@ -30,8 +30,9 @@ def interpreter_env(start_service):
     keys = ["e2b_" + secrets.token_hex(20) for _ in range(3)]
     head, policy = config(*keys).split("[policy]", 1)
     with start_service(f"{head}{INTERPRETER}\n[policy]{policy}", keys[0], "e2b-code") as running:
-        saved = {name: os.environ.get(name) for name in ("E2B_API_URL", "E2B_SANDBOX_URL", "E2B_API_KEY")}
-        os.environ.update(e2b_env(running.url, keys[0]))
+        exports = e2b_env(running.url, keys[0])
+        saved = {name: os.environ.get(name) for name in exports}
+        os.environ.update(exports)
         try:
             yield running
         finally:

@@ -19,4 +19,4 @@ def test_the_node_sdk_suite_passes(e2b, package, version):
     env = {**os.environ, "E2B_TENANT_A": e2b.tenant_a, "E2B_TENANT_B": e2b.tenant_b}
     run = run_node_suite("sdk.test.mjs", package, version, env, timeout=300)
     assert run.returncode == 0, run.stdout[-6000:] + run.stderr[-3000:]
-    assert "# fail 0" in run.stdout and "# pass 7" in run.stdout, run.stdout[-3000:]
+    assert "# fail 0" in run.stdout and "# pass 8" in run.stdout, run.stdout[-3000:]

@@ -22,7 +22,8 @@ def served(start_service):
     from e2b import Sandbox
 
     keys = ["e2b_" + secrets.token_hex(20) for _ in range(3)]
-    text = config(*keys) + f'\n[e2b]\ndomain = "{DOMAIN}"\n'
+    # The suite's config has an [e2b] table already.
+    text = config(*keys).replace("[e2b]\n", f'[e2b]\ndomain = "{DOMAIN}"\n', 1)
     with start_service(text, keys[0], "e2b-ports") as running:
         exports = e2b_env(running.url, keys[0])
         saved = {name: os.environ.get(name) for name in exports}

@@ -38,8 +38,9 @@ else:
 def flood_service(start_service):
     keys = ["e2b_" + secrets.token_hex(20) for _ in range(3)]
     with start_service(config(*keys), keys[0], "e2b-watch") as running:
-        saved = {name: os.environ.get(name) for name in ("E2B_API_URL", "E2B_SANDBOX_URL", "E2B_API_KEY")}
-        os.environ.update(e2b_env(running.url, keys[0]))
+        exports = e2b_env(running.url, keys[0])
+        saved = {name: os.environ.get(name) for name in exports}
+        os.environ.update(exports)
         try:
             yield running, keys[1], keys[2]
         finally:

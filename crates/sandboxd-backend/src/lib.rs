@@ -42,6 +42,47 @@ pub struct VolumeMount {
     pub read_only: bool,
 }
 
+/// What to do at a path of a volume from the host, besides reading or writing a file
+/// ([`Backend::open_volume_file`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VolumePathOp {
+    /// The entry itself.
+    Stat,
+    /// A directory's entries, `depth` levels down (1: its own), at most `max` of them.
+    List { depth: u32, max: usize },
+    /// Makes a directory (and its missing parents when `parents`).
+    MakeDir { parents: bool },
+    /// Removes a file, or a directory with everything in it.
+    Remove,
+}
+
+/// An entry of a volume as the host sees it, never followed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct VolumeEntry {
+    /// From the volume's root, starting with `/`.
+    pub path: String,
+    pub kind: VolumeEntryKind,
+    pub size: u64,
+    /// The permission bits.
+    pub mode: u32,
+    pub uid: u32,
+    pub gid: u32,
+    /// Seconds since the epoch.
+    pub accessed: i64,
+    pub modified: i64,
+    pub changed: i64,
+    /// Where a symlink points, as written in it.
+    pub target: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum VolumeEntryKind {
+    File,
+    Directory,
+    Symlink,
+    Other,
+}
+
 /// A started sandbox, as the backend knows it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Sandbox {
@@ -242,6 +283,18 @@ pub trait Backend: Send + Sync + 'static {
         _path: &str,
         _write: bool,
     ) -> Option<std::io::Result<std::fs::File>> {
+        None
+    }
+
+    /// Does `op` at `path` of a volume from the host, confined like
+    /// [`Backend::open_volume_file`]: the entries it concerns (none for a removal). `None`
+    /// where the backend cannot reach a volume's files without a sandbox.
+    fn volume_path(
+        &self,
+        _id: &str,
+        _path: &str,
+        _op: VolumePathOp,
+    ) -> Option<std::io::Result<Vec<VolumeEntry>>> {
         None
     }
 

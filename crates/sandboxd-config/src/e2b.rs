@@ -24,9 +24,10 @@ pub(crate) struct E2bFile {
     watcher_bytes: Option<SizeValue>,
     watcher_bytes_per_tenant: Option<SizeValue>,
     watcher_bytes_in_all: Option<SizeValue>,
+    volume_size: Option<SizeValue>,
 }
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct E2bSettings {
     /// Lower case, without a scheme, port or trailing dot.
     pub domain: Option<String>,
@@ -34,6 +35,22 @@ pub struct E2bSettings {
     pub templates: BTreeMap<String, String>,
     /// What polled watchers (`CreateWatcher`) may hold of changes not yet polled.
     pub watcher_bytes: WatcherBytes,
+    /// The size of a volume made through E2B's API, which asks for none.
+    pub volume_size: u64,
+}
+
+/// What `e2b.volume_size` is unless set.
+pub const DEFAULT_E2B_VOLUME_SIZE: u64 = 1 << 30;
+
+impl Default for E2bSettings {
+    fn default() -> Self {
+        E2bSettings {
+            domain: None,
+            templates: BTreeMap::new(),
+            watcher_bytes: WatcherBytes::default(),
+            volume_size: DEFAULT_E2B_VOLUME_SIZE,
+        }
+    }
 }
 
 /// Bytes of changes not yet polled that one watcher, one tenant's watchers and all watchers
@@ -104,6 +121,7 @@ impl E2bSettings {
             domain,
             templates: file.templates.clone(),
             watcher_bytes,
+            volume_size: size(&file.volume_size, "volume_size", DEFAULT_E2B_VOLUME_SIZE)?,
         })
     }
 }

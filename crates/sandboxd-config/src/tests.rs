@@ -215,7 +215,7 @@ fn tmpfs_that_can_hold_all_memory_is_warned_of() {
 }
 
 #[test]
-fn e2b_watcher_bytes_default_and_are_read_as_sizes() {
+fn e2b_sizes_default_and_are_read_as_sizes() {
     let config = Config::parse(MINIMAL).unwrap();
     assert_eq!(
         config.e2b.watcher_bytes,
@@ -231,6 +231,9 @@ fn e2b_watcher_bytes_default_and_are_read_as_sizes() {
     .unwrap();
     assert_eq!(config.e2b.watcher_bytes.per_watcher, 64 << 10);
     assert_eq!(config.e2b.watcher_bytes.in_all, 1_000_000);
+    assert_eq!(config.e2b.volume_size, 1 << 30, "the default volume size");
+    let config = Config::parse(&format!("{MINIMAL}[e2b]\nvolume_size = \"64m\"\n")).unwrap();
+    assert_eq!(config.e2b.volume_size, 64 << 20);
     let error = error_of(&format!("{MINIMAL}[e2b]\nwatcher_bytes_per_tenant = 0\n"));
     assert!(error.contains("e2b.watcher_bytes_per_tenant"), "{error}");
 }

@@ -34,8 +34,10 @@ pub use ops::maintenance::{RestoreReport, TakenBack};
 pub use ops::processes::Attachment;
 pub use ops::terminal::Terminal;
 pub use ops::volume_files::VolumeDownload;
-pub use ops::{audit, code_run, contexts, files_meta, ports, processes, shares, terminal};
-pub use sandboxd_backend::{HOME_DIR, WORKDIR};
+pub use ops::{
+    audit, code_run, contexts, files_meta, ports, processes, shares, terminal, volume_entries,
+};
+pub use sandboxd_backend::{VolumeEntry, VolumeEntryKind, VolumePathOp, HOME_DIR, WORKDIR};
 pub use state::activity::{Actor, Caller, Interface, Outcome};
 pub use state::auth::Principal;
 pub use state::lifecycle::LifecycleEvent;

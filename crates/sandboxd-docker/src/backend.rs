@@ -7,6 +7,7 @@ use crate::agent_sockets::AgentSockets;
 use crate::build;
 use crate::build::image_hint;
 use crate::confined;
+use crate::confined_paths;
 use crate::egress;
 use crate::engine;
 use crate::host_volumes::HostVolumes;
@@ -35,7 +36,7 @@ use sandboxd_api::NetworkMode;
 use sandboxd_backend::WORKDIR;
 use sandboxd_backend::{
     AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Sandbox,
-    SandboxSpec, Usage,
+    SandboxSpec, Usage, VolumeEntry, VolumePathOp,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -509,6 +510,19 @@ impl Backend for DockerBackend {
             Err(e) => return Some(Err(std::io::Error::other(e.to_string()))),
         };
         Some(confined::open(&root, path, write, SANDBOX_UID))
+    }
+
+    fn volume_path(
+        &self,
+        id: &str,
+        path: &str,
+        op: VolumePathOp,
+    ) -> Option<std::io::Result<Vec<VolumeEntry>>> {
+        let root = match self.volumes.mounted(id) {
+            Ok(root) => root,
+            Err(e) => return Some(Err(std::io::Error::other(e.to_string()))),
+        };
+        Some(confined_paths::at(&root, path, op, SANDBOX_UID))
     }
 
     fn writable_places(&self) -> Vec<String> {

@@ -15,7 +15,7 @@ const RESOLVE: u64 = libc::RESOLVE_BENEATH
     | libc::RESOLVE_NO_MAGICLINKS
     | libc::RESOLVE_NO_XDEV;
 
-fn open_at(dir: &OwnedFd, name: &str, flags: i32, mode: u32) -> io::Result<OwnedFd> {
+pub(crate) fn open_at(dir: &OwnedFd, name: &str, flags: i32, mode: u32) -> io::Result<OwnedFd> {
     let name = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     // SAFETY: open_how is plain integers; all-zero is its documented empty value.
     let mut how: libc::open_how = unsafe { std::mem::zeroed() };
@@ -46,7 +46,7 @@ fn open_at(dir: &OwnedFd, name: &str, flags: i32, mode: u32) -> io::Result<Owned
 
 /// Whether `name` in `dir` is a symlink (not followed): what ENOTDIR from a directory
 /// component opened with `O_NOFOLLOW` may mean.
-fn is_symlink_at(dir: &OwnedFd, name: &str) -> bool {
+pub(crate) fn is_symlink_at(dir: &OwnedFd, name: &str) -> bool {
     let Ok(name) = CString::new(name) else {
         return false;
     };
@@ -65,12 +65,12 @@ fn is_symlink_at(dir: &OwnedFd, name: &str) -> bool {
 }
 
 /// The refusal of a symlink on the way.
-fn symlink_refused() -> io::Error {
+pub(crate) fn symlink_refused() -> io::Error {
     io::Error::new(io::ErrorKind::PermissionDenied, "a symlink is on the way")
 }
 
 /// Gives what the service made to the sandboxes' uid, so they own the files they see.
-fn give(fd: &OwnedFd, uid: u32) -> io::Result<()> {
+pub(crate) fn give(fd: &OwnedFd, uid: u32) -> io::Result<()> {
     // SAFETY: fchown on a descriptor this function's caller owns.
     if unsafe { libc::fchown(fd.as_raw_fd(), uid, uid) } != 0 {
         return Err(io::Error::last_os_error());
@@ -78,10 +78,9 @@ fn give(fd: &OwnedFd, uid: u32) -> io::Result<()> {
     Ok(())
 }
 
-/// Opens `path` (relative to the volume's root; a leading `/` is the root) under `root`:
-/// for reading, a regular file; for writing, created or truncated, missing directories made,
-/// what is made owned by `uid`.
-pub fn open(root: &Path, path: &str, write: bool, uid: u32) -> io::Result<File> {
+/// The components of `path` (relative to the volume's root; a leading `/` is the root);
+/// `..` is refused.
+pub(crate) fn components(path: &str) -> io::Result<Vec<&str>> {
     let parts: Vec<&str> = path
         .split('/')
         .filter(|p| !p.is_empty() && *p != ".")
@@ -92,12 +91,11 @@ pub fn open(root: &Path, path: &str, write: bool, uid: u32) -> io::Result<File> 
             "`..` leaves the volume",
         ));
     }
-    let Some((name, dirs)) = parts.split_last() else {
-        return Err(io::Error::new(
-            io::ErrorKind::IsADirectory,
-            "the volume's root is a directory",
-        ));
-    };
+    Ok(parts)
+}
+
+/// The volume's root directory (the service's own path, not the sandbox's).
+pub(crate) fn open_root(root: &Path) -> io::Result<OwnedFd> {
     let root = CString::new(root.as_os_str().as_encoded_bytes())
         .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
     // SAFETY: open of a C string; the descriptor is owned below.
@@ -111,28 +109,63 @@ pub fn open(root: &Path, path: &str, write: bool, uid: u32) -> io::Result<File> 
         return Err(io::Error::last_os_error());
     }
     // SAFETY: a new descriptor that nothing else owns.
-    let mut dir = unsafe { OwnedFd::from_raw_fd(fd) };
-    let directory = libc::O_DIRECTORY | libc::O_RDONLY;
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+/// The directory `dirs` beneath `dir`, each opened beneath the one before; missing ones
+/// made (owned by `uid`) when `make`.
+pub(crate) fn descend(
+    mut dir: OwnedFd,
+    dirs: &[&str],
+    make: bool,
+    uid: u32,
+) -> io::Result<OwnedFd> {
     for part in dirs {
-        dir = match open_at(&dir, part, directory, 0) {
-            Err(e) if write && e.kind() == io::ErrorKind::NotFound => {
-                let c_part = CString::new(*part)
-                    .map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
-                // SAFETY: mkdirat on an owned directory descriptor and a C string.
-                if unsafe { libc::mkdirat(dir.as_raw_fd(), c_part.as_ptr(), 0o755) } != 0 {
-                    let e = io::Error::last_os_error();
-                    if e.kind() != io::ErrorKind::AlreadyExists {
-                        return Err(e);
-                    }
-                }
-                let made = open_at(&dir, part, directory, 0)?;
-                give(&made, uid)?;
-                made
+        dir = match open_dir_at(&dir, part) {
+            Err(e) if make && e.kind() == io::ErrorKind::NotFound => {
+                make_dir_at(&dir, part, uid)?;
+                open_dir_at(&dir, part)?
             }
-            Err(_) if is_symlink_at(&dir, part) => return Err(symlink_refused()),
             other => other?,
         };
     }
+    Ok(dir)
+}
+
+/// The directory `name` in `dir`; a symlink there is refused as such.
+pub(crate) fn open_dir_at(dir: &OwnedFd, name: &str) -> io::Result<OwnedFd> {
+    match open_at(dir, name, libc::O_DIRECTORY | libc::O_RDONLY, 0) {
+        Err(_) if is_symlink_at(dir, name) => Err(symlink_refused()),
+        other => other,
+    }
+}
+
+/// Makes the directory `name` in `dir`, owned by `uid`; one that is there already is fine.
+pub(crate) fn make_dir_at(dir: &OwnedFd, name: &str, uid: u32) -> io::Result<()> {
+    let c_name = CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    // SAFETY: mkdirat on an owned directory descriptor and a C string.
+    if unsafe { libc::mkdirat(dir.as_raw_fd(), c_name.as_ptr(), 0o755) } != 0 {
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::AlreadyExists {
+            return Err(e);
+        }
+        return Ok(());
+    }
+    give(&open_dir_at(dir, name)?, uid)
+}
+
+/// Opens `path` (relative to the volume's root; a leading `/` is the root) under `root`:
+/// for reading, a regular file; for writing, created or truncated, missing directories made,
+/// what is made owned by `uid`.
+pub fn open(root: &Path, path: &str, write: bool, uid: u32) -> io::Result<File> {
+    let parts = components(path)?;
+    let Some((name, dirs)) = parts.split_last() else {
+        return Err(io::Error::new(
+            io::ErrorKind::IsADirectory,
+            "the volume's root is a directory",
+        ));
+    };
+    let dir = descend(open_root(root)?, dirs, write, uid)?;
     let file = if write {
         let fd = open_at(
             &dir,

@@ -13,6 +13,7 @@ mod backend;
 mod build;
 mod cgroup;
 mod confined;
+mod confined_paths;
 pub mod egress;
 mod elf;
 pub mod engine;

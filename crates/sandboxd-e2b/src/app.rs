@@ -15,6 +15,8 @@ use crate::process;
 use crate::routing;
 use crate::snapshots;
 use crate::state::Face;
+use crate::volume_content;
+use crate::volumes;
 use crate::watchers;
 use axum::extract::DefaultBodyLimit;
 use axum::routing::{any, delete, get, post, put};
@@ -48,8 +50,29 @@ pub fn router(core: Core, others: Router, port_proxy: Router) -> Router {
         .route("/v3/{*rest}", any(control::unsupported))
         .route("/snapshots", get(snapshots::list))
         .route("/snapshots/{*rest}", any(control::unsupported))
-        .route("/volumes", any(control::unsupported))
-        .route("/volumes/{*rest}", any(control::unsupported))
+        .route("/volumes", post(volumes::create).get(volumes::list))
+        .route(
+            "/volumes/{id}",
+            get(volumes::get_one).delete(volumes::delete),
+        )
+        .route("/volumes/{id}/{*rest}", any(control::unsupported))
+        .route(
+            "/volumecontent/{id}/path",
+            get(volume_content::get_path)
+                .delete(volume_content::delete_path)
+                .patch(volume_content::patch_path),
+        )
+        .route(
+            "/volumecontent/{id}/dir",
+            get(volume_content::list_dir).post(volume_content::make_dir),
+        )
+        .route(
+            "/volumecontent/{id}/file",
+            // Streamed to the volume's file, capped by the core.
+            get(volume_content::read_file)
+                .put(volume_content::write_file)
+                .layer(DefaultBodyLimit::disable()),
+        )
         .route("/secrets", any(control::unsupported))
         .route("/secrets/{*rest}", any(control::unsupported))
         .route("/templates", any(control::unsupported))

@@ -8,6 +8,7 @@ use crate::errors::{Code, E2bError};
 use crate::network::{self, NetworkOptions};
 use crate::state::Face;
 use crate::state::ENVD_VERSION;
+use crate::volumes;
 use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -47,7 +48,8 @@ pub struct NewSandbox {
     network: NetworkOptions,
     mcp: Option<Value>,
     iam: Option<Value>,
-    volume_mounts: Option<Value>,
+    #[serde(default)]
+    volume_mounts: Vec<volumes::VolumeMount>,
 }
 
 #[derive(Deserialize)]
@@ -69,7 +71,6 @@ impl NewSandbox {
         for (what, value) in [
             ("MCP servers (mcp)", &self.mcp),
             ("workload identity (iam)", &self.iam),
-            ("volumes (volumeMounts)", &self.volume_mounts),
         ] {
             if given(value) {
                 return Err(E2bError::unsupported(what));
@@ -141,7 +142,7 @@ pub async fn create(
                     labels: request.metadata,
                     snapshot: snapshot.map(|s| s.id),
                     egress,
-                    volumes: Vec::new(),
+                    volumes: volumes::mounts(request.volume_mounts),
                 },
             )
             .await?;
@@ -229,7 +230,7 @@ pub async fn unsupported(uri: axum::http::Uri) -> Response {
     } else if path.contains("template") {
         "templates (building, listing, deleting); a template ID names a runtime of the service's allowlist"
     } else if path.contains("volume") {
-        "volumes"
+        "this volume route"
     } else if path.contains("/network") {
         "network rules"
     } else if path.contains("/metrics") {

@@ -1,5 +1,6 @@
-//! The E2B-compatible face of sandboxd: the control plane of E2B's API and the API of its
-//! in-sandbox daemon (envd), so that the official E2B SDKs run unchanged against sandboxd.
+//! The E2B-compatible face of sandboxd: the control plane of E2B's API (with its volumes and
+//! their content API) and the API of its in-sandbox daemon (envd), so that the official E2B
+//! SDKs run unchanged against sandboxd.
 //! Translation only: every call is one or a few operations of [`sandboxd_core::Core`], made
 //! as interface `e2b`; sandboxes are sessions, commands background processes.
 //!
@@ -33,6 +34,8 @@ mod routing;
 mod signed;
 mod snapshots;
 mod state;
+mod volume_content;
+mod volumes;
 mod watch_limits;
 mod watchers;
 

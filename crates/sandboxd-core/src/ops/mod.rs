@@ -26,6 +26,7 @@ pub mod shares;
 pub(crate) mod snapshots;
 pub mod terminal;
 pub(crate) mod tickets;
+pub mod volume_entries;
 pub(crate) mod volume_files;
 pub(crate) mod volume_mounts;
 pub(crate) mod volumes;

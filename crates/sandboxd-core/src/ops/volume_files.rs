@@ -43,7 +43,7 @@ impl VolumeDownload {
 }
 
 /// What a failure to open a volume's file means to the caller.
-fn open_error(name: &str, path: &str, e: io::Error) -> Error {
+pub(crate) fn open_error(name: &str, path: &str, e: io::Error) -> Error {
     let at = format!("{path} of volume \"{name}\"");
     match e.kind() {
         io::ErrorKind::NotFound => Error::NotFound(format!("no file {at}")),
@@ -68,7 +68,7 @@ fn open_error(name: &str, path: &str, e: io::Error) -> Error {
     }
 }
 
-fn checked_path(path: Option<String>) -> Result<String, Error> {
+pub(crate) fn checked_path(path: Option<String>) -> Result<String, Error> {
     let path = path.filter(|p| !p.is_empty()).ok_or_else(|| {
         Error::bad_request(
             "invalid_request",

@@ -132,6 +132,7 @@ impl TestService {
             client_name: None,
             accept: None,
             peer: None,
+            api_key: None,
         }
     }
 
@@ -143,6 +144,7 @@ impl TestService {
             client_name: None,
             accept: None,
             peer: None,
+            api_key: None,
         }
     }
 
@@ -220,6 +222,7 @@ pub struct Client {
     client_name: Option<String>,
     peer: Option<SocketAddr>,
     accept: Option<String>,
+    api_key: Option<String>,
 }
 
 /// An answer: its status, headers and body.
@@ -246,6 +249,12 @@ impl Client {
     /// The same client, sending `Accept: accept`.
     pub fn accepting(mut self, accept: &str) -> Client {
         self.accept = Some(accept.to_string());
+        self
+    }
+
+    /// The same client, sending `X-API-Key: key` as the E2B SDKs do.
+    pub fn with_api_key(mut self, key: &str) -> Client {
+        self.api_key = Some(key.to_string());
         self
     }
 
@@ -277,6 +286,9 @@ impl Client {
         }
         if let Some(accept) = &self.accept {
             request = request.header(header::ACCEPT, accept);
+        }
+        if let Some(key) = &self.api_key {
+            request = request.header("x-api-key", key);
         }
         let mut request = request.body(Body::from(body)).unwrap();
         if let Some(peer) = self.peer {

@@ -7,7 +7,7 @@ use clap::{Args, Subcommand};
 
 #[derive(Subcommand)]
 pub enum E2bCommand {
-    /// Print `export E2B_API_URL=... E2B_SANDBOX_URL=... E2B_API_KEY=...` for a shell (and
+    /// Print `export E2B_API_URL=... E2B_SANDBOX_URL=... E2B_VOLUME_API_URL=... E2B_API_KEY=...` for a shell (and
     /// `E2B_VALIDATE_API_KEY=false` for a token not in E2B's `e2b_<hex>` form).
     Env(EnvArgs),
 }
@@ -24,13 +24,13 @@ pub fn run(command: E2bCommand) -> Result<()> {
     Ok(())
 }
 
-/// The control plane and every sandbox's envd are both at the service's own address: the
-/// SDKs name the sandbox in a header. SDK releases from about 2.45 refuse an API key that is
+/// The control plane, every sandbox's envd and the volumes' files are all at the service's
+/// own address: the SDKs name the sandbox in a header, a volume in the path. SDK releases from about 2.45 refuse an API key that is
 /// not `e2b_<hex>` unless told not to check it: a token of another form gets that line too.
 fn env_lines(url: &str, token: &str) -> String {
     let url = url.trim_end_matches('/');
     let mut lines = format!(
-        "export E2B_API_URL={url}\nexport E2B_SANDBOX_URL={url}\nexport E2B_API_KEY={}\n",
+        "export E2B_API_URL={url}\nexport E2B_SANDBOX_URL={url}\nexport E2B_VOLUME_API_URL={url}\nexport E2B_API_KEY={}\n",
         shell_quote(token),
         url = shell_quote(url)
     );
@@ -65,10 +65,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_lines_name_one_address_twice_and_quote_what_needs_it() {
+    fn the_lines_name_one_address_for_all_and_quote_what_needs_it() {
         assert_eq!(
             env_lines("http://127.0.0.1:7717/", "e2b_00ff"),
-            "export E2B_API_URL=http://127.0.0.1:7717\nexport E2B_SANDBOX_URL=http://127.0.0.1:7717\nexport E2B_API_KEY=e2b_00ff\n"
+            "export E2B_API_URL=http://127.0.0.1:7717\nexport E2B_SANDBOX_URL=http://127.0.0.1:7717\nexport E2B_VOLUME_API_URL=http://127.0.0.1:7717\nexport E2B_API_KEY=e2b_00ff\n"
         );
         assert_eq!(shell_quote("it's $x"), r"'it'\''s $x'");
         for other_form in ["00ff00ff00ff00ff", "e2b_00FF", "e2b_", "sk_00ff"] {
