@@ -5,7 +5,11 @@
 # /etc/sandboxd/config.toml, the embedded default, as a conffile. Prints the package's path.
 #
 #   scripts/package.sh          build target/debian/sandboxd_<version>-1_<arch>.deb
-#   scripts/package.sh --test   and test its install in a clean Debian: the local
+#   scripts/package.sh --debug  the same from the debug build (what scripts/test.sh builds
+#                               anyway; stripped, fast compression): for testing the package,
+#                               not for shipping
+#   scripts/package.sh [--debug] --test
+#                               and test its install in a clean Debian: the local
 #                               sandboxd/python:3.11-bookworm image (a debootstrapped bookworm,
 #                               scripts/build-images.sh) gets it with dpkg -i; the files must be
 #                               where the unit says, the installed config must pass `config
@@ -19,14 +23,22 @@ set -euo pipefail
 CARGO_DEB_VERSION=3.6.2
 
 test_install=false
-case "${1:-}" in
-    --test) test_install=true ;;
-    "") ;;
-    *)
-        sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
-        exit 2
-        ;;
-esac
+build_flags=(--release)
+deb_flags=()
+for arg in "$@"; do
+    case "$arg" in
+        --test) test_install=true ;;
+        --debug)
+            build_flags=()
+            # cargo deb reads the assets' target/release/ paths from the profile's directory.
+            deb_flags=(--profile dev --fast)
+            ;;
+        *)
+            sed -n '2,/^set -euo/{/^set -euo/d;s/^# \{0,1\}//;p}' "${BASH_SOURCE[0]}" >&2
+            exit 2
+            ;;
+    esac
+done
 
 ensure_rust
 cd "$SANDBOXD_ROOT"
@@ -37,13 +49,13 @@ if ! cargo install --list | grep -qx "cargo-deb v$CARGO_DEB_VERSION:"; then
 fi
 
 start="$(now)"
-"$SANDBOXD_SCRIPTS/build.sh" --release >/dev/null
-log "release build in $(elapsed_since "$start")"
+"$SANDBOXD_SCRIPTS/build.sh" "${build_flags[@]}" >/dev/null
+log "build in $(elapsed_since "$start")"
 
 start="$(now)"
-# --no-build: the release build above made both binaries (cargo deb would build the service
-# only, and not the agent static).
-deb="$(cargo deb -p sandboxd --no-build | tail -n 1)"
+# --no-build: the build above made both binaries (cargo deb would build the service only, and
+# not the agent static).
+deb="$(cargo deb -p sandboxd --no-build "${deb_flags[@]}" | tail -n 1)"
 [[ -f "$deb" ]] || die "cargo deb did not print the package it made (got: $deb)"
 log "packaged $deb in $(elapsed_since "$start")"
 
