@@ -41,6 +41,17 @@ macro_rules! asset {
 }
 
 const INDEX_HTML: &str = include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/index.html"));
+const API_DOCS_HTML: &str =
+    include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/api-docs.html"));
+
+/// The API reference's policy: the dashboard's, but for Swagger UI's HTML, which the page's
+/// `default` Trusted Types policy passes through DOMPurify (`dompurify` is its own policy, made
+/// by it and by the copy inside Swagger UI's bundle); no inline style, no nonce needed.
+const API_DOCS_POLICY: &str = "default-src 'self'; script-src 'self'; style-src 'self'; \
+     style-src-attr 'none'; img-src 'self' data:; font-src 'self'; connect-src 'self'; \
+     worker-src 'none'; object-src 'none'; base-uri 'none'; form-action 'none'; \
+     frame-src 'none'; frame-ancestors 'none'; require-trusted-types-for 'script'; \
+     trusted-types default dompurify 'allow-duplicates'";
 
 /// Where the page's template takes the nonce of its answer.
 const NONCE_PLACEHOLDER: &str = "__SANDBOXD_STYLE_NONCE__";
@@ -76,11 +87,17 @@ static ASSETS: &[Asset] = &[
     asset!("vendor/xterm/xterm.mjs", JS),
     asset!("vendor/xterm/xterm.css", CSS),
     asset!("vendor/xterm/addon-fit.mjs", JS),
+    asset!("api-docs.css", CSS),
+    asset!("js/api-docs.js", JS),
+    asset!("vendor/swagger-ui/swagger-ui-bundle.js", JS),
+    asset!("vendor/swagger-ui/swagger-ui.css", CSS),
+    asset!("vendor/swagger-ui/purify.min.js", JS),
 ];
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/", get(index))
+        .route("/docs/api", get(api_reference))
         .route("/assets/{*path}", get(asset))
 }
 
@@ -88,7 +105,16 @@ async fn index(headers: HeaderMap) -> Response {
     let nonce_bytes: [u8; 18] = rand::rng().random();
     let nonce = base64(&nonce_bytes);
     let policy = page_policy(&nonce, headers.get(header::HOST));
-    let body = INDEX_HTML.replace(NONCE_PLACEHOLDER, &nonce);
+    page(INDEX_HTML.replace(NONCE_PLACEHOLDER, &nonce), &policy)
+}
+
+/// The OpenAPI document rendered by Swagger UI; the page asks for a token to fetch it.
+async fn api_reference() -> Response {
+    page(API_DOCS_HTML.to_string(), API_DOCS_POLICY)
+}
+
+/// A page under `policy`, never cached, never framed, with no powerful feature.
+fn page(body: String, policy: &str) -> Response {
     let mut response = (
         [
             (header::CONTENT_TYPE, "text/html; charset=utf-8"),
@@ -98,7 +124,7 @@ async fn index(headers: HeaderMap) -> Response {
     )
         .into_response();
     let headers = response.headers_mut();
-    if let Ok(value) = HeaderValue::from_str(&policy) {
+    if let Ok(value) = HeaderValue::from_str(policy) {
         headers.insert(header::CONTENT_SECURITY_POLICY, value);
     }
     headers.insert(
@@ -223,14 +249,14 @@ mod tests {
 
     #[test]
     fn every_page_asset_is_compiled_in() {
-        for path in INDEX_HTML
-            .split("/assets/")
-            .skip(1)
+        for path in [INDEX_HTML, API_DOCS_HTML]
+            .iter()
+            .flat_map(|page| page.split("/assets/").skip(1))
             .filter_map(|s| s.split('"').next())
         {
             assert!(
                 ASSETS.iter().any(|a| a.path == path),
-                "index.html names /assets/{path}, which is not compiled in"
+                "a page names /assets/{path}, which is not compiled in"
             );
         }
         assert!(INDEX_HTML.contains(NONCE_PLACEHOLDER));

@@ -216,6 +216,16 @@ fn describe_other_routes(document: &mut utoipa::openapi::OpenApi) {
                 "content": {"text/html": {"schema": {"type": "string"}}}
             }}
         }},
+        "/docs/api": {"get": {
+            "tags": ["dashboard"],
+            "summary": "This document rendered for people (Swagger UI, compiled in); needs no token, the page asks for one to fetch the document",
+            "operationId": "api_reference",
+            "security": no_token,
+            "responses": {"200": {
+                "description": "The page",
+                "content": {"text/html": {"schema": {"type": "string"}}}
+            }}
+        }},
         "/assets/{path}": {"get": {
             "tags": ["dashboard"],
             "summary": "A file of the dashboard (script, style sheet), compiled into the service",

@@ -20,6 +20,7 @@ enum Role {
 const ROLES: &[(&str, &str, Role)] = &[
     ("get", "/", Role::Anyone),
     ("get", "/assets/{path}", Role::Anyone),
+    ("get", "/docs/api", Role::Anyone),
     ("get", "/healthz", Role::Anyone),
     ("get", "/metrics", Role::Admin),
     ("post", "/mcp", Role::Anyone),
