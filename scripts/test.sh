@@ -353,7 +353,7 @@ kubernetes_tests() {
 
 # The shared backend suites again with every runtime of their configs on gVisor (runsc,
 # registered by host-setup): what works on runc works on a kernel of the sandbox's own.
-GVISOR_SUITES="files processes pool api state snapshots adversarial volumes"
+GVISOR_SUITES="files processes pool api state snapshots adversarial volumes kernel cli_stream egress egress_secrets"
 gvisor_tests() {
     local suites=() suite
     for suite in $GVISOR_SUITES; do suites+=(--test "$suite"); done

@@ -18,6 +18,7 @@ fn config() -> String {
 token = "{TOKEN}"
 default_runtime = "interpreter"
 max_sessions = 8
+isolation = "{isolation}"
 
 [runtimes.interpreter]
 {interpreter}
@@ -38,6 +39,8 @@ max_contexts_per_session = 4
 "#,
         python = python_image(),
         interpreter = interpreter_runtime(),
+        // scripts/test.sh's gvisor step runs this suite with its runtimes on gVisor.
+        isolation = if on_gvisor() { "gvisor" } else { "runc" },
     )
 }
 
