@@ -6,6 +6,7 @@ use crate::access;
 use crate::agent_sockets::AgentSockets;
 use crate::build;
 use crate::build::image_hint;
+use crate::checkpoint::Checkpoints;
 use crate::confined;
 use crate::egress;
 use crate::engine;
@@ -29,13 +30,13 @@ use bollard::models::{
 };
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::Docker;
-use sandboxd_agent_proto::host::AgentKey;
+use sandboxd_agent_proto::host::{wake_agent, AgentKey};
 use sandboxd_agent_proto::AgentHub;
 use sandboxd_api::NetworkMode;
 use sandboxd_backend::WORKDIR;
 use sandboxd_backend::{
-    AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Sandbox,
-    SandboxSpec, Usage,
+    AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Paused,
+    Sandbox, SandboxSpec, Usage,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -59,6 +60,7 @@ pub struct DockerBackend {
     /// Set when the service starts its proxy with secrets in use.
     secrets: std::sync::OnceLock<egress::SecretsSetup>,
     volumes: HostVolumes,
+    checkpoints: Checkpoints,
 }
 
 impl DockerBackend {
@@ -88,6 +90,7 @@ impl DockerBackend {
                 key,
                 service_is_root,
             )),
+            checkpoints: Checkpoints::new(options.checkpoint_root.clone()),
             options,
             bridge: BridgeNetwork::default(),
             egress: tokio::sync::OnceCell::new(),
@@ -131,6 +134,19 @@ impl DockerBackend {
 
     async fn docker(&self) -> Result<&Docker, BackendError> {
         Ok(&self.engine().await?.docker)
+    }
+
+    /// Whether the sandbox's container runs on gVisor, as the engine says.
+    async fn on_gvisor(&self, docker: &Docker, sandbox: &Sandbox) -> Result<bool, BackendError> {
+        let inspect = docker
+            .inspect_container(&sandbox.backend_id, None)
+            .await
+            .map_err(|e| match is_not_found(&e) {
+                true => BackendError::SandboxGone(sandbox.session_id.clone()),
+                false => engine_error(e),
+            })?;
+        Ok(inspect.host_config.and_then(|h| h.runtime).as_deref()
+            == Some(isolation::GVISOR_RUNTIME))
     }
 
     fn container_name(&self, session_id: &str) -> String {
@@ -260,11 +276,21 @@ impl DockerBackend {
                 }),
                 network_mode: Some(network.to_string()),
                 privileged: Some(false),
-                annotations: engine.shims.next_annotations(),
+                annotations: self.annotations(engine, spec),
                 ..Default::default()
             }),
             ..Default::default()
         }
+    }
+
+    /// The shim group's, and a gVisor sandbox's checkpoint directory (where the engine's
+    /// runsc, when sandboxd's wrapper, restores it from at its next start).
+    fn annotations(&self, engine: &Engine, spec: &SandboxSpec) -> Option<HashMap<String, String>> {
+        let mut annotations = engine.shims.next_annotations().unwrap_or_default();
+        if spec.limits.isolation == sandboxd_api::Isolation::Gvisor {
+            annotations.extend([self.checkpoints.annotation(&spec.session_id)]);
+        }
+        (!annotations.is_empty()).then_some(annotations)
     }
 
     fn labels(&self, spec: &SandboxSpec) -> HashMap<String, String> {
@@ -457,21 +483,56 @@ impl Backend for DockerBackend {
         self.taken_back_hub(sandbox).await.map(drop)
     }
 
-    async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        pause::set_frozen(self.docker().await?, &sandbox.backend_id, true).await
+    /// A gVisor sandbox is paused to disk when the engine's runsc restores (see
+    /// [`crate::checkpoint`]); any other is frozen.
+    async fn pause(&self, sandbox: &Sandbox) -> Result<Paused, BackendError> {
+        if let Some(bytes) = self.checkpoints.image_bytes(&sandbox.session_id) {
+            return Ok(Paused::OnDisk { bytes });
+        }
+        let engine = self.engine().await?;
+        if engine.restores_from_disk && self.on_gvisor(&engine.docker, sandbox).await? {
+            let memory = engine.cgroups.usage(&sandbox.backend_id).await.memory_bytes;
+            let bytes = self
+                .checkpoints
+                .write(&engine.docker, &sandbox.backend_id, &sandbox.session_id, memory)
+                .await?;
+            return Ok(Paused::OnDisk { bytes });
+        }
+        pause::set_frozen(&engine.docker, &sandbox.backend_id, true).await?;
+        Ok(Paused::Frozen)
     }
 
-    async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        pause::set_frozen(self.docker().await?, &sandbox.backend_id, false).await?;
-        // An agent frozen across a restart of the service dials the new socket only now.
+    async fn resume(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
+        let engine = self.engine().await?;
+        let on_disk = self.checkpoints.image_bytes(&sandbox.session_id);
+        if on_disk.is_some() {
+            // A plain start would boot it afresh, its memory lost.
+            if !engine.restores_from_disk {
+                return Err(BackendError::Setup(format!(
+                    "sandbox {} is paused to disk, and the engine's runsc runtime is no longer sandboxd's {} wrapper that restores it; run scripts/host-setup.sh",
+                    sandbox.session_id,
+                    crate::checkpoint::RESTORING_RUNSC
+                )));
+            }
+            start_created(&engine.docker, &sandbox.backend_id).await?;
+        } else {
+            pause::set_frozen(&engine.docker, &sandbox.backend_id, false).await?;
+        }
+        // An agent frozen across a restart of the service dials the new socket only now; a
+        // restored one finds its connections broken and dials when called.
         let hub = self.open_hub(sandbox).await?;
+        if on_disk.is_some() {
+            wake_agent(hub.path());
+        }
         hub.wait_ready(AGENT_START_TIMEOUT).await.map_err(|_| {
             BackendError::AgentUnavailable(format!(
                 "the agent of sandbox {} did not answer within {}s of being resumed",
                 sandbox.session_id,
                 AGENT_START_TIMEOUT.as_secs()
             ))
-        })
+        })?;
+        self.checkpoints.remove(&sandbox.session_id);
+        Ok(on_disk)
     }
 
     fn offers_volumes(&self) -> bool {
@@ -521,6 +582,7 @@ impl Backend for DockerBackend {
             .remove_sandbox(&sandbox.backend_id, &sandbox.session_id)
             .await;
         self.sockets.close(&sandbox.session_id);
+        self.checkpoints.remove(&sandbox.session_id);
         if let Some(egress) = self.egress.get() {
             egress.forget_addresses();
         }
@@ -557,7 +619,17 @@ impl Backend for DockerBackend {
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
         // Once the engine answered, as every other call: its errors say what is wrong.
         self.engine().await?;
-        listing::sandboxes(&self.options.socket, &self.options.instance_id).await
+        let mut sandboxes =
+            listing::sandboxes(&self.options.socket, &self.options.instance_id).await?;
+        // Stopped by its checkpoint, it is paused, not gone.
+        for found in sandboxes.iter_mut().filter(|found| !found.running) {
+            if self.checkpoints.image_bytes(&found.sandbox.session_id).is_some() {
+                found.running = true;
+                found.paused = true;
+                found.memory_on_disk = true;
+            }
+        }
+        Ok(sandboxes)
     }
 
     fn watch_stops(&self) -> Option<tokio::sync::mpsc::Receiver<()>> {

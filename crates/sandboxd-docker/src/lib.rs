@@ -11,6 +11,7 @@ mod access;
 mod agent_sockets;
 mod backend;
 mod build;
+mod checkpoint;
 mod cgroup;
 mod confined;
 pub mod egress;

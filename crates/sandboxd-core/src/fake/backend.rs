@@ -5,7 +5,7 @@ use super::agent::{self, ArchiveGate, Files};
 use async_trait::async_trait;
 use sandboxd_backend::{
     AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
-    Sandbox, SandboxSpec, Usage, WORKDIR,
+    Paused, Sandbox, SandboxSpec, Usage, WORKDIR,
 };
 use std::collections::{BTreeMap, HashSet};
 use std::pin::Pin;
@@ -142,12 +142,12 @@ impl Backend for FakeBackend {
         self.adopt(sandbox).await
     }
 
-    async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        self.set_paused(sandbox, true)
+    async fn pause(&self, sandbox: &Sandbox) -> Result<Paused, BackendError> {
+        self.set_paused(sandbox, true).map(|()| Paused::Frozen)
     }
 
-    async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        self.set_paused(sandbox, false)
+    async fn resume(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
+        self.set_paused(sandbox, false).map(|()| None)
     }
 
     fn writable_places(&self) -> Vec<String> {
@@ -208,6 +208,7 @@ impl Backend for FakeBackend {
                 runtime: runtime.clone(),
                 running: !state.stopped.contains(id),
                 paused: state.paused.contains(id),
+                memory_on_disk: false,
             })
             .collect())
     }

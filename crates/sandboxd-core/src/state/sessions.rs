@@ -5,7 +5,9 @@
 use super::lifecycle::{Lifecycle, LifecycleEvent};
 use crate::error::Error;
 use rand::Rng;
-use sandboxd_api::{LifecycleKind, Remedy, SessionChange, SessionInfo, SessionState};
+use sandboxd_api::{
+    LifecycleKind, PausedMemory, Remedy, SessionChange, SessionInfo, SessionState,
+};
 use sandboxd_backend::{Sandbox, Usage};
 use sandboxd_store::{SessionRecord, Store};
 use std::collections::{BTreeMap, HashMap};
@@ -43,6 +45,8 @@ pub struct Session {
     pub pause_at_own_timeout: bool,
     /// When it was paused, while it is.
     pub paused_at: Option<OffsetDateTime>,
+    /// Where its memory is while paused; learned again from the backend after a restart.
+    pub paused_memory: Option<PausedMemory>,
     /// Held while the session is paused or resumed, so the two never cross; shared by every
     /// copy of the session.
     pub(crate) transition: Arc<tokio::sync::Mutex<()>>,
@@ -71,6 +75,7 @@ impl Session {
             env: BTreeMap::new(),
             pause_at_own_timeout: false,
             paused_at: None,
+            paused_memory: None,
             transition: Arc::default(),
         }
     }
@@ -95,6 +100,7 @@ impl Session {
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
             idle_timeout_secs: self.idle_timeout_secs,
             paused_at: self.paused_at.map(rfc3339),
+            paused_memory: self.paused_at.and(self.paused_memory),
         }
     }
 
@@ -158,6 +164,7 @@ impl Session {
             env: BTreeMap::new(),
             pause_at_own_timeout: false,
             paused_at: record.paused_at.as_deref().map(parse),
+            paused_memory: None,
             transition: Arc::default(),
         }
     }
@@ -473,14 +480,17 @@ impl Sessions {
         Some(())
     }
 
-    /// Records that an open session was paused at `at`, or (`None`) that it runs again. A
-    /// session already so is left as it is (taking thousands back at start writes nothing).
-    pub fn set_paused(&self, id: &str, at: Option<OffsetDateTime>) {
+    /// Records that an open session was paused at `at` with its memory where `memory` says,
+    /// or (`None`) that it runs again. A session already so is left as it is (taking
+    /// thousands back at start writes nothing).
+    pub fn set_paused(&self, id: &str, paused: Option<(OffsetDateTime, PausedMemory)>) {
+        let at = paused.map(|(at, _)| at);
         let changed = {
             let mut table = self.lock();
             let Some(session) = table.running.get_mut(id) else {
                 return;
             };
+            session.paused_memory = paused.map(|(_, memory)| memory);
             if session.paused_at.is_some() == at.is_some() {
                 return;
             }
