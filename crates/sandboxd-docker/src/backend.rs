@@ -198,6 +198,7 @@ impl DockerBackend {
         spec: &SandboxSpec,
         egress: Option<&egress::EgressNetwork>,
         volumes: Vec<Mount>,
+        work_source: &str,
     ) -> ContainerCreateBody {
         let limits = &spec.limits;
         let tier = isolation::settings(limits);
@@ -276,19 +277,29 @@ impl DockerBackend {
                 }),
                 network_mode: Some(network.to_string()),
                 privileged: Some(false),
-                annotations: self.annotations(engine, spec),
+                annotations: self.annotations(engine, spec, work_source),
                 ..Default::default()
             }),
             ..Default::default()
         }
     }
 
-    /// The shim group's, and a gVisor sandbox's checkpoint directory (where the engine's
-    /// runsc, when sandboxd's wrapper, restores it from at its next start).
-    fn annotations(&self, engine: &Engine, spec: &SandboxSpec) -> Option<HashMap<String, String>> {
+    /// The shim group's; a gVisor sandbox's checkpoint directory (where the engine's runsc,
+    /// when sandboxd's wrapper, restores it from at its next start) and its working
+    /// directory's hints (kept in gVisor's kernel, so a checkpoint saves it).
+    fn annotations(
+        &self,
+        engine: &Engine,
+        spec: &SandboxSpec,
+        work_source: &str,
+    ) -> Option<HashMap<String, String>> {
         let mut annotations = engine.shims.next_annotations().unwrap_or_default();
         if spec.limits.isolation == sandboxd_api::Isolation::Gvisor {
             annotations.extend([self.checkpoints.annotation(&spec.session_id)]);
+            annotations.extend(work_volume::gvisor_hints(
+                work_source,
+                spec.limits.tmpfs_size_bytes,
+            ));
         }
         (!annotations.is_empty()).then_some(annotations)
     }
@@ -373,10 +384,10 @@ impl DockerBackend {
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
         let engine = self.engine().await?;
         let volumes = self.volume_mounts(spec)?;
-        work_volume::create(
+        let work_source = work_volume::create(
             &engine.docker,
             &work_volume::name(&name),
-            &tmpfs_options(&spec.limits),
+            &work_volume_options(&spec.limits),
             self.labels(spec),
         )
         .await?;
@@ -384,7 +395,7 @@ impl DockerBackend {
             .docker
             .create_container(
                 Some(options),
-                self.container_body(engine, spec, egress.as_deref(), volumes),
+                self.container_body(engine, spec, egress.as_deref(), volumes, &work_source),
             )
             .await
             .map_err(|e| {
@@ -408,6 +419,19 @@ impl DockerBackend {
         }
         self.sockets.remove_secret(&spec.session_id)?;
         Ok(created.id)
+    }
+}
+
+/// The mount options of a sandbox's working directory's volume on the host. On gVisor it
+/// backs gVisor's own tmpfs of the same size (see [`work_volume::gvisor_hints`]), whose
+/// allocation runs ahead of its files: twice the size, so gVisor's limit answers first.
+fn work_volume_options(limits: &sandboxd_api::Limits) -> String {
+    match limits.isolation {
+        sandboxd_api::Isolation::Runc => tmpfs_options(limits),
+        sandboxd_api::Isolation::Gvisor => tmpfs_options(&sandboxd_api::Limits {
+            tmpfs_size_bytes: limits.tmpfs_size_bytes.saturating_mul(2) + (32 << 20),
+            ..limits.clone()
+        }),
     }
 }
 
