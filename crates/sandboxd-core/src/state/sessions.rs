@@ -137,6 +137,10 @@ impl Session {
             ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
             paused_at: self.paused_at.map(rfc3339),
+            paused_memory: self
+                .paused_at
+                .and(self.paused_memory)
+                .map(|memory| memory_word(memory).to_string()),
         }
     }
 
@@ -164,9 +168,20 @@ impl Session {
             env: BTreeMap::new(),
             pause_at_own_timeout: false,
             paused_at: record.paused_at.as_deref().map(parse),
-            paused_memory: None,
+            paused_memory: record.paused_memory.as_deref().map(|word| match word {
+                "disk" => PausedMemory::Disk,
+                _ => PausedMemory::Ram,
+            }),
             transition: Arc::default(),
         }
+    }
+}
+
+/// How the store keeps a [`PausedMemory`].
+fn memory_word(memory: PausedMemory) -> &'static str {
+    match memory {
+        PausedMemory::Ram => "ram",
+        PausedMemory::Disk => "disk",
     }
 }
 
@@ -485,25 +500,36 @@ impl Sessions {
     /// thousands back at start writes nothing).
     pub fn set_paused(&self, id: &str, paused: Option<(OffsetDateTime, PausedMemory)>) {
         let at = paused.map(|(at, _)| at);
+        let memory = paused.map(|(_, memory)| memory);
         let changed = {
             let mut table = self.lock();
             let Some(session) = table.running.get_mut(id) else {
                 return;
             };
-            session.paused_memory = paused.map(|(_, memory)| memory);
+            let moved = session.paused_memory != memory && session.paused_at.is_some();
+            session.paused_memory = memory;
             if session.paused_at.is_some() == at.is_some() {
-                return;
+                // Only where its memory is may have changed (learned again after a restart).
+                moved.then_some(None)
+            } else {
+                session.paused_at = at;
+                Some(Some(session.clone()))
             }
-            session.paused_at = at;
-            session.clone()
         };
-        let kind = if at.is_some() {
-            LifecycleKind::Paused
-        } else {
-            LifecycleKind::Resumed
+        let Some(changed) = changed else {
+            return;
         };
-        self.announce(&changed, kind);
-        if let Err(e) = self.store.set_paused(id, at.map(rfc3339).as_deref()) {
+        if let Some(changed) = changed {
+            let kind = if at.is_some() {
+                LifecycleKind::Paused
+            } else {
+                LifecycleKind::Resumed
+            };
+            self.announce(&changed, kind);
+        }
+        let stored = paused.map(|(at, memory)| (rfc3339(at), memory_word(memory)));
+        let stored = stored.as_ref().map(|(at, memory)| (at.as_str(), *memory));
+        if let Err(e) = self.store.set_paused(id, stored) {
             tracing::error!(session = id, error = %e, "cannot record a pause or resume");
         }
     }
