@@ -215,3 +215,48 @@ async fn a_runc_session_is_still_frozen_in_memory() {
     );
     count_past(&service, &id, before).await;
 }
+
+/// A small tmpfs mounted over the service's checkpoint directory, unmounted when dropped.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(service: &TestService) -> SmallDisk {
+        let dir = service.state_dir.path().join("checkpoints");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(mounted.success(), "cannot mount a tmpfs at {}", dir.display());
+        SmallDisk(dir)
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[tokio::test]
+async fn a_pause_to_a_full_disk_is_refused_and_the_sandbox_runs_on() {
+    let Some(service) = service() else { return };
+    let id = counting(&service, "sh-gvisor").await;
+    let _disk = SmallDisk::mount(&service);
+    let (status, refused) = post(&service, &format!("/v1/sessions/{id}/pause")).await;
+    assert_eq!(status, 507, "{refused}");
+    assert_eq!(refused["error"]["code"], "no_space", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("keeps running"), "{message}");
+    let info = service.get_json(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(info["state"], "running", "{info}");
+    let container = &service.containers()[0];
+    assert_eq!(container["State"]["Running"], true, "{}", container["State"]);
+    let before = contiguous_count(
+        service.sh(&id, "cat /workspace/count").await["stdout"]
+            .as_str()
+            .unwrap(),
+    );
+    count_past(&service, &id, before).await;
+}
