@@ -349,8 +349,9 @@ kubernetes_tests() {
 }
 
 # The shared backend suites again with every runtime of their configs on gVisor (runsc,
-# registered by host-setup): what works on runc works on a kernel of the sandbox's own.
-GVISOR_SUITES="files processes pool api state snapshots adversarial volumes"
+# registered by host-setup): what works on runc works on a kernel of the sandbox's own; and
+# the memory suite, pause to disk, which only gVisor has (it reports itself skipped elsewhere).
+GVISOR_SUITES="files processes pool api state snapshots adversarial volumes memory"
 gvisor_tests() {
     local suites=() suite
     for suite in $GVISOR_SUITES; do suites+=(--test "$suite"); done

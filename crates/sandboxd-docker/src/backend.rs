@@ -518,7 +518,12 @@ impl Backend for DockerBackend {
             let memory = engine.cgroups.usage(&sandbox.backend_id).await.memory_bytes;
             let bytes = self
                 .checkpoints
-                .write(&engine.docker, &sandbox.backend_id, &sandbox.session_id, memory)
+                .write(
+                    &engine.docker,
+                    &sandbox.backend_id,
+                    &sandbox.session_id,
+                    memory,
+                )
                 .await?;
             return Ok(Paused::OnDisk { bytes });
         }
@@ -647,7 +652,11 @@ impl Backend for DockerBackend {
             listing::sandboxes(&self.options.socket, &self.options.instance_id).await?;
         // Stopped by its checkpoint, it is paused, not gone.
         for found in sandboxes.iter_mut().filter(|found| !found.running) {
-            if self.checkpoints.image_bytes(&found.sandbox.session_id).is_some() {
+            if self
+                .checkpoints
+                .image_bytes(&found.sandbox.session_id)
+                .is_some()
+            {
                 found.running = true;
                 found.paused = true;
                 found.memory_on_disk = true;

@@ -160,23 +160,25 @@ fn room_for(available: u64, memory_bytes: u64) -> Result<(), BackendError> {
 fn available_bytes(path: &Path) -> std::io::Result<u64> {
     let path = std::ffi::CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(std::io::Error::other)?;
-    // SAFETY: a valid C string and a zeroed statvfs for the kernel to fill.
+    // SAFETY: statvfs is plain data, for which all zeroes is a valid value.
     let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and a statvfs for the kernel to fill.
     if unsafe { libc::statvfs(path.as_ptr(), &mut stat) } != 0 {
         return Err(std::io::Error::last_os_error());
     }
-    Ok(u64::from(stat.f_bavail).saturating_mul(stat.f_frsize))
+    Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
 }
 
 /// The host pid of the running container's sandbox (gVisor's `runsc-sandboxd` process).
 async fn running_pid(docker: &Docker, container: &str) -> Result<i64, BackendError> {
-    let inspect = docker
-        .inspect_container(container, None)
-        .await
-        .map_err(|e| match is_not_found(&e) {
-            true => BackendError::SandboxGone(container.to_string()),
-            false => engine_error(e),
-        })?;
+    let inspect =
+        docker
+            .inspect_container(container, None)
+            .await
+            .map_err(|e| match is_not_found(&e) {
+                true => BackendError::SandboxGone(container.to_string()),
+                false => engine_error(e),
+            })?;
     let state = inspect.state.unwrap_or_default();
     match state.pid {
         Some(pid) if pid > 0 && state.running == Some(true) => Ok(pid),
@@ -190,7 +192,9 @@ async fn running_pid(docker: &Docker, container: &str) -> Result<i64, BackendErr
 /// (`--root=`, the engine's runtime root, which `runsc checkpoint` must be given).
 fn runsc_of(pid: i64) -> Result<(PathBuf, String), BackendError> {
     let unreadable = |what: &str, e: std::io::Error| {
-        BackendError::Setup(format!("cannot read the gVisor sandbox's {what} (pid {pid}): {e}"))
+        BackendError::Setup(format!(
+            "cannot read the gVisor sandbox's {what} (pid {pid}): {e}"
+        ))
     };
     let exe = std::fs::read_link(format!("/proc/{pid}/exe")).map_err(|e| unreadable("exe", e))?;
     let cmdline =

@@ -151,12 +151,18 @@ async fn a_pause_to_disk_says_so_logs_its_bytes_and_survives_a_restart() {
 
     let service = TestService::over(&config_toml, dir, backend);
     let (_, info) = service.get(&format!("/v1/sessions/{id}")).await;
-    assert_eq!(info["paused_memory"], "disk", "before the reconciliation too: {info}");
+    assert_eq!(
+        info["paused_memory"], "disk",
+        "before the reconciliation too: {info}"
+    );
     service.core.restore().await.unwrap();
     let (status, info) = service
         .post(&format!("/v1/sessions/{id}/resume"), json!({}))
         .await;
-    assert_eq!((status, &info["state"]), (StatusCode::OK, &json!("running")));
+    assert_eq!(
+        (status, &info["state"]),
+        (StatusCode::OK, &json!("running"))
+    );
     assert!(info.get("paused_memory").is_none(), "{info}");
     let (_, log) = service.get(&format!("/v1/sessions/{id}/activity")).await;
     let entries = log["entries"].as_array().unwrap();

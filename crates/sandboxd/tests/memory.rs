@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::{skip_or_fail, skipped};
 use common::{base_config, docker, TestService};
+use common::{skip_or_fail, skipped};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -76,7 +76,10 @@ async fn post_json(service: &TestService, path: &str, body: Value) -> (u16, Valu
 fn contiguous_count(text: &str) -> usize {
     let numbers: Vec<usize> = text.lines().filter_map(|l| l.parse().ok()).collect();
     for (expected, got) in numbers.iter().enumerate() {
-        assert_eq!(*got, expected, "the counter restarted or skipped: {numbers:?}");
+        assert_eq!(
+            *got, expected,
+            "the counter restarted or skipped: {numbers:?}"
+        );
     }
     numbers.len()
 }
@@ -118,12 +121,18 @@ async fn pause_to_disk(service: &TestService, id: &str) -> u64 {
     }
     assert!(bytes > 0, "an empty checkpoint image");
     let container = &service.containers()[0];
-    assert_eq!(container["State"]["Running"], false, "{}", container["State"]);
+    assert_eq!(
+        container["State"]["Running"], false,
+        "{}",
+        container["State"]
+    );
     bytes
 }
 
 async fn activity(service: &TestService, id: &str) -> Vec<Value> {
-    service.get_json(&format!("/v1/sessions/{id}/activity")).await["entries"]
+    service
+        .get_json(&format!("/v1/sessions/{id}/activity"))
+        .await["entries"]
         .as_array()
         .unwrap()
         .clone()
@@ -142,7 +151,10 @@ async fn a_counting_process_keeps_counting_after_a_pause_to_disk() {
     assert_eq!(status, 200, "{info}");
     assert_eq!(info["state"], "running", "{info}");
     assert!(info.get("paused_memory").is_none(), "{info}");
-    assert!(!checkpoint_dir(&service, &id).exists(), "the image outlived the resume");
+    assert!(
+        !checkpoint_dir(&service, &id).exists(),
+        "the image outlived the resume"
+    );
     // The counter goes on from where it was: contiguous, past what it had written.
     let before = contiguous_count(
         service.sh(&id, "cat /workspace/count").await["stdout"]
@@ -194,8 +206,14 @@ async fn closing_a_session_paused_to_disk_removes_its_image() {
         .await
         .unwrap();
     assert!(closed.status().is_success(), "{}", closed.status());
-    assert!(!checkpoint_dir(&service, &id).exists(), "the image outlived the session");
-    assert!(service.containers().is_empty(), "the container outlived the session");
+    assert!(
+        !checkpoint_dir(&service, &id).exists(),
+        "the image outlived the session"
+    );
+    assert!(
+        service.containers().is_empty(),
+        "the container outlived the session"
+    );
 }
 
 #[tokio::test]
@@ -228,7 +246,11 @@ impl SmallDisk {
             .arg(&dir)
             .status()
             .unwrap();
-        assert!(mounted.success(), "cannot mount a tmpfs at {}", dir.display());
+        assert!(
+            mounted.success(),
+            "cannot mount a tmpfs at {}",
+            dir.display()
+        );
         SmallDisk(dir)
     }
 }
@@ -252,7 +274,11 @@ async fn a_pause_to_a_full_disk_is_refused_and_the_sandbox_runs_on() {
     let info = service.get_json(&format!("/v1/sessions/{id}")).await;
     assert_eq!(info["state"], "running", "{info}");
     let container = &service.containers()[0];
-    assert_eq!(container["State"]["Running"], true, "{}", container["State"]);
+    assert_eq!(
+        container["State"]["Running"], true,
+        "{}",
+        container["State"]
+    );
     let before = contiguous_count(
         service.sh(&id, "cat /workspace/count").await["stdout"]
             .as_str()

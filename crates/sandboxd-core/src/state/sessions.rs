@@ -5,9 +5,7 @@
 use super::lifecycle::{Lifecycle, LifecycleEvent};
 use crate::error::Error;
 use rand::Rng;
-use sandboxd_api::{
-    LifecycleKind, PausedMemory, Remedy, SessionChange, SessionInfo, SessionState,
-};
+use sandboxd_api::{LifecycleKind, PausedMemory, Remedy, SessionChange, SessionInfo, SessionState};
 use sandboxd_backend::{Sandbox, Usage};
 use sandboxd_store::{SessionRecord, Store};
 use std::collections::{BTreeMap, HashMap};
