@@ -6,7 +6,7 @@ use crate::access;
 use crate::agent_sockets::AgentSockets;
 use crate::build;
 use crate::build::image_hint;
-use crate::checkpoint::Checkpoints;
+use crate::checkpoint::{self, Checkpoints};
 use crate::confined;
 use crate::egress;
 use crate::engine;
@@ -134,19 +134,6 @@ impl DockerBackend {
 
     async fn docker(&self) -> Result<&Docker, BackendError> {
         Ok(&self.engine().await?.docker)
-    }
-
-    /// Whether the sandbox's container runs on gVisor, as the engine says.
-    async fn on_gvisor(&self, docker: &Docker, sandbox: &Sandbox) -> Result<bool, BackendError> {
-        let inspect = docker
-            .inspect_container(&sandbox.backend_id, None)
-            .await
-            .map_err(|e| match is_not_found(&e) {
-                true => BackendError::SandboxGone(sandbox.session_id.clone()),
-                false => engine_error(e),
-            })?;
-        Ok(inspect.host_config.and_then(|h| h.runtime).as_deref()
-            == Some(isolation::GVISOR_RUNTIME))
     }
 
     fn container_name(&self, session_id: &str) -> String {
@@ -387,7 +374,7 @@ impl DockerBackend {
         let work_source = work_volume::create(
             &engine.docker,
             &work_volume::name(&name),
-            &work_volume_options(&spec.limits),
+            &work_volume::host_options(&spec.limits, tmpfs_options),
             self.labels(spec),
         )
         .await?;
@@ -419,19 +406,6 @@ impl DockerBackend {
         }
         self.sockets.remove_secret(&spec.session_id)?;
         Ok(created.id)
-    }
-}
-
-/// The mount options of a sandbox's working directory's volume on the host. On gVisor it
-/// backs gVisor's own tmpfs of the same size (see [`work_volume::gvisor_hints`]), whose
-/// allocation runs ahead of its files: twice the size, so gVisor's limit answers first.
-fn work_volume_options(limits: &sandboxd_api::Limits) -> String {
-    match limits.isolation {
-        sandboxd_api::Isolation::Runc => tmpfs_options(limits),
-        sandboxd_api::Isolation::Gvisor => tmpfs_options(&sandboxd_api::Limits {
-            tmpfs_size_bytes: limits.tmpfs_size_bytes.saturating_mul(2) + (32 << 20),
-            ..limits.clone()
-        }),
     }
 }
 
@@ -514,7 +488,7 @@ impl Backend for DockerBackend {
             return Ok(Paused::OnDisk { bytes });
         }
         let engine = self.engine().await?;
-        if engine.restores_from_disk && self.on_gvisor(&engine.docker, sandbox).await? {
+        if engine.restores_from_disk && checkpoint::on_gvisor(&engine.docker, sandbox).await? {
             let memory = engine.cgroups.usage(&sandbox.backend_id).await.memory_bytes;
             let bytes = self
                 .checkpoints
@@ -540,7 +514,7 @@ impl Backend for DockerBackend {
                 return Err(BackendError::Setup(format!(
                     "sandbox {} is paused to disk, and the engine's runsc runtime is no longer sandboxd's {} wrapper that restores it; run scripts/host-setup.sh",
                     sandbox.session_id,
-                    crate::checkpoint::RESTORING_RUNSC
+                    checkpoint::RESTORING_RUNSC
                 )));
             }
             start_created(&engine.docker, &sandbox.backend_id).await?;

@@ -15,7 +15,7 @@
 
 use crate::link::{engine_error, is_not_found};
 use bollard::Docker;
-use sandboxd_backend::BackendError;
+use sandboxd_backend::{BackendError, Sandbox};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
@@ -133,6 +133,19 @@ impl Checkpoints {
         await_stopped(docker, container).await?;
         Ok(bytes)
     }
+}
+
+/// Whether the sandbox's container runs on gVisor, as the engine says.
+pub(crate) async fn on_gvisor(docker: &Docker, sandbox: &Sandbox) -> Result<bool, BackendError> {
+    let inspect = docker
+        .inspect_container(&sandbox.backend_id, None)
+        .await
+        .map_err(|e| match is_not_found(&e) {
+            true => BackendError::SandboxGone(sandbox.session_id.clone()),
+            false => engine_error(e),
+        })?;
+    Ok(inspect.host_config.and_then(|h| h.runtime).as_deref()
+        == Some(crate::isolation::GVISOR_RUNTIME))
 }
 
 /// Whether the engine's runsc runtime is the restoring wrapper.

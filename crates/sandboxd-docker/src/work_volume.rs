@@ -12,6 +12,7 @@ use crate::layout::SANDBOX_UID;
 use bollard::models::{Mount, MountType, VolumeCreateRequest};
 use bollard::query_parameters::{ListVolumesOptionsBuilder, RemoveVolumeOptions};
 use bollard::Docker;
+use sandboxd_api::{Isolation, Limits};
 use sandboxd_backend::BackendError;
 use sandboxd_backend::HOME_DIR;
 use sandboxd_backend::WORKDIR;
@@ -53,6 +54,20 @@ pub async fn create(
         .await
         .map(|volume| volume.mountpoint)
         .map_err(engine_error)
+}
+
+/// The mount options of the volume on the host, from `tmpfs_options` (those of the sandbox's
+/// other tmpfs places). On gVisor it backs gVisor's own tmpfs of the sandbox's size (see
+/// [`gvisor_hints`]), whose allocation runs ahead of its files: twice the size, so gVisor's
+/// limit answers first.
+pub fn host_options(limits: &Limits, tmpfs_options: fn(&Limits) -> String) -> String {
+    match limits.isolation {
+        Isolation::Runc => tmpfs_options(limits),
+        Isolation::Gvisor => tmpfs_options(&Limits {
+            tmpfs_size_bytes: limits.tmpfs_size_bytes.saturating_mul(2) + (32 << 20),
+            ..limits.clone()
+        }),
+    }
 }
 
 /// The mount hints that make gVisor keep the volume in its own kernel: one tmpfs of `size`
