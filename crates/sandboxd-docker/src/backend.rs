@@ -488,7 +488,8 @@ impl Backend for DockerBackend {
             return Ok(Paused::OnDisk { bytes });
         }
         let engine = self.engine().await?;
-        if engine.restores_from_disk && checkpoint::on_gvisor(&engine.docker, sandbox).await? {
+        if engine.restores_from_disk && self.checkpoints.restorable(&engine.docker, sandbox).await?
+        {
             let memory = engine.cgroups.usage(&sandbox.backend_id).await.memory_bytes;
             let bytes = self
                 .checkpoints

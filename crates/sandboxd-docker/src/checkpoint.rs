@@ -73,6 +73,29 @@ impl Checkpoints {
         }
     }
 
+    /// Whether the sandbox can be paused to disk: its container runs on gVisor and was
+    /// created with this session's checkpoint annotation (one made before pause to disk
+    /// existed would boot afresh at its start, its memory lost).
+    pub async fn restorable(
+        &self,
+        docker: &Docker,
+        sandbox: &Sandbox,
+    ) -> Result<bool, BackendError> {
+        let inspect = docker
+            .inspect_container(&sandbox.backend_id, None)
+            .await
+            .map_err(|e| match is_not_found(&e) {
+                true => BackendError::SandboxGone(sandbox.session_id.clone()),
+                false => engine_error(e),
+            })?;
+        let host = inspect.host_config.unwrap_or_default();
+        let (key, dir) = self.annotation(&sandbox.session_id);
+        Ok(
+            host.runtime.as_deref() == Some(crate::isolation::GVISOR_RUNTIME)
+                && host.annotations.and_then(|a| a.get(&key).cloned()) == Some(dir),
+        )
+    }
+
     /// Writes the running gVisor container's checkpoint image (which stops it) and returns
     /// its bytes once the engine sees it stopped. `memory_bytes` is what the sandbox holds now:
     /// without that much room (and some) on the state directory's filesystem, or when runsc
@@ -133,19 +156,6 @@ impl Checkpoints {
         await_stopped(docker, container).await?;
         Ok(bytes)
     }
-}
-
-/// Whether the sandbox's container runs on gVisor, as the engine says.
-pub(crate) async fn on_gvisor(docker: &Docker, sandbox: &Sandbox) -> Result<bool, BackendError> {
-    let inspect = docker
-        .inspect_container(&sandbox.backend_id, None)
-        .await
-        .map_err(|e| match is_not_found(&e) {
-            true => BackendError::SandboxGone(sandbox.session_id.clone()),
-            false => engine_error(e),
-        })?;
-    Ok(inspect.host_config.and_then(|h| h.runtime).as_deref()
-        == Some(crate::isolation::GVISOR_RUNTIME))
 }
 
 /// Whether the engine's runsc runtime is the restoring wrapper.
