@@ -21,6 +21,11 @@ const COUNTER: &str =
 /// The service for these tests, or `None` (reported) where they cannot run: outside the
 /// gvisor step, or on an engine whose runsc is not the restoring wrapper.
 fn service() -> Option<TestService> {
+    service_with_policy("")
+}
+
+/// As [`service`], with `policy` lines added to the config's `[policy]`.
+fn service_with_policy(policy: &str) -> Option<TestService> {
     if !common::on_gvisor() {
         skipped("pause to disk needs gVisor: scripts/test.sh's gvisor step runs it");
         return None;
@@ -33,7 +38,7 @@ fn service() -> Option<TestService> {
     let config = base_config(
         4,
         &format!(
-            "[runtimes.sh-gvisor]\nimage = \"{busybox}\"\nisolation = \"gvisor\"\n\n\
+            "{policy}\n[runtimes.sh-gvisor]\nimage = \"{busybox}\"\nisolation = \"gvisor\"\n\n\
              [runtimes.sh-runc]\nimage = \"{busybox}\"\nisolation = \"runc\"\n",
             busybox = common::busybox_image(),
         ),
@@ -226,6 +231,32 @@ async fn a_runc_session_is_still_frozen_in_memory() {
     let container = &service.containers()[0];
     assert_eq!(container["State"]["Paused"], true, "{}", container["State"]);
     assert!(!checkpoint_dir(&service, &id).exists());
+    let before = contiguous_count(
+        service.sh(&id, "cat /workspace/count").await["stdout"]
+            .as_str()
+            .unwrap(),
+    );
+    count_past(&service, &id, before).await;
+}
+
+#[tokio::test]
+async fn an_idle_gvisor_session_is_paused_to_disk_by_the_policy() {
+    let policy = "idle_timeout_secs = 2\nidle_action = \"pause\"";
+    let Some(service) = service_with_policy(policy) else {
+        return;
+    };
+    let id = counting(&service, "sh-gvisor").await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let info = loop {
+        let info = service.get_json(&format!("/v1/sessions/{id}")).await;
+        if info["state"] == "paused" {
+            break info;
+        }
+        assert!(Instant::now() < deadline, "not paused when idle: {info}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(info["paused_memory"], "disk", "{info}");
+    assert!(checkpoint_dir(&service, &id).exists());
     let before = contiguous_count(
         service.sh(&id, "cat /workspace/count").await["stdout"]
             .as_str()
