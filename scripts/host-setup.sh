@@ -65,6 +65,9 @@ engine_binary() {
 SANDBOXD_GVISOR_MODULE="$SANDBOXD_SCRIPTS/gvisor"
 SANDBOXD_GVISOR_VERSION="$(awk '$1 == "require" && $2 == "gvisor.dev/gvisor" { print $3 }' "$SANDBOXD_GVISOR_MODULE/go.mod")"
 SANDBOXD_RUNSC="${SANDBOXD_GVISOR_CACHE:-/var/cache/sandboxd-gvisor/$SANDBOXD_GVISOR_VERSION}/runsc"
+# What the engine runs as "runsc": scripts/runsc-sandboxd beside runsc, which restores a
+# sandbox paused to disk at its start (see crates/sandboxd-docker/src/checkpoint.rs).
+SANDBOXD_RUNSC_RUNTIME="$(dirname "$SANDBOXD_RUNSC")/runsc-sandboxd"
 SANDBOXD_DAEMON_JSON="${SANDBOXD_DAEMON_JSON:-/etc/docker/daemon.json}"
 
 build_runsc() {
@@ -83,13 +86,22 @@ build_runsc() {
     log "built runsc in $(elapsed_since "$t0")"
 }
 
-# register_runsc: names runsc in the engine's daemon.json (other settings kept); prints
-# "changed" when the file had to change. `--host-uds=open` lets the agent dial the service's
-# socket, bind-mounted into the sandbox.
+# install_runsc_runtime: puts scripts/runsc-sandboxd beside runsc; prints "changed" when it
+# had to.
+install_runsc_runtime() {
+    cmp -s "$SANDBOXD_SCRIPTS/runsc-sandboxd" "$SANDBOXD_RUNSC_RUNTIME" && return 0
+    as_root install -m 0755 "$SANDBOXD_SCRIPTS/runsc-sandboxd" "$SANDBOXD_RUNSC_RUNTIME.partial"
+    as_root mv "$SANDBOXD_RUNSC_RUNTIME.partial" "$SANDBOXD_RUNSC_RUNTIME"
+    echo changed
+}
+
+# register_runsc: names runsc (through its wrapper) in the engine's daemon.json (other
+# settings kept); prints "changed" when the file had to change. `--host-uds=open` lets the
+# agent dial the service's socket, bind-mounted into the sandbox.
 register_runsc() {
     have python3 || ensure_packages python3
     as_root mkdir -p "$(dirname "$SANDBOXD_DAEMON_JSON")"
-    as_root python3 - "$SANDBOXD_DAEMON_JSON" "$SANDBOXD_RUNSC" <<'PY'
+    as_root python3 - "$SANDBOXD_DAEMON_JSON" "$SANDBOXD_RUNSC_RUNTIME" <<'PY'
 import json, os, sys
 path, runsc = sys.argv[1], sys.argv[2]
 config = json.load(open(path)) if os.path.exists(path) and os.path.getsize(path) else {}
@@ -183,8 +195,9 @@ gvisor_registered=""
 if [[ "${SANDBOXD_GVISOR:-0}" != 1 ]]; then
     [[ -x "$SANDBOXD_RUNSC" ]] || log "gVisor not built (SANDBOXD_GVISOR=1 builds it, for runtimes with isolation = \"gvisor\")"
 elif build_runsc; then
+    install_runsc_runtime >/dev/null
     [[ "$(register_runsc)" == changed ]] && gvisor_registered=changed
-    log "gVisor: $SANDBOXD_RUNSC registered as the engine's runtime \"runsc\" ($SANDBOXD_DAEMON_JSON)"
+    log "gVisor: $SANDBOXD_RUNSC registered as the engine's runtime \"runsc\" through $SANDBOXD_RUNSC_RUNTIME ($SANDBOXD_DAEMON_JSON)"
 else
     warn "no Go to build gVisor with: runtimes with isolation = \"gvisor\" cannot start on this engine"
 fi

@@ -352,8 +352,9 @@ kubernetes_tests() {
 }
 
 # The shared backend suites again with every runtime of their configs on gVisor (runsc,
-# registered by host-setup): what works on runc works on a kernel of the sandbox's own.
-GVISOR_SUITES="files processes pool api state snapshots adversarial volumes kernel cli_stream egress egress_secrets"
+# registered by host-setup): what works on runc works on a kernel of the sandbox's own; and
+# the memory suite, pause to disk, which only gVisor has (it reports itself skipped elsewhere).
+GVISOR_SUITES="files processes pool api state snapshots adversarial volumes kernel cli_stream egress egress_secrets memory"
 gvisor_tests() {
     local suites=() suite
     for suite in $GVISOR_SUITES; do suites+=(--test "$suite"); done
@@ -466,14 +467,15 @@ suite_again() {
 }
 
 # The MCP and E2B faces again with every runtime on gVisor, a few files of each (what their
-# clients see must not change with the tier; the whole suites on runc above).
+# clients see must not change with the tier; the whole suites on runc above); E2B's pause
+# there goes to disk, and its connect restores the processes.
 gvisor_face_tests() {
     local suite=$1
     shift
     suite_again "gvisor-$suite" "$suite" SANDBOXD_TEST_ISOLATION=gvisor -- "${@/#/tests/$suite/}"
 }
 step gvisor-mcp gvisor_face_tests mcp test_mcp.py || true
-step gvisor-e2b gvisor_face_tests e2b test_commands.py test_files.py test_sandbox.py test_volumes.py || true
+step gvisor-e2b gvisor_face_tests e2b test_commands.py test_files.py test_sandbox.py test_volumes.py test_pause.py || true
 remove_test_sandboxes
 
 # The MCP and E2B faces again with the services' sandboxes as pods, on the cluster the

@@ -1,11 +1,13 @@
 """Pausing, resuming and snapshots through the official E2B Python SDK: a paused sandbox keeps
-its files and its running processes and is listed as paused; connect resumes it; a sandbox
+its files and its running processes and is listed as paused (on gVisor, its memory on disk);
+connect resumes it; a sandbox
 created with auto-pause pauses at its timeout instead of ending; a snapshot opens as a new
 sandbox with the files and the environment of the one snapshotted, and a fork is independent."""
 
 import time
 
 import pytest
+from conftest import ISOLATION
 from e2b import NotFoundException, Sandbox, SandboxException, SandboxQuery, SandboxState
 
 COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.2; done"
@@ -26,6 +28,9 @@ def test_pause_then_connect_keeps_files_and_a_background_process(e2b):
         assert box.pause() is False, "pausing a paused sandbox says it already was"
         assert Sandbox.get_info(box.sandbox_id).state == SandboxState.PAUSED
         assert states("pause") == {box.sandbox_id: SandboxState.PAUSED}
+        # On gVisor (the gvisor-e2b step) the pause went to disk, its RAM released.
+        expected = "disk" if ISOLATION == "gvisor" else "ram"
+        assert e2b.ours(f"/v1/sessions/{box.sandbox_id}")["paused_memory"] == expected
         paused = Sandbox.list(query=SandboxQuery(metadata={"case": "pause"}, state=[SandboxState.PAUSED]))
         assert [s.sandbox_id for s in paused.next_items()] == [box.sandbox_id]
         running = Sandbox.list(query=SandboxQuery(metadata={"case": "pause"}, state=[SandboxState.RUNNING]))

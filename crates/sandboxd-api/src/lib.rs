@@ -65,7 +65,9 @@ pub use runtimes::{
 };
 pub use sandboxes::{read_bounded, Chunks, Failure, Sandboxes};
 pub use service::{ConfigView, Stats, TenantInfo};
-pub use sessions::{CreateSession, SessionChange, SessionInfo, SessionList, SessionState};
+pub use sessions::{
+    CreateSession, PausedMemory, SessionChange, SessionInfo, SessionList, SessionState,
+};
 pub use snapshots::{ForkRequest, ForkResult, SnapshotInfo, SnapshotList, SnapshotRequest};
 pub use text::strip_ansi;
 pub use volumes::{VolumeInfo, VolumeList, VolumeMountRequest, VolumeRequest, VolumeSize};

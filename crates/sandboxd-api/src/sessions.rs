@@ -77,6 +77,32 @@ pub struct SessionInfo {
     /// When it was paused, while it is (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub paused_at: Option<String>,
+    /// Where a paused session's memory is, while it is paused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_memory: Option<PausedMemory>,
+}
+
+/// Where a paused session's memory and processes are kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
+#[serde(rename_all = "lowercase")]
+pub enum PausedMemory {
+    /// Frozen in place (runc runtimes): the sandbox holds its RAM while paused.
+    Ram,
+    /// Written to the service's state directory and the RAM released (gVisor runtimes on
+    /// Docker): resuming restores the processes where they were.
+    Disk,
+}
+
+impl PausedMemory {
+    /// How a paused state reads with it: "paused (on disk)" or "paused (in memory)".
+    pub fn describe(self) -> &'static str {
+        match self {
+            PausedMemory::Ram => "paused (in memory)",
+            PausedMemory::Disk => "paused (on disk)",
+        }
+    }
 }
 
 /// `GET /v1/events`, event `session`: a session opened or ended.

@@ -100,6 +100,19 @@ pub struct ExistingSandbox {
     pub running: bool,
     /// Frozen by [`Backend::pause`]: its agent cannot answer until it is resumed.
     pub paused: bool,
+    /// Paused with its memory and processes on disk ([`Paused::OnDisk`]): the platform shows
+    /// it stopped, and it is counted running and paused.
+    pub memory_on_disk: bool,
+}
+
+/// Where [`Backend::pause`] left a sandbox's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Paused {
+    /// Frozen in place: its memory stays in RAM.
+    Frozen,
+    /// Its memory and processes written to disk (`bytes` of checkpoint image) and its RAM
+    /// released; [`Backend::resume`] restores them.
+    OnDisk { bytes: u64 },
 }
 
 /// Live resource use of one sandbox, read from the platform (not from the sandbox).
@@ -174,6 +187,9 @@ pub enum BackendError {
     /// The backend cannot do this at all (a pod cannot be frozen): not a failure of the moment.
     #[error("{0}")]
     Unsupported(String),
+    /// The host has no room for what was asked (a checkpoint image on a full disk).
+    #[error("{0}")]
+    NoRoom(String),
 }
 
 fn no_volumes(id: &str) -> BackendError {
@@ -204,13 +220,16 @@ pub trait Backend: Send + Sync + 'static {
     /// agent cannot dial back, so this returns at once and [`Backend::resume`] waits for it.
     async fn adopt_paused(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
 
-    /// Freezes every process of the sandbox (the engine's pause): it uses no CPU and keeps
-    /// its memory, processes and files. Pausing a paused sandbox is no error.
-    async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
+    /// Pauses every process of the sandbox: it uses no CPU and keeps its memory, processes
+    /// and files, frozen in RAM or, where the platform can (gVisor on Docker), written to
+    /// disk with its RAM released. A pause that fails (a full disk, a failed checkpoint)
+    /// leaves the sandbox running. Pausing a paused sandbox is no error.
+    async fn pause(&self, sandbox: &Sandbox) -> Result<Paused, BackendError>;
 
-    /// Thaws a paused sandbox and returns once its agent takes requests again. Resuming a
-    /// running sandbox is no error.
-    async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError>;
+    /// Thaws or restores a paused sandbox and returns once its agent takes requests again,
+    /// with the bytes of checkpoint image it was restored from (none when it was frozen).
+    /// Resuming a running sandbox is no error.
+    async fn resume(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError>;
 
     /// The directories of a sandbox its processes can write, all of them: what a snapshot
     /// keeps.

@@ -1,7 +1,7 @@
 //! The same session operations on another kind of sandbox, beside the Docker figures of the
 //! same run: as pods (`--kubeconfig`) or under gVisor (`--gvisor`), each through a second
 //! service whose config says so: create (cold, and from a warm pool where there is one),
-//! exec `true` and close.
+//! exec `true` and close; on gVisor, pause to disk and resume too ([`crate::pause_disk`]).
 
 use crate::report::{print_row, time, Figures, Sample};
 use crate::sandboxd::{Api, Service};
@@ -20,6 +20,8 @@ pub(crate) struct Beside {
     /// Whether the service's warm pool is measured (pods cannot be pooled ahead here: the
     /// Kubernetes rows never had one).
     warm: bool,
+    /// Whether pause to disk is measured (gVisor's only).
+    pause_to_disk: bool,
 }
 
 impl Beside {
@@ -32,15 +34,17 @@ impl Beside {
                 kubeconfig.display()
             ),
             warm: false,
+            pause_to_disk: false,
         }
     }
 
-    pub(crate) fn gvisor() -> Beside {
+    pub(crate) fn gvisor(python_image: &str) -> Beside {
         Beside {
             title: "on gVisor: the same operations, every runtime with isolation = \"gvisor\"",
             isolation: "gvisor",
-            extra: String::new(),
+            extra: crate::pause_disk::runtime(python_image),
             warm: true,
+            pause_to_disk: true,
         }
     }
 }
@@ -116,5 +120,8 @@ pub(crate) async fn run(
         samples.push(started.elapsed());
     }
     print_row("session close", &Sample(samples), Some(&docker.close));
+    if beside.pause_to_disk {
+        crate::pause_disk::run(n, &api).await?;
+    }
     Ok(())
 }

@@ -14,6 +14,7 @@ mod egress;
 mod floor;
 mod footprint;
 mod measure;
+mod pause_disk;
 mod ports;
 mod raw;
 mod report;
@@ -57,7 +58,8 @@ struct Args {
     #[arg(long)]
     kubeconfig: Option<PathBuf>,
     /// Also measure create (cold and warm pool), exec and close with every runtime on gVisor
-    /// (the engine's `runsc`, registered by `SANDBOXD_GVISOR=1 scripts/host-setup.sh`).
+    /// (the engine's `runsc`, registered by `SANDBOXD_GVISOR=1 scripts/host-setup.sh`), and
+    /// pause to disk and resume of a Python session holding 64 MiB (in `--e2b-image`).
     #[arg(long)]
     gvisor: bool,
     /// Adds the code-context row (builds the python-interpreter recipe on first use).
@@ -164,7 +166,7 @@ async fn main() -> Result<()> {
     let figures = result?;
     let elsewhere = [
         args.kubeconfig.as_deref().map(beside::Beside::kubernetes),
-        args.gvisor.then(beside::Beside::gvisor),
+        args.gvisor.then(|| beside::Beside::gvisor(&args.e2b_image)),
     ];
     for beside in elsewhere.iter().flatten() {
         beside::run(

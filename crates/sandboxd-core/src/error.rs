@@ -114,6 +114,7 @@ impl Error {
                 BackendError::Engine(_) => "engine_error",
                 BackendError::Setup(_) => "internal",
                 BackendError::Unsupported(_) => "unsupported",
+                BackendError::NoRoom(_) => "no_space",
             },
             Error::Agent(_) => "agent_error",
             Error::Storage(_) => "internal",

@@ -6,6 +6,7 @@ use crate::access;
 use crate::agent_sockets::AgentSockets;
 use crate::build;
 use crate::build::image_hint;
+use crate::checkpoint::{self, Checkpoints};
 use crate::confined;
 use crate::confined_paths;
 use crate::egress;
@@ -30,13 +31,13 @@ use bollard::models::{
 };
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::Docker;
-use sandboxd_agent_proto::host::AgentKey;
+use sandboxd_agent_proto::host::{wake_agent, AgentKey};
 use sandboxd_agent_proto::AgentHub;
 use sandboxd_api::NetworkMode;
 use sandboxd_backend::WORKDIR;
 use sandboxd_backend::{
-    AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Sandbox,
-    SandboxSpec, Usage, VolumeEntry, VolumePathOp,
+    AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Paused,
+    Sandbox, SandboxSpec, Usage, VolumeEntry, VolumePathOp,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -60,6 +61,7 @@ pub struct DockerBackend {
     /// Set when the service starts its proxy with secrets in use.
     secrets: std::sync::OnceLock<egress::SecretsSetup>,
     volumes: HostVolumes,
+    checkpoints: Checkpoints,
 }
 
 impl DockerBackend {
@@ -89,6 +91,7 @@ impl DockerBackend {
                 key,
                 service_is_root,
             )),
+            checkpoints: Checkpoints::new(options.checkpoint_root.clone()),
             options,
             bridge: BridgeNetwork::default(),
             egress: tokio::sync::OnceCell::new(),
@@ -183,6 +186,7 @@ impl DockerBackend {
         spec: &SandboxSpec,
         egress: Option<&egress::EgressNetwork>,
         volumes: Vec<Mount>,
+        work_source: &str,
     ) -> ContainerCreateBody {
         let limits = &spec.limits;
         let tier = isolation::settings(limits);
@@ -261,11 +265,31 @@ impl DockerBackend {
                 }),
                 network_mode: Some(network.to_string()),
                 privileged: Some(false),
-                annotations: engine.shims.next_annotations(),
+                annotations: self.annotations(engine, spec, work_source),
                 ..Default::default()
             }),
             ..Default::default()
         }
+    }
+
+    /// The shim group's; a gVisor sandbox's checkpoint directory (where the engine's runsc,
+    /// when sandboxd's wrapper, restores it from at its next start) and its working
+    /// directory's hints (kept in gVisor's kernel, so a checkpoint saves it).
+    fn annotations(
+        &self,
+        engine: &Engine,
+        spec: &SandboxSpec,
+        work_source: &str,
+    ) -> Option<HashMap<String, String>> {
+        let mut annotations = engine.shims.next_annotations().unwrap_or_default();
+        if spec.limits.isolation == sandboxd_api::Isolation::Gvisor {
+            annotations.extend([self.checkpoints.annotation(&spec.session_id)]);
+            annotations.extend(work_volume::gvisor_hints(
+                work_source,
+                spec.limits.tmpfs_size_bytes,
+            ));
+        }
+        (!annotations.is_empty()).then_some(annotations)
     }
 
     fn labels(&self, spec: &SandboxSpec) -> HashMap<String, String> {
@@ -348,10 +372,10 @@ impl DockerBackend {
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
         let engine = self.engine().await?;
         let volumes = self.volume_mounts(spec)?;
-        work_volume::create(
+        let work_source = work_volume::create(
             &engine.docker,
             &work_volume::name(&name),
-            &tmpfs_options(&spec.limits),
+            &work_volume::host_options(&spec.limits, tmpfs_options),
             self.labels(spec),
         )
         .await?;
@@ -359,7 +383,7 @@ impl DockerBackend {
             .docker
             .create_container(
                 Some(options),
-                self.container_body(engine, spec, egress.as_deref(), volumes),
+                self.container_body(engine, spec, egress.as_deref(), volumes, &work_source),
             )
             .await
             .map_err(|e| {
@@ -458,21 +482,62 @@ impl Backend for DockerBackend {
         self.taken_back_hub(sandbox).await.map(drop)
     }
 
-    async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        pause::set_frozen(self.docker().await?, &sandbox.backend_id, true).await
+    /// A gVisor sandbox is paused to disk when the engine's runsc restores (see
+    /// [`crate::checkpoint`]); any other is frozen.
+    async fn pause(&self, sandbox: &Sandbox) -> Result<Paused, BackendError> {
+        if let Some(bytes) = self.checkpoints.image_bytes(&sandbox.session_id) {
+            return Ok(Paused::OnDisk { bytes });
+        }
+        let engine = self.engine().await?;
+        if engine.restores_from_disk && self.checkpoints.restorable(&engine.docker, sandbox).await?
+        {
+            let memory = engine.cgroups.usage(&sandbox.backend_id).await.memory_bytes;
+            let bytes = self
+                .checkpoints
+                .write(
+                    &engine.docker,
+                    &sandbox.backend_id,
+                    &sandbox.session_id,
+                    memory,
+                )
+                .await?;
+            return Ok(Paused::OnDisk { bytes });
+        }
+        pause::set_frozen(&engine.docker, &sandbox.backend_id, true).await?;
+        Ok(Paused::Frozen)
     }
 
-    async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        pause::set_frozen(self.docker().await?, &sandbox.backend_id, false).await?;
-        // An agent frozen across a restart of the service dials the new socket only now.
+    async fn resume(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
+        let engine = self.engine().await?;
+        let on_disk = self.checkpoints.image_bytes(&sandbox.session_id);
+        if on_disk.is_some() {
+            // A plain start would boot it afresh, its memory lost.
+            if !engine.restores_from_disk {
+                return Err(BackendError::Setup(format!(
+                    "sandbox {} is paused to disk, and the engine's runsc runtime is no longer sandboxd's {} wrapper that restores it; run scripts/host-setup.sh",
+                    sandbox.session_id,
+                    checkpoint::RESTORING_RUNSC
+                )));
+            }
+            start_created(&engine.docker, &sandbox.backend_id).await?;
+        } else {
+            pause::set_frozen(&engine.docker, &sandbox.backend_id, false).await?;
+        }
+        // An agent frozen across a restart of the service dials the new socket only now; a
+        // restored one finds its connections broken and dials when called.
         let hub = self.open_hub(sandbox).await?;
+        if on_disk.is_some() {
+            wake_agent(hub.path());
+        }
         hub.wait_ready(AGENT_START_TIMEOUT).await.map_err(|_| {
             BackendError::AgentUnavailable(format!(
                 "the agent of sandbox {} did not answer within {}s of being resumed",
                 sandbox.session_id,
                 AGENT_START_TIMEOUT.as_secs()
             ))
-        })
+        })?;
+        self.checkpoints.remove(&sandbox.session_id);
+        Ok(on_disk)
     }
 
     fn offers_volumes(&self) -> bool {
@@ -535,6 +600,7 @@ impl Backend for DockerBackend {
             .remove_sandbox(&sandbox.backend_id, &sandbox.session_id)
             .await;
         self.sockets.close(&sandbox.session_id);
+        self.checkpoints.remove(&sandbox.session_id);
         if let Some(egress) = self.egress.get() {
             egress.forget_addresses();
         }
@@ -571,7 +637,21 @@ impl Backend for DockerBackend {
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
         // Once the engine answered, as every other call: its errors say what is wrong.
         self.engine().await?;
-        listing::sandboxes(&self.options.socket, &self.options.instance_id).await
+        let mut sandboxes =
+            listing::sandboxes(&self.options.socket, &self.options.instance_id).await?;
+        // Stopped by its checkpoint, it is paused, not gone.
+        for found in sandboxes.iter_mut().filter(|found| !found.running) {
+            if self
+                .checkpoints
+                .image_bytes(&found.sandbox.session_id)
+                .is_some()
+            {
+                found.running = true;
+                found.paused = true;
+                found.memory_on_disk = true;
+            }
+        }
+        Ok(sandboxes)
     }
 
     fn watch_stops(&self) -> Option<tokio::sync::mpsc::Receiver<()>> {

@@ -12,6 +12,7 @@ mod agent_sockets;
 mod backend;
 mod build;
 mod cgroup;
+mod checkpoint;
 mod confined;
 mod confined_paths;
 pub mod egress;

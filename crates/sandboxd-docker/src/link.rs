@@ -7,7 +7,8 @@
 
 use crate::access::SandboxAccess;
 use crate::cgroup::CgroupLayout;
-use crate::engine::EngineReport;
+use crate::checkpoint;
+use crate::engine::{EngineReport, Finding, Level};
 pub(crate) use crate::engine_errors::{engine_error, is_not_found};
 use crate::shim::{self, ShimGroups};
 use crate::work_volume;
@@ -26,6 +27,9 @@ pub(crate) struct Engine {
     pub shims: ShimGroups,
     /// How new sandboxes' agent sockets are handed over (the engine may remap uids).
     pub access: SandboxAccess,
+    /// The engine's runsc runtime is sandboxd's wrapper, which restores a sandbox paused to
+    /// disk at its start (see [`crate::checkpoint`]).
+    pub restores_from_disk: bool,
 }
 
 /// The way to the engine: its socket, and what it answered once it did.
@@ -90,6 +94,13 @@ impl EngineLink {
             // Leftovers only take room: they must not keep the engine from serving.
             Err(e) => tracing::warn!(error = %e, "cannot remove leftover work volumes"),
         }
+        let restores_from_disk = checkpoint::engine_restores(&info);
+        if report.runtimes.iter().any(|r| r == "runsc") && !restores_from_disk {
+            report.findings.push(Finding {
+                level: Level::Info,
+                message: format!("the engine's runsc runtime is not sandboxd's {} wrapper: gVisor sandboxes pause in RAM (the freezer), not to disk; scripts/host-setup.sh registers it", checkpoint::RESTORING_RUNSC),
+            });
+        }
         let access = SandboxAccess::choose(self.service_is_root, report.user_namespaces);
         if access == SandboxAccess::Others {
             tracing::info!(
@@ -102,6 +113,7 @@ impl EngineLink {
             shims: ShimGroups::new(&self.instance_id, self.sandboxes_per_shim, &api),
             report,
             docker,
+            restores_from_disk,
         })
     }
 }

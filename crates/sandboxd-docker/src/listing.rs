@@ -47,6 +47,7 @@ pub(crate) async fn sandboxes(
             Some(ExistingSandbox {
                 running: matches!(c.state.as_str(), "running" | "paused"),
                 paused: c.state == "paused",
+                memory_on_disk: false,
                 sandbox: Sandbox {
                     session_id: c.labels.session?,
                     backend_id: c.id,

@@ -13,6 +13,8 @@ pub struct DockerOptions {
     pub socket_root: PathBuf,
     /// Host directory for the volumes' filesystem images and mount points (0700).
     pub volume_root: PathBuf,
+    /// Host directory for the checkpoint images of gVisor sandboxes paused to disk (0700).
+    pub checkpoint_root: PathBuf,
     /// How many sandboxes made one after another share one engine shim (1: each its own).
     pub sandboxes_per_shim: u32,
 }

@@ -12,6 +12,7 @@ use crate::layout::SANDBOX_UID;
 use bollard::models::{Mount, MountType, VolumeCreateRequest};
 use bollard::query_parameters::{ListVolumesOptionsBuilder, RemoveVolumeOptions};
 use bollard::Docker;
+use sandboxd_api::{Isolation, Limits};
 use sandboxd_backend::BackendError;
 use sandboxd_backend::HOME_DIR;
 use sandboxd_backend::WORKDIR;
@@ -27,12 +28,13 @@ pub fn name(container: &str) -> String {
 
 /// Creates the volume: a tmpfs of `options` (the mount options of the other tmpfs places),
 /// owned by the sandbox's uid. It is mounted on the host only while its container runs.
+/// Returns where the engine mounts it on the host (the source of the container's mounts).
 pub async fn create(
     docker: &Docker,
     name: &str,
     options: &str,
     labels: HashMap<String, String>,
-) -> Result<(), BackendError> {
+) -> Result<String, BackendError> {
     let request = VolumeCreateRequest {
         name: Some(name.to_string()),
         driver: Some("local".to_string()),
@@ -50,8 +52,41 @@ pub async fn create(
     docker
         .create_volume(request)
         .await
-        .map(drop)
+        .map(|volume| volume.mountpoint)
         .map_err(engine_error)
+}
+
+/// The mount options of the volume on the host, from `tmpfs_options` (those of the sandbox's
+/// other tmpfs places). On gVisor it backs gVisor's own tmpfs of the sandbox's size (see
+/// [`gvisor_hints`]), whose allocation runs ahead of its files: twice the size, so gVisor's
+/// limit answers first.
+pub fn host_options(limits: &Limits, tmpfs_options: fn(&Limits) -> String) -> String {
+    match limits.isolation {
+        Isolation::Runc => tmpfs_options(limits),
+        Isolation::Gvisor => tmpfs_options(&Limits {
+            tmpfs_size_bytes: limits.tmpfs_size_bytes.saturating_mul(2) + (32 << 20),
+            ..limits.clone()
+        }),
+    }
+}
+
+/// The mount hints that make gVisor keep the volume in its own kernel: one tmpfs of `size`
+/// bytes, owned by the sandbox's uid, shared by both of the container's mounts of the volume
+/// (whose host source is `mountpoint`). Its files are then in the sandbox's memory, which a
+/// checkpoint saves (see [`crate::checkpoint`]): the host's tmpfs is mounted afresh at each
+/// start of the container, so files kept there would be lost across a pause to disk.
+pub fn gvisor_hints(mountpoint: &str, size: u64) -> [(String, String); 4] {
+    let hint = |key: &str, value: String| (format!("dev.gvisor.spec.mount.work.{key}"), value);
+    [
+        hint("source", mountpoint.to_string()),
+        hint("type", "tmpfs".to_string()),
+        // Shared among the mounts of the source: /workspace and /home/user are one filesystem.
+        hint("share", "pod".to_string()),
+        hint(
+            "options",
+            format!("rw,size={size},mode=0755,uid={SANDBOX_UID},gid={SANDBOX_UID}"),
+        ),
+    ]
 }
 
 /// The container's two mounts of the volume.

@@ -14,8 +14,8 @@ use kube::{Api, Client};
 use sandboxd_agent_proto::host::AgentKey;
 use sandboxd_backend::WORKDIR;
 use sandboxd_backend::{
-    AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Sandbox,
-    SandboxSpec, Usage,
+    AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Paused,
+    Sandbox, SandboxSpec, Usage,
 };
 use std::collections::BTreeMap;
 use std::os::unix::fs::DirBuilderExt;
@@ -253,15 +253,15 @@ impl Backend for KubernetesBackend {
     }
 
     /// Kubernetes has no way to freeze a pod's processes.
-    async fn pause(&self, _sandbox: &Sandbox) -> Result<(), BackendError> {
+    async fn pause(&self, _sandbox: &Sandbox) -> Result<Paused, BackendError> {
         Err(BackendError::Unsupported(
             "the Kubernetes backend cannot pause a sandbox (Kubernetes has no freezer for a pod); snapshot it and close it instead".into(),
         ))
     }
 
     /// Nothing is paused (see [`Backend::pause`] here): resuming is no error.
-    async fn resume(&self, _sandbox: &Sandbox) -> Result<(), BackendError> {
-        Ok(())
+    async fn resume(&self, _sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
+        Ok(None)
     }
 
     /// The memory-backed volumes, and the container runtime's `/dev/shm`.
@@ -359,6 +359,7 @@ impl Backend for KubernetesBackend {
                     runtime: labels.get(LABEL_RUNTIME).cloned().unwrap_or_default(),
                     running,
                     paused: false,
+                    memory_on_disk: false,
                 })
             })
             .collect())

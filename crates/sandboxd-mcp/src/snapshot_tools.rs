@@ -54,7 +54,7 @@ pub struct ForkSessionParams {
 impl SandboxTools {
     #[tool(
         title = "Pause a session",
-        description = "Pause a session: every process in it stops where it is, using no CPU, and keeps its memory, files and output. Any tool used on the session afterwards resumes it first; resume_session does so explicitly. A session left paused is closed after the service's paused limit.",
+        description = "Pause a session: every process in it stops where it is, using no CPU, and keeps its memory, files and output (on a gVisor runtime the memory goes to disk and its RAM is freed: paused_memory says \"disk\"; connections to the outside are closed). Any tool used on the session afterwards resumes it first; resume_session does so explicitly. A session left paused is closed after the service's paused limit.",
         annotations(idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<SessionInfo>()
     )]

@@ -238,6 +238,7 @@ async fn connect_backend(
                 agent_binary: agent,
                 socket_root: state_dir.join("sandboxes"),
                 volume_root: state_dir.join("volumes"),
+                checkpoint_root: state_dir.join("checkpoints"),
                 sandboxes_per_shim: settings.sandboxes_per_shim,
             })?;
             let backend = Arc::new(backend);

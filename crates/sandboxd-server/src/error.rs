@@ -46,6 +46,7 @@ pub fn status(error: &Error) -> StatusCode {
             BackendError::AgentUnavailable(_) | BackendError::Engine(_) => StatusCode::BAD_GATEWAY,
             BackendError::Setup(_) => StatusCode::INTERNAL_SERVER_ERROR,
             BackendError::Unsupported(_) => StatusCode::NOT_IMPLEMENTED,
+            BackendError::NoRoom(_) => StatusCode::INSUFFICIENT_STORAGE,
         },
         Error::Agent(_) | Error::BadGateway { .. } => StatusCode::BAD_GATEWAY,
         Error::Storage(_) => StatusCode::INTERNAL_SERVER_ERROR,

@@ -135,3 +135,65 @@ async fn a_restart_keeps_a_paused_session_paused() {
     assert_eq!(status, StatusCode::OK);
     assert!(!service.backend.is_paused(&paused));
 }
+
+#[tokio::test]
+async fn a_pause_to_disk_says_so_logs_its_bytes_and_survives_a_restart() {
+    let config_toml = config(4, 0, "");
+    let service = TestService::start(&config_toml);
+    *service.backend.disk_pauses.lock().unwrap() = Some(4096);
+    let id = service.open(None).await;
+    let (status, info) = service
+        .post(&format!("/v1/sessions/{id}/pause"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{info}");
+    assert_eq!(info["paused_memory"], "disk", "{info}");
+    let (dir, backend) = service.shut_down();
+
+    let service = TestService::over(&config_toml, dir, backend);
+    let (_, info) = service.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(
+        info["paused_memory"], "disk",
+        "before the reconciliation too: {info}"
+    );
+    service.core.restore().await.unwrap();
+    let (status, info) = service
+        .post(&format!("/v1/sessions/{id}/resume"), json!({}))
+        .await;
+    assert_eq!(
+        (status, &info["state"]),
+        (StatusCode::OK, &json!("running"))
+    );
+    assert!(info.get("paused_memory").is_none(), "{info}");
+    let (_, log) = service.get(&format!("/v1/sessions/{id}/activity")).await;
+    let entries = log["entries"].as_array().unwrap();
+    assert_eq!(entries[0]["action"], "resume");
+    assert_eq!(entries[0]["bytes"], 4096, "{log}");
+    assert_eq!(entries[1]["action"], "pause");
+    assert_eq!(entries[1]["bytes"], 4096, "{log}");
+}
+
+#[tokio::test]
+async fn a_pause_without_room_on_disk_is_refused_and_the_session_runs_on() {
+    let service = TestService::default_service();
+    *service.backend.disk_pauses.lock().unwrap() = Some(0);
+    let id = service.open(None).await;
+    let refused = service
+        .post(&format!("/v1/sessions/{id}/pause"), json!({}))
+        .await;
+    assert_error(&refused, StatusCode::INSUFFICIENT_STORAGE, "no_space");
+    assert!(!service.backend.is_paused(&id));
+    let (_, info) = service.get(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(info["state"], "running", "{info}");
+    let (status, _) = service.admin().exec(&id, "echo still").await;
+    assert_eq!(status, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn a_frozen_pause_says_its_memory_stays_in_ram() {
+    let service = TestService::default_service();
+    let id = service.open(None).await;
+    let (_, info) = service
+        .post(&format!("/v1/sessions/{id}/pause"), json!({}))
+        .await;
+    assert_eq!(info["paused_memory"], "ram", "{info}");
+}

@@ -96,5 +96,6 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(SESSION_EGRESS),
         M::up(JOURNAL),
         M::up(VOLUMES),
+        M::up("ALTER TABLE sessions ADD COLUMN paused_memory TEXT;"),
     ])
 }

@@ -30,6 +30,8 @@ pub struct SessionRecord {
     pub end_reason: Option<String>,
     /// When it was paused, while it is.
     pub paused_at: Option<String>,
+    /// Where its memory is while paused (`ram` or `disk`).
+    pub paused_memory: Option<String>,
 }
 
 pub struct Store {
@@ -40,7 +42,7 @@ pub struct Store {
 }
 
 const SESSION_COLUMNS: &str =
-    "id, runtime, tenant, labels, backend_id, created_at, last_activity_at, ended_at, end_reason, paused_at";
+    "id, runtime, tenant, labels, backend_id, created_at, last_activity_at, ended_at, end_reason, paused_at, paused_memory";
 
 fn session_from_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
     let labels: String = row.get(3)?;
@@ -55,6 +57,7 @@ fn session_from_row(row: &Row<'_>) -> rusqlite::Result<SessionRecord> {
         ended_at: row.get(7)?,
         end_reason: row.get(8)?,
         paused_at: row.get(9)?,
+        paused_memory: row.get(10)?,
     })
 }
 
@@ -121,7 +124,7 @@ impl Store {
         let labels = serde_json::to_string(&session.labels).unwrap_or_else(|_| "{}".into());
         self.with(|c| {
             execute_cached(c,
-                &format!("INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"),
+                &format!("INSERT INTO sessions ({SESSION_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"),
                 params![
                     session.id,
                     session.runtime,
@@ -132,7 +135,8 @@ impl Store {
                     session.last_activity_at,
                     session.ended_at,
                     session.end_reason,
-                    session.paused_at
+                    session.paused_at,
+                    session.paused_memory
                 ],
             )
             .map(drop)
@@ -150,13 +154,15 @@ impl Store {
         })
     }
 
-    /// Records that a session was paused at `at`, or (`None`) that it runs again.
-    pub fn set_paused(&self, id: &str, at: Option<&str>) -> Result<(), StoreError> {
+    /// Records that a session was paused at `at` with its memory where `memory` says, or
+    /// (`None`) that it runs again.
+    pub fn set_paused(&self, id: &str, paused: Option<(&str, &str)>) -> Result<(), StoreError> {
+        let (at, memory) = (paused.map(|p| p.0), paused.map(|p| p.1));
         self.with(|c| {
             execute_cached(
                 c,
-                "UPDATE sessions SET paused_at = ?2 WHERE id = ?1",
-                params![id, at],
+                "UPDATE sessions SET paused_at = ?2, paused_memory = ?3 WHERE id = ?1",
+                params![id, at, memory],
             )
             .map(drop)
         })
@@ -175,7 +181,7 @@ impl Store {
             execute_cached(
                 c,
                 "UPDATE sessions SET last_activity_at = ?2, ended_at = ?3, end_reason = ?4,
-                 paused_at = NULL WHERE id = ?1 AND ended_at IS NULL",
+                 paused_at = NULL, paused_memory = NULL WHERE id = ?1 AND ended_at IS NULL",
                 params![id, last_activity_at, at, reason],
             )?;
             execute_cached(
@@ -250,6 +256,7 @@ mod tests {
             ended_at: None,
             end_reason: None,
             paused_at: None,
+            paused_memory: None,
         }
     }
 
@@ -288,8 +295,12 @@ mod tests {
             store.insert_session(&record("a")).unwrap();
             store.insert_session(&record("b")).unwrap();
             store.touch_session("a", "2026-11-29T11:00:00Z").unwrap();
-            store.set_paused("a", Some("2026-11-29T11:10:00Z")).unwrap();
-            store.set_paused("b", Some("2026-11-29T11:20:00Z")).unwrap();
+            store
+                .set_paused("a", Some(("2026-11-29T11:10:00Z", "disk")))
+                .unwrap();
+            store
+                .set_paused("b", Some(("2026-11-29T11:20:00Z", "ram")))
+                .unwrap();
             store
                 .end_session(
                     "b",
@@ -308,6 +319,7 @@ mod tests {
         assert_eq!(open[0].last_activity_at, "2026-11-29T11:00:00Z");
         assert_eq!(open[0].labels["k"], "v");
         assert_eq!(open[0].paused_at.as_deref(), Some("2026-11-29T11:10:00Z"));
+        assert_eq!(open[0].paused_memory.as_deref(), Some("disk"));
         let ended = store.session("b").unwrap().unwrap();
         assert_eq!(
             ended.end_reason.as_deref(),
@@ -315,6 +327,7 @@ mod tests {
             "the first reason stays"
         );
         assert_eq!(ended.paused_at, None, "an ended session is not paused");
+        assert_eq!(ended.paused_memory, None);
         assert_eq!(ended.last_activity_at, "2026-11-29T11:30:00Z");
         assert_eq!(store.ended_sessions(10).unwrap().len(), 1);
         assert!(store.session("zzz").unwrap().is_none());

@@ -113,7 +113,7 @@ fn every_command_that_names_a_session_takes_an_id_prefix() {
     assert_eq!(killed.stdout, format!("killed 0 processes in {id}\n"));
     assert_eq!(
         sandboxd(&service, &["pause", prefix]).ok().stdout,
-        format!("paused {id}\n")
+        format!("paused (in memory) {id}\n")
     );
     assert_eq!(
         sandboxd(&service, &["resume", prefix]).ok().stdout,

@@ -1,9 +1,11 @@
 //! The Docker engine restarting under a running service. It stops every container on the
-//! engine, so it runs alone, after the rest of the suite (scripts/test.sh does that).
+//! engine, so it runs alone, after the rest of the suite (scripts/test.sh does that). A gVisor
+//! session paused to disk is no running container: it survives the restart, its processes
+//! restored at the resume.
 
 mod common;
 
-use common::{base_config, TestService};
+use common::{base_config, docker, TestService};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -49,12 +51,69 @@ fn restart_engine() {
     );
 }
 
+/// A counter whose state is only in the shell's memory, appended to a file every 0.1 s.
+const COUNTER: &str =
+    "i=0; while true; do echo $i >> /workspace/count; i=$((i+1)); sleep 0.1; done";
+
+/// The lines of the counter's file, checked to be 0, 1, 2, ... (no restart, no gap).
+async fn counted(service: &TestService, id: &str) -> usize {
+    let text = service.sh(id, "cat /workspace/count").await["stdout"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let numbers: Vec<usize> = text.lines().map(|l| l.parse().unwrap()).collect();
+    for (expected, got) in numbers.iter().enumerate() {
+        assert_eq!(
+            *got, expected,
+            "the counter restarted or skipped: {numbers:?}"
+        );
+    }
+    numbers.len()
+}
+
+/// A gVisor session counting in memory, paused to disk; `None` where the engine's runsc does
+/// not restore from disk (host-setup registers the wrapper that does).
+async fn paused_to_disk(service: &TestService) -> Option<String> {
+    let runtimes = docker(&["info", "--format", "{{json .Runtimes}}"]);
+    if !runtimes.contains("runsc-sandboxd") {
+        common::skip_or_fail("the engine's runsc is not scripts/runsc-sandboxd: no pause to disk to take across the restart");
+        return None;
+    }
+    let id = service.open("sh-gvisor").await;
+    let process = service
+        .post(&format!("/v1/sessions/{id}/processes"))
+        .json(&serde_json::json!({"command": COUNTER}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(process.status(), 201);
+    while counted(service, &id).await < 5 {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let paused: serde_json::Value = service
+        .post(&format!("/v1/sessions/{id}/pause"))
+        .json(&serde_json::json!({}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(paused["paused_memory"], "disk", "{paused}");
+    Some(id)
+}
+
 #[tokio::test]
 #[ignore = "restarts the Docker engine: run alone, as scripts/test.sh does"]
 async fn the_service_survives_an_engine_restart() {
-    let service = TestService::start(&base_config(2, ""));
+    let gvisor = format!(
+        "[runtimes.sh-gvisor]\nimage = \"{}\"\nisolation = \"gvisor\"\n",
+        common::busybox_image()
+    );
+    let service = TestService::start(&base_config(3, &gvisor));
     let id = service.open("sh").await;
     assert_eq!(service.sh(&id, "echo before").await["stdout"], "before\n");
+    let on_disk = paused_to_disk(&service).await;
 
     tokio::task::spawn_blocking(restart_engine).await.unwrap();
 
@@ -79,4 +138,19 @@ async fn the_service_survives_an_engine_restart() {
         "after\n",
         "new sessions work"
     );
+
+    if let Some(paused) = on_disk {
+        let info = service.get_json(&format!("/v1/sessions/{paused}")).await;
+        assert_eq!(
+            info["paused_memory"], "disk",
+            "still paused to disk: {info}"
+        );
+        // The operation resumes it: the counter goes on from where it was.
+        let before = counted(&service, &paused).await;
+        let deadline = Instant::now() + Duration::from_secs(60);
+        while counted(&service, &paused).await <= before {
+            assert!(Instant::now() < deadline, "the counter stayed at {before}");
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
 }

@@ -5,7 +5,7 @@ use super::agent::{self, ArchiveGate, Files};
 use async_trait::async_trait;
 use sandboxd_backend::{
     AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
-    Sandbox, SandboxSpec, Usage, WORKDIR,
+    Paused, Sandbox, SandboxSpec, Usage, WORKDIR,
 };
 use std::collections::{BTreeMap, HashSet};
 use std::pin::Pin;
@@ -25,6 +25,8 @@ struct State {
     stopped: HashSet<String>,
     /// Sandboxes that are paused: their agent does not answer.
     paused: HashSet<String>,
+    /// Of those, the ones paused to disk.
+    on_disk: HashSet<String>,
 }
 
 /// The fake platform. Its knobs let a test make creates fail, images go missing or a sandbox
@@ -46,6 +48,9 @@ pub struct FakeBackend {
     archives: Mutex<BTreeMap<String, Arc<tokio::sync::RwLock<()>>>>,
     /// Archives waiting for their session's hold to go.
     pub archives_waiting: Arc<AtomicU32>,
+    /// Set, pauses go to disk as on gVisor with a checkpoint image of this many bytes; zero,
+    /// they are refused for want of room; unset, they freeze.
+    pub disk_pauses: Mutex<Option<u64>>,
 }
 
 impl FakeBackend {
@@ -142,12 +147,25 @@ impl Backend for FakeBackend {
         self.adopt(sandbox).await
     }
 
-    async fn pause(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        self.set_paused(sandbox, true)
+    async fn pause(&self, sandbox: &Sandbox) -> Result<Paused, BackendError> {
+        let disk = *self.disk_pauses.lock().expect("disk pauses lock");
+        if disk == Some(0) {
+            return Err(BackendError::NoRoom("the fake disk is full".into()));
+        }
+        self.set_paused(sandbox, true)?;
+        let Some(bytes) = disk else {
+            return Ok(Paused::Frozen);
+        };
+        self.state().on_disk.insert(sandbox.session_id.clone());
+        Ok(Paused::OnDisk { bytes })
     }
 
-    async fn resume(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        self.set_paused(sandbox, false)
+    async fn resume(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError> {
+        self.set_paused(sandbox, false)?;
+        let restored = self.state().on_disk.remove(&sandbox.session_id);
+        Ok(restored
+            .then(|| *self.disk_pauses.lock().expect("disk pauses lock"))
+            .flatten())
     }
 
     fn writable_places(&self) -> Vec<String> {
@@ -208,6 +226,7 @@ impl Backend for FakeBackend {
                 runtime: runtime.clone(),
                 running: !state.stopped.contains(id),
                 paused: state.paused.contains(id),
+                memory_on_disk: state.on_disk.contains(id),
             })
             .collect())
     }

@@ -9,7 +9,7 @@ use crate::state::activity::Actor;
 use crate::state::sessions::{session_count, Session};
 use futures_util::{stream, StreamExt};
 use sandboxd_agent_proto as proto;
-use sandboxd_api::{IdleAction, Policy};
+use sandboxd_api::{IdleAction, PausedMemory, Policy};
 use sandboxd_backend::ExistingSandbox;
 use sandboxd_config::format_bytes;
 use std::collections::HashMap;
@@ -142,7 +142,13 @@ impl Core {
                     let paused_at = found
                         .paused
                         .then(|| session.paused_at.unwrap_or_else(OffsetDateTime::now_utc));
-                    self.sessions().set_paused(&session.id, paused_at);
+                    let memory = if found.memory_on_disk {
+                        PausedMemory::Disk
+                    } else {
+                        PausedMemory::Ram
+                    };
+                    self.sessions()
+                        .set_paused(&session.id, paused_at.map(|at| (at, memory)));
                     report.resumed += 1;
                     waiting.push((session, paused_at));
                 }

@@ -1,7 +1,9 @@
-//! Pausing and resuming sessions. A paused session's sandbox is frozen by the backend: it uses
-//! no CPU and keeps its memory, processes and files. Any operation that reaches its agent
-//! resumes it first (the service's own `resume` entry in the activity log says so); reading
-//! its record, its activity or closing it does not.
+//! Pausing and resuming sessions. A paused session's sandbox uses no CPU and keeps its memory,
+//! processes and files: frozen in RAM by the backend (runc), or written to disk with its RAM
+//! released where the backend can (gVisor on Docker; [`PausedMemory`] says which). Any
+//! operation that reaches its agent resumes it first (the service's own `resume` entry in the
+//! activity log says so); reading its record, its activity or closing it does not. The log's
+//! `pause` and `resume` entries of a pause to disk carry the checkpoint image's bytes.
 //!
 //! The clocks while paused: the lifetime clock runs on (`policy.max_lifetime_secs` bounds how
 //! long a sandbox holds its memory, paused or not); the idle limit does not apply, and
@@ -12,7 +14,8 @@ use crate::core::Core;
 use crate::error::Error;
 use crate::state::activity::{self, elapsed_ms, error_text, Actor, Caller, Outcome, PendingEntry};
 use crate::state::sessions::{self, Session};
-use sandboxd_api::SessionInfo;
+use sandboxd_api::{PausedMemory, SessionInfo};
+use sandboxd_backend::Paused;
 use std::time::Instant;
 use time::OffsetDateTime;
 
@@ -72,12 +75,19 @@ impl Core {
         let _transition = session.transition.lock().await;
         let mut entry = PendingEntry::new(self.sessions(), &session.id, actor, "pause", target);
         let result = self.backend().pause(&session.sandbox).await;
-        if result.is_ok() {
+        if let Ok(paused) = result {
+            let memory = match paused {
+                Paused::Frozen => PausedMemory::Ram,
+                Paused::OnDisk { bytes } => {
+                    entry.bytes = Some(bytes);
+                    PausedMemory::Disk
+                }
+            };
             self.sessions()
-                .set_paused(&session.id, Some(OffsetDateTime::now_utc()));
-            tracing::info!(session = %session.id, "session paused");
+                .set_paused(&session.id, Some((OffsetDateTime::now_utc(), memory)));
+            tracing::info!(session = %session.id, memory = memory.describe(), "session paused");
         }
-        let result = result.map_err(Error::from);
+        let result = result.map(drop).map_err(Error::from);
         entry.end(result.as_ref().err().map(error_text));
         result
     }
@@ -91,11 +101,12 @@ impl Core {
         }
         let mut entry = PendingEntry::new(self.sessions(), &session.id, actor, "resume", target);
         let result = self.backend().resume(&session.sandbox).await;
-        if result.is_ok() {
+        if let Ok(restored) = result {
+            entry.bytes = restored;
             self.sessions().set_paused(&session.id, None);
             tracing::info!(session = %session.id, "session resumed");
         }
-        let result = result.map_err(Error::from);
+        let result = result.map(drop).map_err(Error::from);
         entry.end(result.as_ref().err().map(error_text));
         result
     }

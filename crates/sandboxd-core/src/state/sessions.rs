@@ -5,7 +5,7 @@
 use super::lifecycle::{Lifecycle, LifecycleEvent};
 use crate::error::Error;
 use rand::Rng;
-use sandboxd_api::{LifecycleKind, Remedy, SessionChange, SessionInfo, SessionState};
+use sandboxd_api::{LifecycleKind, PausedMemory, Remedy, SessionChange, SessionInfo, SessionState};
 use sandboxd_backend::{Sandbox, Usage};
 use sandboxd_store::{SessionRecord, Store};
 use std::collections::{BTreeMap, HashMap};
@@ -43,6 +43,8 @@ pub struct Session {
     pub pause_at_own_timeout: bool,
     /// When it was paused, while it is.
     pub paused_at: Option<OffsetDateTime>,
+    /// Where its memory is while paused; learned again from the backend after a restart.
+    pub paused_memory: Option<PausedMemory>,
     /// Held while the session is paused or resumed, so the two never cross; shared by every
     /// copy of the session.
     pub(crate) transition: Arc<tokio::sync::Mutex<()>>,
@@ -71,6 +73,7 @@ impl Session {
             env: BTreeMap::new(),
             pause_at_own_timeout: false,
             paused_at: None,
+            paused_memory: None,
             transition: Arc::default(),
         }
     }
@@ -95,6 +98,7 @@ impl Session {
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
             idle_timeout_secs: self.idle_timeout_secs,
             paused_at: self.paused_at.map(rfc3339),
+            paused_memory: self.paused_at.and(self.paused_memory),
         }
     }
 
@@ -131,6 +135,10 @@ impl Session {
             ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),
             paused_at: self.paused_at.map(rfc3339),
+            paused_memory: self
+                .paused_at
+                .and(self.paused_memory)
+                .map(|memory| memory_word(memory).to_string()),
         }
     }
 
@@ -158,8 +166,20 @@ impl Session {
             env: BTreeMap::new(),
             pause_at_own_timeout: false,
             paused_at: record.paused_at.as_deref().map(parse),
+            paused_memory: record.paused_memory.as_deref().map(|word| match word {
+                "disk" => PausedMemory::Disk,
+                _ => PausedMemory::Ram,
+            }),
             transition: Arc::default(),
         }
+    }
+}
+
+/// How the store keeps a [`PausedMemory`].
+fn memory_word(memory: PausedMemory) -> &'static str {
+    match memory {
+        PausedMemory::Ram => "ram",
+        PausedMemory::Disk => "disk",
     }
 }
 
@@ -473,27 +493,41 @@ impl Sessions {
         Some(())
     }
 
-    /// Records that an open session was paused at `at`, or (`None`) that it runs again. A
-    /// session already so is left as it is (taking thousands back at start writes nothing).
-    pub fn set_paused(&self, id: &str, at: Option<OffsetDateTime>) {
+    /// Records that an open session was paused at `at` with its memory where `memory` says,
+    /// or (`None`) that it runs again. A session already so is left as it is (taking
+    /// thousands back at start writes nothing).
+    pub fn set_paused(&self, id: &str, paused: Option<(OffsetDateTime, PausedMemory)>) {
+        let at = paused.map(|(at, _)| at);
+        let memory = paused.map(|(_, memory)| memory);
         let changed = {
             let mut table = self.lock();
             let Some(session) = table.running.get_mut(id) else {
                 return;
             };
+            let moved = session.paused_memory != memory && session.paused_at.is_some();
+            session.paused_memory = memory;
             if session.paused_at.is_some() == at.is_some() {
-                return;
+                // Only where its memory is may have changed (learned again after a restart).
+                moved.then_some(None)
+            } else {
+                session.paused_at = at;
+                Some(Some(session.clone()))
             }
-            session.paused_at = at;
-            session.clone()
         };
-        let kind = if at.is_some() {
-            LifecycleKind::Paused
-        } else {
-            LifecycleKind::Resumed
+        let Some(changed) = changed else {
+            return;
         };
-        self.announce(&changed, kind);
-        if let Err(e) = self.store.set_paused(id, at.map(rfc3339).as_deref()) {
+        if let Some(changed) = changed {
+            let kind = if at.is_some() {
+                LifecycleKind::Paused
+            } else {
+                LifecycleKind::Resumed
+            };
+            self.announce(&changed, kind);
+        }
+        let stored = paused.map(|(at, memory)| (rfc3339(at), memory_word(memory)));
+        let stored = stored.as_ref().map(|(at, memory)| (at.as_str(), *memory));
+        if let Err(e) = self.store.set_paused(id, stored) {
             tracing::error!(session = id, error = %e, "cannot record a pause or resume");
         }
     }

@@ -204,7 +204,7 @@ export class SessionView {
     setText(this.header.runtime, info.runtime);
     setText(this.header.tenant, info.tenant || '—');
     this.header.tenant.classList.toggle('muted', !info.tenant);
-    this.header.state.replaceChildren(stateBadge(info.state));
+    this.header.state.replaceChildren(stateBadge(info.state, info.paused_memory));
     setText(this.header.created, fmt.when(info.created_at));
     setText(this.header.idle, info.state === 'running' ? fmt.seconds(info.idle_secs) : '—');
     setText(this.header.memory, runtime ? `${fmt.bytes(info.memory_bytes)} of ${fmt.bytes(runtime.mem_limit_bytes)}` : fmt.bytes(info.memory_bytes));
@@ -272,7 +272,11 @@ export class SessionView {
     const resume = this.info?.state === 'paused';
     return this.act(
       () => api.post(sessionPath(this.id, resume ? '/resume' : '/pause'), {}),
-      () => (resume ? 'Resumed: its processes go on where they stopped.' : 'Paused: no CPU; memory, processes and files kept. Any command resumes it.'),
+      (info) => (resume
+        ? 'Resumed: its processes go on where they stopped.'
+        : info?.paused_memory === 'disk'
+          ? 'Paused to disk: no CPU, its memory released; processes and files kept. Any command resumes it.'
+          : 'Paused: no CPU; memory, processes and files kept. Any command resumes it.'),
     );
   }
 

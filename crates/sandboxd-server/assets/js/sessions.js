@@ -126,7 +126,7 @@ export class SessionsView {
     setText(row.runtime, runtime && runtime.isolation === 'gvisor' ? `${session.runtime} (gvisor)` : session.runtime);
     setText(row.tenant, session.tenant || '—');
     row.tenant.className = session.tenant ? 'tenant' : 'muted';
-    setState(row, session.state, session.end_reason);
+    setState(row, session.state, session.end_reason, session.paused_memory);
     setText(row.idle, session.state === 'running' ? fmt.seconds(session.idle_secs) : '—');
     updateMeter(row.memory, session.memory_bytes, runtime ? runtime.mem_limit_bytes : null);
     setText(row.pids, runtime ? `${fmt.count(session.process_count)} / ${fmt.count(runtime.pids_limit)}` : fmt.count(session.process_count));
@@ -264,10 +264,11 @@ export function buildText(progress) {
   return `Building the runtime's image (a session waits for it): ${step}${p.line ? ` · ${p.line}` : ''}`;
 }
 
-function setState(row, state, reason) {
-  if (row.state !== state) {
+function setState(row, state, reason, pausedMemory) {
+  if (row.state !== state || row.pausedMemory !== pausedMemory) {
     row.state = state;
-    row.badge.replaceChildren(stateBadge(state));
+    row.pausedMemory = pausedMemory;
+    row.badge.replaceChildren(stateBadge(state, pausedMemory));
     const ended = state === 'ended';
     row.closeButton.hidden = ended;
     row.openButton.hidden = false;
@@ -300,8 +301,11 @@ function updateMeter(cell, value, max) {
   bar.title = `${fmt.bytes(value)} of ${fmt.bytes(max)}`;
 }
 
-export function stateBadge(state) {
-  return h('span', { class: `badge badge-${state}` }, h('span', { class: 'badge-dot' }), state);
+/** A session's state; a paused one says where its memory is: "paused (on disk)". */
+export function stateBadge(state, pausedMemory) {
+  const where = { disk: ' (on disk)', ram: ' (in memory)' }[pausedMemory] || '';
+  const label = state === 'paused' ? `paused${where}` : state;
+  return h('span', { class: `badge badge-${state}` }, h('span', { class: 'badge-dot' }), label);
 }
 
 /** A figure with a thin bar under it showing how much of a ceiling it uses. */

@@ -39,6 +39,7 @@ pub fn remove(config: &Config, state_dir: &Path, docker_socket: &str) -> Result<
         agent_binary: std::path::PathBuf::new(),
         socket_root: state_dir.join("sandboxes"),
         volume_root: state_dir.join("volumes"),
+        checkpoint_root: state_dir.join("checkpoints"),
         sandboxes_per_shim: 1,
     })?;
     let runtime = tokio::runtime::Runtime::new().context("cannot start the async runtime")?;

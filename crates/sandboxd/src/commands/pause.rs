@@ -32,7 +32,13 @@ pub fn run(args: PauseArgs, resume: bool) -> Result<()> {
     if args.output.json {
         return print_json(&session);
     }
-    let done = if resume { "resumed" } else { "paused" };
-    println!("{done} {}", session.id);
+    match session.paused_memory.filter(|_| !resume) {
+        Some(memory) => println!("{} {}", memory.describe(), session.id),
+        None => println!(
+            "{} {}",
+            if resume { "resumed" } else { "paused" },
+            session.id
+        ),
+    }
     Ok(())
 }

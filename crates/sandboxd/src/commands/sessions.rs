@@ -43,10 +43,11 @@ pub fn run(args: SessionsArgs) -> Result<()> {
         table.row(vec![
             session.id,
             session.runtime,
-            match session.state {
-                SessionState::Running => "running",
-                SessionState::Paused => "paused",
-                SessionState::Ended => "ended",
+            match (session.state, session.paused_memory) {
+                (SessionState::Running, _) => "running",
+                (SessionState::Paused, Some(memory)) => memory.describe(),
+                (SessionState::Paused, None) => "paused",
+                (SessionState::Ended, _) => "ended",
             }
             .to_string(),
             or_dash(session.tenant),

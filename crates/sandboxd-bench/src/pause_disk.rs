@@ -1,0 +1,77 @@
+//! Pause to disk on gVisor (`--gvisor`): a Python session holding 64 MiB of live objects,
+//! paused (its memory and processes written to the state directory, its RAM released) and
+//! resumed (restored, its agent answering again), `n` times each.
+
+use crate::report::{print_row, time, Sample};
+use crate::sandboxd::Api;
+use anyhow::{bail, Result};
+use reqwest::Method;
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+/// The runtime the gVisor service gets for these rows.
+pub(crate) const RUNTIME: &str = "python-memory";
+/// What the session's process holds: 64 MiB of random bytes, which cannot be shared or
+/// compressed away.
+const HOLD: &str =
+    "python3 -c 'import os, time; held = bytearray(os.urandom(64 << 20)); time.sleep(1e9)'";
+const HELD_BYTES: u64 = 64 << 20;
+
+/// The runtime's lines for the gVisor service's config.
+pub(crate) fn runtime(python_image: &str) -> String {
+    format!("\n[runtimes.{RUNTIME}]\nimage = \"{python_image}\"\nmem_limit = \"512m\"\n")
+}
+
+pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
+    let id = api.open(RUNTIME).await?;
+    let path = |rest: &str| format!("/v1/sessions/{id}{rest}");
+    api.call(
+        Method::POST,
+        &path("/processes"),
+        Some(json!({"command": HOLD})),
+    )
+    .await?;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while api.call(Method::GET, &path(""), None).await?["memory_bytes"]
+        .as_u64()
+        .unwrap_or(0)
+        < HELD_BYTES
+    {
+        if Instant::now() > deadline {
+            bail!("the Python process did not come to hold 64 MiB within 60 s");
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let (mut pauses, mut resumes) = (Vec::new(), Vec::new());
+    for _ in 0..n {
+        let paused = time(
+            &mut pauses,
+            api.call(Method::POST, &path("/pause"), Some(json!({}))),
+        )
+        .await?;
+        if paused["paused_memory"] != "disk" {
+            bail!("the pause kept the memory in RAM ({paused}): the engine's runsc is not scripts/runsc-sandboxd (SANDBOXD_GVISOR=1 scripts/host-setup.sh registers it)");
+        }
+        time(
+            &mut resumes,
+            api.call(Method::POST, &path("/resume"), Some(json!({}))),
+        )
+        .await?;
+    }
+    let log = api.call(Method::GET, &path("/activity"), None).await?;
+    let image = log["entries"]
+        .as_array()
+        .and_then(|entries| entries.iter().find(|e| e["action"] == "pause"))
+        .and_then(|entry| entry["bytes"].as_u64())
+        .unwrap_or_default();
+    print_row(
+        &format!(
+            "pause to disk, Python holding 64 MiB ({} MiB image)",
+            image >> 20
+        ),
+        &Sample(pauses),
+        None,
+    );
+    print_row("resume from disk, agent answering", &Sample(resumes), None);
+    api.close(&id).await
+}

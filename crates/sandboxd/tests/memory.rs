@@ -1,0 +1,319 @@
+//! Pause to disk on gVisor (the Docker backend): a paused gVisor sandbox's memory and
+//! processes are written to the state directory and its RAM released (the engine shows its
+//! container stopped); resuming, explicitly or by any operation, restores them where they
+//! were, also after a kill -9 of the service; closing removes the image. A runc sandbox is
+//! still frozen in RAM, and says so. Run by scripts/test.sh's gvisor step (the engine's runsc
+//! registered through scripts/runsc-sandboxd by host-setup); elsewhere reported skipped.
+
+mod common;
+
+use common::{base_config, docker, TestService};
+use common::{skip_or_fail, skipped};
+use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+/// A counter whose state is only in the shell's memory, appended to a file every 0.1 s.
+const COUNTER: &str =
+    "i=0; while true; do echo $i >> /workspace/count; i=$((i+1)); sleep 0.1; done";
+
+/// The service for these tests, or `None` (reported) where they cannot run: outside the
+/// gvisor step, or on an engine whose runsc is not the restoring wrapper.
+fn service() -> Option<TestService> {
+    service_with_policy("")
+}
+
+/// As [`service`], with `policy` lines added to the config's `[policy]`.
+fn service_with_policy(policy: &str) -> Option<TestService> {
+    if !common::on_gvisor() {
+        skipped("pause to disk needs gVisor: scripts/test.sh's gvisor step runs it");
+        return None;
+    }
+    let runtimes = docker(&["info", "--format", "{{json .Runtimes}}"]);
+    if !runtimes.contains("runsc-sandboxd") {
+        skip_or_fail("the engine's runsc is not scripts/runsc-sandboxd (run scripts/host-setup.sh with SANDBOXD_GVISOR=1)");
+        return None;
+    }
+    let config = base_config(
+        4,
+        &format!(
+            "{policy}\n[runtimes.sh-gvisor]\nimage = \"{busybox}\"\nisolation = \"gvisor\"\n\n\
+             [runtimes.sh-runc]\nimage = \"{busybox}\"\nisolation = \"runc\"\n",
+            busybox = common::busybox_image(),
+        ),
+    );
+    // The engine the docker CLI of these tests reaches, when it is not the default one.
+    Some(match std::env::var("DOCKER_HOST") {
+        Ok(host) => {
+            let socket = PathBuf::from(host.trim_start_matches("unix://"));
+            TestService::start_with_engine_at(&config, &socket)
+        }
+        Err(_) => TestService::start(&config),
+    })
+}
+
+async fn post(service: &TestService, path: &str) -> (u16, Value) {
+    let response = service.post(path).json(&json!({})).send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+/// Opens a session of `runtime` running [`COUNTER`] in the background, counted past 5.
+async fn counting(service: &TestService, runtime: &str) -> String {
+    let id = service.open(runtime).await;
+    let (status, process) = post_json(
+        service,
+        &format!("/v1/sessions/{id}/processes"),
+        json!({"command": COUNTER}),
+    )
+    .await;
+    assert_eq!(status, 201, "{process}");
+    count_past(service, &id, 5).await;
+    id
+}
+
+async fn post_json(service: &TestService, path: &str, body: Value) -> (u16, Value) {
+    let response = service.post(path).json(&body).send().await.unwrap();
+    (response.status().as_u16(), response.json().await.unwrap())
+}
+
+/// The numbers the counter wrote, checked to be 0, 1, 2, ... without a gap or a restart.
+fn contiguous_count(text: &str) -> usize {
+    let numbers: Vec<usize> = text.lines().filter_map(|l| l.parse().ok()).collect();
+    for (expected, got) in numbers.iter().enumerate() {
+        assert_eq!(
+            *got, expected,
+            "the counter restarted or skipped: {numbers:?}"
+        );
+    }
+    numbers.len()
+}
+
+/// Waits (up to 60 s, for a loaded machine) until the counter has written more than `seen`
+/// numbers, all in a row; returns how many.
+async fn count_past(service: &TestService, id: &str, seen: usize) -> usize {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let count = service.sh(id, "cat /workspace/count").await;
+        let now = contiguous_count(count["stdout"].as_str().unwrap_or_default());
+        if now > seen {
+            return now;
+        }
+        assert!(Instant::now() < deadline, "the counter stayed at {now}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn checkpoint_dir(service: &TestService, id: &str) -> PathBuf {
+    service.state_dir.path().join("checkpoints").join(id)
+}
+
+/// Pauses the session and checks it went to disk: the record says so, the image is private,
+/// and the engine shows the container stopped (its memory released). Returns the image's bytes.
+async fn pause_to_disk(service: &TestService, id: &str) -> u64 {
+    let (status, info) = post(service, &format!("/v1/sessions/{id}/pause")).await;
+    assert_eq!(status, 200, "{info}");
+    assert_eq!(info["state"], "paused", "{info}");
+    assert_eq!(info["paused_memory"], "disk", "{info}");
+    let dir = checkpoint_dir(service, id);
+    let mode = |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode();
+    assert_eq!(mode(&dir) & 0o777, 0o700, "{}", dir.display());
+    let mut bytes = 0;
+    for file in std::fs::read_dir(&dir).unwrap() {
+        let file = file.unwrap().path();
+        assert_eq!(mode(&file) & 0o777, 0o600, "{}", file.display());
+        bytes += std::fs::metadata(&file).unwrap().len();
+    }
+    assert!(bytes > 0, "an empty checkpoint image");
+    let container = &service.containers()[0];
+    assert_eq!(
+        container["State"]["Running"], false,
+        "{}",
+        container["State"]
+    );
+    bytes
+}
+
+async fn activity(service: &TestService, id: &str) -> Vec<Value> {
+    service
+        .get_json(&format!("/v1/sessions/{id}/activity"))
+        .await["entries"]
+        .as_array()
+        .unwrap()
+        .clone()
+}
+
+#[tokio::test]
+async fn a_counting_process_keeps_counting_after_a_pause_to_disk() {
+    let Some(service) = service() else { return };
+    let id = counting(&service, "sh-gvisor").await;
+    let bytes = pause_to_disk(&service, &id).await;
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let paused = service.get_json(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(paused["paused_memory"], "disk", "{paused}");
+
+    let (status, info) = post(&service, &format!("/v1/sessions/{id}/resume")).await;
+    assert_eq!(status, 200, "{info}");
+    assert_eq!(info["state"], "running", "{info}");
+    assert!(info.get("paused_memory").is_none(), "{info}");
+    assert!(
+        !checkpoint_dir(&service, &id).exists(),
+        "the image outlived the resume"
+    );
+    // The counter goes on from where it was: contiguous, past what it had written.
+    let before = contiguous_count(
+        service.sh(&id, "cat /workspace/count").await["stdout"]
+            .as_str()
+            .unwrap(),
+    );
+    count_past(&service, &id, before).await;
+
+    let entries = activity(&service, &id).await;
+    let entry = |action: &str| {
+        entries
+            .iter()
+            .rev()
+            .find(|e| e["action"] == action)
+            .unwrap_or_else(|| panic!("no {action} entry: {entries:?}"))
+            .clone()
+    };
+    assert_eq!(entry("pause")["bytes"], bytes, "{entries:?}");
+    assert_eq!(entry("resume")["bytes"], bytes, "{entries:?}");
+    assert_eq!(entry("resume")["status"], "ok", "{entries:?}");
+}
+
+#[tokio::test]
+async fn a_session_paused_to_disk_resumes_after_a_kill_of_the_service() {
+    let Some(mut service) = service() else { return };
+    let id = counting(&service, "sh-gvisor").await;
+    pause_to_disk(&service, &id).await;
+    service.crash_and_restart();
+
+    let info = service.get_json(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(info["state"], "paused", "{info}");
+    assert_eq!(info["paused_memory"], "disk", "{info}");
+    // Any operation resumes it; the counter goes on from where it was.
+    let count = service.sh(&id, "cat /workspace/count").await;
+    let before = contiguous_count(count["stdout"].as_str().unwrap());
+    assert!(before > 5, "{count}");
+    count_past(&service, &id, before).await;
+    assert!(!checkpoint_dir(&service, &id).exists());
+}
+
+#[tokio::test]
+async fn closing_a_session_paused_to_disk_removes_its_image() {
+    let Some(service) = service() else { return };
+    let id = counting(&service, "sh-gvisor").await;
+    pause_to_disk(&service, &id).await;
+    let closed = service
+        .delete(&format!("/v1/sessions/{id}"))
+        .send()
+        .await
+        .unwrap();
+    assert!(closed.status().is_success(), "{}", closed.status());
+    assert!(
+        !checkpoint_dir(&service, &id).exists(),
+        "the image outlived the session"
+    );
+    assert!(
+        service.containers().is_empty(),
+        "the container outlived the session"
+    );
+}
+
+#[tokio::test]
+async fn a_runc_session_is_still_frozen_in_memory() {
+    let Some(service) = service() else { return };
+    let id = counting(&service, "sh-runc").await;
+    let (status, info) = post(&service, &format!("/v1/sessions/{id}/pause")).await;
+    assert_eq!(status, 200, "{info}");
+    assert_eq!(info["paused_memory"], "ram", "{info}");
+    let container = &service.containers()[0];
+    assert_eq!(container["State"]["Paused"], true, "{}", container["State"]);
+    assert!(!checkpoint_dir(&service, &id).exists());
+    let before = contiguous_count(
+        service.sh(&id, "cat /workspace/count").await["stdout"]
+            .as_str()
+            .unwrap(),
+    );
+    count_past(&service, &id, before).await;
+}
+
+#[tokio::test]
+async fn an_idle_gvisor_session_is_paused_to_disk_by_the_policy() {
+    let policy = "idle_timeout_secs = 2\nidle_action = \"pause\"";
+    let Some(service) = service_with_policy(policy) else {
+        return;
+    };
+    let id = counting(&service, "sh-gvisor").await;
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let info = loop {
+        let info = service.get_json(&format!("/v1/sessions/{id}")).await;
+        if info["state"] == "paused" {
+            break info;
+        }
+        assert!(Instant::now() < deadline, "not paused when idle: {info}");
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    };
+    assert_eq!(info["paused_memory"], "disk", "{info}");
+    assert!(checkpoint_dir(&service, &id).exists());
+    let before = contiguous_count(
+        service.sh(&id, "cat /workspace/count").await["stdout"]
+            .as_str()
+            .unwrap(),
+    );
+    count_past(&service, &id, before).await;
+}
+
+/// A small tmpfs mounted over the service's checkpoint directory, unmounted when dropped.
+struct SmallDisk(PathBuf);
+
+impl SmallDisk {
+    fn mount(service: &TestService) -> SmallDisk {
+        let dir = service.state_dir.path().join("checkpoints");
+        std::fs::create_dir_all(&dir).unwrap();
+        let mounted = std::process::Command::new("mount")
+            .args(["-t", "tmpfs", "-o", "size=1m,mode=0700", "tmpfs"])
+            .arg(&dir)
+            .status()
+            .unwrap();
+        assert!(
+            mounted.success(),
+            "cannot mount a tmpfs at {}",
+            dir.display()
+        );
+        SmallDisk(dir)
+    }
+}
+
+impl Drop for SmallDisk {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[tokio::test]
+async fn a_pause_to_a_full_disk_is_refused_and_the_sandbox_runs_on() {
+    let Some(service) = service() else { return };
+    let id = counting(&service, "sh-gvisor").await;
+    let _disk = SmallDisk::mount(&service);
+    let (status, refused) = post(&service, &format!("/v1/sessions/{id}/pause")).await;
+    assert_eq!(status, 507, "{refused}");
+    assert_eq!(refused["error"]["code"], "no_space", "{refused}");
+    let message = refused["error"]["message"].as_str().unwrap();
+    assert!(message.contains("keeps running"), "{message}");
+    let info = service.get_json(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(info["state"], "running", "{info}");
+    let container = &service.containers()[0];
+    assert_eq!(
+        container["State"]["Running"], true,
+        "{}",
+        container["State"]
+    );
+    let before = contiguous_count(
+        service.sh(&id, "cat /workspace/count").await["stdout"]
+            .as_str()
+            .unwrap(),
+    );
+    count_past(&service, &id, before).await;
+}
