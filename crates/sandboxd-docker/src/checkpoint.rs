@@ -13,7 +13,7 @@
 //! ports, logs, removal as before). Measured: a checkpoint of a busybox sandbox 32 ms, the
 //! restoring start 180-290 ms.
 
-use crate::link::{engine_error, is_not_found};
+use crate::engine_errors::{engine_error, is_not_found};
 use bollard::Docker;
 use sandboxd_backend::{BackendError, Sandbox};
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
