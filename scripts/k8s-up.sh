@@ -11,9 +11,9 @@
 #      the API server, the scheduler and the kubelet, each a background process logging to
 #      $SANDBOXD_K8S_LOGS; pods get no network (an address on an interface that reaches nothing)
 #   4. the pause image and the project's local images (busybox, python, the agent image
-#      made from $SANDBOXD_AGENT, the static agent, when it is set, and the images named in
-#      $SANDBOXD_K8S_IMAGES, e.g. a recipe's image a Docker-backed service built) imported
-#      into that containerd from Docker
+#      made from $SANDBOXD_AGENT, the static agent, or without it from the debug build's, which
+#      scripts/build.sh makes when missing, and the images named in $SANDBOXD_K8S_IMAGES, e.g.
+#      a recipe's image a Docker-backed service built) imported into that containerd from Docker
 #   5. waits for the node to be Ready, then prints `KUBECONFIG=PATH` on stdout
 #
 # Everything listens on 127.0.0.1, but the kubelet, on the node's own local address (below).
@@ -274,7 +274,14 @@ EOF
 
 # The agent image: the static agent alone, at /sandboxd-agent, made again when it changed.
 make_agent_image() {
-    [[ -n "${SANDBOXD_AGENT:-}" ]] || return 0
+    if [[ -z "${SANDBOXD_AGENT:-}" ]]; then
+        # Every session's pod starts from this image: without it each create is image_missing.
+        SANDBOXD_AGENT="$(static_agent_path debug)"
+        if ! is_static_binary "$SANDBOXD_AGENT" 2>/dev/null; then
+            log "no SANDBOXD_AGENT: building the static agent (scripts/build.sh)"
+            "$SANDBOXD_SCRIPTS/build.sh" >/dev/null
+        fi
+    fi
     is_static_binary "$SANDBOXD_AGENT" || die "SANDBOXD_AGENT=$SANDBOXD_AGENT is not a static binary"
     local sum work
     sum="$(sha256sum "$SANDBOXD_AGENT" | cut -c1-16)"
