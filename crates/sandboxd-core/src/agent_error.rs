@@ -102,7 +102,7 @@ fn exchange_error(error: &ProtoError) -> Error {
     };
     if closed {
         return Error::Backend(BackendError::AgentUnavailable(format!(
-            "{error}; the sandbox may have killed its agent"
+            "{error}; the sandbox may have killed its agent, or the session was paused to disk meanwhile (which ends the calls in flight; the next call resumes it)"
         )));
     }
     if let ProtoError::Timeout(_) = error {
