@@ -166,7 +166,10 @@ mod tests {
             .await
             .unwrap();
         let body = String::from_utf8(body.to_vec()).unwrap();
-        assert!(body.contains("no &lt;b&gt;such&lt;/b&gt; link &amp; more"), "{body}");
+        assert!(
+            body.contains("no &lt;b&gt;such&lt;/b&gt; link &amp; more"),
+            "{body}"
+        );
         assert!(!body.contains("<b>"), "{body}");
     }
 }
