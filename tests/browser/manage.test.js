@@ -111,6 +111,13 @@ test('a snapshot is saved under the name given and listed in a table that opens 
   assert.match(cells[4], new RegExp(`${year}`), 'the created time carries its date');
   assert.equal(await row.locator('a.id-link').getAttribute('href'), `#session/${encodeURIComponent(sessionId)}`);
   await screenshot(page, 'manage-02-snapshots');
+  // On a phone the sessions and snapshots tables are cards that fit the width.
+  await page.setViewportSize({ width: 390, height: 844 });
+  const over = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+  assert.ok(over <= 0, `too wide by ${over} px at 390 px`);
+  await row.scrollIntoViewIfNeeded();
+  await screenshot(page, 'manage-02-snapshots-390');
+  await page.setViewportSize({ width: 1280, height: 800 });
 
   const before = new Set((await apiCall(service, 'GET', '/v1/sessions')).json.sessions.map((s) => s.id));
   await row.locator('button.snapshot-open').click();
@@ -172,7 +179,8 @@ test('the Runtimes tab builds an image not built yet, showing its progress', asy
   await build.click();
   await page.waitForFunction(() => /building step \d of \d/.test(document.querySelector('#runtimes-body tr[data-runtime="slowbuild"] .state-building')?.textContent || ''), null, { timeout: 60_000 });
   await screenshot(page, 'manage-04-runtime-building');
-  await row.locator('.state-ready').waitFor({ timeout: 120_000 });
+  await row.locator('.state-ready, .state-failed').first().waitFor({ timeout: 120_000 });
+  assert.equal(await row.locator('.state-ready').count(), 1, `the build did not end ready: ${await row.innerText()}`);
   assert.equal(await build.count(), 0, 'no Build button once the image is there');
   const listed = (await apiCall(service, 'GET', '/v1/runtimes')).json.runtimes.find((r) => r.name === 'slowbuild');
   assert.equal(listed.state, 'ready');
