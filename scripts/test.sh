@@ -405,8 +405,9 @@ browser_tests() {
     done <"$pidfile"
     rm -f "$pidfile"
     remove_test_sandboxes
-    # The images a killed run's build test left (real-use.test.js removes its own when it ends).
-    docker images -q --filter 'reference=sandboxd/recipe-t21-*' | sort -u | xargs -r docker rmi -f >/dev/null 2>&1 || true
+    # The images a killed run's build tests left (real-use.test.js and manage.test.js remove their own
+    # when they end).
+    docker images -q --filter 'reference=sandboxd/recipe-t21-*' --filter 'reference=sandboxd/recipe-t55-*' | sort -u | xargs -r docker rmi -f >/dev/null 2>&1 || true
     return "$rc"
 }
 step browser browser_tests || true

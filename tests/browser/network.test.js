@@ -53,6 +53,7 @@ const rules = (which) => page.locator(`.subpanel-network .${which}-rules li`).al
 test('the network pane shows the lists, narrows through its form and lists a refused connection', async () => {
   await page.goto(`${service.url}/#session/${sessionId}/network`);
   await page.locator('.subpanel-network .session-rules li.rule').first().waitFor();
+  assert.ok(await page.locator('a.subtab[data-subtab="network"]').isVisible(), 'an egress runtime is offered the Network tab');
   assert.deepEqual(await rules('runtime'), EGRESS);
   assert.deepEqual(await rules('session'), EGRESS);
   assert.match(await page.locator('.network-narrowed').innerText(), /the runtime's/);
@@ -113,5 +114,6 @@ test('a session whose runtime has no egress says so', async () => {
   await note.waitFor();
   assert.match(await note.innerText(), /Runtime "sh" has no egress network \(network mode "none"\)/);
   assert.equal(await page.locator('.subpanel-network .network-body').isHidden(), true);
+  assert.ok(await page.locator('a.subtab[data-subtab="network"]').isHidden(), 'no Network tab offered without egress');
   assert.deepEqual(pageErrors, []);
 });

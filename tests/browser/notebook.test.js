@@ -61,6 +61,7 @@ async function runCell(n, code) {
 test('notebook cells plot, keep state and show HTML without running its scripts', async () => {
   await page.goto(`${service.url}/#session/${sessionId}/notebook`);
   await page.locator('.subpanel-notebook .notebook-body:not([hidden])').waitFor();
+  assert.ok(await page.locator('a.subtab[data-subtab="notebook"]').isVisible(), 'a runtime with a kernel is offered the Notebook tab');
 
   const plot = await runCell(1, 'import matplotlib.pyplot as plt; plt.plot([1,2,3])');
   assert.equal(await plot.getAttribute('data-outcome'), 'ok', await plot.innerText());
@@ -142,4 +143,5 @@ test('a runtime without a kernel shows a note naming the recipe', async () => {
   await note.waitFor();
   assert.match(await note.innerText(), /python-interpreter/);
   assert.ok(await page.locator('.subpanel-notebook .notebook-body').isHidden());
+  assert.ok(await page.locator('a.subtab[data-subtab="notebook"]').isHidden(), 'no Notebook tab offered without a kernel');
 });

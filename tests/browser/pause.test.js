@@ -1,5 +1,5 @@
 // Pause, resume, snapshot and fork from the session's header in the dashboard, and the Sessions
-// tab's snapshot picker: Debian's Chromium against a real sandboxd and Docker. Each step asserts
+// tab's snapshots table: Debian's Chromium against a real sandboxd and Docker. Each step asserts
 // what the page shows and what the API then says.
 
 import { test, before, after } from 'node:test';
@@ -45,9 +45,12 @@ test('pause shows the state paused and resume thaws it', async () => {
 
 test('snapshot saves one and fork opens a session with the files', async () => {
   await button('Snapshot').click();
+  await page.fill('.snapshot-form .snapshot-name', 'kept file');
+  await page.click('.snapshot-form .snapshot-save');
   await page.locator('.session-head .notice', { hasText: 'Snapshot' }).waitFor();
   const snapshots = (await apiCall(service, 'GET', '/v1/snapshots')).json.snapshots;
   assert.equal(snapshots.length, 1);
+  assert.equal(snapshots[0].name, 'kept file');
   assert.match(await page.locator('.session-head .notice').innerText(), new RegExp(snapshots[0].id));
 
   await button('Fork').click();
@@ -62,15 +65,15 @@ test('snapshot saves one and fork opens a session with the files', async () => {
   assert.deepEqual(pageErrors, []);
 });
 
-test('the snapshot picker opens a session from a snapshot, then deletes it', async () => {
+test('the snapshots table opens a session from a snapshot, then deletes it', async () => {
   const [snapshot] = (await apiCall(service, 'GET', '/v1/snapshots')).json.snapshots;
   await page.goto(`${service.url}/#sessions`);
-  await page.locator(`#snapshot-pick option[value="${snapshot.id}"]`).waitFor({ state: 'attached' });
-  await page.selectOption('#snapshot-pick', snapshot.id);
-  assert.match(await page.locator('#snapshot-detail').innerText(), new RegExp(`${snapshot.id}.*not its processes`));
+  const row = page.locator(`#snapshots-body tr[data-snapshot="${snapshot.id}"]`);
+  await row.waitFor();
+  assert.match(await row.innerText(), new RegExp(`kept file\\s+${snapshot.id}`));
   await screenshot(page, 'pause-02-snapshot-picker');
   const before = new Set((await apiCall(service, 'GET', '/v1/sessions')).json.sessions.map((s) => s.id));
-  await page.click('#snapshot-open');
+  await row.locator('button.snapshot-open').click();
   await page.waitForURL((url) => url.hash.startsWith('#session/') && !before.has(decodeURIComponent(url.hash.slice(9))));
   const opened = decodeURIComponent(new URL(page.url()).hash.slice(9));
   await page.locator('.session-head .badge-running').waitFor();
@@ -80,8 +83,8 @@ test('the snapshot picker opens a session from a snapshot, then deletes it', asy
   assert.equal(await read.text(), 'kept', 'the session opened from the snapshot has its files');
 
   await page.goto(`${service.url}/#sessions`);
-  await page.click('#snapshot-delete');
-  await page.click('#snapshot-delete');
+  await row.locator('button.snapshot-delete').click();
+  await row.locator('button.snapshot-delete').click();
   await page.locator('#snapshots-empty:not([hidden])').waitFor();
   assert.deepEqual((await apiCall(service, 'GET', '/v1/snapshots')).json.snapshots, []);
   assert.deepEqual(pageErrors, []);

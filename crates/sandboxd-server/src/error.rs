@@ -64,6 +64,71 @@ pub fn detail(error: &Error) -> ErrorDetail {
     }
 }
 
+/// Whether a request comes from a browser navigating (it prefers HTML): a share link's failure
+/// is then answered as a page a person can read, not the API's JSON.
+pub fn wants_page(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(header::ACCEPT)
+        .and_then(|accept| accept.to_str().ok())
+        .is_some_and(|accept| accept.contains("text/html"))
+}
+
+impl ApiError {
+    /// The error as a small HTML page for a browser: the same status, the message in words
+    /// (escaped: it may quote what a sandbox said), and a policy that lets the page load nothing.
+    pub fn into_page(self) -> Response {
+        let ApiError(error) = self;
+        let status = status(&error);
+        if status.is_server_error() {
+            tracing::warn!(code = error.code(), error = %error, "request failed");
+        }
+        let (title, hint) = match status {
+            StatusCode::NOT_FOUND => (
+                "This link leads nowhere",
+                "Ask whoever shared it for a new link.",
+            ),
+            StatusCode::BAD_GATEWAY => (
+                "This link's page cannot be shown",
+                "The server in the sandbox may have stopped, or not started yet: reload this page once it runs.",
+            ),
+            _ => ("This link's page cannot be shown", "Try again later."),
+        };
+        let body = format!(
+            "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>{title}</title></head>\n<body>\n<h1>{title}</h1>\n<p>{}</p>\n<p>{hint}</p>\n<p>{} {} &middot; <code>{}</code></p>\n</body></html>\n",
+            escape_html(&error.to_string()),
+            status.as_u16(),
+            status.canonical_reason().unwrap_or(""),
+            error.code(),
+        );
+        (
+            status,
+            [
+                (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+                (header::CONTENT_SECURITY_POLICY, "default-src 'none'"),
+                (header::X_CONTENT_TYPE_OPTIONS, "nosniff"),
+                (header::CACHE_CONTROL, "no-store"),
+            ],
+            body,
+        )
+            .into_response()
+    }
+}
+
+fn escape_html(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            '\'' => out.push_str("&#39;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 impl IntoResponse for ApiError {
     fn into_response(self) -> Response {
         let ApiError(error) = self;
@@ -83,5 +148,29 @@ impl IntoResponse for ApiError {
             );
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_page_says_the_error_in_words_with_markup_escaped() {
+        let response = ApiError(Error::NotFound("no <b>such</b> link & more".into())).into_page();
+        assert_eq!(response.status(), StatusCode::NOT_FOUND);
+        assert_eq!(
+            response.headers()[header::CONTENT_TYPE],
+            "text/html; charset=utf-8"
+        );
+        let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+            .await
+            .unwrap();
+        let body = String::from_utf8(body.to_vec()).unwrap();
+        assert!(
+            body.contains("no &lt;b&gt;such&lt;/b&gt; link &amp; more"),
+            "{body}"
+        );
+        assert!(!body.contains("<b>"), "{body}");
     }
 }

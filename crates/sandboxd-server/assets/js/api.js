@@ -2,15 +2,51 @@
 // connection state the page shows ("connecting", "connected", "unreachable", "token refused").
 //
 // The token lives in memory, and in sessionStorage when the operator asks for it (that tab
-// only, gone when it closes). It is never put in a cookie, a URL or a WebSocket: it travels in
-// the Authorization header only. A WebSocket (where browsers cannot set headers) presents a
-// single-use ticket for that one connection instead, fetched with the header just before.
+// only, gone when it closes). It is never put in a cookie, a URL, localStorage or a
+// WebSocket: it travels in the Authorization header only. A WebSocket (where browsers cannot
+// set headers) presents a single-use ticket for that one connection instead, fetched with the
+// header just before.
+//
+// A new tab of the same browser asks the open ones over a BroadcastChannel (same origin only;
+// a share link's page has an opaque origin of its own and cannot join it) and a tab whose
+// operator asked to keep the token answers with it, in memory: so it lasts as long as one
+// such tab is open, and nothing is written where it outlives the browser. "Sign out
+// everywhere" tells every tab to forget it.
 
 const STORAGE_KEY = 'sandboxd.token';
 const CLIENT_HEADER = 'X-Sandboxd-Client';
+/** How long a new tab waits for an open one to hand it the token. */
+const ASK_MS = 400;
 
 let token = null;
+let kept = false; // the operator asked to keep it: this tab may hand it to a new one
 const listeners = new Set();
+const signedOutListeners = new Set();
+const channel = typeof BroadcastChannel === 'function' ? new BroadcastChannel('sandboxd.auth') : null;
+const pendingAsks = new Map(); // ask id -> resolve(token)
+
+channel?.addEventListener('message', ({ data }) => {
+  if (!data || typeof data !== 'object') return;
+  if (data.type === 'ask' && token !== null && kept) {
+    channel.postMessage({ type: 'token', ask: data.ask, token });
+  } else if (data.type === 'token' && pendingAsks.has(data.ask) && typeof data.token === 'string' && data.token) {
+    pendingAsks.get(data.ask)(data.token);
+  } else if (data.type === 'signout') {
+    const had = token !== null;
+    forget();
+    if (had) for (const listener of signedOutListeners) listener();
+  }
+});
+
+function forget() {
+  token = null;
+  kept = false;
+  try {
+    sessionStorage.removeItem(STORAGE_KEY);
+  } catch {
+    // nothing kept
+  }
+}
 
 export const connection = {
   state: 'connecting',
@@ -35,10 +71,29 @@ export const auth = {
     } catch {
       token = null;
     }
+    kept = token !== null;
     return token !== null;
+  },
+  /** Asks the other open tabs for the token they keep: resolves true when one handed it over. */
+  ask() {
+    if (!channel) return Promise.resolve(false);
+    // getRandomValues, not randomUUID: the page may be served over plain HTTP on a private network.
+    const ask = Array.from(crypto.getRandomValues(new Uint32Array(4)), (n) => n.toString(16)).join('');
+    return new Promise((resolve) => {
+      const done = (value) => {
+        pendingAsks.delete(ask);
+        clearTimeout(timer);
+        if (value !== null && token === null) this.set(value, true);
+        resolve(value !== null);
+      };
+      const timer = setTimeout(() => done(null), ASK_MS);
+      pendingAsks.set(ask, done);
+      channel.postMessage({ type: 'ask', ask });
+    });
   },
   set(value, keep) {
     token = value;
+    kept = Boolean(keep);
     try {
       if (keep) sessionStorage.setItem(STORAGE_KEY, value);
       else sessionStorage.removeItem(STORAGE_KEY);
@@ -46,13 +101,18 @@ export const auth = {
       // Storage refused (private mode, policy): memory only.
     }
   },
+  /** Forgets the token in this tab only. */
   clear() {
-    token = null;
-    try {
-      sessionStorage.removeItem(STORAGE_KEY);
-    } catch {
-      // nothing kept
-    }
+    forget();
+  },
+  /** Forgets the token in this tab and tells every other open tab to forget it too. */
+  clearEverywhere() {
+    forget();
+    channel?.postMessage({ type: 'signout' });
+  },
+  /** Calls `listener` when another tab signed out everywhere and this one was signed in. */
+  onSignedOutElsewhere(listener) {
+    signedOutListeners.add(listener);
   },
   has() {
     return token !== null;
@@ -233,6 +293,34 @@ export async function readEventStream(response, onEvent) {
   }
   if (buffer) line(buffer);
   dispatch();
+}
+
+/** The longest line of a newline-delimited JSON answer the page takes (a build's are short). */
+const MAX_JSON_LINE = 1 << 20;
+
+/** Reads a newline-delimited JSON answer: calls onValue(value) for each line, resolves at its end. */
+export async function readJsonLines(response, onValue) {
+  const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+  let buffer = '';
+  const line = (text) => {
+    if (text.trim()) onValue(JSON.parse(text));
+  };
+  try {
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buffer += value;
+      let newline;
+      while ((newline = buffer.indexOf('\n')) >= 0) {
+        line(buffer.slice(0, newline));
+        buffer = buffer.slice(newline + 1);
+      }
+      if (buffer.length > MAX_JSON_LINE) throw new ApiError(502, 'stream_failed', 'the answer sent a line too long to read');
+    }
+  } finally {
+    reader.releaseLock();
+  }
+  line(buffer);
 }
 
 /**

@@ -229,7 +229,7 @@ export class FilesView {
       { dataset: { name: entry.name, type: entry.type } },
       h('td', null, h('div', { class: 'name-cell' }, icon(isDir ? 'folder' : entry.type === 'symlink' ? 'link' : entry.type === 'file' ? 'file' : 'other'), name, linkLeadsTo(entry))),
       h('td', { class: 'num' }, isDir ? '—' : fmt.bytes(entry.size)),
-      h('td', { class: 'nowrap' }, fmt.when(entry.modified)),
+      h('td', { class: 'nowrap', title: entry.modified || null }, fmt.dateTime(entry.modified)),
       h('td', { class: 'mono muted' }, entry.mode),
       actions,
     );

@@ -90,6 +90,13 @@ export function when(rfc3339) {
   return date.toDateString() === today.toDateString() ? timeFormat.format(date) : dateFormat.format(date);
 }
 
+/** An RFC 3339 time always with its date: "6 Dec 2026, 10:12" (files, snapshots). */
+export function dateTime(rfc3339) {
+  if (!rfc3339) return '–';
+  const date = new Date(rfc3339);
+  return Number.isNaN(date.getTime()) ? String(rfc3339) : dateFormat.format(date);
+}
+
 /** A short id for tables: the first 12 characters. */
 export function shortId(id) {
   const text = String(id);

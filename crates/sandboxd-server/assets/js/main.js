@@ -23,6 +23,7 @@ const ui = {
   conn: byId('conn'),
   connText: byId('conn-text'),
   signOut: byId('sign-out'),
+  signOutEverywhere: byId('sign-out-everywhere'),
   offline: byId('offline'),
 };
 
@@ -61,15 +62,16 @@ connection.subscribe((state) => {
 
 // --- sign-in -------------------------------------------------------------------------------
 
-function showSignIn(error) {
+function showSignIn(error, status = '') {
   signedIn = false;
   stopRefresh();
   session.select(null);
   show(ui.app, false);
   show(ui.signOut, false);
+  show(ui.signOutEverywhere, false);
   show(ui.signin);
   ui.submit.disabled = false;
-  setText(ui.signinStatus, '');
+  setText(ui.signinStatus, status);
   setText(ui.signinError, error || '');
   show(ui.signinError, Boolean(error));
   if (!error) connection.set('signedout');
@@ -109,6 +111,7 @@ async function signIn() {
   show(ui.signin, false);
   show(ui.app);
   show(ui.signOut);
+  show(ui.signOutEverywhere);
   route();
   startRefresh();
 }
@@ -139,6 +142,11 @@ ui.form.addEventListener('submit', (event) => {
 });
 
 ui.signOut.addEventListener('click', () => signOut());
+ui.signOutEverywhere.addEventListener('click', () => {
+  auth.clearEverywhere();
+  showSignIn(null, 'Signed out in every tab of this browser.');
+});
+auth.onSignedOutElsewhere(() => showSignIn(null, 'Signed out in every tab of this browser (from another tab).'));
 
 // --- data ----------------------------------------------------------------------------------
 
@@ -288,5 +296,6 @@ settings.mount();
 session.mount();
 for (const wrap of document.querySelectorAll('.table-wrap')) scrollHint(wrap);
 
+// Kept by this tab, or handed over by another open tab of this browser; else the form.
 if (auth.restore()) signIn();
-else showSignIn();
+else auth.ask().then((handed) => (handed ? signIn() : showSignIn()));

@@ -2,7 +2,7 @@
 // shell, files, activity log, ports, notebook and network as sub-tabs.
 
 import { api, sessionPath, ApiError } from './api.js';
-import { byId, confirmButton, h, icon, setText, show } from './dom.js';
+import { byId, confirmButton, fill, h, icon, setText, show } from './dom.js';
 import * as fmt from './format.js';
 import { store } from './store.js';
 import { stateBadge, errorText } from './sessions.js';
@@ -17,8 +17,9 @@ import { NetworkView } from './network.js';
 const REFRESH_MS = 2000;
 
 const SUBTABS = [
-  ['terminal', 'Terminal'],
-  ['shell', 'Interactive shell'],
+  // One command at a time, each with its own output and exit code; a live shell (a PTY).
+  ['terminal', 'Commands'],
+  ['shell', 'Shell'],
   ['files', 'Files'],
   ['activity', 'Activity'],
   ['ports', 'Ports'],
@@ -110,7 +111,8 @@ export class SessionView {
     });
     // Pause or resume, by the state shown; a snapshot and a fork of one session.
     this.pauseButton = h('button', { type: 'button', class: 'btn btn-ghost', onclick: () => this.togglePause() }, 'Pause');
-    this.snapshotButton = h('button', { type: 'button', class: 'btn btn-ghost', title: 'Save its files, runtime and labels (not its processes)', onclick: () => this.snapshot() }, 'Snapshot');
+    this.snapshotButton = h('button', { type: 'button', class: 'btn btn-ghost', title: 'Save its files, runtime and labels (not its processes) under a name', onclick: () => this.askSnapshotName() }, 'Snapshot');
+    this.snapshotForm = this.buildSnapshotForm();
     this.forkButton = h('button', { type: 'button', class: 'btn btn-ghost', title: 'Open a new session with its files', onclick: () => this.fork() }, 'Fork');
     const fact = (label, value) => h('div', { class: 'fact' }, h('span', { class: 'fact-label' }, label), h('span', { class: 'fact-value' }, value));
 
@@ -130,6 +132,7 @@ export class SessionView {
       ),
       h('span', { class: 'spacer' }),
       h('div', { class: 'session-actions' }, this.pauseButton, this.snapshotButton, this.forkButton, this.killButton, this.closeButton),
+      this.snapshotForm,
       this.header.killed,
       this.header.notice,
       this.header.ended,
@@ -210,6 +213,11 @@ export class SessionView {
     setText(this.header.memory, runtime ? `${fmt.bytes(info.memory_bytes)} of ${fmt.bytes(runtime.mem_limit_bytes)}` : fmt.bytes(info.memory_bytes));
     setText(this.header.pids, runtime ? `${fmt.count(info.process_count)} of ${fmt.count(runtime.pids_limit)}` : fmt.count(info.process_count));
     setText(this.pauseButton, info.state === 'paused' ? 'Resume' : 'Pause');
+    // What the runtime cannot use is not offered (its pane, reached by its address, says why).
+    if (runtime) {
+      this.subtabButtons.notebook.hidden = Object.keys(runtime.kernels || {}).length === 0;
+      this.subtabButtons.network.hidden = runtime.network_mode !== 'egress';
+    }
     const ended = info.state === 'ended';
     if (ended) {
       const reason = info.end_reason ? `: ${info.end_reason}` : '';
@@ -229,6 +237,7 @@ export class SessionView {
     this.closeButton.hidden = ended;
     this.killButton.hidden = ended;
     for (const button of [this.pauseButton, this.snapshotButton, this.forkButton]) button.hidden = ended;
+    if (ended) show(this.snapshotForm, false);
     if (ended) show(this.header.killed, false);
     if (ended) show(this.header.notice, false);
     for (const view of Object.values(this.views || {})) view.setEnded?.(ended);
@@ -253,11 +262,11 @@ export class SessionView {
     }
   }
 
-  /** Runs one action on the session, shows `said(answer)` in the notice line, reloads. */
+  /** Runs one action on the session, shows `said(answer)` (text or nodes) in the notice line, reloads. */
   async act(action, said) {
     try {
       const answer = await action();
-      setText(this.header.notice, said(answer));
+      fill(this.header.notice, said(answer));
       show(this.header.notice);
       window.dispatchEvent(new Event('sandboxd:changed'));
       await this.load();
@@ -280,18 +289,55 @@ export class SessionView {
     );
   }
 
-  snapshot() {
-    const name = `dashboard ${new Date().toISOString()}`;
+  /** The form that names a snapshot before it is taken (the name lists it on the Sessions tab). */
+  buildSnapshotForm() {
+    const input = h('input', { type: 'text', class: 'snapshot-name', maxlength: '128', required: true, spellcheck: 'false', 'aria-label': 'Snapshot name' });
+    const cancel = h('button', { type: 'button', class: 'btn btn-ghost btn-small' }, 'Cancel');
+    const form = h(
+      'form',
+      { class: 'snapshot-form', autocomplete: 'off', hidden: true },
+      h('label', { class: 'field field-inline' }, h('span', { class: 'field-label' }, 'Snapshot name'), input),
+      h('button', { type: 'submit', class: 'btn btn-primary btn-small snapshot-save' }, 'Save snapshot'),
+      cancel,
+    );
+    cancel.addEventListener('click', () => show(form, false));
+    form.addEventListener('submit', async (event) => {
+      event.preventDefault();
+      const name = input.value.trim();
+      if (!name) return;
+      show(form, false);
+      await this.snapshot(name);
+    });
+    form.nameInput = input;
+    return form;
+  }
+
+  askSnapshotName() {
+    const form = this.snapshotForm;
+    if (!form.hidden) return show(form, false);
+    const runtime = this.info ? this.info.runtime : 'session';
+    form.nameInput.value = `${runtime} ${new Date().toISOString().slice(0, 16).replace('T', ' ')}`;
+    show(form);
+    form.nameInput.focus();
+    form.nameInput.select();
+  }
+
+  snapshot(name) {
     return this.act(
       () => api.post(sessionPath(this.id, '/snapshots'), { name }),
-      (snapshot) => `Snapshot ${snapshot.id} saved (${fmt.bytes(snapshot.bytes)}); open a session from it under Snapshots on the Sessions tab.`,
+      (snapshot) => `Snapshot "${snapshot.name}" (${snapshot.id}) saved, ${fmt.bytes(snapshot.bytes)}; open a session from it under Snapshots on the Sessions tab.`,
     );
   }
 
+  /** Forks one session; the notice links to the new one. */
   fork() {
     return this.act(
       () => api.post(sessionPath(this.id, '/fork'), { count: 1 }),
-      (forked) => `Forked into ${forked.sessions.map((s) => s.id).join(', ')} (on the Sessions tab).`,
+      (forked) => [
+        'Forked into ',
+        forked.sessions.map((s, i) => [i ? ', ' : '', h('a', { class: 'mono fork-link', href: `#session/${encodeURIComponent(s.id)}`, title: s.id }, fmt.shortId(s.id))]),
+        '.',
+      ],
     );
   }
 

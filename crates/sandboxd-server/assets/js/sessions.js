@@ -126,6 +126,9 @@ export class SessionsView {
     setText(row.runtime, runtime && runtime.isolation === 'gvisor' ? `${session.runtime} (gvisor)` : session.runtime);
     setText(row.tenant, session.tenant || '—');
     row.tenant.className = session.tenant ? 'tenant' : 'muted';
+    renderLabels(row.labels, session.labels);
+    setText(row.createdAt, fmt.when(session.created_at));
+    row.createdAt.title = String(session.created_at);
     setState(row, session.state, session.end_reason, session.paused_memory);
     setText(row.idle, session.state === 'running' ? fmt.seconds(session.idle_secs) : '—');
     updateMeter(row.memory, session.memory_bytes, runtime ? runtime.mem_limit_bytes : null);
@@ -154,6 +157,8 @@ export class SessionsView {
       state: null,
       runtime: h('span', { class: 'pill' }),
       tenant: h('td'),
+      labels: h('td', { class: 'labels' }),
+      createdAt: h('td', { class: 'nowrap created' }),
       badge: h('span'),
       reason: h('span', { class: 'end-reason', hidden: true }),
       idle: h('td', { class: 'num' }),
@@ -169,6 +174,8 @@ export class SessionsView {
       h('td', null, h('a', { class: 'mono id-link', href: `#session/${encodeURIComponent(id)}`, title: id }, fmt.shortId(id))),
       h('td', null, row.runtime),
       row.tenant,
+      row.labels,
+      row.createdAt,
       h('td', null, h('div', { class: 'state-cell' }, row.badge, row.reason)),
       row.idle,
       row.memory,
@@ -262,6 +269,19 @@ export function buildText(progress) {
   const p = progress || {};
   const step = p.step && p.steps ? `step ${p.step} of ${p.steps}` : 'starting';
   return `Building the runtime's image (a session waits for it): ${step}${p.line ? ` · ${p.line}` : ''}`;
+}
+
+/** A session's labels as `key=value` chips (text only: they are a client's), or a dash. */
+function renderLabels(cell, labels) {
+  const pairs = Object.entries(labels || {});
+  const key = JSON.stringify(pairs);
+  if (cell.shownLabels === key) return;
+  cell.shownLabels = key;
+  if (!pairs.length) {
+    fill(cell, h('span', { class: 'muted' }, '—'));
+    return;
+  }
+  fill(cell, pairs.map(([name, value]) => h('span', { class: 'label-chip', title: `${name}=${value}` }, `${name}=${value}`)));
 }
 
 function setState(row, state, reason, pausedMemory) {

@@ -1,7 +1,8 @@
 // The Runtimes & policy tab: the allowlist, the config in force (as TOML) and the policy.
 
-import { api, ApiError } from './api.js';
+import { api, request, readJsonLines, ApiError } from './api.js';
 import { byId, fill, h } from './dom.js';
+import { errorText } from './sessions.js';
 import * as fmt from './format.js';
 import { store } from './store.js';
 
@@ -31,6 +32,10 @@ const POLICY = [
 ];
 
 export class SettingsView {
+  constructor() {
+    this.buildErrors = new Map(); // runtime name -> why its build request failed
+  }
+
   mount() {
     this.ui = {
       runtimes: byId('runtimes-body'),
@@ -86,6 +91,7 @@ export class SettingsView {
               ? h('span', { class: 'mono' }, r.image)
               : h('span', null, h('span', { class: 'muted' }, 'recipe '), h('span', { class: 'mono' }, r.recipe)),
             imageState(r),
+            this.buildControl(r),
           ),
           h('td', { class: 'num' }, fmt.bytes(r.mem_limit_bytes)),
           h('td', { class: 'num' }, String(r.cpus)),
@@ -96,6 +102,58 @@ export class SettingsView {
         ),
       ),
     );
+  }
+
+  /** A Build (or Pull) button for an image not on the engine, and what the last request said. */
+  buildControl(runtime) {
+    const error = this.buildErrors.get(runtime.name);
+    const button =
+      runtime.state === 'not_built' || runtime.state === 'failed'
+        ? h(
+            'button',
+            {
+              type: 'button',
+              class: 'btn btn-small runtime-build',
+              title: 'Make the image available now, rather than when the first session asks for it',
+              onclick: () => this.build(runtime.name),
+            },
+            runtime.recipe ? 'Build image' : 'Pull image',
+          )
+        : null;
+    if (!button && !error) return null;
+    return h('div', { class: 'runtime-build-row' }, button, error ? h('p', { class: 'alert alert-error runtime-build-error', role: 'alert' }, error) : null);
+  }
+
+  /**
+   * Builds (or pulls) a runtime's image and shows each change the service streams in the
+   * runtime's row (step n of m, the last line) until it is ready or failed.
+   */
+  async build(name) {
+    this.buildErrors.delete(name);
+    this.setStatus(name, { state: 'building', progress: { line: 'starting' } });
+    try {
+      const response = await request('POST', `/v1/runtimes/${encodeURIComponent(name)}/build`, { headers: { Accept: 'application/x-ndjson' } });
+      await readJsonLines(response, (event) => {
+        this.setStatus(name, event);
+        if (event.state === 'failed') this.buildErrors.set(name, `The build failed: ${event.reason || 'no reason given'}`);
+      });
+    } catch (error) {
+      this.buildErrors.set(name, errorText(error));
+    }
+    // Where it stands now, from the list (a failed request left the row saying "building").
+    await this.refresh();
+    this.renderRuntimes(store.runtimes);
+  }
+
+  /** Puts a runtime's image status (state, progress, reason) into the shared list. */
+  setStatus(name, status) {
+    const list = store.runtimes;
+    const runtime = list && list.runtimes.find((r) => r.name === name);
+    if (!runtime) return;
+    delete runtime.progress;
+    delete runtime.reason;
+    for (const key of ['state', 'progress', 'reason']) if (key in status) runtime[key] = status[key];
+    store.set('runtimes', list);
   }
 
   renderPolicy(policy) {

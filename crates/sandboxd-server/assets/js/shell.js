@@ -53,7 +53,7 @@ export class ShellView {
       h(
         'section',
         { class: 'term shell', 'aria-label': 'Interactive shell' },
-        h('header', { class: 'term-head' }, h('h3', null, 'Interactive shell'), this.stateLabel, h('span', { class: 'spacer' }), this.connectButton),
+        h('header', { class: 'term-head' }, h('h3', null, 'Shell'), this.stateLabel, h('span', { class: 'spacer' }), this.connectButton),
         h('p', { class: 'term-note' }, 'A real terminal in the sandbox: one shell that keeps its working directory and environment between commands. Disconnecting hangs it up.'),
         this.screen,
       ),

@@ -1,6 +1,7 @@
-// The Sessions tab's snapshot picker: the snapshots the token may see, and a session opened
-// from the one picked (its runtime, labels, environment and files; no processes), or the one
-// picked deleted. The list follows every change the page makes and the Refresh button.
+// The Sessions tab's snapshots: a table of those the token may see (name, the session it was
+// taken from, runtime, size, when), each with a session opened from it (its runtime, labels,
+// environment and files; no processes) or deleted. The list follows every change the page
+// makes and the Refresh button.
 
 import { api } from './api.js';
 import { byId, confirmButton, fill, h, setText, show } from './dom.js';
@@ -18,29 +19,38 @@ export class SnapshotsView {
   mount() {
     const card = byId('snapshots-card');
     this.ui = {
-      select: h('select', { id: 'snapshot-pick', name: 'snapshot', 'aria-label': 'Snapshot' }),
-      openButton: h('button', { type: 'button', id: 'snapshot-open', class: 'btn btn-primary', onclick: () => this.openSession() }, 'Open session from snapshot'),
-      refresh: h('button', { type: 'button', class: 'btn btn-ghost', onclick: () => this.refresh() }, 'Refresh'),
-      detail: h('p', { id: 'snapshot-detail', class: 'create-note' }),
+      body: h('tbody', { id: 'snapshots-body' }),
+      refresh: h('button', { type: 'button', class: 'btn btn-ghost btn-small', onclick: () => this.refresh() }, 'Refresh'),
       error: h('p', { id: 'snapshot-error', class: 'alert alert-error', role: 'alert', hidden: true }),
-      empty: h('p', { id: 'snapshots-empty', class: 'muted', hidden: true }, 'No snapshots yet: the Snapshot button of a session saves one.'),
+      empty: h('p', { id: 'snapshots-empty', class: 'muted', hidden: true }, 'No snapshots yet: the Snapshot button of a session saves one, under a name you give.'),
     };
-    this.ui.deleteButton = confirmButton('Delete', 'Really delete?', () => this.deleteSnapshot(), { id: 'snapshot-delete' });
-    this.ui.form = h(
+    const column = (label, className) => h('th', { scope: 'col', class: className || null }, label);
+    this.ui.table = h(
       'div',
-      { class: 'create' },
-      h('label', { class: 'field field-inline' }, h('span', { class: 'field-label' }, 'Snapshot'), this.ui.select),
-      this.ui.openButton,
-      h('div', { class: 'snapshot-actions' }, this.ui.deleteButton, this.ui.refresh),
-      this.ui.detail,
-      this.ui.error,
+      { class: 'table-wrap', 'data-scroll-hint': 'Snapshots' },
+      h(
+        'table',
+        { class: 'table', id: 'snapshots-table' },
+        h(
+          'thead',
+          null,
+          h('tr', null, column('Name'), column('Source session'), column('Runtime'), column('Size', 'num'), column('Created'), column('Actions', 'actions-col')),
+        ),
+        this.ui.body,
+      ),
     );
     card.append(
-      h('header', { class: 'card-head' }, h('h2', { id: 'snapshots-title' }, 'Snapshots'), h('span', { class: 'card-sub' }, 'open a session from a saved state')),
-      this.ui.form,
+      h(
+        'header',
+        { class: 'card-head' },
+        h('h2', { id: 'snapshots-title' }, 'Snapshots'),
+        h('span', { class: 'card-sub' }, 'a session opened from one gets its files, labels and environment, not its processes'),
+        this.ui.refresh,
+      ),
+      this.ui.error,
+      this.ui.table,
       this.ui.empty,
     );
-    this.ui.select.addEventListener('change', () => this.renderDetail());
     window.addEventListener('sandboxd:changed', () => this.refresh());
     // The first listing after signing in.
     const first = store.on('sessions', () => {
@@ -66,39 +76,38 @@ export class SnapshotsView {
   }
 
   render() {
-    const previous = this.ui.select.value;
     const newest = [...this.snapshots].sort((a, b) => b.created_at.localeCompare(a.created_at));
-    fill(
-      this.ui.select,
-      newest.map((s) => h('option', { value: s.id }, `${s.name} · ${s.runtime} · ${fmt.bytes(s.bytes)} · ${fmt.when(s.created_at)}`)),
-    );
-    if (newest.some((s) => s.id === previous)) this.ui.select.value = previous;
+    fill(this.ui.body, newest.map((snapshot) => this.row(snapshot)));
     const none = newest.length === 0;
-    show(this.ui.form, !none);
+    show(this.ui.table, !none);
     show(this.ui.empty, none);
-    this.renderDetail();
   }
 
-  selected() {
-    return this.snapshots.find((s) => s.id === this.ui.select.value);
-  }
-
-  renderDetail() {
-    const snapshot = this.selected();
-    if (!snapshot) return setText(this.ui.detail, '');
-    const tenant = snapshot.tenant ? ` · tenant ${snapshot.tenant}` : '';
-    setText(
-      this.ui.detail,
-      `${snapshot.id} · from session ${fmt.shortId(snapshot.session_id)}${tenant} · holds ${snapshot.paths.join(', ')}. A session opened from it gets its files, labels and environment, not its processes.`,
+  row(snapshot) {
+    const openButton = h('button', { type: 'button', class: 'btn btn-small btn-primary snapshot-open' }, 'Open session');
+    openButton.addEventListener('click', () => this.openSession(snapshot, openButton));
+    const tenant = snapshot.tenant ? h('div', { class: 'muted' }, `tenant ${snapshot.tenant}`) : null;
+    return h(
+      'tr',
+      { dataset: { snapshot: snapshot.id } },
+      h('th', { scope: 'row', class: 'wrap' }, h('span', { class: 'snapshot-name' }, snapshot.name), h('div', { class: 'mono muted snapshot-id', title: `holds ${snapshot.paths.join(', ')}` }, snapshot.id), tenant),
+      h('td', null, h('a', { class: 'mono id-link', href: `#session/${encodeURIComponent(snapshot.session_id)}`, title: snapshot.session_id }, fmt.shortId(snapshot.session_id))),
+      h('td', null, h('span', { class: 'pill' }, snapshot.runtime)),
+      h('td', { class: 'num' }, fmt.bytes(snapshot.bytes)),
+      h('td', { class: 'nowrap', title: snapshot.created_at }, fmt.dateTime(snapshot.created_at)),
+      h(
+        'td',
+        { class: 'actions' },
+        openButton,
+        confirmButton('Delete', 'Really delete?', () => this.deleteSnapshot(snapshot), { class: 'btn btn-small btn-danger-ghost snapshot-delete', 'aria-label': `Delete snapshot ${snapshot.name}` }),
+      ),
     );
   }
 
-  async openSession() {
-    const snapshot = this.selected();
-    if (!snapshot) return;
-    this.ui.openButton.disabled = true;
+  async openSession(snapshot, button) {
+    button.disabled = true;
     show(this.ui.error, false);
-    setText(this.ui.openButton, 'Opening…');
+    setText(button, 'Opening…');
     try {
       const session = await api.post('/v1/sessions', { snapshot: snapshot.id });
       window.dispatchEvent(new Event('sandboxd:changed'));
@@ -106,14 +115,12 @@ export class SnapshotsView {
     } catch (error) {
       this.fail(error);
     } finally {
-      this.ui.openButton.disabled = false;
-      setText(this.ui.openButton, 'Open session from snapshot');
+      button.disabled = false;
+      setText(button, 'Open session');
     }
   }
 
-  async deleteSnapshot() {
-    const snapshot = this.selected();
-    if (!snapshot) return;
+  async deleteSnapshot(snapshot) {
     try {
       await api.delete(`/v1/snapshots/${encodeURIComponent(snapshot.id)}`);
     } catch (error) {

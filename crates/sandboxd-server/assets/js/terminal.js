@@ -94,9 +94,9 @@ export class TerminalView {
 
     const terminal = h(
       'section',
-      { class: 'term', 'aria-label': 'Terminal' },
-      h('header', { class: 'term-head' }, h('h3', null, 'Terminal'), h('span', { class: 'term-mode' }), h('span', { class: 'spacer' }), clear),
-      h('p', { class: 'term-note' }, 'Each command is its own process — a ', h('code', null, 'cd'), ' does not carry to the next one. Chain with ', h('code', null, '&&'), ' instead. ', this.timeoutNote),
+      { class: 'term', 'aria-label': 'Commands' },
+      h('header', { class: 'term-head' }, h('h3', null, 'Commands'), h('span', { class: 'term-mode' }), h('span', { class: 'spacer' }), clear),
+      h('p', { class: 'term-note' }, 'One command at a time, each with its own output and exit code (for a live shell, see Shell). Each command is its own process — a ', h('code', null, 'cd'), ' does not carry to the next one. Chain with ', h('code', null, '&&'), ' instead. ', this.timeoutNote),
       this.output,
       form,
     );

@@ -196,7 +196,12 @@ pub async fn shared(
     let capability = params.get("capability").map_or("", String::as_str);
     let path = params.get("path").map_or("", String::as_str);
     crate::routes::share_cookies::drop_cookies(request.headers_mut());
-    let mut response = forward_shared(&state, capability, path, request).await?;
+    let page = crate::error::wants_page(request.headers());
+    let mut response = match forward_shared(&state, capability, path, request).await {
+        Ok(response) => response,
+        Err(error) if page => return Ok(error.into_page()),
+        Err(error) => return Err(error),
+    };
     let headers = response.headers_mut();
     // A path link shares the service's origin: its page gets an opaque one instead, and
     // no cookie.

@@ -21,6 +21,7 @@ pub async fn route(State(state): State<AppState>, mut request: Request, next: Ne
     };
     let path = request.uri().path().trim_start_matches('/').to_string();
     keep_own_cookies(&capability, request.headers_mut());
+    let page = crate::error::wants_page(request.headers());
     match forward_shared(&state, &capability, &path, request).await {
         Ok(mut response) => {
             vouch_for_set_cookies(&capability, response.headers_mut());
@@ -35,6 +36,7 @@ pub async fn route(State(state): State<AppState>, mut request: Request, next: Ne
                 .or_insert(HeaderValue::from_static("SAMEORIGIN"));
             response
         }
+        Err(error) if page => error.into_page(),
         Err(error) => error.into_response(),
     }
 }
