@@ -2,13 +2,13 @@
 //! processes are written to the state directory and its RAM released (the engine shows its
 //! container stopped); resuming, explicitly or by any operation, restores them where they
 //! were, also after a kill -9 of the service; closing removes the image. A runc sandbox is
-//! still frozen in RAM, and says so. Run by scripts/test.sh's gvisor step (the engine's runsc
-//! registered through scripts/runsc-sandboxd by host-setup); elsewhere reported skipped.
+//! still frozen in RAM, and says so. Its runtimes name their tier, so it runs in the test step;
+//! it needs the engine's runsc registered through scripts/runsc-sandboxd (host-setup does).
 
 mod common;
 
 use common::{base_config, docker, TestService};
-use common::{skip_or_fail, skipped};
+use common::skip_or_fail;
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -18,18 +18,14 @@ use std::time::{Duration, Instant};
 const COUNTER: &str =
     "i=0; while true; do echo $i >> /workspace/count; i=$((i+1)); sleep 0.1; done";
 
-/// The service for these tests, or `None` (reported) where they cannot run: outside the
-/// gvisor step, or on an engine whose runsc is not the restoring wrapper.
+/// The service for these tests, or `None` (reported) where they cannot run: on an engine
+/// whose runsc is not the restoring wrapper.
 fn service() -> Option<TestService> {
     service_with_policy("")
 }
 
 /// As [`service`], with `policy` lines added to the config's `[policy]`.
 fn service_with_policy(policy: &str) -> Option<TestService> {
-    if !common::on_gvisor() {
-        skipped("pause to disk needs gVisor: scripts/test.sh's gvisor step runs it");
-        return None;
-    }
     let runtimes = docker(&["info", "--format", "{{json .Runtimes}}"]);
     if !runtimes.contains("runsc-sandboxd") {
         skip_or_fail("the engine's runsc is not scripts/runsc-sandboxd (run scripts/host-setup.sh with SANDBOXD_GVISOR=1)");
