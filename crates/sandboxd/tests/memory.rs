@@ -7,8 +7,8 @@
 
 mod common;
 
-use common::{base_config, docker, TestService};
 use common::skip_or_fail;
+use common::{base_config, docker, TestService};
 use serde_json::{json, Value};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
@@ -142,6 +142,9 @@ async fn activity(service: &TestService, id: &str) -> Vec<Value> {
 #[tokio::test]
 async fn a_counting_process_keeps_counting_after_a_pause_to_disk() {
     let Some(service) = service() else { return };
+    // Another gVisor sandbox first: the counting one shares its shim, whose directory is the
+    // first one's bundle (the restore must read the right container's annotation).
+    service.open("sh-gvisor").await;
     let id = counting(&service, "sh-gvisor").await;
     let bytes = pause_to_disk(&service, &id).await;
     tokio::time::sleep(Duration::from_millis(500)).await;

@@ -322,32 +322,62 @@ impl Core {
         if running.is_empty() && pooled.is_empty() {
             return true;
         }
-        let live = match self.backend().list().await {
-            Ok(list) => list,
-            // The engine may be restarting; its sandboxes are judged once it answers again.
-            Err(e) => {
-                tracing::debug!(error = %e, "cannot list sandboxes");
-                return false;
-            }
+        let Some(live) = self.running_sandboxes().await else {
+            return false;
         };
-        // By container id: thousands of sessions against thousands of containers each second.
-        let running_ids: HashMap<&str, &sandboxd_backend::Sandbox> = live
-            .iter()
-            .filter(|e| e.running)
-            .map(|e| (e.sandbox.backend_id.as_str(), &e.sandbox))
+        self.pools().retain(|sandbox| is_listed(&live, sandbox));
+        let missing: Vec<Session> = running
+            .into_iter()
+            .filter(|session| !is_listed(&live, &session.sandbox))
             .collect();
-        let alive = |sandbox: &sandboxd_backend::Sandbox| {
-            running_ids.get(sandbox.backend_id.as_str()) == Some(&sandbox)
+        if missing.is_empty() {
+            return true;
+        }
+        // A pause to disk stops its container and the resume starts it again: one may have
+        // ended between the listing and now. Those missing are judged again against a second
+        // listing, each with its pause and resume held off until it is judged.
+        let mut held = Vec::with_capacity(missing.len());
+        for session in &missing {
+            held.push(session.transition.clone().lock_owned().await);
+        }
+        let Some(live) = self.running_sandboxes().await else {
+            return false;
         };
-        self.pools().retain(alive);
-        for session in running {
-            if !alive(&session.sandbox) {
+        for session in missing {
+            if !is_listed(&live, &session.sandbox) {
                 let reason = self.why_stopped(&session).await;
                 self.end_for(&session, "end", &reason).await;
             }
         }
+        drop(held);
         true
     }
+
+    /// The platform's running sandboxes by id, or `None` (logged) when it cannot say.
+    async fn running_sandboxes(&self) -> Option<HashMap<String, sandboxd_backend::Sandbox>> {
+        match self.backend().list().await {
+            // By container id: thousands of sessions against thousands of containers a second.
+            Ok(list) => Some(
+                list.into_iter()
+                    .filter(|e| e.running)
+                    .map(|e| (e.sandbox.backend_id.clone(), e.sandbox))
+                    .collect(),
+            ),
+            // The engine may be restarting; its sandboxes are judged once it answers again.
+            Err(e) => {
+                tracing::debug!(error = %e, "cannot list sandboxes");
+                None
+            }
+        }
+    }
+}
+
+/// Whether `sandbox` is among the running ones, as itself (not another with its id).
+fn is_listed(
+    live: &HashMap<String, sandboxd_backend::Sandbox>,
+    sandbox: &sandboxd_backend::Sandbox,
+) -> bool {
+    live.get(&sandbox.backend_id) == Some(sandbox)
 }
 
 impl Core {
