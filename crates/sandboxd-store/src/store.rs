@@ -97,7 +97,17 @@ impl Store {
         connection.pragma_update(None, "journal_mode", "WAL")?;
         connection.pragma_update(None, "synchronous", "NORMAL")?;
         connection.pragma_update(None, "foreign_keys", "ON")?;
-        migrations().to_latest(&mut connection)?;
+        migrations()
+            .to_latest(&mut connection)
+            .map_err(|e| match e {
+                // A downgrade: the schema has steps this version does not know, and cannot undo.
+                rusqlite_migration::Error::MigrationDefinition(
+                    rusqlite_migration::MigrationDefinitionError::DatabaseTooFarAhead,
+                ) => StoreError::NewerSchema {
+                    path: path.to_path_buf(),
+                },
+                other => other.into(),
+            })?;
         let journal = activity_writer::open_journal(path, &mut connection)?;
         let connection = Arc::new(Mutex::new(connection));
         Ok(Store {
@@ -258,6 +268,27 @@ mod tests {
             paused_at: None,
             paused_memory: None,
         }
+    }
+
+    #[test]
+    fn a_database_of_a_newer_version_is_refused_in_words() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state.db");
+        drop(Store::open(&path).unwrap());
+        let newer = Connection::open(&path).unwrap();
+        let known: i64 = newer
+            .pragma_query_value(None, "user_version", |row| row.get(0))
+            .unwrap();
+        newer
+            .pragma_update(None, "user_version", known + 1)
+            .unwrap();
+        drop(newer);
+        let error = Store::open(&path).err().expect("refused");
+        assert!(matches!(error, StoreError::NewerSchema { .. }), "{error}");
+        assert!(
+            error.to_string().contains("written by a newer sandboxd"),
+            "{error}"
+        );
     }
 
     #[test]
