@@ -402,6 +402,7 @@ test('the runtime allowlist, the config in force and the policy are shown', asyn
   assert.match(policy, /Command timeout\s.*\s30 s/s);
   assert.match(await text('#panel-runtimes'), /a request may name an alias, nothing else/);
   assert.match(await text('#panel-runtimes'), /read-only here, on purpose/);
+  assert.equal(await page.locator('#panel-runtimes a[href="/docs/api"]').count(), 1, 'the API reference is linked');
   await shot('07-runtimes-and-policy');
 });
 
