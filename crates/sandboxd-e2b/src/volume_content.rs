@@ -8,7 +8,7 @@
 use crate::caller::{answer, done};
 use crate::errors::{Code, E2bError};
 use crate::state::{ClientAddress, Face};
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -240,14 +240,7 @@ pub async fn read_file(
         HeaderValue::from_static("application/octet-stream"),
     );
     headers.insert(header::CONTENT_LENGTH, download.size().into());
-    let chunks = futures_util::stream::try_unfold(download, |mut download| async move {
-        match download.next_chunk().await {
-            Ok(Some(chunk)) => Ok(Some((Bytes::from(chunk), download))),
-            Ok(None) => Ok(None),
-            Err(e) => Err(std::io::Error::other(e.to_string())),
-        }
-    });
-    (headers, Body::from_stream(chunks)).into_response()
+    (headers, Body::from_stream(download.into_stream())).into_response()
 }
 
 /// `PUT /volumecontent/{id}/file`: the body written whole (replacing the file), missing

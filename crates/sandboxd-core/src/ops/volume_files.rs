@@ -40,6 +40,17 @@ impl VolumeDownload {
         buffer.truncate(read);
         Ok(Some(buffer))
     }
+
+    /// The file's chunks as a stream, for a face to send as a body.
+    pub fn into_stream(self) -> impl futures_util::Stream<Item = io::Result<Vec<u8>>> {
+        futures_util::stream::try_unfold(self, |mut download| async move {
+            match download.next_chunk().await {
+                Ok(Some(chunk)) => Ok(Some((chunk, download))),
+                Ok(None) => Ok(None),
+                Err(e) => Err(io::Error::other(e.to_string())),
+            }
+        })
+    }
 }
 
 /// What a failure to open a volume's file means to the caller.

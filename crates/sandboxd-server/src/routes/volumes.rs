@@ -7,14 +7,13 @@ use crate::extract::{
 };
 use crate::routes::files::upload_source;
 use crate::state::AppState;
-use axum::body::{Body, Bytes};
+use axum::body::Body;
 use axum::extract::{Path, State};
 use axum::http::{header, HeaderMap, HeaderValue, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sandboxd_api::{FileWritten, VolumeInfo, VolumeList, VolumeRequest};
 use serde::Deserialize;
-use std::io;
 
 /// Small JSON bodies: a name and a size.
 pub const BODY_LIMIT: usize = 4 << 10;
@@ -146,14 +145,7 @@ pub async fn read_file(
         HeaderValue::from_static("application/octet-stream"),
     );
     headers.insert(header::CONTENT_LENGTH, download.size().into());
-    let chunks = futures_util::stream::try_unfold(download, |mut download| async move {
-        match download.next_chunk().await {
-            Ok(Some(chunk)) => Ok(Some((Bytes::from(chunk), download))),
-            Ok(None) => Ok(None),
-            Err(e) => Err(io::Error::other(e.to_string())),
-        }
-    });
-    Ok((headers, Body::from_stream(chunks)).into_response())
+    Ok((headers, Body::from_stream(download.into_stream())).into_response())
 }
 
 #[utoipa::path(
