@@ -119,6 +119,9 @@ pub enum Paused {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     pub memory_bytes: u64,
+    /// The ceiling `memory_bytes` counts against, where the platform sets one: the runtime's
+    /// memory, and on gVisor also its kernel's own memory and its memory-backed places.
+    pub memory_limit_bytes: Option<u64>,
     pub processes: u64,
 }
 
