@@ -231,6 +231,7 @@ mod tests {
                 isolation: Default::default(),
             },
             volumes: Vec::new(),
+            memory_from: None,
         }
     }
 
