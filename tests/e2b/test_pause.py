@@ -14,6 +14,10 @@ from e2b import NotFoundException, Sandbox, SandboxException, SandboxQuery, Sand
 COUNTER = "i=0; while true; do i=$((i+1)); echo $i > /tmp/count; sleep 0.2; done"
 
 
+def counted(box) -> int:
+    return int(box.files.read("/tmp/count").strip() or 0)
+
+
 def states(case):
     listed = Sandbox.list(query=SandboxQuery(metadata={"case": case})).next_items()
     return {s.sandbox_id: s.state for s in listed}
@@ -90,6 +94,8 @@ def test_a_snapshot_opens_with_its_files_and_environment(e2b):
     try:
         box.files.write("notes/a.txt", "snapshotted")
         box.commands.run("printf '#!/bin/sh\\necho run\\n' > tool.sh && chmod 755 tool.sh && ln -s notes/a.txt link")
+        box.commands.run(COUNTER, background=True)
+        time.sleep(1)
         snapshot = box.create_snapshot(name="prepared")
         assert snapshot.names == ["prepared"]
         listed = Sandbox.list_snapshots(sandbox_id=box.sandbox_id).next_items()
@@ -105,6 +111,11 @@ def test_a_snapshot_opens_with_its_files_and_environment(e2b):
         assert opened.files.read("notes/a.txt") == "snapshotted"
         ran = opened.commands.run("./tool.sh; readlink link; echo $FROM_CREATE $OWN")
         assert ran.stdout == "run\nnotes/a.txt\nkept also\n"
+        # On gVisor the snapshot kept the running counter, which goes on in the new sandbox;
+        # on runc it kept the files only.
+        copied = counted(opened)
+        time.sleep(1)
+        assert (counted(opened) > copied) == (ISOLATION == "gvisor"), (copied, counted(opened))
     finally:
         opened.kill()
     assert Sandbox.delete_snapshot(snapshot.snapshot_id) is True
@@ -131,10 +142,6 @@ def test_a_tenant_cannot_see_or_open_another_tenants_snapshot(e2b):
         assert Sandbox.delete_snapshot(snapshot.snapshot_id, api_key=e2b.tenant_b) is False
     finally:
         assert Sandbox.delete_snapshot(snapshot.snapshot_id, api_key=e2b.tenant_a) is True
-
-
-def counted(box) -> int:
-    return int(box.files.read("/tmp/count").strip() or 0)
 
 
 def test_a_fork_has_the_files_and_environment_and_is_independent(e2b):
@@ -169,3 +176,24 @@ def test_a_pause_that_would_drop_memory_is_refused(e2b, sandbox):
     assert sandbox.get_info().state == SandboxState.RUNNING
     with pytest.raises(SandboxException, match="autoPauseMemory false.* not offered"):
         Sandbox.create(lifecycle={"on_timeout": {"action": "pause", "mode": "filesystem"}})
+
+
+def test_a_full_snapshot_keeps_the_memory_where_the_template_can(e2b, sandbox):
+    """`mode="full"` asks for the processes: a gVisor template keeps them, runc says why not."""
+    if ISOLATION != "gvisor":
+        with pytest.raises(SandboxException, match="cannot keep its processes: runtime .* runs on runc"):
+            sandbox.create_snapshot(mode="full")
+        return
+    sandbox.commands.run(COUNTER, background=True)
+    time.sleep(1)
+    snapshot = sandbox.create_snapshot(mode="full")
+    try:
+        opened = Sandbox.create(snapshot.snapshot_id)
+        try:
+            copied = counted(opened)
+            time.sleep(1)
+            assert counted(opened) > copied > 0
+        finally:
+            opened.kill()
+    finally:
+        assert Sandbox.delete_snapshot(snapshot.snapshot_id) is True

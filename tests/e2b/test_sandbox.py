@@ -141,8 +141,6 @@ def test_the_activity_log_names_interface_e2b(e2b, sandbox):
 def test_what_sandboxd_does_not_offer_is_a_clear_error(e2b, sandbox):
     with pytest.raises(SandboxException, match="not offered"):
         Sandbox.create(lifecycle={"on_timeout": "pause", "auto_resume": False})
-    with pytest.raises(SandboxException, match="not offered"):
-        sandbox.create_snapshot(mode="full")
     # The envd version reported makes the SDK itself refuse file metadata.
     with pytest.raises(SandboxException, match="metadata requires envd"):
         sandbox.files.write("meta.txt", "x", metadata={"k": "v"})

@@ -12,11 +12,17 @@ use std::collections::BTreeMap;
 pub struct SnapshotRequest {
     /// 1 to 128 characters without control characters; need not be unique.
     pub name: String,
+    /// Whether it keeps the session's running processes and memory, which gVisor runtimes
+    /// without a network can: `true` requires it, `false` keeps the files only; left out, the
+    /// processes where the runtime can, the files otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<bool>,
 }
 
 /// A saved state of a session: the files of its writable places with their modes and
-/// symlinks, its runtime, and the labels and environment it was opened with (the environment
-/// is not shown: it may hold secrets). Processes are not kept.
+/// symlinks, or (`memory`) its running processes and memory with those files, its runtime,
+/// and the labels and environment it was opened with (the environment is not shown: it may
+/// hold secrets).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
@@ -34,8 +40,13 @@ pub struct SnapshotInfo {
     pub created_at: String,
     /// The size of what it keeps, as counted against the quota.
     pub bytes: u64,
-    /// The directories it holds, e.g. `/workspace` and `/tmp`.
+    /// The directories it holds as archives, e.g. `/workspace` and `/tmp` (none when it keeps
+    /// the memory, whose image holds them).
     pub paths: Vec<String>,
+    /// Whether it keeps the processes and memory: a session opened from it starts with them
+    /// running where they were.
+    #[serde(default)]
+    pub memory: bool,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -23,7 +23,10 @@ impl Client {
     /// `POST /v1/sessions/{id}/snapshots`: saves the session's files, runtime and labels.
     /// Not timed here: the service bounds each step of the transfer.
     pub async fn create_snapshot(&self, id: &str, name: &str) -> Result<SnapshotInfo, ClientError> {
-        let body = SnapshotRequest { name: name.into() };
+        let body = SnapshotRequest {
+            name: name.into(),
+            memory: None,
+        };
         let request = self.untimed_request(Method::POST, &["sessions", id, "snapshots"]);
         self.send(request.json(&body)).await
     }

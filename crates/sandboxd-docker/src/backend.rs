@@ -554,7 +554,7 @@ impl Backend for DockerBackend {
     }
 
     fn remove_memory_copy(&self, copy_id: &str) {
-        self.checkpoints.remove_copy(copy_id);
+        self.checkpoints.remove(copy_id);
     }
 
     fn offers_volumes(&self) -> bool {

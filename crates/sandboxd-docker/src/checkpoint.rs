@@ -16,10 +16,9 @@
 use crate::engine_errors::{engine_error, is_not_found};
 use bollard::Docker;
 use sandboxd_backend::{BackendError, Sandbox};
-use std::collections::HashMap;
+use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The annotation of a gVisor sandbox naming its checkpoint directory, read by the wrapper.
@@ -34,13 +33,14 @@ const CHECKPOINT_TIMEOUT: Duration = Duration::from_secs(120);
 const STOP_SEEN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Room left free on the state directory's filesystem beyond the image.
 const HEADROOM_BYTES: u64 = 64 << 20;
-/// How the directories of copies of memory begin (a session's is its id).
+/// How the directories of a fork's copies of memory begin (a session's is its id, a
+/// snapshot's copy `snap-` and its id): left by a stopped service, they are removed.
 const COPY_PREFIX: &[u8] = b"copy-";
+/// In a copy's directory, the session whose agent secret its agent knows.
+const OWNER_FILE: &str = "owner";
 
 pub(crate) struct Checkpoints {
     root: PathBuf,
-    /// For each copy of memory, the session whose agent secret its agent knows.
-    copies: Mutex<HashMap<String, String>>,
 }
 
 impl Checkpoints {
@@ -51,26 +51,19 @@ impl Checkpoints {
         for entry in left.filter(|e| e.file_name().as_encoded_bytes().starts_with(COPY_PREFIX)) {
             let _ = std::fs::remove_dir_all(entry.path());
         }
-        Checkpoints {
-            root,
-            copies: Mutex::default(),
-        }
+        Checkpoints { root }
     }
 
     /// The session whose agent secret the agent of copy `copy_id` knows.
     pub fn copy_owner(&self, copy_id: &str) -> Result<String, BackendError> {
-        self.copies
-            .lock()
-            .expect("copies lock")
-            .get(copy_id)
-            .cloned()
-            .ok_or_else(|| BackendError::Setup(format!("no copy of memory {copy_id} is kept")))
-    }
-
-    /// Removes a copy of memory; none is no error.
-    pub fn remove_copy(&self, copy_id: &str) {
-        self.copies.lock().expect("copies lock").remove(copy_id);
-        self.remove(copy_id);
+        let path = self.dir(copy_id).join(OWNER_FILE);
+        let mut owner = String::new();
+        std::fs::File::open(&path)
+            .and_then(|file| std::io::Read::take(file, 65).read_to_string(&mut owner))
+            .map_err(|e| {
+                BackendError::Setup(format!("no copy of memory {copy_id} is kept: {e}"))
+            })?;
+        Ok(owner)
     }
 
     fn dir(&self, session_id: &str) -> PathBuf {
@@ -157,18 +150,23 @@ impl Checkpoints {
         memory_bytes: u64,
         owner: String,
     ) -> Result<u64, BackendError> {
-        if !copy_id.as_bytes().starts_with(COPY_PREFIX) {
+        // A session's own directory is named by its id: a copy's never is.
+        if !copy_id.starts_with("copy-") && !copy_id.starts_with("snap-") {
             return Err(BackendError::Setup(format!(
-                "a copy of memory's id starts with \"copy-\", not {copy_id}"
+                "a copy of memory's id starts with \"copy-\" or \"snap-\", not {copy_id}"
             )));
         }
         let bytes = self
             .checkpoint(docker, container, copy_id, memory_bytes, true)
             .await?;
-        self.copies
-            .lock()
-            .expect("copies lock")
-            .insert(copy_id.to_string(), owner);
+        let path = self.dir(copy_id).join(OWNER_FILE);
+        if let Err(e) = std::fs::write(&path, owner) {
+            self.remove(copy_id);
+            return Err(BackendError::Setup(format!(
+                "cannot write {}: {e}",
+                path.display()
+            )));
+        }
         Ok(bytes)
     }
 
@@ -194,7 +192,7 @@ impl Checkpoints {
             .map_err(setup)?;
         for entry in std::fs::read_dir(&from).map_err(setup)? {
             let entry = entry.map_err(setup)?;
-            if entry.file_type().map_err(setup)?.is_file() {
+            if entry.file_type().map_err(setup)?.is_file() && entry.file_name() != OWNER_FILE {
                 std::fs::hard_link(entry.path(), to.join(entry.file_name())).map_err(setup)?;
             }
         }

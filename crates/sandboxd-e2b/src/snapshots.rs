@@ -1,11 +1,10 @@
 //! E2B's snapshots over the core's: `POST /sandboxes/{id}/snapshots` takes one, `GET
 //! /snapshots` lists them, `DELETE /templates/{id}` deletes one, and a snapshot's ID given as
-//! the template of a new sandbox opens it from the snapshot. A snapshot here keeps the files
-//! of the sandbox's writable places and its environment, not its memory: a sandbox opened
-//! from it starts no process of the one snapshotted (a paused sandbox keeps them). A fork
-//! (`POST /sandboxes/{id}/fork`) is the core's: sandboxes opened from a snapshot taken for it,
-//! all or none, each with the files and environment of the one forked and none of its
-//! processes.
+//! the template of a new sandbox opens it from the snapshot. A snapshot keeps the sandbox's
+//! environment, and its running processes and memory where its template can (gVisor, no
+//! network: the core's), else the files of its writable places. A fork
+//! (`POST /sandboxes/{id}/fork`) is the core's: all or none, each with the environment and
+//! the processes or files of the one forked.
 
 use crate::caller::{answer, existing, ApiCaller};
 use crate::control::sandbox;
@@ -24,7 +23,8 @@ use serde_json::{json, Value};
 #[derive(Deserialize, Default)]
 pub struct NewSnapshot {
     name: Option<String>,
-    /// A snapshot of the sandbox's memory; only a filesystem snapshot is offered.
+    /// A snapshot of the sandbox's memory (`mode="full"`) or of its files only; left out, its
+    /// memory where its template can.
     memory: Option<bool>,
 }
 
@@ -53,11 +53,6 @@ pub async fn create(
 ) -> Response {
     let request = body.map(|Json(r)| r).unwrap_or_default();
     let result = async {
-        if request.memory == Some(true) {
-            return Err(E2bError::unsupported(
-                "a snapshot of a sandbox's memory (a snapshot keeps its files and environment; pause keeps its processes)",
-            ));
-        }
         existing(&face, &caller, &id).await?;
         let name = request
             .name
@@ -65,7 +60,14 @@ pub async fn create(
             .unwrap_or_else(|| format!("snapshot of {id}"));
         let snapshot = face
             .core
-            .create_snapshot(&caller, &id, SnapshotRequest { name })
+            .create_snapshot(
+                &caller,
+                &id,
+                SnapshotRequest {
+                    name,
+                    memory: request.memory,
+                },
+            )
             .await?;
         Ok(described(&snapshot))
     }

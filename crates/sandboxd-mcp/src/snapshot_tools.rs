@@ -86,7 +86,7 @@ impl SandboxTools {
 
     #[tool(
         title = "Snapshot a session",
-        description = "Save a session's files (/workspace, /tmp, /dev/shm, with modes and symlinks), runtime and labels as a named snapshot, to open new sessions from later with open_from_snapshot. Processes are not saved. Snapshots count against a quota of number and bytes.",
+        description = "Save a session's files (/workspace, /tmp, /dev/shm, with modes and symlinks), runtime and labels as a named snapshot, to open new sessions from later with open_from_snapshot; on gVisor runtimes without a network also its running processes and memory (`memory` in the answer). Snapshots count against a quota of number and bytes.",
         annotations(open_world_hint = false),
         output_schema = schema_for_output::<SnapshotInfo>()
     )]

@@ -97,5 +97,6 @@ pub(crate) fn migrations() -> Migrations<'static> {
         M::up(JOURNAL),
         M::up(VOLUMES),
         M::up("ALTER TABLE sessions ADD COLUMN paused_memory TEXT;"),
+        M::up("ALTER TABLE snapshots ADD COLUMN memory INTEGER NOT NULL DEFAULT 0;"),
     ])
 }

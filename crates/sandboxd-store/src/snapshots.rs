@@ -25,10 +25,13 @@ pub struct SnapshotRecord {
     pub paths: Vec<String>,
     /// The environment the session's commands started with (its own, under each command's).
     pub env: BTreeMap<String, String>,
+    /// Whether it keeps the session's processes and memory (a copy the backend holds under
+    /// the snapshot's id), rather than archives of its files.
+    pub memory: bool,
 }
 
 const COLUMNS: &str =
-    "id, name, tenant, runtime, labels, session_id, created_at, bytes, paths, env";
+    "id, name, tenant, runtime, labels, session_id, created_at, bytes, paths, env, memory";
 
 fn from_row(row: &Row<'_>) -> rusqlite::Result<SnapshotRecord> {
     let labels: String = row.get(4)?;
@@ -45,6 +48,7 @@ fn from_row(row: &Row<'_>) -> rusqlite::Result<SnapshotRecord> {
         bytes: row.get::<_, i64>(7)?.max(0) as u64,
         paths: serde_json::from_str(&paths).unwrap_or_default(),
         env: serde_json::from_str(&env).unwrap_or_default(),
+        memory: row.get(10)?,
     })
 }
 
@@ -57,7 +61,7 @@ impl Store {
             execute_cached(
                 c,
                 &format!(
-                    "INSERT INTO snapshots ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)"
+                    "INSERT INTO snapshots ({COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)"
                 ),
                 params![
                     snapshot.id,
@@ -69,7 +73,8 @@ impl Store {
                     snapshot.created_at,
                     snapshot.bytes.min(i64::MAX as u64) as i64,
                     paths,
-                    env
+                    env,
+                    snapshot.memory
                 ],
             )
             .map(drop)
@@ -147,6 +152,7 @@ mod tests {
             bytes,
             paths: vec!["/workspace".into(), "/tmp".into()],
             env: BTreeMap::from([("TOKEN".into(), format!("t{id}"))]),
+            memory: id == "2",
         }
     }
 
@@ -169,10 +175,12 @@ mod tests {
             );
         }
         let store = Store::open(&path).unwrap();
-        assert_eq!(
-            store.snapshot("1").unwrap().unwrap(),
-            record("1", Some("alpha"), 100)
-        );
+        for id in ["1", "2"] {
+            assert_eq!(
+                store.snapshot(id).unwrap().unwrap(),
+                record(id, Some("alpha"), if id == "1" { 100 } else { 50 })
+            );
+        }
         assert_eq!(store.snapshot_usage(Some("alpha")).unwrap(), (2, 150));
         assert_eq!(store.snapshot_usage(None).unwrap(), (1, 7));
         assert_eq!(store.snapshot_usage(Some("beta")).unwrap(), (0, 0));

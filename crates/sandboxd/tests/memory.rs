@@ -424,3 +424,81 @@ async fn a_fork_of_a_gvisor_session_carries_its_running_processes() {
         "{refused}"
     );
 }
+
+#[tokio::test]
+async fn a_snapshot_of_a_gvisor_session_keeps_its_running_processes() {
+    let Some(mut service) = service() else { return };
+    let id = counting(&service, "sh-gvisor").await;
+    let (status, snapshot) = post_json(
+        &service,
+        &format!("/v1/sessions/{id}/snapshots"),
+        json!({"name": "counting"}),
+    )
+    .await;
+    assert_eq!(status, 201, "{snapshot}");
+    assert_eq!(snapshot["memory"], true, "{snapshot}");
+    assert_eq!(
+        snapshot["paths"],
+        json!([]),
+        "the image holds the files: {snapshot}"
+    );
+    let snapshot_id = snapshot["id"].as_str().unwrap().to_string();
+    let image = checkpoint_dir(&service, &format!("snap-{snapshot_id}"));
+    assert!(
+        image.join("checkpoint.img").is_file(),
+        "{}",
+        image.display()
+    );
+    let mode = std::fs::metadata(&image).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o700);
+    assert!(snapshot["bytes"].as_u64().unwrap() > 0, "{snapshot}");
+    service
+        .delete(&format!("/v1/sessions/{id}"))
+        .send()
+        .await
+        .unwrap();
+
+    // Kept across a kill -9 of the service; each session opened from it counts on from the
+    // snapshot's number, on its own.
+    service.crash_and_restart();
+    let mut opened = Vec::new();
+    for _ in 0..2 {
+        let (status, info) =
+            post_json(&service, "/v1/sessions", json!({"snapshot": snapshot_id})).await;
+        assert_eq!(status, 201, "{info}");
+        opened.push(info["id"].as_str().unwrap().to_string());
+    }
+    for session in &opened {
+        let at = contiguous_count(
+            service.sh(session, "cat /workspace/count").await["stdout"]
+                .as_str()
+                .unwrap(),
+        );
+        assert!(at > 5, "{session} starts at {at}");
+        count_past(&service, session, at).await;
+    }
+    let entries = activity(&service, &id).await;
+    let taken = entries.iter().find(|e| e["action"] == "snapshot").unwrap();
+    assert_eq!(
+        taken["target"],
+        format!("{snapshot_id} with memory"),
+        "{entries:?}"
+    );
+
+    // A snapshot of the files only, when asked; deleting the one with memory removes its image.
+    let (status, files) = post_json(
+        &service,
+        &format!("/v1/sessions/{}/snapshots", opened[0]),
+        json!({"name": "files", "memory": false}),
+    )
+    .await;
+    assert_eq!((status, &files["memory"]), (201, &json!(false)), "{files}");
+    assert!(!files["paths"].as_array().unwrap().is_empty(), "{files}");
+    let deleted = service
+        .delete(&format!("/v1/snapshots/{snapshot_id}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(deleted.status(), 200);
+    assert!(!image.exists(), "the image outlived its snapshot");
+}

@@ -130,7 +130,10 @@ impl Sandboxes for Acting {
     }
 
     async fn create_snapshot(&self, id: &str, name: &str) -> Result<SnapshotInfo, Failure> {
-        let request = SnapshotRequest { name: name.into() };
+        let request = SnapshotRequest {
+            name: name.into(),
+            memory: None,
+        };
         Ok(self.core.create_snapshot(&self.caller, id, request).await?)
     }
 

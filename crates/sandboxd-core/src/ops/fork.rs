@@ -2,7 +2,8 @@
 //!
 //! A session opened from a snapshot is a new sandbox of the snapshot's runtime with its
 //! labels (the request's added over them), its environment and its files put back by the agent, modes and
-//! symlinks kept; processes do not survive a snapshot. It opens whole or not at all.
+//! symlinks kept; from a snapshot with memory, the sandbox is restored from its copy, its
+//! processes running where they were. It opens whole or not at all.
 //!
 //! A fork of a session on a gVisor runtime without a network carries its running processes
 //! and memory: the backend writes a copy of them, each new sandbox starts from it, and the
@@ -13,13 +14,12 @@
 use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
-use crate::ops::snapshots::{host_error, STEP_TIMEOUT};
+use crate::ops::snapshots::{host_error, memory_copy_id, STEP_TIMEOUT};
 use crate::state::activity::{error_text, Caller, PendingEntry};
-use crate::state::sessions::{new_session_id, Session};
+use crate::state::sessions::new_session_id;
 use futures_util::future::join_all;
 use sandboxd_agent_proto::{self as proto, UploadError};
-use sandboxd_api::{CreateSession, ForkRequest, ForkResult, Isolation, NetworkMode, SessionInfo};
-use sandboxd_backend::BackendError;
+use sandboxd_api::{CreateSession, ForkRequest, ForkResult, SessionInfo};
 use sandboxd_store::SnapshotRecord;
 
 /// Sessions one fork opens at most.
@@ -30,7 +30,7 @@ enum ForkSource {
     /// A copy of the running sandbox's memory, by the backend's id for it.
     Memory(String),
     /// A snapshot of its files.
-    Files(SnapshotRecord),
+    Files(Box<SnapshotRecord>),
 }
 
 impl Core {
@@ -60,9 +60,16 @@ impl Core {
         let mut labels = snapshot.labels.clone();
         labels.append(&mut request.labels);
         request.labels = labels;
-        let info = self.open_session(caller, request).await?;
+        // A snapshot with memory is restored whole, its files in its image.
+        let copy = snapshot.memory.then(|| memory_copy_id(&snapshot.id));
+        let info = self
+            .open_session_from(caller, request, copy.as_deref())
+            .await?;
         // Checked against the policy when it was set on the session snapshotted.
         self.sessions().set_env(&info.id, snapshot.env.clone());
+        if snapshot.memory {
+            return Ok(info);
+        }
         if let Err(e) = self.restore_files(caller, &info.id, &snapshot).await {
             let reason = format!("opening it from snapshot {snapshot_id} failed");
             let _ = self.end_session(&info.id, &reason).await;
@@ -112,8 +119,8 @@ impl Core {
     }
 
     /// Opens `count` independent sessions from the session: with its running processes and
-    /// memory where its runtime can (see [`Core::fork_carries_memory`]), else from a snapshot
-    /// of its files. All or none.
+    /// memory where its runtime can (see [`Core::copy_memory`]), else from a snapshot of its
+    /// files. All or none.
     pub async fn fork_session(
         &self,
         caller: &Caller,
@@ -128,7 +135,6 @@ impl Core {
         }
         let session = self.running_session(caller, session_id, "fork")?;
         self.sessions().check_room(request.count)?;
-        let memory = self.fork_carries_memory(&session, request.memory)?;
         let mut entry = PendingEntry::new(
             self.sessions(),
             session_id,
@@ -140,15 +146,9 @@ impl Core {
             // A fork keeps its source's egress list, never its runtime's wider one.
             let egress = self.session_egress(session_id).map(|rules| rules.to_vec());
             let copy_id = format!("copy-{}", new_session_id());
-            let copied = match memory {
-                true => match self.backend().copy_memory(&session.sandbox, &copy_id).await {
-                    Ok(bytes) => Some(bytes),
-                    // Left to the service, a platform that cannot copy forks the files.
-                    Err(BackendError::Unsupported(_)) if request.memory.is_none() => None,
-                    Err(e) => return Err(e.into()),
-                },
-                false => None,
-            };
+            let copied = self
+                .copy_memory(&session, &copy_id, request.memory, "a fork")
+                .await?;
             let source = match copied {
                 Some(bytes) => {
                     entry.bytes = Some(bytes);
@@ -157,7 +157,8 @@ impl Core {
                 }
                 None => {
                     let name = format!("fork of {session_id}");
-                    ForkSource::Files(self.take_snapshot(caller, &session, name).await?)
+                    let snapshot = self.take_snapshot(caller, &session, name, Some(false));
+                    ForkSource::Files(Box::new(snapshot.await?))
                 }
             };
             let memory = matches!(source, ForkSource::Memory(_));
@@ -215,41 +216,5 @@ impl Core {
         .await;
         entry.end(result.as_ref().err().map(error_text));
         result
-    }
-
-    /// Whether a fork of `session` carries its processes and memory, as `asked` (left out:
-    /// where it can). It can on a gVisor runtime without a network (a copy keeps its
-    /// source's addresses, which must not name two sandboxes to the egress proxy) and without
-    /// volumes (a copy would need the same mounts).
-    fn fork_carries_memory(&self, session: &Session, asked: Option<bool>) -> Result<bool, Error> {
-        let config = self.config();
-        let runtime = config.runtime(&session.runtime);
-        let why_not = match runtime.map(|r| &r.limits) {
-            Some(limits) if limits.isolation != Isolation::Gvisor => Some(format!(
-                "runtime \"{}\" runs on runc, whose sandboxes' memory cannot be copied (gVisor runtimes' can)",
-                session.runtime
-            )),
-            Some(limits) if limits.network_mode != NetworkMode::None => Some(format!(
-                "runtime \"{}\" has a network, and a copy would keep its source's addresses",
-                session.runtime
-            )),
-            Some(_) => {
-                let mounts = self.sessions().store().mounts_of_session(&session.id)?;
-                (!mounts.is_empty()).then(|| "the session mounts volumes".to_string())
-            }
-            None => Some(format!(
-                "runtime \"{}\" is no longer on the allowlist",
-                session.runtime
-            )),
-        };
-        match (asked, why_not) {
-            (Some(false), _) => Ok(false),
-            (_, None) => Ok(true),
-            (None, Some(_)) => Ok(false),
-            (Some(true), Some(why)) => Err(Error::bad_request(
-                "memory_not_copied",
-                format!("a fork of session {} cannot carry its processes: {why}; fork without `memory` to copy its files", session.id),
-            )),
-        }
     }
 }

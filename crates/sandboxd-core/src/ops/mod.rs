@@ -17,6 +17,7 @@ pub mod files_meta;
 pub(crate) mod fork;
 pub(crate) mod lifecycle;
 pub(crate) mod maintenance;
+pub(crate) mod memory_copy;
 pub(crate) mod pause;
 pub mod ports;
 pub mod processes;

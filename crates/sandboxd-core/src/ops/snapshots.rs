@@ -1,7 +1,8 @@
 //! Snapshots of sessions: the files of the sandbox's writable places (the backend names them:
 //! for Docker `/workspace`, `/tmp` and `/dev/shm`) as tar archives the agent makes inside the
-//! sandbox, with the session's runtime, labels and environment. Processes are not kept (a paused session
-//! keeps them). A snapshot belongs to its session's tenant: another tenant's is "not found".
+//! sandbox, with the session's runtime, labels and environment; or, where the runtime can
+//! (see [`crate::ops::memory_copy`]), a copy of its running processes and memory the backend
+//! keeps, whose image holds those files too. A snapshot belongs to its session's tenant: another tenant's is "not found".
 //! It counts against the tenant's quota (`policy.snapshot_quota_count` snapshots and
 //! `policy.snapshot_quota_bytes` bytes of archives); one that would not fit is refused and
 //! leaves nothing, nor does one that does not finish within `policy.max_timeout_secs` (the
@@ -46,7 +47,13 @@ pub(crate) fn info(record: &SnapshotRecord) -> SnapshotInfo {
         created_at: record.created_at.clone(),
         bytes: record.bytes,
         paths: record.paths.clone(),
+        memory: record.memory,
     }
+}
+
+/// The backend's id of the copy of memory a snapshot keeps.
+pub(crate) fn memory_copy_id(snapshot_id: &str) -> String {
+    format!("snap-{snapshot_id}")
 }
 
 /// A failure of the host's own files: the service's fault, not the caller's or the sandbox's.
@@ -93,7 +100,9 @@ impl Core {
             ));
         }
         let session = self.running_session(caller, session_id, "snapshot")?;
-        let record = self.take_snapshot(caller, &session, name).await?;
+        let record = self
+            .take_snapshot(caller, &session, name, request.memory)
+            .await?;
         Ok(info(&record))
     }
 
@@ -151,6 +160,10 @@ impl Core {
 
     pub(crate) async fn remove_snapshot(&self, record: &SnapshotRecord) -> Result<(), Error> {
         self.sessions().store().delete_snapshot(&record.id)?;
+        if record.memory {
+            self.backend()
+                .remove_memory_copy(&memory_copy_id(&record.id));
+        }
         self.snapshots()
             .files
             .remove(&record.id)
@@ -161,13 +174,15 @@ impl Core {
     }
 
     /// Takes a snapshot of an open session under the quota of its tenant, recording the
-    /// entry in its activity log. Another snapshot or fork of the same session waits for it;
+    /// entry in its activity log; with its processes and memory as `memory` asks (see
+    /// [`Core::copy_memory`]). Another snapshot or fork of the same session waits for it;
     /// other sessions' do not.
     pub(crate) async fn take_snapshot(
         &self,
         caller: &Caller,
         session: &Session,
         name: String,
+        memory: Option<bool>,
     ) -> Result<SnapshotRecord, Error> {
         let _turn = self.snapshots().turn_of(&session.id).await;
         let id = new_session_id();
@@ -178,8 +193,11 @@ impl Core {
             "snapshot",
             &id,
         );
-        let result = self.write_snapshot(session, &id, name).await;
+        let result = self.write_snapshot(session, &id, name, memory).await;
         entry.bytes = result.as_ref().ok().map(|r| r.bytes);
+        if result.as_ref().is_ok_and(|r| r.memory) {
+            entry.target.push_str(" with memory");
+        }
         entry.end(result.as_ref().err().map(error_text));
         if result.is_ok() {
             tracing::info!(session = %session.id, snapshot = %id, "snapshot taken");
@@ -192,6 +210,7 @@ impl Core {
         session: &Session,
         id: &str,
         name: String,
+        memory: Option<bool>,
     ) -> Result<SnapshotRecord, Error> {
         let policy = &self.config().policy;
         let tenant = session.tenant.as_deref();
@@ -222,9 +241,28 @@ impl Core {
         };
         let io_error = |e: std::io::Error| host_error("cannot write the snapshot's files", e);
         let partial = self.snapshots().files.begin(id).map_err(io_error)?;
-        let paths = self.backend().writable_places();
+        let copy_id = memory_copy_id(id);
+        let copied = self
+            .copy_memory(session, &copy_id, memory, "a snapshot")
+            .await?;
+        let forget_copy = || {
+            if copied.is_some() {
+                self.backend().remove_memory_copy(&copy_id);
+            }
+        };
+        let paths = match copied {
+            // The image holds the files too.
+            Some(_) => Vec::new(),
+            None => self.backend().writable_places(),
+        };
         let limit = Duration::from_secs(policy.max_timeout_secs);
         let transfer = async {
+            if let Some(bytes) = copied {
+                return match taking.add(bytes, used, quota) {
+                    true => Ok(bytes),
+                    false => Err(over_quota(used)),
+                };
+            }
             let left = quota.saturating_sub(used);
             let mut bytes = 0u64;
             for (index, path) in paths.iter().enumerate() {
@@ -257,10 +295,16 @@ impl Core {
         };
         // Dropped at the limit, the transfer closes its agent connection and the unfinished
         // files go with `partial`.
-        let bytes = tokio::time::timeout(limit, transfer)
+        let transferred = tokio::time::timeout(limit, transfer)
             .await
-            .map_err(|_| too_slow(&session.id, limit))??;
-        partial.commit().await.map_err(io_error)?;
+            .map_err(|_| too_slow(&session.id, limit))
+            .and_then(|result| result);
+        let bytes = transferred.inspect_err(|_| forget_copy())?;
+        partial
+            .commit()
+            .await
+            .map_err(io_error)
+            .inspect_err(|_| forget_copy())?;
         let record = SnapshotRecord {
             id: id.to_string(),
             name,
@@ -272,6 +316,7 @@ impl Core {
             bytes,
             paths,
             env: session.env.clone(),
+            memory: copied.is_some(),
         };
         // Recorded last, after the quota's check against what was kept meanwhile: a record
         // always has its files.
@@ -285,6 +330,7 @@ impl Core {
         drop(taking);
         if let Err(e) = recorded {
             let _ = self.snapshots().files.remove(id).await;
+            forget_copy();
             return Err(e);
         }
         Ok(record)

@@ -54,7 +54,7 @@ fn parse_create(body: &[u8]) -> Result<CreateSession, ApiError> {
     path = "/v1/sessions",
     tag = "sessions",
     summary = "Open a session: a new sandbox of an allowed runtime",
-    description = "The body may name a runtime alias, a tenant, labels and a snapshot to start from (its files, runtime and labels; processes are not in a snapshot), nothing else about the container; an empty body opens the default runtime. The first session of a runtime whose image is not on the engine waits for it to be pulled or built.",
+    description = "The body may name a runtime alias, a tenant, labels and a snapshot to start from (its files, runtime and labels, and its processes when it kept them), nothing else about the container; an empty body opens the default runtime. The first session of a runtime whose image is not on the engine waits for it to be pulled or built.",
     request_body(content = Option<CreateSession>, description = "What to open; no body opens the default runtime"),
     responses(
         (status = 201, description = "The session, running", body = SessionInfo),

@@ -28,7 +28,7 @@ impl JsonRequest for ForkRequest {
     path = "/v1/sessions/{id}/snapshots",
     tag = "snapshots",
     summary = "Save a session's files, runtime and labels as a snapshot",
-    description = "Keeps every file of the sandbox's writable places (/workspace, /tmp, /dev/shm) with its mode, and symlinks as symlinks, as archives the sandbox's agent makes; processes are not kept (a paused session keeps them). The snapshot belongs to the session's tenant and counts against its quota (`policy.snapshot_quota_count`, `policy.snapshot_quota_bytes`); one that does not fit is refused and leaves nothing. Open a session from it with `POST /v1/sessions` `{\"snapshot\": ID}`. A paused session is resumed first.",
+    description = "Keeps every file of the sandbox's writable places (/workspace, /tmp, /dev/shm) with its mode, and symlinks as symlinks, as archives the sandbox's agent makes; on a gVisor runtime without a network (Docker backend) it keeps the running processes and memory instead, in an image that holds those files too (`memory` true; `memory`: false in the request keeps the files only, true requires the processes: 400 `memory_not_copied` saying why where they cannot be kept). Elsewhere processes are not kept (a paused session keeps them). The snapshot belongs to the session's tenant and counts against its quota (`policy.snapshot_quota_count`, `policy.snapshot_quota_bytes`); one that does not fit is refused and leaves nothing. Open a session from it with `POST /v1/sessions` `{\"snapshot\": ID}`. A paused session is resumed first.",
     params(("id" = String, Path, description = "The session's id")),
     request_body(content = SnapshotRequest, description = "Its name"),
     responses(

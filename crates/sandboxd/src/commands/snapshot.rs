@@ -1,5 +1,6 @@
 //! `sandboxd snapshot create|list|get|delete`: snapshots of sessions' files, runtime and
-//! labels (processes are not kept). Open a session from one with `sandboxd open --snapshot ID`.
+//! labels, and on gVisor runtimes without a network their running processes. Open a session
+//! from one with `sandboxd open --snapshot ID`.
 
 use super::connection::{block_on, ServiceArgs, SessionArg};
 use super::output::{or_dash, print_json, size, timestamp, OutputArgs, Table};
