@@ -2,6 +2,8 @@
 //! session byte-exact (modes, symlinks, executables) without its processes; it survives a
 //! kill -9 of the service; a fork's sessions are independent; a tenant cannot see or open
 //! another's; the quota is enforced with a clear error and a refused snapshot leaves nothing.
+//! Its snapshots ask for the files (`memory: false`), also on gVisor, whose snapshots would
+//! keep the processes by default (the memory suite checks those).
 
 mod common;
 
@@ -93,7 +95,7 @@ async fn snapshot(service: &TestService, id: &str, name: &str) -> Value {
         service,
         TOKEN,
         &format!("/v1/sessions/{id}/snapshots"),
-        json!({"name": name}),
+        json!({"name": name, "memory": false}),
     )
     .await;
     assert_eq!(status, 201, "snapshot failed: {snapshot}");
@@ -356,7 +358,7 @@ async fn a_tenant_cannot_see_or_open_another_tenants_snapshot() {
         &service,
         alpha,
         &format!("/v1/sessions/{session}/snapshots"),
-        json!({"name": "alpha's"}),
+        json!({"name": "alpha's", "memory": false}),
     )
     .await;
     assert_eq!(status, 201, "{taken}");
@@ -384,7 +386,7 @@ async fn a_tenant_cannot_see_or_open_another_tenants_snapshot() {
         &service,
         beta,
         &format!("/v1/sessions/{session}/snapshots"),
-        json!({"name": "not mine"}),
+        json!({"name": "not mine", "memory": false}),
     )
     .await;
     assert_eq!(status, 404, "{body}");
@@ -423,7 +425,7 @@ async fn the_snapshot_quota_is_enforced_and_a_refused_snapshot_leaves_nothing() 
         &service,
         TOKEN,
         &format!("/v1/sessions/{id}/snapshots"),
-        json!({"name": "too big"}),
+        json!({"name": "too big", "memory": false}),
     )
     .await;
     assert_eq!(
@@ -449,7 +451,7 @@ async fn the_snapshot_quota_is_enforced_and_a_refused_snapshot_leaves_nothing() 
         &service,
         TOKEN,
         &format!("/v1/sessions/{id}/snapshots"),
-        json!({"name": "third"}),
+        json!({"name": "third", "memory": false}),
     )
     .await;
     assert_eq!(
@@ -506,7 +508,7 @@ async fn a_starved_sandboxs_snapshot_keeps_no_other_session_waiting() {
             let answer = reqwest::Client::new()
                 .post(url)
                 .bearer_auth(TOKEN)
-                .json(&json!({"name": "slow"}))
+                .json(&json!({"name": "slow", "memory": false}))
                 .send()
                 .await
                 .unwrap();
