@@ -14,8 +14,8 @@ import java from '../vendor/highlight/languages/java.min.js';
 
 /** Kernel languages (a runtime's `kernels` keys) and the grammar of each. */
 const GRAMMARS = { python, javascript, typescript, r, bash, java };
-/** Code longer than this is shown plain: highlighting runs at every key press. */
-export const MAX_HIGHLIGHTED_CHARS = 100_000;
+/** Code longer than this is shown plain: highlighting runs at every key press (~10 ms for this). */
+const MAX_HIGHLIGHTED_CHARS = 10_000;
 
 for (const [name, grammar] of Object.entries(GRAMMARS)) hljs.registerLanguage(name, grammar);
 
