@@ -235,7 +235,7 @@ test('seq 1 200000 renders without a long task over 200 ms, its start and end sh
   await shots('02-terminal-seq');
 });
 
-test('output written in big chunks keeps every line counted and the newest 1000 shown', async () => {
+test('output written in big chunks keeps every line counted, the newest 200 drawn during a flood and 1000 after', async () => {
   const seen = await page.evaluate(async () => {
     const { OutputView } = await import('/assets/js/output.js');
     const view = new OutputView();
@@ -243,11 +243,15 @@ test('output written in big chunks keeps every line counted and the newest 1000 
     view.write('stdout', numbers(1, 50));
     view.write('stdout', `${numbers(51, 30000)}30001 (a line still being wr`);
     view.write('stdout', `itten)\n${numbers(30002, 90000)}end`);
-    view.draw();
     const lines = (pre) => pre.textContent.split('\n');
     const [head, tail] = view.element.querySelectorAll('.out-lines');
-    return { head: lines(head), tail: lines(tail), gap: view.gap.textContent, lines: view.lines };
+    // Drawn while it comes, a flood shows its newest 200 lines; once it calms, all 1000.
+    view.draw({ live: true });
+    const flood = lines(tail).length;
+    while (lines(tail).length === flood) await new Promise((resolve) => setTimeout(resolve, 50));
+    return { head: lines(head), tail: lines(tail), flood, gap: view.gap.textContent, lines: view.lines };
   });
+  assert.equal(seen.flood, 201);
   assert.equal(seen.lines, 90000);
   assert.deepEqual(seen.head.slice(0, 2), ['1', '2']);
   assert.equal(seen.head.at(-2), '100');

@@ -189,6 +189,8 @@ export class OutputView {
     this.gap.hidden = hidden === 0;
     if (hidden) this.gapText.textContent = `${fmt.count(hidden)} earlier line${hidden === 1 ? '' : 's'} not shown`;
     fillLines(this.tailPre, tail, this.tail.length ? this.partial : null);
+    // Once the flood calms down, the whole tail is drawn again.
+    if (this.flooding) this.schedule();
   }
 
   /** Whether anything was written. */
