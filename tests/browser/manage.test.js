@@ -149,7 +149,7 @@ test("a fork's result links to the new session", async () => {
   await apiCall(service, 'DELETE', `/v1/sessions/${fork.id}`);
 });
 
-test('a share link to a closed port shows a readable page, not JSON', async () => {
+test('a share link to a closed port, an unknown or a malformed one shows a readable page, not JSON', async () => {
   const shared = await apiCall(service, 'POST', `/v1/sessions/${sessionId}/ports/8123/share`, {});
   assert.equal(shared.status, 201, JSON.stringify(shared.json));
   const preview = await context.newPage();
@@ -167,6 +167,14 @@ test('a share link to a closed port shows a readable page, not JSON', async () =
   assert.match(await preview.locator('h1').innerText(), /This link leads nowhere/);
   const json = await fetch(`${service.url}/p/${'0'.repeat(62)}/`);
   assert.equal((await json.json()).error.code, 'not_found');
+  // So does every other refusal under /p/: a malformed link, and /p/ itself.
+  for (const path of ['/p/not.a.link', '/p/']) {
+    const refused = await preview.goto(`${service.url}${path}`);
+    assert.equal(refused.status(), 404, path);
+    assert.match(refused.headers()['content-type'], /^text\/html/, path);
+    assert.match(await preview.locator('h1').innerText(), /This link leads nowhere/, path);
+    assert.equal((await (await fetch(`${service.url}${path}`)).json()).error.code, 'not_found', path);
+  }
   await preview.close();
 });
 

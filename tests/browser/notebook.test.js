@@ -2,7 +2,8 @@
 // Docker, in a session of the catalogue's `python-interpreter` recipe (built through the
 // service on first use, minutes cold; kept like any recipe build). A matplotlib plot shows as a
 // rendered image; HTML a cell displays runs no script; a DataFrame shows as a table; state persists from cell to cell; a
-// runtime without a kernel shows a note naming the recipe.
+// runtime without a kernel shows a note naming the recipe. Code is highlighted as it is typed, in
+// each language of the code-interpreter recipe's kernels (a runtime naming them, none run).
 
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
@@ -23,6 +24,11 @@ runtime = "python-interpreter"
 mem_limit = "1g"
 pids_limit = 256
 
+# The code-interpreter recipe's kernel languages, for highlighting only: no kernel is started.
+[runtimes.polyglot]
+image = "${process.env.SANDBOXD_TEST_BUSYBOX_IMAGE || 'sandboxd/busybox:local'}"
+${['python', 'javascript', 'typescript', 'r', 'bash', 'java'].map((language) => `kernels.${language} = ["${language}-kernel", "{connection_file}"]`).join('\n')}
+
 [build]
 extra_ca_certificates = ["/etc/ssl/certs/ca-certificates.crt"]
 `,
@@ -34,6 +40,10 @@ extra_ca_certificates = ["/etc/ssl/certs/ca-certificates.crt"]
   page.on('pageerror', (error) => pageErrors.push(error.message));
   // The frames' policy violations reach the console (a frame runs no script to report them).
   page.on('console', (message) => consoleLines.push(message.text()));
+  await context.addInitScript(() => {
+    window.__violations = [];
+    document.addEventListener('securitypolicyviolation', (event) => window.__violations.push(`${event.violatedDirective} ${event.blockedURI}`));
+  });
   // The first session of the recipe builds its image (about two minutes when nothing is cached).
   const opened = await apiCall(service, 'POST', '/v1/sessions', { runtime: 'interpreter' });
   assert.equal(opened.status, 201, JSON.stringify(opened.json));
@@ -144,4 +154,52 @@ test('a runtime without a kernel shows a note naming the recipe', async () => {
   assert.match(await note.innerText(), /python-interpreter/);
   assert.ok(await page.locator('.subpanel-notebook .notebook-body').isHidden());
   assert.ok(await page.locator('a.subtab[data-subtab="notebook"]').isHidden(), 'no Notebook tab offered without a kernel');
+});
+
+/** Per kernel language: code typed key by key, and [class, text] of tokens it must show. */
+const SAMPLES = {
+  python: ['def area(r):\n    # a circle\n    return 3.14 * r ** 2', [['hljs-keyword', 'def'], ['hljs-title function_', 'area'], ['hljs-comment', '# a circle'], ['hljs-number', '3.14']]],
+  javascript: ['const xs = [1, 2].map((x) => x * 2); // doubled', [['hljs-keyword', 'const'], ['hljs-number', '1'], ['hljs-comment', '// doubled']]],
+  typescript: ['interface Point { x: number }\nlet p: Point = { x: 1 };', [['hljs-keyword', 'interface'], ['hljs-built_in', 'number'], ['hljs-keyword', 'let']]],
+  r: ['xs <- c(1, 2, 3)\nif (length(xs) > 2) print("many")', [['hljs-keyword', 'if'], ['hljs-string', '"many"'], ['hljs-number', '3']]],
+  bash: ['for f in *.txt; do echo "$f"; done', [['hljs-keyword', 'for'], ['hljs-built_in', 'echo'], ['hljs-variable', '$f']]],
+  java: ['public class Hi { static int n = 42; }', [['hljs-keyword', 'public'], ['hljs-title class_', 'Hi'], ['hljs-number', '42']]],
+};
+
+test('code is highlighted as it is typed, in each kernel language, under the page policy', async () => {
+  const opened = await apiCall(service, 'POST', '/v1/sessions', { runtime: 'polyglot' });
+  assert.equal(opened.status, 201, JSON.stringify(opened.json));
+  await page.goto(`${service.url}/#session/${opened.json.id}/notebook`);
+  await page.locator('.subpanel-notebook .notebook-body:not([hidden])').waitFor();
+  const picker = page.locator('.subpanel-notebook select.notebook-language');
+  assert.deepEqual(await picker.locator('option').allInnerTexts(), ['bash', 'java', 'javascript', 'python', 'r', 'typescript']);
+  assert.equal(await picker.inputValue(), 'python', 'python first, as the service chooses');
+  const cell = page.locator('.subpanel-notebook .notebook-cell').first();
+  const code = cell.locator('textarea');
+  const shown = cell.locator('pre.notebook-highlight');
+  for (const [language, [text, expected]] of Object.entries(SAMPLES)) {
+    await picker.selectOption(language);
+    await code.fill('');
+    await code.pressSequentially(text);
+    const tokens = await shown.locator('span').evaluateAll((spans) => spans.map((span) => [span.className, span.textContent]));
+    for (const token of expected) assert.ok(tokens.some(([name, said]) => name === token[0] && said === token[1]), `${language}: ${token} in ${JSON.stringify(tokens)}`);
+    // The highlighted copy holds exactly what was typed, drawn where the code area's text is.
+    assert.equal(await shown.textContent(), `${text}\n`, language);
+    const boxes = await cell.evaluate((element) => ['textarea', 'pre'].map((tag) => element.querySelector(tag).getBoundingClientRect()).map((r) => [r.x, r.y, r.width, r.height]));
+    assert.deepEqual(boxes[1], boxes[0], `${language}: the highlighted text lies under the code area`);
+  }
+  await screenshot(page, 'notebook-02-highlighted');
+  // Past its 30 rows the code area scrolls, and the highlighted text scrolls with it.
+  await code.fill(Array.from({ length: 60 }, (_, i) => `int x${i} = ${i};`).join('\n'));
+  await code.evaluate((area) => { area.scrollTop = area.scrollHeight; });
+  await page.waitForFunction(() => {
+    const area = document.querySelector('.subpanel-notebook .notebook-cell textarea');
+    const copy = document.querySelector('.subpanel-notebook .notebook-cell pre.notebook-highlight');
+    return area.scrollTop > 0 && copy.scrollTop === area.scrollTop;
+  });
+  await code.fill(SAMPLES.java[0]);
+  // The text a kernel would get is the text typed; the highlighting made no markup of it.
+  assert.equal(await code.inputValue(), SAMPLES.java[0]);
+  assert.deepEqual(await page.evaluate(() => window.__violations), []);
+  assert.deepEqual(pageErrors, []);
 });

@@ -17,10 +17,14 @@ import { startService, launchBrowser, apiCall, TOKEN, ROOT } from './harness.js'
 
 const STEP_TIMEOUT = 30_000;
 const SHOTS = path.join(ROOT, 'tests/browser/screenshots');
-/** The bound set for the tab's JS heap while `yes` floods it. */
-const HEAP_BOUND_BYTES = 96 << 20;
-/** A click during the flood must be handled within this (the issue: Stop could not be clicked). */
-const CLICK_BOUND_MS = 1000;
+/** How long `yes` floods the terminal while the page is measured (issue 55's "Done when"). */
+const FLOOD_MS = 10_000;
+/** The tab's JS heap stays under this while `yes` floods it, and after 100 MB of output. */
+const HEAP_BOUND_BYTES = 64 << 20;
+/** The main thread never stalls this long during the flood (the issue saw 401 ms). */
+const STALL_BOUND_MS = 100;
+/** The heartbeat's period: a timer asked for every HEARTBEAT_MS, its lateness is a stall. */
+const HEARTBEAT_MS = 10;
 const DESKTOP = { width: 1440, height: 900 };
 const PHONE = { width: 390, height: 844 };
 
@@ -142,40 +146,54 @@ test('sign in and open a session', async () => {
   await waitForText('.subpanel-terminal .term-note', 'at most 30 s (policy.default_timeout_secs)');
 });
 
-test('yes floods the terminal: clicks stay answered, the heap stays bounded, Stop ends it within 2 s', async () => {
+test('yes floods the terminal for 10 s: no main-thread stall of 100 ms, the heap under 64 MiB, Stop ends it within 2 s', async () => {
   const entry = await startInTerminal('yes');
   await entry.locator('.out-gap:not([hidden])').waitFor();
-  await page.waitForTimeout(3000);
-  // A click's latency during the flood: from the input event to its handler.
-  await page.evaluate(() => {
-    const probe = document.createElement('button');
-    probe.id = 'latency-probe';
-    probe.textContent = 'probe';
-    probe.addEventListener('click', (event) => {
-      window.__clickDelay = performance.now() - event.timeStamp;
-    });
-    document.querySelector('.term-head').append(probe);
+  // The main thread's stalls: the long tasks Chromium reports, and the lateness of a timer
+  // asked for every HEARTBEAT_MS (what a click or a key press would wait for).
+  await page.evaluate((period) => {
+    window.__longTasks = [];
+    const beat = { late: 0, beats: 0 };
+    let due = performance.now() + period;
+    const tick = () => {
+      const now = performance.now();
+      beat.late = Math.max(beat.late, now - due);
+      beat.beats += 1;
+      due = now + period;
+      beat.timer = setTimeout(tick, period);
+    };
+    beat.timer = setTimeout(tick, period);
+    window.__beat = beat;
+  }, HEARTBEAT_MS);
+  const cdp = await context.newCDPSession(page);
+  let heap = 0;
+  for (const until = Date.now() + FLOOD_MS; Date.now() < until;) {
+    await page.waitForTimeout(500);
+    heap = Math.max(heap, (await cdp.send('Runtime.getHeapUsage')).usedSize);
+  }
+  await cdp.detach();
+  const { late, beats, longest, tasks } = await page.evaluate(() => {
+    clearTimeout(window.__beat.timer);
+    const lengths = window.__longTasks.map((t) => t.duration);
+    return { ...window.__beat, longest: Math.max(0, ...lengths), tasks: lengths.length };
   });
-  const clickStarted = Date.now();
-  await page.click('#latency-probe');
-  await page.waitForFunction(() => window.__clickDelay !== undefined);
-  const clickRoundTrip = Date.now() - clickStarted;
-  const clickDelay = await page.evaluate(() => window.__clickDelay);
-  await page.evaluate(() => document.getElementById('latency-probe').remove());
-  const heap = await heapUsed();
-  console.log(`# during yes: click handled ${clickDelay.toFixed(1)} ms after its event (${clickRoundTrip} ms round trip), JS heap ${(heap / 1048576).toFixed(1)} MiB`);
-  assert.ok(clickDelay < CLICK_BOUND_MS, `a click waited ${clickDelay} ms`);
-  assert.ok(heap < HEAP_BOUND_BYTES, `the heap is ${heap} bytes`);
+  const stall = Math.max(late, longest);
+  console.log(`# during ${FLOOD_MS / 1000} s of yes: longest stall ${stall.toFixed(0)} ms (timer late by ${late.toFixed(0)} ms over ${beats} beats; ${tasks} long tasks, the longest ${longest.toFixed(0)} ms), JS heap at most ${(heap / 1048576).toFixed(1)} MiB`);
   // Lines are counted, not kept on the page.
-  assert.match(await entry.locator('.out-gap').innerText(), /earlier lines? not shown; download the full output/);
+  const gap = await entry.locator('.out-gap').innerText();
   const shown = await entry.locator('.out-lines').evaluateAll((pres) => pres.reduce((n, pre) => n + pre.textContent.split('\n').length, 0));
-  assert.ok(shown <= 1200, `${shown} lines on the page`);
   await shots('01-terminal-flood');
+  // Stopped before the bounds are asserted, so a failure here leaves no flood to the next test.
   const stopped = Date.now();
   await page.click('.subpanel-terminal button.term-stop');
   await entry.locator('.entry-status:not(.running)').waitFor({ timeout: 5000 });
   const stopTook = Date.now() - stopped;
   console.log(`# Stop ended yes in ${stopTook} ms`);
+  assert.ok(beats > FLOOD_MS / HEARTBEAT_MS / 4, `the heartbeat ran ${beats} times`);
+  assert.ok(stall < STALL_BOUND_MS, `the main thread stalled ${stall.toFixed(0)} ms`);
+  assert.ok(heap < HEAP_BOUND_BYTES, `the heap reached ${heap} bytes`);
+  assert.match(gap, /earlier lines? not shown; download the full output/);
+  assert.ok(shown <= 1200, `${shown} lines on the page`);
   assert.ok(stopTook <= 2000, `Stop took ${stopTook} ms`);
   assert.match(await entry.locator('.entry-status').innerText(), /interrupted/);
 });
@@ -217,6 +235,32 @@ test('seq 1 200000 renders without a long task over 200 ms, its start and end sh
   await shots('02-terminal-seq');
 });
 
+test('output written in big chunks keeps every line counted, the newest 200 drawn during a flood and 1000 after', async () => {
+  const seen = await page.evaluate(async () => {
+    const { OutputView } = await import('/assets/js/output.js');
+    const view = new OutputView();
+    const numbers = (from, to) => Array.from({ length: to - from + 1 }, (_, i) => `${from + i}\n`).join('');
+    view.write('stdout', numbers(1, 50));
+    view.write('stdout', `${numbers(51, 30000)}30001 (a line still being wr`);
+    view.write('stdout', `itten)\n${numbers(30002, 90000)}end`);
+    const lines = (pre) => pre.textContent.split('\n');
+    const [head, tail] = view.element.querySelectorAll('.out-lines');
+    // Drawn while it comes, a flood shows its newest 200 lines; once it calms, all 1000.
+    view.draw({ live: true });
+    const flood = lines(tail).length;
+    while (lines(tail).length === flood) await new Promise((resolve) => setTimeout(resolve, 50));
+    return { head: lines(head), tail: lines(tail), flood, gap: view.gap.textContent, lines: view.lines };
+  });
+  assert.equal(seen.flood, 201);
+  assert.equal(seen.lines, 90000);
+  assert.deepEqual(seen.head.slice(0, 2), ['1', '2']);
+  assert.equal(seen.head.at(-2), '100');
+  assert.equal(seen.tail[0], '89001');
+  assert.equal(seen.tail.at(-1), 'end');
+  assert.equal(seen.tail.length, 1001);
+  assert.match(seen.gap, /^88,900 earlier lines not shown/);
+});
+
 test('a 100 MB stream leaves the tab responsive and its heap bounded', async () => {
   const entry = await runInTerminal('yes | head -c 100000000');
   assert.match(await entry.locator('.entry-status').innerText(), /exit 0 · output cut/);
@@ -227,7 +271,7 @@ test('a 100 MB stream leaves the tab responsive and its heap bounded', async () 
     const asked = performance.now();
     setTimeout(() => resolve(performance.now() - asked), 0);
   }));
-  assert.ok(answered < CLICK_BOUND_MS, `a task waited ${answered} ms`);
+  assert.ok(answered < STALL_BOUND_MS, `a task waited ${answered} ms`);
 });
 
 test('the transcript and the Source text survive a reload', async () => {

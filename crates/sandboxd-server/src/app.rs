@@ -17,7 +17,8 @@ use crate::origin::Guard;
 use crate::routes;
 use crate::routes::{
     archive, audit, computer, contexts, events, files, files_meta, network, pause, ports,
-    processes, service, sessions, snapshots, stream, terminal, tickets, tunnel, volumes,
+    processes, service, sessions, share_path, snapshots, stream, terminal, tickets, tunnel,
+    volumes,
 };
 use crate::state::AppState;
 use axum::extract::State;
@@ -105,15 +106,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .merge(api)
         .merge(mcp::routes(&core))
         // Share links carry their own capability instead of the token.
-        .route("/p/{capability}", get(ports::shared_root))
-        .route(
-            "/p/{capability}/",
-            on(ports::proxied_methods(), ports::shared),
-        )
-        .route(
-            "/p/{capability}/{*path}",
-            on(ports::proxied_methods(), ports::shared),
-        )
+        .merge(share_path::routes())
         .merge(dashboard::routes())
         // The E2B-compatible API answers what none of these routes do (README, "Using the E2B
         // SDK"); what it does not recognise either gets the usual answer.

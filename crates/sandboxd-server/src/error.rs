@@ -2,7 +2,7 @@
 //! body `{"error": {"code", "message", "remedy"?}}`, where a remedy is worded with the route
 //! that helps. Rejections of the extractors become the same shape.
 
-use axum::http::{header, StatusCode};
+use axum::http::{header, HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sandboxd_api::{with_wording, ErrorBody, ErrorDetail, Remedy};
@@ -64,9 +64,8 @@ pub fn detail(error: &Error) -> ErrorDetail {
     }
 }
 
-/// Whether a request comes from a browser navigating (it prefers HTML): a share link's failure
-/// is then answered as a page a person can read, not the API's JSON.
-pub fn wants_page(headers: &axum::http::HeaderMap) -> bool {
+/// Whether a request comes from a browser navigating (it asks for HTML).
+fn wants_page(headers: &HeaderMap) -> bool {
     headers
         .get(header::ACCEPT)
         .and_then(|accept| accept.to_str().ok())
@@ -74,6 +73,16 @@ pub fn wants_page(headers: &axum::http::HeaderMap) -> bool {
 }
 
 impl ApiError {
+    /// The error answered to whoever sent `headers`: a page a person can read to a browser
+    /// ([`ApiError::into_page`]), the API's JSON to any other client. Share links answer their
+    /// refusals so, whoever follows them.
+    pub fn answer_for(self, headers: &HeaderMap) -> Response {
+        match wants_page(headers) {
+            true => self.into_page(),
+            false => self.into_response(),
+        }
+    }
+
     /// The error as a small HTML page for a browser: the same status, the message in words
     /// (escaped: it may quote what a sandbox said), and a policy that lets the page load nothing.
     pub fn into_page(self) -> Response {

@@ -204,3 +204,97 @@ async fn one_tenant_cannot_take_every_share_link_and_a_closed_sessions_links_fre
     let (status, link) = alpha.post(&share(&eleventh), json!({})).await;
     assert_eq!(status, StatusCode::CREATED, "{link}");
 }
+
+#[tokio::test]
+async fn every_refusal_under_p_is_a_page_to_a_browser_and_json_to_any_other_client() {
+    let service = TestService::default_service();
+    let id = service.open(None).await;
+    let share = |port: u16| {
+        let service = &service;
+        let id = &id;
+        async move {
+            let (_, link) = service
+                .post(&format!("/v1/sessions/{id}/ports/{port}/share"), json!({}))
+                .await;
+            link
+        }
+    };
+    let closed = share(8000).await["path"].as_str().unwrap().to_string();
+    let revoked = share(8001).await;
+    service
+        .delete(&format!(
+            "/v1/sessions/{id}/shares/{}",
+            revoked["id"].as_str().unwrap()
+        ))
+        .await;
+    let revoked = revoked["path"].as_str().unwrap().to_string();
+    let refusals = [
+        (
+            Method::GET,
+            "/p/not.a.link".to_string(),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            Method::GET,
+            "/p/%ff/".into(),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            Method::GET,
+            "/p/".into(),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (Method::GET, "/p".into(), StatusCode::NOT_FOUND, "not_found"),
+        (
+            Method::GET,
+            format!("/p/{}/", "0".repeat(62)),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            Method::GET,
+            format!("{revoked}a/page"),
+            StatusCode::NOT_FOUND,
+            "not_found",
+        ),
+        (
+            Method::POST,
+            closed.clone(),
+            StatusCode::BAD_GATEWAY,
+            "port_closed",
+        ),
+        (
+            Method::TRACE,
+            closed,
+            StatusCode::BAD_REQUEST,
+            "method_not_allowed",
+        ),
+    ];
+    let browser = service
+        .anonymous()
+        .accepting("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8");
+    let program = service.anonymous().accepting("application/json");
+    for (method, path, status, code) in refusals {
+        let page = browser.send(method.clone(), &path, None, Vec::new()).await;
+        assert_eq!(page.status, status, "{method} {path}");
+        assert_eq!(
+            page.headers["content-type"], "text/html; charset=utf-8",
+            "{method} {path}"
+        );
+        assert_eq!(
+            page.headers["content-security-policy"],
+            "default-src 'none'"
+        );
+        let text = String::from_utf8_lossy(&page.body);
+        assert!(
+            text.contains(&format!("<code>{code}</code>")),
+            "{path}: {text}"
+        );
+        let json = program.send(method.clone(), &path, None, Vec::new()).await;
+        assert_eq!(json.status, status, "{method} {path}");
+        assert_eq!(json.json()["error"]["code"], code, "{method} {path}");
+    }
+}

@@ -235,8 +235,13 @@ export function upload(method, path, body, onProgress) {
 
 /** The longest event-stream line the page takes; the service's own lines are far shorter. */
 const MAX_EVENT_LINE = 16 << 20;
-/** Reading a fast stream gives the page back to input and drawing at least this often. */
-const YIELD_MS = 8;
+/**
+ * Reading a fast stream works at most WORK_MS at a time, then rests REST_MS: the page stays
+ * free for input and drawing, and a flood takes at most a quarter of its thread, which
+ * matters most when the machine is busy (a flood cannot be read anyway; see below).
+ */
+const WORK_MS = 4;
+const REST_MS = 12;
 
 /**
  * Reads a text/event-stream answer (EventSource cannot send a token): calls onEvent({event,
@@ -280,13 +285,14 @@ export async function readEventStream(response, onEvent) {
         const end = newline > start && buffer.charCodeAt(newline - 1) === 13 ? newline - 1 : newline;
         line(buffer.slice(start, end));
         start = newline + 1;
+        // Within a chunk too: one read can bring megabytes of events.
+        if (performance.now() - worked > WORK_MS) {
+          await new Promise((resolve) => setTimeout(resolve, REST_MS));
+          worked = performance.now();
+        }
       }
       buffer = buffer.slice(start);
       if (buffer.length > MAX_EVENT_LINE) throw new ApiError(502, 'stream_failed', 'the event stream sent a line too long to read');
-      if (performance.now() - worked > YIELD_MS) {
-        await new Promise((resolve) => setTimeout(resolve, 0));
-        worked = performance.now();
-      }
     }
   } finally {
     reader.releaseLock();

@@ -5,11 +5,14 @@
 // `stderr`, `result` with a MIME bundle, `error`, then `end`; `failed` if the run broke off),
 // read with fetch like the terminal's runs. What a sandbox sends is hostile: text goes on the
 // page as text; a PNG only as a data: URL of an <img>; HTML only inside an iframe sandboxed
-// with no permission at all (no scripts, an opaque origin), never into this page.
+// with no permission at all (no scripts, an opaque origin), never into this page. Code is
+// highlighted as the cells' language while it is typed (js/highlight.js); a runtime with
+// several kernels offers them in a list, and cells run in the default context of the one chosen.
 
 import { api, request, readEventStream, sessionPath, ApiError } from './api.js';
 import { h, setText, show, styleNonce } from './dom.js';
 import { errorText } from './sessions.js';
+import { highlightInto } from './highlight.js';
 
 const RECIPE = 'python-interpreter';
 /** Base64 of the image types shown as <img>; anything else falls back to text. */
@@ -50,6 +53,10 @@ export class NotebookView {
     this.cells = 0;
     /** The code context the cells run in, once a run has named it. */
     this.context = null;
+    /** The kernel language cells are highlighted as and run in, once the runtime is known. */
+    this.language = null;
+    /** Each cell's code area and the highlighted copy of its text behind it. */
+    this.editors = [];
   }
 
   mount(pane) {
@@ -60,6 +67,7 @@ export class NotebookView {
     );
     this.list = h('div', { class: 'notebook-cells' });
     this.addButton = h('button', { type: 'button', class: 'btn btn-ghost btn-small', onclick: () => this.addCell().focus() }, 'Add cell');
+    this.languagePicker = h('select', { class: 'notebook-language', 'aria-label': 'Language', hidden: true, onchange: () => this.setLanguage(this.languagePicker.value) });
     this.restartButton = h('button', { type: 'button', class: 'btn btn-ghost btn-small notebook-restart', title: 'Start the kernel afresh: every variable and import is gone', onclick: () => this.restart() }, 'Restart kernel');
     this.notice = h('p', { class: 'alert alert-info', role: 'status', hidden: true });
     this.body = h('div', { class: 'notebook-body' }, this.notice, this.list, h('div', { class: 'notebook-actions' }, this.addButton, this.restartButton));
@@ -67,19 +75,33 @@ export class NotebookView {
       h(
         'section',
         { class: 'card notebook', 'aria-label': 'Notebook' },
-        h('header', { class: 'card-head' }, h('h3', null, 'Notebook')),
-        h('p', { class: 'prose' }, 'Cells run in one Python kernel in the sandbox: what one cell defines, the next can use. Shift+Enter runs a cell.'),
+        h('header', { class: 'card-head' }, h('h3', null, 'Notebook'), this.languagePicker),
+        h('p', { class: 'prose' }, 'Cells run in one kernel in the sandbox, per language: what one cell defines, the next can use. Shift+Enter runs a cell.'),
         this.note,
         this.body,
       ),
     );
     this.addCell();
+    if (this.runtime) this.setRuntime(this.runtime);
     this.render();
   }
 
   setRuntime(runtime) {
     this.runtime = runtime;
+    // As the service chooses without a language: python when the runtime has it, else its first.
+    const kernels = Object.keys(runtime?.kernels || {});
+    if (!kernels.includes(this.language)) this.setLanguage(kernels.includes('python') ? 'python' : kernels[0] || null);
+    if (this.languagePicker) {
+      this.languagePicker.replaceChildren(...kernels.map((name) => h('option', { value: name, selected: name === this.language }, name)));
+      show(this.languagePicker, kernels.length > 1);
+    }
     this.render();
+  }
+
+  /** Cells are highlighted as `language` and run in its kernel from now on. */
+  setLanguage(language) {
+    this.language = language;
+    for (const editor of this.editors) editor.highlight();
   }
 
   setEnded(ended) {
@@ -114,14 +136,31 @@ export class NotebookView {
   /** Appends an empty cell and answers its textarea. */
   addCell() {
     this.cells += 1;
-    const code = h('textarea', { class: 'notebook-code mono', rows: CODE_ROWS.min, spellcheck: 'false', 'aria-label': `Cell ${this.cells} code` });
+    const code = h('textarea', { class: 'notebook-code mono', rows: CODE_ROWS.min, spellcheck: 'false', autocapitalize: 'off', 'aria-label': `Cell ${this.cells} code` });
+    // The text is drawn highlighted behind the code area, whose own text is transparent.
+    const shown = h('pre', { class: 'notebook-highlight mono', 'aria-hidden': 'true' });
+    const editor = {
+      highlight: () => {
+        highlightInto(shown, code.value, this.language);
+        // A last empty line is drawn by the code area; a <pre> needs a character to show it.
+        shown.append('\n');
+        shown.dataset.language = this.language || '';
+      },
+    };
+    this.editors.push(editor);
+    editor.highlight();
     code.addEventListener('input', () => {
       code.rows = Math.min(CODE_ROWS.max, Math.max(CODE_ROWS.min, code.value.split('\n').length));
+      editor.highlight();
     });
+    code.addEventListener('scroll', () => {
+      shown.scrollTop = code.scrollTop;
+      shown.scrollLeft = code.scrollLeft;
+    }, { passive: true });
     const output = h('div', { class: 'notebook-output', 'aria-live': 'polite' });
     const status = h('span', { class: 'card-sub notebook-status' });
     const run = h('button', { type: 'button', class: 'btn btn-small notebook-run' }, 'Run');
-    const cell = h('div', { class: 'notebook-cell', dataset: { cell: String(this.cells) } }, h('div', { class: 'notebook-input' }, code, h('div', { class: 'notebook-actions' }, run, status)), output);
+    const cell = h('div', { class: 'notebook-cell', dataset: { cell: String(this.cells) } }, h('div', { class: 'notebook-input' }, h('div', { class: 'notebook-editor' }, shown, code), h('div', { class: 'notebook-actions' }, run, status)), output);
     const go = () => this.runCell({ code, output, status, run, cell });
     run.addEventListener('click', go);
     code.addEventListener('keydown', (event) => {
@@ -145,7 +184,7 @@ export class NotebookView {
     let end = null;
     try {
       const response = await request('POST', sessionPath(this.id, '/code'), {
-        json: { code: code.value },
+        json: this.language ? { code: code.value, language: this.language } : { code: code.value },
         headers: { Accept: 'text/event-stream' },
       });
       await readEventStream(response, ({ event, data }) => {

@@ -16,6 +16,13 @@ const HEAD_KEEP = 1 << 20;
 const TAIL_KEEP = 4 << 20;
 /** While output keeps coming, the screen is redrawn at most this often. */
 const REDRAW_MS = 120;
+/**
+ * While more lines than this come between two draws (a flood no one can read), only this
+ * many of the newest are drawn, and at most every FLOOD_REDRAW_MS: laying out and painting a
+ * thousand fresh lines each time is what stalls the page, the more so on a busy machine.
+ */
+const FLOOD_LINES = 200;
+const FLOOD_REDRAW_MS = 250;
 
 export class OutputView {
   constructor() {
@@ -32,6 +39,8 @@ export class OutputView {
     this.received = 0;
     this.frame = 0;
     this.lastDraw = 0;
+    this.linesDrawn = 0;
+    this.flooding = false;
     this.element = h('div', { class: 'entry-out' });
     this.headPre = h('pre', { class: 'out-lines' });
     this.downloadLink = h('a', { href: '#', class: 'out-download', onclick: (event) => { event.preventDefault(); this.download(); } }, 'download the full output');
@@ -47,7 +56,12 @@ export class OutputView {
     this.received += text.length;
     this.keep(text);
     let start = 0;
+    let counted = false;
     for (;;) {
+      if (!counted && this.headFull) {
+        counted = true;
+        start = this.countHidden(text, start);
+      }
       const newline = text.indexOf('\n', start);
       const piece = text.slice(start, newline < 0 ? text.length : newline);
       this.extend(stream, piece);
@@ -56,6 +70,33 @@ export class OutputView {
       start = newline + 1;
     }
     this.schedule();
+  }
+
+  /** Whether the first lines are all there: every line from now on goes to the tail. */
+  get headFull() {
+    return this.head.length >= HEAD_LINES || this.hidden > 0 || this.tail.length > 0;
+  }
+
+  /**
+   * Counts, without handling them one by one, the lines of `text` from `from` on that the
+   * newest TAIL_LINES would push out of the tail anyway (a flood writes thousands per chunk);
+   * answers where the lines to handle begin.
+   */
+  countHidden(text, from) {
+    // The newline ending the last line that is not among the newest TAIL_LINES.
+    let cut = text.length;
+    for (let i = 0; i <= TAIL_LINES; i += 1) {
+      cut = cut > from ? text.lastIndexOf('\n', cut - 1) : -1;
+      if (cut < from) return from;
+    }
+    let skipped = 0;
+    for (let at = text.indexOf('\n', from); at >= 0 && at <= cut; at = text.indexOf('\n', at + 1)) skipped += 1;
+    // The line being written and every line of the tail are among those pushed out.
+    this.hidden += this.tail.length + skipped;
+    this.lines += skipped;
+    this.tail = [];
+    this.partial = null;
+    return cut + 1;
   }
 
   /** Output the service could not keep: said where it was. */
@@ -86,10 +127,11 @@ export class OutputView {
   }
 
   pushLine(line) {
-    const text = line.cut ? `${line.text.replace(/\r$/, '')}… [${fmt.count(line.cut)} more characters on this line]` : line.text.replace(/\r$/, '');
+    const bare = line.text.endsWith('\r') ? line.text.slice(0, -1) : line.text;
+    const text = line.cut ? `${bare}… [${fmt.count(line.cut)} more characters on this line]` : bare;
     const record = { stream: line.stream, text };
     this.lines += 1;
-    if (this.head.length < HEAD_LINES && this.hidden === 0 && this.tail.length === 0) {
+    if (!this.headFull) {
       this.head.push(record);
       this.headDirty = true;
       return;
@@ -122,17 +164,21 @@ export class OutputView {
   schedule() {
     if (this.frame) return;
     this.frame = -1;
-    const wait = this.lastDraw ? Math.max(0, REDRAW_MS - (performance.now() - this.lastDraw)) : 0;
+    const every = this.flooding ? FLOOD_REDRAW_MS : REDRAW_MS;
+    const wait = this.lastDraw ? Math.max(0, every - (performance.now() - this.lastDraw)) : 0;
     setTimeout(() => requestAnimationFrame(() => {
       this.frame = 0;
-      this.draw();
+      this.draw({ live: true });
     }), wait);
   }
 
-  /** Draws now (also what is still being written on the last line). */
-  draw() {
+  /** Draws now (also what is still being written on the last line); `live` while it comes. */
+  draw({ live = false } = {}) {
     this.lastDraw = performance.now();
-    const tail = this.tail.length > TAIL_LINES ? this.tail.slice(this.tail.length - TAIL_LINES) : this.tail;
+    this.flooding = live && this.lines - this.linesDrawn > FLOOD_LINES;
+    this.linesDrawn = this.lines;
+    const room = this.flooding ? FLOOD_LINES : TAIL_LINES;
+    const tail = this.tail.length > room ? this.tail.slice(this.tail.length - room) : this.tail;
     const hidden = this.hidden + (this.tail.length - tail.length);
     if (this.headDirty) {
       this.headDirty = false;
@@ -143,6 +189,8 @@ export class OutputView {
     this.gap.hidden = hidden === 0;
     if (hidden) this.gapText.textContent = `${fmt.count(hidden)} earlier line${hidden === 1 ? '' : 's'} not shown`;
     fillLines(this.tailPre, tail, this.tail.length ? this.partial : null);
+    // Once the flood calms down, the whole tail is drawn again.
+    if (this.flooding) this.schedule();
   }
 
   /** Whether anything was written. */

@@ -17,6 +17,7 @@ pub mod service;
 pub mod sessions;
 pub mod share_cookies;
 pub mod share_host;
+pub mod share_path;
 pub mod snapshots;
 pub mod stream;
 pub mod terminal;

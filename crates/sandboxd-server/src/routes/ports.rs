@@ -1,12 +1,12 @@
 //! A session's ports: the listening ones, the reverse proxy to one through the sandbox's agent
-//! (`/v1/sessions/{id}/ports/{port}/...`), and share links (`/p/{capability}/...`), each one
-//! call of the core.
+//! (`/v1/sessions/{id}/ports/{port}/...`), and share links to them (made and revoked here,
+//! followed in [`crate::routes::share_path`]), each one call of the core.
 
 use crate::error::ApiError;
 use crate::extract::{parse_json, Authenticated, JsonRequest, RawBody};
 use crate::state::AppState;
 use axum::extract::{DefaultBodyLimit, Path, Request, State};
-use axum::http::{header, HeaderValue, StatusCode};
+use axum::http::StatusCode;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::Json;
 use sandboxd_api::{PortList, ShareInfo, ShareList, ShareRequest};
@@ -184,66 +184,6 @@ pub async fn revoke_share(
     Path((id, share_id)): Path<(String, String)>,
 ) -> Result<Json<ShareInfo>, ApiError> {
     Ok(Json(state.core.revoke_share(&caller, &id, &share_id)?))
-}
-
-/// `/p/{capability}/{*path}` (and `/p/{capability}/`): the request, forwarded to the port the
-/// link reaches, with no token; the answer is confined (see [`share`]).
-pub async fn shared(
-    State(state): State<AppState>,
-    Path(params): Path<HashMap<String, String>>,
-    mut request: Request,
-) -> Result<Response, ApiError> {
-    let capability = params.get("capability").map_or("", String::as_str);
-    let path = params.get("path").map_or("", String::as_str);
-    crate::routes::share_cookies::drop_cookies(request.headers_mut());
-    let page = crate::error::wants_page(request.headers());
-    let mut response = match forward_shared(&state, capability, path, request).await {
-        Ok(response) => response,
-        Err(error) if page => return Ok(error.into_page()),
-        Err(error) => return Err(error),
-    };
-    let headers = response.headers_mut();
-    // A path link shares the service's origin: its page gets an opaque one instead, and
-    // no cookie.
-    headers.remove(header::SET_COOKIE);
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(
-            "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads",
-        ),
-    );
-    Ok(response)
-}
-
-/// The request, forwarded to the port the link `capability` reaches, with no token; the
-/// answer sends no referrer (the capability would leak to other sites).
-pub async fn forward_shared(
-    state: &AppState,
-    capability: &str,
-    path: &str,
-    request: Request,
-) -> Result<Response, ApiError> {
-    let (port, stream) = state.core.connect_shared(capability).await?;
-    let mut response = crate::proxy::forward(stream, port, path, request).await?;
-    response.headers_mut().insert(
-        header::REFERRER_POLICY,
-        HeaderValue::from_static("no-referrer"),
-    );
-    Ok(response)
-}
-
-/// `/p/{capability}`: to the link's root, with the slash relative links need.
-pub async fn shared_root(Path(capability): Path<String>) -> Response {
-    // As in `to_root`: only what a capability looks like goes into the Location header.
-    if capability.is_empty()
-        || capability.len() > 128
-        || !capability
-            .bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
-    {
-        return ApiError(Error::NotFound("no such link".into())).into_response();
-    }
-    Redirect::permanent(&format!("/p/{capability}/")).into_response()
 }
 
 /// This file's routes, each at the path its annotation documents (`app.rs` merges them).

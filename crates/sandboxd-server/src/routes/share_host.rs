@@ -5,13 +5,13 @@
 //! that host and only they reach it ([`crate::routes::share_cookies`]), so one link cannot set
 //! cookies for another.
 
-use crate::routes::ports::forward_shared;
 use crate::routes::share_cookies::{keep_own_cookies, vouch_for_set_cookies};
+use crate::routes::share_path::forward_shared;
 use crate::state::AppState;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderValue};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 
 /// A request to a link's host is the link's; any other goes on to the service's routes.
 pub async fn route(State(state): State<AppState>, mut request: Request, next: Next) -> Response {
@@ -21,7 +21,7 @@ pub async fn route(State(state): State<AppState>, mut request: Request, next: Ne
     };
     let path = request.uri().path().trim_start_matches('/').to_string();
     keep_own_cookies(&capability, request.headers_mut());
-    let page = crate::error::wants_page(request.headers());
+    let asked = request.headers().clone();
     match forward_shared(&state, &capability, &path, request).await {
         Ok(mut response) => {
             vouch_for_set_cookies(&capability, response.headers_mut());
@@ -36,8 +36,7 @@ pub async fn route(State(state): State<AppState>, mut request: Request, next: Ne
                 .or_insert(HeaderValue::from_static("SAMEORIGIN"));
             response
         }
-        Err(error) if page => error.into_page(),
-        Err(error) => error.into_response(),
+        Err(error) => error.answer_for(&asked),
     }
 }
 
