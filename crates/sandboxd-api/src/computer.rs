@@ -205,3 +205,17 @@ pub struct ComputerResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot: Option<Screenshot>,
 }
+
+/// The text messages a viewer sends on a desktop session's live view (`GET
+/// /v1/sessions/{id}/computer/view`), whose binary messages are the VNC protocol (RFB 3.8)
+/// both ways. A view starts view-only: the service delivers none of the viewer's keyboard,
+/// mouse, clipboard or screen-size messages until it takes over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ScreenViewMessage {
+    /// From now on this viewer's keyboard and mouse reach the screen.
+    TakeOver,
+    /// View-only again: keys still held are released, and no more input is delivered.
+    GiveBack,
+}

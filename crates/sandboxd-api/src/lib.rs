@@ -29,7 +29,7 @@ mod volumes;
 pub use activity::{ActivityEntry, ActivityList, AuditEntry, AuditList, CLIENT_HEADER};
 pub use computer::{
     ComputerAction, ComputerRequest, ComputerResult, MouseButton, Point, Region, ScreenSize,
-    Screenshot, ScrollDirection, DEFAULT_SCREEN, MAX_TYPED_CHARS,
+    ScreenViewMessage, Screenshot, ScrollDirection, DEFAULT_SCREEN, MAX_TYPED_CHARS,
 };
 pub use contexts::{
     CodeEnd, CodeError, CodeEvent, CodeResult, ContextInfo, ContextList, ContextRequest, RunCode,

@@ -20,6 +20,8 @@ pub(crate) mod maintenance;
 pub(crate) mod pause;
 pub mod ports;
 pub mod processes;
+pub(crate) mod rfb_gate;
+pub(crate) mod screen_view;
 pub(crate) mod screenshot_image;
 pub(crate) mod session_tokens;
 pub mod shares;
