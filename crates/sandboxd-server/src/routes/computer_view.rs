@@ -56,30 +56,44 @@ pub async fn view(
 }
 
 /// Carries the view until either side ends it; a viewer's message the gate refuses closes
-/// the socket saying why.
+/// the socket saying why (1008).
 async fn run_view(socket: WebSocket, mut view: ScreenView, stream: DuplexStream) {
     let (mut screen_in, mut screen_out) = tokio::io::split(stream);
     let (mut to_viewer, mut from_viewer) = socket.split();
-    let refused = tokio::select! {
-        () = screen_to_viewer(&mut screen_in, &mut to_viewer) => None,
-        refused = viewer_to_screen(&mut from_viewer, &mut view, &mut screen_out) => refused,
+    let ended = tokio::select! {
+        () = screen_to_viewer(&mut screen_in, &mut to_viewer) => Ended::Screen,
+        ended = viewer_to_screen(&mut from_viewer, &mut view, &mut screen_out) => ended,
     };
     let release = view.end();
     if !release.is_empty() {
         let _ = screen_out.write_all(&release).await;
     }
     let _ = screen_out.shutdown().await;
-    let close = match refused {
-        Some(reason) => CloseFrame {
-            code: close_code::POLICY,
-            reason: reason.chars().take(120).collect::<String>().into(),
-        },
-        None => CloseFrame {
-            code: close_code::NORMAL,
-            reason: "".into(),
-        },
+    let (code, reason) = match ended {
+        // The socket answers the viewer's close by itself, as it closes.
+        Ended::Viewer => {
+            let _ = to_viewer.close().await;
+            return;
+        }
+        Ended::Screen => (close_code::NORMAL, String::new()),
+        Ended::Refused(reason) => (close_code::POLICY, reason.chars().take(120).collect()),
+    };
+    let close = CloseFrame {
+        code,
+        reason: reason.into(),
     };
     let _ = to_viewer.send(Message::Close(Some(close))).await;
+    let _ = to_viewer.close().await;
+}
+
+/// What ended a view.
+enum Ended {
+    /// The viewer closed the socket (or it broke).
+    Viewer,
+    /// The VNC server's connection ended: the session or its desktop did.
+    Screen,
+    /// The gate refused a viewer's message, in these words.
+    Refused(String),
 }
 
 /// The screen's bytes, as they come, in messages of at most [`SCREEN_CHUNK`].
@@ -101,39 +115,39 @@ async fn screen_to_viewer(
     }
 }
 
-/// The viewer's messages through the gate, until it closes; a refusal's words when the gate
-/// refused one.
+/// The viewer's messages through the gate, until it closes or sends what the gate refuses.
 async fn viewer_to_screen(
     viewer: &mut SplitStream<WebSocket>,
     view: &mut ScreenView,
     screen: &mut WriteHalf<DuplexStream>,
-) -> Option<String> {
+) -> Ended {
     while let Some(Ok(message)) = viewer.next().await {
-        let deliver =
-            match message {
-                Message::Binary(data) => match view.from_viewer(&data) {
-                    Ok(deliver) => deliver,
-                    Err(e) => return Some(e.to_string()),
-                },
-                Message::Text(text) => match serde_json::from_str::<ScreenViewMessage>(&text) {
-                    Ok(ScreenViewMessage::TakeOver) => {
-                        view.take_over();
-                        Vec::new()
-                    }
-                    Ok(ScreenViewMessage::GiveBack) => view.give_back(""),
-                    Err(_) => return Some(
+        let deliver = match message {
+            Message::Binary(data) => match view.from_viewer(&data) {
+                Ok(deliver) => deliver,
+                Err(e) => return Ended::Refused(e.to_string()),
+            },
+            Message::Text(text) => match serde_json::from_str::<ScreenViewMessage>(&text) {
+                Ok(ScreenViewMessage::TakeOver) => {
+                    view.take_over();
+                    Vec::new()
+                }
+                Ok(ScreenViewMessage::GiveBack) => view.give_back(""),
+                Err(_) => {
+                    return Ended::Refused(
                         "a text message is {\"type\": \"take_over\"} or {\"type\": \"give_back\"}"
                             .into(),
-                    ),
-                },
-                Message::Close(_) => return None,
-                Message::Ping(_) | Message::Pong(_) => Vec::new(),
-            };
+                    )
+                }
+            },
+            Message::Close(_) => return Ended::Viewer,
+            Message::Ping(_) | Message::Pong(_) => Vec::new(),
+        };
         if !deliver.is_empty() && screen.write_all(&deliver).await.is_err() {
-            return None;
+            return Ended::Screen;
         }
     }
-    None
+    Ended::Viewer
 }
 
 /// This file's routes, each at the path its annotation documents (`app.rs` merges them).
