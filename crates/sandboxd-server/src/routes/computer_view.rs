@@ -17,6 +17,9 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt, DuplexStream, ReadHalf, WriteHalf};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
+/// What a viewer's text message may be.
+const TEXT_MESSAGES: &str = r#"a text message is {"type": "take_over"} or {"type": "give_back"}"#;
+
 /// The most of the screen's bytes sent in one message.
 const SCREEN_CHUNK: usize = 64 << 10;
 
@@ -133,12 +136,7 @@ async fn viewer_to_screen(
                     Vec::new()
                 }
                 Ok(ScreenViewMessage::GiveBack) => view.give_back(""),
-                Err(_) => {
-                    return Ended::Refused(
-                        "a text message is {\"type\": \"take_over\"} or {\"type\": \"give_back\"}"
-                            .into(),
-                    )
-                }
+                Err(_) => return Ended::Refused(TEXT_MESSAGES.into()),
             },
             Message::Close(_) => return Ended::Viewer,
             Message::Ping(_) | Message::Pong(_) => Vec::new(),
