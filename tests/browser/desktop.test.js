@@ -150,6 +150,28 @@ test('the Screen tab shows the desktop live, view-only: a click and typing chang
     'the screen drawn on the canvas',
   );
   console.log(`# first frame on the canvas ${Date.now() - started} ms after opening the tab (${drawn}+ colours sampled)`);
+  // A change on the screen reaches the canvas: the terminal moved away from (50, 50). Measured,
+  // not asserted: the exec's own round trip is part of it, and said apart.
+  const changed = page.evaluate(
+    () =>
+      new Promise((resolve) => {
+        const context = document.querySelector('.screen-view canvas').getContext('2d');
+        const pixel = () => context.getImageData(50, 50, 1, 1).data.join();
+        const first = pixel();
+        const check = (tries) => {
+          if (pixel() !== first) resolve(Date.now());
+          else if (tries > 6000) resolve(null);
+          else setTimeout(() => check(tries + 1), 4);
+        };
+        check(0);
+      }),
+  );
+  const moveSent = Date.now();
+  await exec('DISPLAY=:0 xdotool search --onlyvisible --class Xfce4-terminal windowmove 100 100');
+  const moveDone = Date.now();
+  const seen = await changed;
+  assert.ok(seen, 'the moved window shows on the canvas');
+  console.log(`# a window moved by exec shows on the canvas ${seen - moveSent} ms after the exec was sent (the exec itself took ${moveDone - moveSent} ms)`);
   assert.equal(await page.locator('.screen-state').innerText(), 'view-only');
   assert.equal(await page.locator('input.take-over').isChecked(), false);
   await screenshot(page, 'session-screen');
