@@ -302,3 +302,34 @@ test('the activity pane lists the take-over; leaving the Screen tab ends the vie
   console.log(`# the dashboard's view carried ${view.bytes} bytes in ${view.duration_ms} ms`);
   assert.deepEqual(pageErrors, []);
 });
+
+test('Record makes a video of the screen in the sandbox, and Stop ends its file', async () => {
+  await page.click('a.subtab[data-subtab="screen"]');
+  await page.locator('.screen-state[data-state="connected"]').waitFor();
+  await page.click('button.record');
+  await page.locator('.record-note', { hasText: 'Recording the screen to /workspace/screen-' }).waitFor();
+  const started = await activity();
+  const start = started.find((e) => e.action === 'computer_record_start');
+  assert.match(start.target, /^\/workspace\/screen-\d+\.mp4$/);
+  // A second recording is refused while this one runs.
+  const again = await apiCall(service, 'POST', `/v1/sessions/${sessionId}/computer/recording`, {});
+  assert.equal(again.status, 409);
+  assert.equal(again.json.error.code, 'recording_running');
+  // Something happens on the screen, then the recording is stopped.
+  await exec('DISPLAY=:0 xdotool search --onlyvisible --class Xfce4-terminal windowmove 200 150');
+  await page.locator('button.record', { hasText: 'Stop recording' }).click();
+  await page.locator('.record-note', { hasText: 'Recorded /workspace/screen-' }).waitFor();
+  const stop = (await activity()).find((e) => e.action === 'computer_record_stop');
+  assert.equal(stop.target, start.target);
+  assert.ok(stop.bytes > 1000, JSON.stringify(stop));
+  // The file is a video of the screen: ffprobe in the sandbox reads its frames.
+  const probe = await exec(`ffprobe -v error -count_frames -select_streams v:0 -show_entries stream=codec_name,width,height,nb_read_frames -of csv=p=0 ${start.target}`);
+  const [codec, width, height, frames] = probe.stdout.trim().split(',');
+  assert.deepEqual([codec, width, height], ['h264', '1024', '768'], probe.stdout + probe.stderr);
+  assert.ok(Number(frames) >= 1, probe.stdout);
+  console.log(`# a recording of ${frames} frames, ${stop.bytes} bytes; stopping took ${stop.duration_ms} ms`);
+  const none = await apiCall(service, 'DELETE', `/v1/sessions/${sessionId}/computer/recording`);
+  assert.equal(none.status, 409);
+  assert.equal(none.json.error.code, 'no_recording');
+  assert.deepEqual(pageErrors, []);
+});

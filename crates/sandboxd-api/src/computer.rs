@@ -219,3 +219,32 @@ pub enum ScreenViewMessage {
     /// View-only again: keys still held are released, and no more input is delivered.
     GiveBack,
 }
+
+/// The most frames per second a recording of the screen takes.
+pub const MAX_RECORDING_FPS: u32 = 30;
+
+/// `POST /v1/sessions/{id}/computer/recording`: record the screen to a video file in the
+/// sandbox until `DELETE` stops it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RecordingRequest {
+    /// Where the video goes in the sandbox: an absolute path ending in `.mp4` (default
+    /// `/workspace/screen-<unix time>.mp4`); its folder is made if missing.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Frames per second, 1 to 30 (default 10).
+    #[serde(default)]
+    pub fps: Option<u32>,
+}
+
+/// A recording of the screen: started, or stopped with its file's size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Recording {
+    /// The video file in the sandbox (H.264 in fragmented MP4, playable even if cut short).
+    pub path: String,
+    /// When stopped: the file's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+}

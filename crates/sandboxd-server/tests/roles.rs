@@ -166,6 +166,12 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("post", "/v1/sessions/{id}/computer", Role::Anyone),
     ("get", "/v1/sessions/{id}/computer/screenshot", Role::Anyone),
     ("get", "/v1/sessions/{id}/computer/view", Role::Anyone),
+    ("post", "/v1/sessions/{id}/computer/recording", Role::Anyone),
+    (
+        "delete",
+        "/v1/sessions/{id}/computer/recording",
+        Role::Anyone,
+    ),
 ];
 
 /// The operations of the served document, as (method, path).

@@ -200,7 +200,7 @@ impl Core {
     }
 
     /// One command through the agent, its output kept raw (a screenshot is binary).
-    async fn run(
+    pub(crate) async fn run(
         &self,
         session: &Session,
         argv: &[String],

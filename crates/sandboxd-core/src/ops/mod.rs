@@ -21,6 +21,7 @@ pub(crate) mod pause;
 pub mod ports;
 pub mod processes;
 pub(crate) mod rfb_gate;
+pub(crate) mod screen_recording;
 pub(crate) mod screen_view;
 pub(crate) mod screenshot_image;
 pub(crate) mod session_tokens;

@@ -3,10 +3,12 @@
 // ticket like the shell's). View-only until "Take over" is switched on; the service enforces
 // it (it drops the page's input while view-only), this page only mirrors it. Taking over and
 // giving back are text messages on the same socket, so they stay in order with the input.
+// Record starts ffmpeg on the screen in the sandbox (POST .../computer/recording); Stop ends it.
 
 import RFB from '../vendor/novnc/rfb.mjs';
-import { websocket } from './api.js';
+import { api, sessionPath, websocket } from './api.js';
 import { h, setText, show } from './dom.js';
+import * as fmt from './format.js';
 import { errorText } from './sessions.js';
 import { store } from './store.js';
 
@@ -19,6 +21,7 @@ export class DesktopView {
     this.socket = null;
     this.rfb = null;
     this.opening = false;
+    this.recording = null;
   }
 
   mount(pane) {
@@ -26,6 +29,9 @@ export class DesktopView {
     this.takeOverSwitch = h('input', { type: 'checkbox', role: 'switch', class: 'take-over', disabled: true, 'aria-label': 'Take over the keyboard and mouse' });
     this.takeOverSwitch.addEventListener('change', () => this.setControl(this.takeOverSwitch.checked));
     this.connectButton = h('button', { type: 'button', class: 'btn btn-small btn-primary', onclick: () => this.toggle() }, 'Connect');
+    // Recording goes on in the sandbox whether or not the view is open.
+    this.recordButton = h('button', { type: 'button', class: 'btn btn-small btn-ghost record', title: 'Record the screen to a video file in the sandbox', onclick: () => this.toggleRecording() }, 'Record');
+    this.recordNote = h('p', { class: 'alert alert-info record-note', role: 'status', hidden: true });
     this.screen = h('div', { class: 'screen-view', 'aria-label': 'The desktop\u2019s screen' });
     this.error = h('p', { class: 'alert alert-error', role: 'alert', hidden: true });
     this.noDesktop = h(
@@ -43,12 +49,13 @@ export class DesktopView {
         this.stateLabel,
         h('span', { class: 'spacer' }),
         h('label', { class: 'take-over-label' }, this.takeOverSwitch, 'Take over'),
+        this.recordButton,
         this.connectButton,
       ),
       h('p', { class: 'term-note' }, 'The desktop live. View-only: nothing you do here reaches it until you switch Take over on; then your keyboard and mouse act on it beside the agent. Both are in the activity log.'),
       this.screen,
     );
-    pane.append(this.error, this.noDesktop, this.body);
+    pane.append(this.error, this.recordNote, this.noDesktop, this.body);
   }
 
   /** Called with every refresh of the session: connects only when the pane first learns it shows a desktop. */
@@ -71,6 +78,7 @@ export class DesktopView {
   setEnded(ended) {
     this.ended = ended;
     this.connectButton.disabled = ended;
+    this.recordButton.disabled = ended;
     if (ended) this.disconnect();
   }
 
@@ -151,6 +159,35 @@ export class DesktopView {
       setText(this.stateLabel, 'view-only');
     }
     this.screen.classList.toggle('in-control', control);
+  }
+
+  /** Starts a recording of the screen (a file in the sandbox), or stops the one this pane started. */
+  async toggleRecording() {
+    const stop = this.recording;
+    this.recordButton.disabled = true;
+    try {
+      const path = sessionPath(this.id, '/computer/recording');
+      if (stop) {
+        const done = await api.delete(path);
+        this.recording = null;
+        setText(this.recordNote, `Recorded ${done.path} (${fmt.bytes(done.bytes)}); download it from the Files tab.`);
+      } else {
+        this.recording = await api.post(path, {});
+        setText(this.recordNote, `Recording the screen to ${this.recording.path}…`);
+      }
+      show(this.recordNote);
+      show(this.error, false);
+    } catch (error) {
+      // Started elsewhere (the API, another tab) or already stopped: the button follows.
+      if (error.code === 'recording_running') this.recording = {};
+      if (error.code === 'no_recording') this.recording = null;
+      setText(this.error, errorText(error));
+      show(this.error);
+    } finally {
+      this.recordButton.disabled = this.ended;
+      setText(this.recordButton, this.recording ? 'Stop recording' : 'Record');
+      this.recordButton.classList.toggle('recording', Boolean(this.recording));
+    }
   }
 
   dispose() {
