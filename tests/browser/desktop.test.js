@@ -304,8 +304,10 @@ test('the activity pane lists the take-over; leaving the Screen tab ends the vie
 });
 
 test('Record makes a video of the screen in the sandbox, and Stop ends its file', async () => {
+  const opened = Date.now();
   await page.click('a.subtab[data-subtab="screen"]');
   await page.locator('.screen-state[data-state="connected"]').waitFor();
+  console.log(`# the view opened again (its VNC server running already) ${Date.now() - opened} ms after the click`);
   await page.click('button.record');
   await page.locator('.record-note', { hasText: 'Recording the screen to /workspace/screen-' }).waitFor();
   const started = await activity();
