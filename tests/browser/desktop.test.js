@@ -289,6 +289,35 @@ test('the service drops input while view-only, whatever the client sends', async
   assert.deepEqual(pageErrors, []);
 });
 
+test('a viewer message the service cannot size, or an unknown text message, closes the view (1008)', async () => {
+  const closes = [];
+  for (const bad of [[99, 0, 0, 0], 'hello']) {
+    const ticket = await apiCall(service, 'POST', `/v1/sessions/${sessionId}/tickets`, {});
+    closes.push(
+      await page.evaluate(
+        async ({ id, presented, message }) => {
+          const socket = new WebSocket(`ws://${location.host}/v1/sessions/${id}/computer/view`, ['sandboxd', `ticket.${presented}`]);
+          socket.binaryType = 'arraybuffer';
+          const closed = new Promise((resolve) => {
+            socket.onclose = (event) => resolve({ code: event.code, reason: event.reason });
+          });
+          await new Promise((resolve) => {
+            socket.onopen = resolve;
+          });
+          socket.send(new Uint8Array([...new TextEncoder().encode('RFB 003.008\n'), 1, 1]));
+          socket.send(typeof message === 'string' ? message : new Uint8Array(message));
+          return closed;
+        },
+        { id: sessionId, presented: ticket.json.ticket, message: bad },
+      ),
+    );
+  }
+  assert.equal(closes[0].code, 1008, JSON.stringify(closes));
+  assert.match(closes[0].reason, /client message type 99/);
+  assert.equal(closes[1].code, 1008, JSON.stringify(closes));
+  assert.match(closes[1].reason, /take_over/);
+});
+
 test('the activity pane lists the take-over; leaving the Screen tab ends the view with its bytes', async () => {
   await page.click('a.subtab[data-subtab="activity"]');
   await page.locator('.subpanel-activity tbody tr', { hasText: 'computer_take_over' }).first().waitFor();

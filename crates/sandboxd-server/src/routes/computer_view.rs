@@ -79,7 +79,7 @@ async fn run_view(socket: WebSocket, mut view: ScreenView, stream: DuplexStream)
             return;
         }
         Ended::Screen => (close_code::NORMAL, String::new()),
-        Ended::Refused(reason) => (close_code::POLICY, reason.chars().take(120).collect()),
+        Ended::Refused(reason) => (close_code::POLICY, close_reason(&reason)),
     };
     let close = CloseFrame {
         code,
@@ -87,6 +87,15 @@ async fn run_view(socket: WebSocket, mut view: ScreenView, stream: DuplexStream)
     };
     let _ = to_viewer.send(Message::Close(Some(close))).await;
     let _ = to_viewer.close().await;
+}
+
+/// A close frame's reason is at most 123 bytes: the words cut at a character's edge.
+fn close_reason(words: &str) -> String {
+    let mut end = words.len().min(123);
+    while !words.is_char_boundary(end) {
+        end -= 1;
+    }
+    words[..end].to_string()
 }
 
 /// What ended a view.
@@ -151,4 +160,17 @@ async fn viewer_to_screen(
 /// This file's routes, each at the path its annotation documents (`app.rs` merges them).
 pub(crate) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new().routes(routes!(view))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::close_reason;
+
+    #[test]
+    fn a_close_reason_fits_its_frame() {
+        assert_eq!(close_reason("short"), "short");
+        let long = "é".repeat(100);
+        let cut = close_reason(&long);
+        assert!(cut.len() <= 123 && long.starts_with(&cut) && cut.len() >= 121);
+    }
 }
