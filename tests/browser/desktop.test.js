@@ -23,7 +23,8 @@ async function build() {
   const response = await fetch(`${service.url}/v1/runtimes/desktop/build`, { method: 'POST', headers: { Authorization: `Bearer ${TOKEN}` } });
   const text = await response.text();
   assert.equal(response.status, 200, text.slice(-2000));
-  assert.doesNotMatch(text.split('\n').filter(Boolean).pop() || '', /"error"|failed/, text.slice(-2000));
+  const last = JSON.parse(text.split('\n').filter(Boolean).pop());
+  assert.equal(last.state, 'ready', text.slice(-2000));
 }
 
 async function exec(command) {
