@@ -384,7 +384,9 @@ remove_test_sandboxes
 # tests/browser/package-lock.json) against a real service on loopback and the real engine.
 # The tests start the service themselves and stop it, with its sandboxes, when they end;
 # anything a killed run left (listed in a pid file) is ended here. Screenshots of every tab
-# land in test-output/screenshots/.
+# land in test-output/screenshots/. The desktop's live view (desktop.test.js) builds the
+# catalogue's desktop recipe when the machine has not yet (about 4 minutes, then shared with
+# the MCP and e2b steps, which come later).
 browser_tests() {
     local pidfile rc=0 pid dir
     if ! have node || ! have npm; then
@@ -440,8 +442,8 @@ remove_test_sandboxes
 # The E2B-compatible API driven by the official E2B SDKs, unchanged (tests/e2b): the e2b
 # Python package with pytest, which also runs the e2b npm package's suite with node's runner;
 # E2B's Desktop SDKs (e2b-desktop, @e2b/desktop) on the embedded default's desktop runtime,
-# whose recipe is built once per machine (about 4 minutes; the MCP step's computer test and
-# this one share the image).
+# whose recipe is built once per machine (about 4 minutes; the browser step's live view, the
+# MCP step's computer test and this one share the image).
 e2b_tests() {
     if ! have node || ! have npm; then
         ensure_packages nodejs npm

@@ -205,3 +205,46 @@ pub struct ComputerResult {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub screenshot: Option<Screenshot>,
 }
+
+/// The text messages a viewer sends on a desktop session's live view (`GET
+/// /v1/sessions/{id}/computer/view`), whose binary messages are the VNC protocol (RFB 3.8)
+/// both ways. A view starts view-only: the service delivers none of the viewer's keyboard,
+/// mouse, clipboard or screen-size messages until it takes over.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum ScreenViewMessage {
+    /// From now on this viewer's keyboard and mouse reach the screen.
+    TakeOver,
+    /// View-only again: keys still held are released, and no more input is delivered.
+    GiveBack,
+}
+
+/// The most frames per second a recording of the screen takes.
+pub const MAX_RECORDING_FPS: u32 = 30;
+
+/// `POST /v1/sessions/{id}/computer/recording`: record the screen to a video file in the
+/// sandbox until `DELETE` stops it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(deny_unknown_fields)]
+pub struct RecordingRequest {
+    /// Where the video goes in the sandbox: an absolute path ending in `.mp4` (default
+    /// `/workspace/screen-<unix time>.mp4`); its folder is made if missing.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// Frames per second, 1 to 30 (default 10).
+    #[serde(default)]
+    pub fps: Option<u32>,
+}
+
+/// A recording of the screen: started, or stopped with its file's size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct Recording {
+    /// The video file in the sandbox (H.264 in fragmented MP4, playable even if cut short).
+    pub path: String,
+    /// When stopped: the file's size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bytes: Option<u64>,
+}

@@ -32,6 +32,7 @@ pub use ops::egress::EgressEvent;
 pub use ops::files::Download;
 pub use ops::maintenance::{RestoreReport, TakenBack};
 pub use ops::processes::Attachment;
+pub use ops::screen_view::ScreenView;
 pub use ops::terminal::Terminal;
 pub use ops::volume_files::VolumeDownload;
 pub use ops::{

@@ -16,8 +16,8 @@ use crate::origin;
 use crate::origin::Guard;
 use crate::routes;
 use crate::routes::{
-    archive, audit, computer, contexts, events, files, files_meta, network, pause, ports,
-    processes, service, sessions, share_path, snapshots, stream, terminal, tickets, tunnel,
+    archive, audit, computer, computer_view, contexts, events, files, files_meta, network, pause,
+    ports, processes, service, sessions, share_path, snapshots, stream, terminal, tickets, tunnel,
     volumes,
 };
 use crate::state::AppState;
@@ -69,6 +69,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         .merge(contexts::routes())
         .merge(network::routes())
         .merge(computer::routes())
+        .merge(computer_view::routes())
         .merge(volumes::routes())
         .split_for_parts();
     let api = api

@@ -1,9 +1,9 @@
 //! The token check in front of every API route: the core says who the bearer token belongs
 //! to, and the handlers find the principal among the request's extensions.
 //!
-//! A connection ticket (see [`sandboxd_core::tickets`]) stands in for the token on two routes
-//! only, the terminal WebSocket and a process's output stream, and only for the session it
-//! was issued for. It comes as the WebSocket subprotocol `ticket.<ticket>` (the origin guard
+//! A connection ticket (see [`sandboxd_core::tickets`]) stands in for the token on three
+//! routes only, the terminal WebSocket, a process's output stream and a desktop's live view,
+//! and only for the session it was issued for. It comes as the WebSocket subprotocol `ticket.<ticket>` (the origin guard
 //! moves it into a [`PresentedTicket`]) or as `?ticket=`, which is taken out of the query
 //! before the handler sees it. The connection then acts as the principal and interface the
 //! ticket was issued to. Anywhere else a ticket authenticates nothing.
@@ -16,10 +16,12 @@ use axum::response::{IntoResponse, Response};
 use sandboxd_api::CLIENT_HEADER;
 use sandboxd_core::Core;
 
-/// The routes a ticket opens: the terminal and a process's output stream.
-const TICKET_ROUTES: [&str; 2] = [
+/// The routes a ticket opens: the terminal, a process's output stream and a desktop's live
+/// view.
+const TICKET_ROUTES: [&str; 3] = [
     "/v1/sessions/{id}/pty",
     "/v1/sessions/{id}/processes/{process_id}/stream",
+    "/v1/sessions/{id}/computer/view",
 ];
 
 /// The query parameter that carries a ticket.

@@ -35,6 +35,7 @@ use utoipa::OpenApi;
         sandboxd_api::OutputChunk,
         sandboxd_api::OutputDropped,
         sandboxd_api::TerminalMessage,
+        sandboxd_api::ScreenViewMessage,
         sandboxd_api::SessionChange
     )),
     tags(

@@ -165,6 +165,13 @@ const ROLES: &[(&str, &str, Role)] = &[
     ("put", "/v1/sessions/{id}/network", Role::Anyone),
     ("post", "/v1/sessions/{id}/computer", Role::Anyone),
     ("get", "/v1/sessions/{id}/computer/screenshot", Role::Anyone),
+    ("get", "/v1/sessions/{id}/computer/view", Role::Anyone),
+    ("post", "/v1/sessions/{id}/computer/recording", Role::Anyone),
+    (
+        "delete",
+        "/v1/sessions/{id}/computer/recording",
+        Role::Anyone,
+    ),
 ];
 
 /// The operations of the served document, as (method, path).

@@ -31,7 +31,7 @@ pub use crate::ops::screenshot_image::Shaped as ScreenshotPng;
 const AGENT_GRACE: Duration = Duration::from_secs(5);
 
 /// What an action's command may print (a key, a position, an error).
-const TEXT_OUTPUT_LIMIT: u64 = 64 << 10;
+pub(crate) const TEXT_OUTPUT_LIMIT: u64 = 64 << 10;
 
 /// The largest screenshot read from the sandbox: a 4K screen's PNG is well under it.
 const SCREENSHOT_LIMIT: u64 = 48 << 20;
@@ -137,7 +137,7 @@ impl Core {
 
     /// Runs `argv` with the display set and answers its stdout; when it fails because no
     /// display answers, starts the desktop and runs it once more.
-    async fn run_on_screen(
+    pub(crate) async fn run_on_screen(
         &self,
         session: &Session,
         argv: &[String],
@@ -200,7 +200,7 @@ impl Core {
     }
 
     /// One command through the agent, its output kept raw (a screenshot is binary).
-    async fn run(
+    pub(crate) async fn run(
         &self,
         session: &Session,
         argv: &[String],

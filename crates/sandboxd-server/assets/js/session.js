@@ -1,5 +1,5 @@
 // The Session tab: one session's header, and its terminal with the source pane, interactive
-// shell, files, activity log, ports, notebook and network as sub-tabs.
+// shell, files, activity log, ports, notebook, network and a desktop's screen as sub-tabs.
 
 import { api, sessionPath, ApiError } from './api.js';
 import { byId, confirmButton, fill, h, icon, setText, show } from './dom.js';
@@ -13,6 +13,7 @@ import { ActivityView } from './activity.js';
 import { PortsView } from './ports.js';
 import { NotebookView } from './notebook.js';
 import { NetworkView } from './network.js';
+import { DesktopView } from './desktop.js';
 
 const REFRESH_MS = 2000;
 
@@ -25,6 +26,7 @@ const SUBTABS = [
   ['ports', 'Ports'],
   ['notebook', 'Notebook'],
   ['network', 'Network'],
+  ['screen', 'Screen'],
 ];
 
 export class SessionView {
@@ -143,6 +145,8 @@ export class SessionView {
     const nav = h('nav', { class: 'subtabs', role: 'tablist', 'aria-label': 'Session tools' });
     for (const [key, label] of SUBTABS) {
       const link = h('a', { role: 'tab', class: 'subtab', href: `#session/${encodeURIComponent(id)}/${key}`, dataset: { subtab: key } }, label);
+      // Offered once the runtime says it has a desktop.
+      if (key === 'screen') link.hidden = true;
       this.subtabButtons[key] = link;
       nav.append(link);
     }
@@ -155,6 +159,7 @@ export class SessionView {
       ports: new PortsView(id),
       notebook: new NotebookView(id),
       network: new NetworkView(id),
+      screen: new DesktopView(id),
     };
     this.panes = {};
     const body = h('div', { class: 'session-body' });
@@ -218,6 +223,7 @@ export class SessionView {
     if (runtime) {
       this.subtabButtons.notebook.hidden = Object.keys(runtime.kernels || {}).length === 0;
       this.subtabButtons.network.hidden = runtime.network_mode !== 'egress';
+      this.subtabButtons.screen.hidden = !store.isDesktop(runtime.name);
     }
     const ended = info.state === 'ended';
     if (ended) {

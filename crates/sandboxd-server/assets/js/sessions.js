@@ -124,6 +124,7 @@ export class SessionsView {
     const runtime = store.runtime(session.runtime);
     // The tier as the activity log's open entry names it: "ALIAS (gvisor)"; runc is the default.
     setText(row.runtime, runtime && runtime.isolation === 'gvisor' ? `${session.runtime} (gvisor)` : session.runtime);
+    row.desktop.hidden = !store.isDesktop(session.runtime);
     setText(row.tenant, session.tenant || '—');
     row.tenant.className = session.tenant ? 'tenant' : 'muted';
     renderLabels(row.labels, session.labels);
@@ -156,6 +157,7 @@ export class SessionsView {
     const row = {
       state: null,
       runtime: h('span', { class: 'pill' }),
+      desktop: h('span', { class: 'pill pill-desktop', title: 'A desktop: its Screen tab shows it live', hidden: true }, 'desktop'),
       tenant: h('td'),
       labels: h('td', { class: 'labels' }),
       createdAt: h('td', { class: 'nowrap created' }),
@@ -172,7 +174,7 @@ export class SessionsView {
       'tr',
       { dataset: { session: id }, class: 'clickable', ondblclick: openIt },
       h('td', null, h('a', { class: 'mono id-link', href: `#session/${encodeURIComponent(id)}`, title: id }, fmt.shortId(id))),
-      h('td', null, row.runtime),
+      h('td', null, row.runtime, row.desktop),
       row.tenant,
       row.labels,
       row.createdAt,

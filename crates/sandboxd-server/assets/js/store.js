@@ -24,4 +24,9 @@ export const store = {
   runtime(name) {
     return this.runtimes ? this.runtimes.runtimes.find((r) => r.name === name) : undefined;
   },
+  /** Whether the runtime's sessions are desktops (its image is the catalogue's desktop recipe). */
+  isDesktop(name) {
+    const runtime = this.runtime(name);
+    return Boolean(runtime && runtime.recipe === 'desktop');
+  },
 };

@@ -10,7 +10,7 @@ use axum::extract::{DefaultBodyLimit, Path, State};
 use axum::http::{header, HeaderName, HeaderValue};
 use axum::response::{IntoResponse, Response};
 use axum::Json;
-use sandboxd_api::{ComputerRequest, ComputerResult, Region};
+use sandboxd_api::{ComputerRequest, ComputerResult, Recording, RecordingRequest, Region};
 use serde::Deserialize;
 use utoipa_axum::router::{OpenApiRouter, UtoipaMethodRouterExt};
 use utoipa_axum::routes;
@@ -126,9 +126,62 @@ pub async fn screenshot(
     Ok((headers, shot.png).into_response())
 }
 
+impl JsonRequest for RecordingRequest {
+    const WHAT: &'static str = "recording";
+    const HINT: &'static str = "; send {} or e.g. {\"path\": \"/workspace/demo.mp4\", \"fps\": 10}";
+}
+
+#[utoipa::path(
+    post,
+    path = "/v1/sessions/{id}/computer/recording",
+    tag = "computer",
+    summary = "Start recording a desktop session's screen to a video file in the sandbox",
+    description = "ffmpeg records the display (x11grab; the display is started first if nothing draws it) into `path` (default `/workspace/screen-<unix time>.mp4`), H.264 in fragmented MP4, so the file plays even if the recording is cut short, at `fps` frames a second (1 to 30, default 10), until `DELETE` stops it. One recording at a time per session. An activity entry `computer_record_start` with the path.",
+    params(("id" = String, Path, description = "The session's id")),
+    request_body = RecordingRequest,
+    responses(
+        (status = 200, description = "Recording", body = Recording),
+        (status = 400, description = "`invalid_request`: a path that is not absolute or does not end in .mp4, or `fps` out of range", body = sandboxd_api::ErrorBody),
+        (status = 409, description = "`recording_running`, `no_desktop`, `no_display` or `computer_failed` (ffmpeg did not start, with what it said)", body = sandboxd_api::ErrorBody),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn start_recording(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+    ApiJson(request): ApiJson<RecordingRequest>,
+) -> Result<Json<Recording>, ApiError> {
+    Ok(Json(
+        state.core.start_recording(&caller, &id, request).await?,
+    ))
+}
+
+#[utoipa::path(
+    delete,
+    path = "/v1/sessions/{id}/computer/recording",
+    tag = "computer",
+    summary = "Stop recording a desktop session's screen",
+    description = "Stops ffmpeg (SIGINT, so it ends the file; killed after 10 s) and answers the file's path and size; read it with the files API. An activity entry `computer_record_stop` with the path and the size.",
+    params(("id" = String, Path, description = "The session's id")),
+    responses(
+        (status = 200, description = "The recording's file", body = Recording),
+        (status = 409, description = "`no_recording`: nothing is being recorded", body = sandboxd_api::ErrorBody),
+        crate::openapi::SessionErrors
+    )
+)]
+pub async fn stop_recording(
+    State(state): State<AppState>,
+    Authenticated(caller): Authenticated,
+    Path(id): Path<String>,
+) -> Result<Json<Recording>, ApiError> {
+    Ok(Json(state.core.stop_recording(&caller, &id).await?))
+}
+
 /// This file's routes, each at the path its annotation documents (`app.rs` merges them).
 pub(crate) fn routes() -> OpenApiRouter<AppState> {
     OpenApiRouter::new()
         .routes(routes!(act).layer(DefaultBodyLimit::max(BODY_LIMIT)))
         .routes(routes!(screenshot))
+        .routes(routes!(start_recording, stop_recording))
 }

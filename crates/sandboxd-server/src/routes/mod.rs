@@ -4,6 +4,7 @@
 pub mod archive;
 pub mod audit;
 pub mod computer;
+pub mod computer_view;
 pub mod contexts;
 pub mod events;
 pub mod exec_stream;

@@ -1,5 +1,5 @@
-//! Connection tickets: what the dashboard presents on a terminal WebSocket or an output
-//! stream instead of the long-lived token (see `sandboxd_core::tickets`).
+//! Connection tickets: what the dashboard presents on a terminal WebSocket, a live view or an
+//! output stream instead of the long-lived token (see `sandboxd_core::tickets`).
 
 use crate::error::ApiError;
 use crate::extract::Authenticated;
@@ -14,8 +14,8 @@ use utoipa_axum::routes;
     post,
     path = "/v1/sessions/{id}/tickets",
     tag = "sessions",
-    summary = "A single-use ticket for one terminal or output stream of the session",
-    description = "For clients that cannot send `Authorization` on a connection (a browser's WebSocket or EventSource). The ticket authenticates exactly one connection, as the caller that asked for it, to this session's terminal (`GET .../pty`, offered as the WebSocket subprotocol `ticket.<ticket>` beside `sandboxd`) or to one of its output streams (`GET .../processes/{process_id}/stream?ticket=<ticket>`), within `expires_in_secs` (30). It is spent when presented; a spent, expired or other session's ticket is answered 401 like a wrong token. It authenticates nothing else.",
+    summary = "A single-use ticket for one terminal, output stream or live view of the session",
+    description = "For clients that cannot send `Authorization` on a connection (a browser's WebSocket or EventSource). The ticket authenticates exactly one connection, as the caller that asked for it, to this session's terminal (`GET .../pty`) or live view of its screen (`GET .../computer/view`), each offered as the WebSocket subprotocol `ticket.<ticket>` beside `sandboxd`, or to one of its output streams (`GET .../processes/{process_id}/stream?ticket=<ticket>`), within `expires_in_secs` (30). It is spent when presented; a spent, expired or other session's ticket is answered 401 like a wrong token. It authenticates nothing else.",
     params(("id" = String, Path, description = "The session's id")),
     responses(
         (status = 200, description = "The ticket", body = Ticket),
