@@ -125,7 +125,10 @@ fn own(uid: u32, dirs: &[PathBuf]) -> ExitCode {
                 }
             });
         if let Err(e) = owned {
-            eprintln!("sandboxd-agent: cannot give {} to uid {uid}: {e}", dir.display());
+            eprintln!(
+                "sandboxd-agent: cannot give {} to uid {uid}: {e}",
+                dir.display()
+            );
             return ExitCode::FAILURE;
         }
     }

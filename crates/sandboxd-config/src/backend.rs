@@ -316,10 +316,7 @@ mod tests {
                 .err()
                 .unwrap()
                 .to_string();
-            assert!(
-                error.contains(key) && error.contains(wanted),
-                "{error}"
-            );
+            assert!(error.contains(key) && error.contains(wanted), "{error}");
         }
         for (backend, wanted) in [
             (

@@ -27,5 +27,5 @@ pub use labels::{
 };
 pub use options::{KubernetesOptions, AGENT_PORT, SANDBOX_UID};
 pub use pod::pod_name;
-pub use volumes::claim_name;
 pub use sandboxd_backend::{HOME_DIR, WORKDIR};
+pub use volumes::claim_name;

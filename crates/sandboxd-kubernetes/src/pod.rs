@@ -409,15 +409,28 @@ mod tests {
         assert_eq!(mounted("/workspace/data").read_only, Some(false));
         assert_eq!(mounted("/tmp/ref").read_only, Some(true));
         let inits = spec.init_containers.unwrap();
-        assert_eq!(inits.len(), 2, "the agent's installer, then the volumes' owner");
+        assert_eq!(
+            inits.len(),
+            2,
+            "the agent's installer, then the volumes' owner"
+        );
         let owner = &inits[1];
         assert_eq!(
             owner.command.as_ref().unwrap()[1..],
-            ["--own", "61000", "/.sandboxd-volumes/0", "/.sandboxd-volumes/1"]
+            [
+                "--own",
+                "61000",
+                "/.sandboxd-volumes/0",
+                "/.sandboxd-volumes/1"
+            ]
         );
         let security = owner.security_context.as_ref().unwrap();
         let capabilities = security.capabilities.as_ref().unwrap();
-        assert_eq!(capabilities.add, Some(vec!["CHOWN".to_string()]), "nothing more");
+        assert_eq!(
+            capabilities.add,
+            Some(vec!["CHOWN".to_string()]),
+            "nothing more"
+        );
         assert_eq!(capabilities.drop, Some(vec!["ALL".to_string()]));
         assert_eq!(security.allow_privilege_escalation, Some(false));
         assert!(

@@ -126,7 +126,10 @@ impl Claims {
             if phase == Some("Bound") {
                 return Ok(());
             }
-            let class = claim.spec.as_ref().and_then(|s| s.storage_class_name.clone());
+            let class = claim
+                .spec
+                .as_ref()
+                .and_then(|s| s.storage_class_name.clone());
             if !class_checked {
                 class_checked = true;
                 if self.binds_at_first_use(name, class.as_deref()).await? {
