@@ -482,9 +482,10 @@ remove_test_sandboxes
 # The MCP and E2B faces again with the services' sandboxes as pods, on the cluster the
 # kubernetes step started (k8s-up.sh finds it up). Left out by name, what the Kubernetes backend
 # does not offer and the Docker runs cover: pause (no freezer for a pod; the MCP schema test
-# pauses too), egress runtimes, recipe builds (code interpreter, desktop), volumes (none kept
-# there yet; crates/sandboxd-server/tests/e2b_volumes.rs checks E2B's answer without them), and
-# the npm suite, which pauses, uses egress and volumes in one file.
+# pauses too), egress runtimes, recipe builds (code interpreter, desktop), E2B's volumes (its
+# SDK reaches a volume's files without a sandbox, which the Kubernetes backend does not serve;
+# tests/kubernetes_volumes.rs covers volumes there), and the npm suite, which pauses, uses
+# egress and volumes in one file.
 E2B_NOT_ON_KUBERNETES=(
     --ignore=tests/e2b/test_network.py --ignore=tests/e2b/test_code_interpreter.py
     --ignore=tests/e2b/test_node_sdk.py --ignore=tests/e2b/test_desktop.py
