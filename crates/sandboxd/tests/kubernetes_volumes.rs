@@ -88,13 +88,17 @@ async fn a_volume_is_a_claim_its_data_outlives_sessions_and_it_goes_with_the_vol
     assert_eq!(claim["metadata"]["labels"]["org.sandboxd.managed"], "true");
 
     let started = Instant::now();
+    let plain = service.open("sh").await;
+    let without = started.elapsed();
+    close(&service, &plain).await;
+    let started = Instant::now();
     let writer = open_mounted(
         &service,
         json!([{"name": "data", "path": "/workspace/data"}]),
     )
     .await;
     eprintln!(
-        "first session with the volume opened in {:?}",
+        "a session opened in {without:?} without a volume, {:?} with one (its first mount)",
         started.elapsed()
     );
     let pod = cluster.pod_json(&writer);
