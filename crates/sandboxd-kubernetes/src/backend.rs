@@ -130,10 +130,8 @@ impl KubernetesBackend {
                 ..Default::default()
             };
             match namespaces.create(&PostParams::default(), &new).await {
-                Ok(_) => {
-                    tracing::info!(namespace, "created the sandboxes' namespace");
-                    self.wait_for_service_account().await?;
-                }
+                Ok(_) => tracing::info!(namespace, "created the sandboxes' namespace"),
+                // Another service made it a moment ago: it may lack its account still.
                 Err(e) if is_status(&e, 409) => {}
                 Err(e) => {
                     return Err(BackendError::Setup(format!(
@@ -142,6 +140,7 @@ impl KubernetesBackend {
                     )))
                 }
             }
+            self.wait_for_service_account().await?;
         }
         let policies: Api<NetworkPolicy> = Api::namespaced(self.client.clone(), namespace);
         let deny_all = NetworkPolicy {
