@@ -7,7 +7,8 @@
 #                                                SANDBOXD_AGENT = target/<host triple>/debug/sandboxd-agent)
 #   4b. the Kubernetes backend                  scripts/k8s-up.sh (a single-node cluster of this host,
 #                                                built from Go modules once and cached), then the
-#                                                kubernetes suite and the shared backend suites on it
+#                                                kubernetes and kubernetes_volumes suites and the
+#                                                shared backend suites on it
 #   4c. the shared backend suites on gVisor    SANDBOXD_TEST_ISOLATION=gvisor (runsc, built by host-setup)
 #   5. the dashboard in Chromium              tests/browser (npm ci, then node --test; the tests
 #                                                start their own service on loopback)
