@@ -155,6 +155,32 @@ async fn a_volume_is_a_claim_its_data_outlives_sessions_and_it_goes_with_the_vol
             .contains("PersistentVolumeClaim that only a pod can mount"),
         "{unreachable}"
     );
+    // A snapshot leaves the volume out (shared, not copied), on a pod as on Docker.
+    let (status, snapshot) = admin(
+        &service,
+        Method::POST,
+        &format!("/v1/sessions/{writer}/snapshots"),
+        Some(json!({"name": "without the volume"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{snapshot}");
+    let (status, restored) = admin(
+        &service,
+        Method::POST,
+        "/v1/sessions",
+        Some(json!({"snapshot": snapshot["id"]})),
+    )
+    .await;
+    assert_eq!(status, 201, "{restored}");
+    let restored = restored["id"].as_str().unwrap();
+    let copied = service
+        .sh(restored, "ls -A /workspace/data 2>&1; echo done")
+        .await;
+    assert!(
+        !copied["stdout"].as_str().unwrap().contains("note"),
+        "{copied}"
+    );
+    close(&service, restored).await;
     close(&service, &writer).await;
 
     // A restart finds the claim again; two readers at once share it on the one node.
