@@ -27,7 +27,8 @@
 #
 # Everything listens on 127.0.0.1, but the kubelet, on the node's own local address (below).
 # `scripts/k8s-up.sh down` stops the cluster (its state
-# stays, so the next start is quick); `scripts/k8s-up.sh purge` also removes the state.
+# stays, so the next start is quick); `scripts/k8s-up.sh purge` also removes the state and the
+# data of the volumes provisioned for it.
 set -euo pipefail
 
 # shellcheck source=lib.sh
@@ -480,6 +481,18 @@ volumeBindingMode: Immediate
 EOF
 }
 
+# The host-path provisioner keeps each volume's data in a directory of the host, outside the
+# state directory: those of this cluster's volumes go with it on purge (the API server names
+# them; only paths below the provisioner's own directory are removed).
+remove_volume_data() {
+    running kube-apiserver || return 0
+    local path
+    kubectl_admin get pv -o jsonpath="{range .items[?(@.spec.storageClassName==\"$STORAGE_CLASS\")]}{.spec.hostPath.path}{'\n'}{end}" 2>/dev/null |
+        while read -r path; do
+            [[ "$path" == /tmp/hostpath_pv/?* && "$path" != *..* ]] && rm -rf -- "$path"
+        done || true
+}
+
 stop_all() {
     local name
     for name in kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd; do
@@ -497,6 +510,7 @@ case "${1:-up}" in
         exit 0
         ;;
     purge)
+        remove_volume_data
         stop_all
         sleep 2
         # Mounts the kubelet and containerd made for pods go first.
