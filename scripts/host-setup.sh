@@ -119,6 +119,16 @@ engine_has_runsc() {
     docker info --format '{{range $name, $_ := .Runtimes}}{{$name}} {{end}}' 2>/dev/null | grep -qw runsc
 }
 
+# The engine this script starts writes its pid to the default pid file; that pid, not a
+# process name, says which engine is meant (another engine on the host is not ours to signal).
+ENGINE_PIDFILE=/var/run/docker.pid
+
+engine_pid() {
+    local pid
+    pid="$(cat "$ENGINE_PIDFILE" 2>/dev/null || true)"
+    [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
+}
+
 start_dockerd() {
     local dockerd
     dockerd="$(engine_binary)"
@@ -134,7 +144,7 @@ start_dockerd() {
     fi
 
     # A stale pid file from a dead dockerd makes a new one refuse to start.
-    local pidfile=/var/run/docker.pid pid
+    local pidfile="$ENGINE_PIDFILE" pid
     if [[ -f "$pidfile" ]]; then
         pid="$(cat "$pidfile" 2>/dev/null || true)"
         if [[ -n "$pid" ]] && kill -0 "$pid" 2>/dev/null; then
@@ -165,7 +175,7 @@ if (( $(cat /proc/sys/kernel/pid_max 2>/dev/null || echo "$SANDBOXD_PID_MAX") < 
 fi
 
 dockerd_alive() {
-    pgrep -x dockerd >/dev/null 2>&1
+    [[ -n "$(engine_pid)" ]]
 }
 
 dead_shims_cleaned() {
@@ -207,7 +217,8 @@ if docker_ping; then
     if [[ -n "$gvisor_registered" ]] || { [[ -x "$SANDBOXD_RUNSC" ]] && ! engine_has_runsc; }; then
         # The engine reads its runtimes again on SIGHUP: no restart, its containers keep running.
         log "asking the running engine to read $SANDBOXD_DAEMON_JSON again (SIGHUP)"
-        as_root pkill -HUP -x dockerd || warn "cannot signal dockerd: restart it to add gVisor"
+        pid="$(engine_pid)" && as_root kill -HUP "$pid" ||
+            warn "cannot signal the engine (no live pid in $ENGINE_PIDFILE): restart it to add gVisor"
         for _ in $(seq 1 50); do engine_has_runsc && break; sleep 0.2; done
         engine_has_runsc || warn "the engine does not list runsc: restart it to add gVisor"
     fi

@@ -483,14 +483,14 @@ remove_test_sandboxes
 # The MCP and E2B faces again with the services' sandboxes as pods, on the cluster the
 # kubernetes step started (k8s-up.sh finds it up). Left out by name, what the Kubernetes backend
 # does not offer and the Docker runs cover: pause (no freezer for a pod; the MCP schema test
-# pauses too), egress runtimes, recipe builds (code interpreter, desktop), E2B's volumes (its
-# SDK reaches a volume's files without a sandbox, which the Kubernetes backend does not serve;
-# tests/kubernetes_volumes.rs covers volumes there), and the npm suite, which pauses, uses
-# egress and volumes in one file.
+# pauses too), egress runtimes (and secrets, which need one), recipe builds (code interpreter,
+# desktop), E2B's volumes (its SDK reaches a volume's files without a sandbox, which the
+# Kubernetes backend does not serve; tests/kubernetes_volumes.rs covers volumes there), and
+# the npm suite, which pauses, uses egress and volumes in one file.
 E2B_NOT_ON_KUBERNETES=(
     --ignore=tests/e2b/test_network.py --ignore=tests/e2b/test_code_interpreter.py
     --ignore=tests/e2b/test_node_sdk.py --ignore=tests/e2b/test_desktop.py
-    --ignore=tests/e2b/test_volumes.py
+    --ignore=tests/e2b/test_volumes.py --ignore=tests/e2b/test_secrets.py
     --deselect tests/e2b/test_pause.py::test_pause_then_connect_keeps_files_and_a_background_process
     --deselect tests/e2b/test_pause.py::test_a_paused_sandbox_resumes_when_used
     --deselect tests/e2b/test_pause.py::test_auto_pause_pauses_at_the_timeout_instead_of_ending
@@ -498,7 +498,7 @@ E2B_NOT_ON_KUBERNETES=(
 )
 MCP_NOT_ON_KUBERNETES=(
     --ignore=tests/mcp/test_mcp_network.py --ignore=tests/mcp/test_mcp_code.py
-    --ignore=tests/mcp/test_mcp_computer.py
+    --ignore=tests/mcp/test_mcp_computer.py --ignore=tests/mcp/test_mcp_secrets.py
     -k "not pause_snapshot_open_and_fork and not every_schema_matches"
 )
 kubernetes_face_tests() {

@@ -172,19 +172,23 @@ def running_service(config_text: str, token: str, name: str):
     urls: queue.Queue[str] = queue.Queue()
 
     def read_stdout():
-        # Keeps reading to the end, so the service never blocks on a full pipe.
+        # Keeps reading to the end, so the service never blocks on a full pipe; the end of its
+        # output (the service exited) is said at once, not after the wait.
         for line in process.stdout:
             if line.startswith(LISTENING):
                 urls.put(line[len(LISTENING) :].strip())
+        urls.put("")
 
     threading.Thread(target=read_stdout, daemon=True).start()
     try:
         try:
             url = urls.get(timeout=60)
         except queue.Empty:
+            url = ""
+        if not url:
             raise RuntimeError(
-                f"sandboxd did not print its address within 60 s (exit status {process.poll()}); its stderr is above"
-            ) from None
+                f"sandboxd did not print its address (exit status {process.poll()}); its stderr is above"
+            )
         yield Service(url=url, token=token, instance_id=instance_id)
     finally:
         process.kill()

@@ -106,7 +106,9 @@ upstream_dns = ["127.0.0.1:9"]
 """
 
 
-def config(token: str, tenant_a: str, tenant_b: str) -> str:
+def config(token: str, tenant_a: str, tenant_b: str, egress: str | None = None) -> str:
+    """The suite's config; `egress` in place of the egress runtime `net` and its table."""
+    egress = egress_runtime() if egress is None else egress
     return f"""
 token = "{token}"
 default_runtime = "python"
@@ -124,7 +126,7 @@ interpreter = ["python3"]
 [runtimes.sh]
 image = "{BUSYBOX_IMAGE}"
 
-{egress_runtime()}
+{egress}
 [tenants.team-a]
 token_sha256 = "{sha256(tenant_a)}"
 

@@ -2,7 +2,8 @@
 its files and its running processes and is listed as paused (on gVisor, its memory on disk);
 connect resumes it; a sandbox
 created with auto-pause pauses at its timeout instead of ending; a snapshot opens as a new
-sandbox with the files and the environment of the one snapshotted, and a fork is independent."""
+sandbox with the files and the environment of the one snapshotted, and a fork is independent
+(on gVisor it carries the running processes)."""
 
 import time
 
@@ -132,15 +133,26 @@ def test_a_tenant_cannot_see_or_open_another_tenants_snapshot(e2b):
         assert Sandbox.delete_snapshot(snapshot.snapshot_id, api_key=e2b.tenant_a) is True
 
 
+def counted(box) -> int:
+    return int(box.files.read("/tmp/count").strip() or 0)
+
+
 def test_a_fork_has_the_files_and_environment_and_is_independent(e2b):
     box = Sandbox.create(envs={"FROM_CREATE": "forked"})
     try:
         box.files.write("state.txt", "before the fork")
+        box.commands.run(COUNTER, background=True)
+        time.sleep(1)
         (fork,) = box.fork(count=1, timeout=300)
         try:
             assert fork.sandbox_id != box.sandbox_id
             assert fork.files.read("state.txt") == "before the fork"
             assert fork.commands.run("echo $FROM_CREATE").stdout == "forked\n"
+            # On gVisor the fork carries the running counter, which goes on from its number
+            # in the copy; on runc only its file came along, and nothing counts there.
+            copied = counted(fork)
+            time.sleep(1)
+            assert (counted(fork) > copied) == (ISOLATION == "gvisor"), (copied, counted(fork))
             fork.files.write("state.txt", "the fork's own")
             assert box.files.read("state.txt") == "before the fork"
         finally:

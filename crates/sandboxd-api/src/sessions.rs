@@ -64,6 +64,11 @@ pub struct SessionInfo {
     pub last_activity_at: String,
     pub idle_secs: u64,
     pub memory_bytes: u64,
+    /// What `memory_bytes` counts against on the host, when the platform says: the runtime's
+    /// `mem_limit`, and on gVisor also the sandbox's kernel and its memory-backed places
+    /// (`/tmp`, `/workspace`, `/dev/shm`), which live in that kernel's memory.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory_limit_bytes: Option<u64>,
     pub process_count: u64,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub ended_at: Option<String>,

@@ -53,6 +53,11 @@ pub struct SnapshotList {
 pub struct ForkRequest {
     /// 1 to 16.
     pub count: u32,
+    /// Whether the forks carry the session's running processes and memory, which gVisor
+    /// runtimes without a network can: `true` requires it, `false` copies the files only;
+    /// left out, the processes where the runtime can, the files otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub memory: Option<bool>,
 }
 
 /// The sessions a fork opened, each independent of the others and of the one forked.
@@ -61,4 +66,7 @@ pub struct ForkRequest {
 #[cfg_attr(feature = "schemars", derive(schemars::JsonSchema))]
 pub struct ForkResult {
     pub sessions: Vec<SessionInfo>,
+    /// Whether they carry the session's running processes and memory (else its files only).
+    #[serde(default)]
+    pub memory: bool,
 }

@@ -30,6 +30,9 @@ pub struct SandboxSpec {
     pub image: String,
     pub limits: Limits,
     pub volumes: Vec<VolumeMount>,
+    /// A copy of another sandbox's memory and processes ([`Backend::copy_memory`]) this one
+    /// starts from, instead of booting afresh.
+    pub memory_from: Option<String>,
 }
 
 /// A volume mounted in a sandbox.
@@ -119,6 +122,9 @@ pub enum Paused {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Usage {
     pub memory_bytes: u64,
+    /// The ceiling `memory_bytes` counts against, where the platform sets one: the runtime's
+    /// memory, and on gVisor also its kernel's own memory and its memory-backed places.
+    pub memory_limit_bytes: Option<u64>,
     pub processes: u64,
 }
 
@@ -230,6 +236,20 @@ pub trait Backend: Send + Sync + 'static {
     /// with the bytes of checkpoint image it was restored from (none when it was frozen).
     /// Resuming a running sandbox is no error.
     async fn resume(&self, sandbox: &Sandbox) -> Result<Option<u64>, BackendError>;
+
+    /// Writes a copy of the running sandbox's memory and processes, kept as `copy_id`, for
+    /// sandboxes of the same runtime to start from ([`SandboxSpec::memory_from`]); the
+    /// sandbox keeps running. Returns the copy's bytes. Where the platform cannot (a runc
+    /// sandbox, a pod), [`BackendError::Unsupported`], the default.
+    async fn copy_memory(&self, sandbox: &Sandbox, _copy_id: &str) -> Result<u64, BackendError> {
+        Err(BackendError::Unsupported(format!(
+            "sandbox {}: this platform keeps no copy of a sandbox's memory",
+            sandbox.session_id
+        )))
+    }
+
+    /// Removes a copy of memory; none is no error.
+    fn remove_memory_copy(&self, _copy_id: &str) {}
 
     /// The directories of a sandbox its processes can write, all of them: what a snapshot
     /// keeps.

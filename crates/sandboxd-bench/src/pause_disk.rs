@@ -1,6 +1,7 @@
 //! Pause to disk on gVisor (`--gvisor`): a Python session holding 64 MiB of live objects,
 //! paused (its memory and processes written to the state directory, its RAM released) and
-//! resumed (restored, its agent answering again), `n` times each.
+//! resumed (restored, its agent answering again), `n` times each; then forked into 4 sessions
+//! that carry its processes (the answer comes once all four agents answer), a few times.
 
 use crate::report::{print_row, time, Sample};
 use crate::sandboxd::Api;
@@ -16,6 +17,9 @@ pub(crate) const RUNTIME: &str = "python-memory";
 const HOLD: &str =
     "python3 -c 'import os, time; held = bytearray(os.urandom(64 << 20)); time.sleep(1e9)'";
 const HELD_BYTES: u64 = 64 << 20;
+/// Sessions per fork, and forks measured at most: each holds four copies of the memory.
+const FORKED: usize = 4;
+const FORKS: usize = 5;
 
 /// The runtime's lines for the gVisor service's config.
 pub(crate) fn runtime(python_image: &str) -> String {
@@ -73,5 +77,25 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
         None,
     );
     print_row("resume from disk, agent answering", &Sample(resumes), None);
+    let mut forks = Vec::new();
+    for _ in 0..n.min(FORKS) {
+        let forked = time(
+            &mut forks,
+            api.call(
+                Method::POST,
+                &path("/fork"),
+                Some(json!({"count": FORKED, "memory": true})),
+            ),
+        )
+        .await?;
+        for session in forked["sessions"].as_array().into_iter().flatten() {
+            api.close(session["id"].as_str().unwrap_or_default()).await?;
+        }
+    }
+    print_row(
+        "fork of 4 carrying the processes, all answering",
+        &Sample(forks),
+        None,
+    );
     api.close(&id).await
 }

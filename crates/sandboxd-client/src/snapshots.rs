@@ -50,6 +50,10 @@ impl Client {
     /// `snapshot` field.
     pub async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, ClientError> {
         let request = self.untimed_request(Method::POST, &["sessions", id, "fork"]);
-        self.send(request.json(&ForkRequest { count })).await
+        self.send(request.json(&ForkRequest {
+            count,
+            memory: None,
+        }))
+        .await
     }
 }

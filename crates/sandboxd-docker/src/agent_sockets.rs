@@ -66,13 +66,37 @@ impl AgentSockets {
         self.root.join(session_id)
     }
 
+    /// Beside (not in: that is the sandbox's) the session's directory, the session whose
+    /// secret its agent proves, when not its own.
+    fn secret_of_file(&self, session_id: &str) -> PathBuf {
+        self.root.join(format!("{session_id}.secret-of"))
+    }
+
+    /// The session whose secret the session's agent proves: its own, or for a sandbox started
+    /// from a copy of memory, the one whose agent it was copied from.
+    pub fn secret_owner(&self, session_id: &str) -> String {
+        std::fs::read_to_string(self.secret_of_file(session_id))
+            .ok()
+            .filter(|owner| !owner.is_empty() && owner.len() <= 64)
+            .unwrap_or_else(|| session_id.to_string())
+    }
+
     /// A fresh directory for a new sandbox, holding the secret file its agent reads at start,
-    /// and the hub listening there, handed to its agent with `access`.
+    /// and the hub listening there, handed to its agent with `access`. A sandbox started from
+    /// a copy of another's memory has `secret_of` that other's (or its source's) session: its
+    /// agent proves the secret it knew there, and reads no file.
     pub fn open_new(
         &self,
         session_id: &str,
         access: SandboxAccess,
+        secret_of: Option<&str>,
     ) -> Result<Arc<AgentHub>, BackendError> {
+        if let Some(owner) = secret_of {
+            let file = self.secret_of_file(session_id);
+            std::fs::write(&file, owner).map_err(|e| {
+                BackendError::Setup(format!("cannot write {}: {e}", file.display()))
+            })?;
+        }
         let hub = self.bind(session_id, Some(access))?;
         self.lock()
             .insert(session_id.to_string(), Slot::Open(hub.clone()));
@@ -238,7 +262,8 @@ impl AgentSockets {
         let setup = |e: std::io::Error| {
             BackendError::Setup(format!("cannot prepare {}: {e}", dir.display()))
         };
-        let secret = self.key.secret_for(session_id);
+        let owner = self.secret_owner(session_id);
+        let secret = self.key.secret_for(&owner);
         let access = if let Some(access) = new_with {
             if dir.exists() {
                 std::fs::remove_dir_all(&dir).map_err(setup)?;
@@ -248,7 +273,9 @@ impl AgentSockets {
                 .create(&dir)
                 .map_err(setup)?;
             access.hand_over_dir(&dir).map_err(setup)?;
-            access.write_secret(&dir, &secret).map_err(setup)?;
+            if owner == session_id {
+                access.write_secret(&dir, &secret).map_err(setup)?;
+            }
             access.make_wake(&socket).map_err(setup)?;
             access
         } else if let Some(found) = std::fs::symlink_metadata(&dir).ok().filter(|m| m.is_dir()) {
@@ -281,6 +308,7 @@ impl AgentSockets {
     }
 
     fn remove_dir(&self, session_id: &str) {
+        let _ = std::fs::remove_file(self.secret_of_file(session_id));
         let dir = self.dir(session_id);
         if let Err(e) = std::fs::remove_dir_all(&dir) {
             if e.kind() != std::io::ErrorKind::NotFound {

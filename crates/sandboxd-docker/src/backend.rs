@@ -51,6 +51,8 @@ const SHIM_RETRY_DELAY: Duration = Duration::from_millis(50);
 /// How long a request waits for an idle agent connection.
 const AGENT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
+mod memory_copy;
+
 pub struct DockerBackend {
     link: Arc<EngineLink>,
     options: DockerOptions,
@@ -396,7 +398,9 @@ impl DockerBackend {
                     engine_error(e)
                 }
             })?;
+        self.seed_memory(spec)?;
         start_created(&engine.docker, &created.id).await?;
+        self.call_restored_agent(spec, hub);
         if let Some(egress) = &egress {
             egress.forget_addresses();
         }
@@ -406,6 +410,7 @@ impl DockerBackend {
             ));
         }
         self.sockets.remove_secret(&spec.session_id)?;
+        self.unseed_memory(spec);
         Ok(created.id)
     }
 }
@@ -438,7 +443,10 @@ async fn start_created(docker: &Docker, id: &str) -> Result<(), BackendError> {
 impl Backend for DockerBackend {
     async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
         let access = self.engine().await?.access;
-        let hub = self.sockets.open_new(&spec.session_id, access)?;
+        let secret_of = self.secret_of(spec)?;
+        let hub = self
+            .sockets
+            .open_new(&spec.session_id, access, secret_of.as_deref())?;
         match self.start_container(spec, &hub).await {
             Ok(backend_id) => Ok(Sandbox {
                 session_id: spec.session_id.clone(),
@@ -450,6 +458,7 @@ impl Backend for DockerBackend {
                     tracing::warn!(container = %name, error = %cleanup, "cannot remove a sandbox that failed to start");
                 }
                 self.sockets.close(&spec.session_id);
+                self.unseed_memory(spec);
                 Err(e)
             }
         }
@@ -538,6 +547,14 @@ impl Backend for DockerBackend {
         })?;
         self.checkpoints.remove(&sandbox.session_id);
         Ok(on_disk)
+    }
+
+    async fn copy_memory(&self, sandbox: &Sandbox, copy_id: &str) -> Result<u64, BackendError> {
+        self.write_memory_copy(sandbox, copy_id).await
+    }
+
+    fn remove_memory_copy(&self, copy_id: &str) {
+        self.checkpoints.remove_copy(copy_id);
     }
 
     fn offers_volumes(&self) -> bool {

@@ -48,20 +48,34 @@ impl CgroupLayout {
         }
         let memory_dir = self.container_dir("memory", container_id);
         let pids_dir = self.container_dir("pids", container_id);
-        let (usage_file, inactive_key) = match self {
-            CgroupLayout::V1 { .. } => ("memory.usage_in_bytes", "total_inactive_file"),
-            CgroupLayout::V2 { .. } => ("memory.current", "inactive_file"),
+        let (usage_file, limit_file, inactive_key) = match self {
+            CgroupLayout::V1 { .. } => (
+                "memory.usage_in_bytes",
+                "memory.limit_in_bytes",
+                "total_inactive_file",
+            ),
+            CgroupLayout::V2 { .. } => ("memory.current", "memory.max", "inactive_file"),
         };
         let usage = read_small(memory_dir.join(usage_file));
+        let limit = read_small(memory_dir.join(limit_file));
         let stat = read_small(memory_dir.join("memory.stat"));
         let pids = read_small(pids_dir.join("pids.current"));
         let usage: u64 = usage.trim().parse().unwrap_or(0);
         let inactive = stat_value(&stat, inactive_key).unwrap_or(0);
         Usage {
             memory_bytes: usage.saturating_sub(inactive),
+            memory_limit_bytes: memory_limit(&limit),
             processes: pids.trim().parse().unwrap_or(0),
         }
     }
+}
+
+/// A cgroup's memory limit: none for v2's `max` or v1's page-rounded "no limit" (near 2^63).
+fn memory_limit(text: &str) -> Option<u64> {
+    text.trim()
+        .parse::<u64>()
+        .ok()
+        .filter(|&bytes| bytes > 0 && bytes < 1 << 62)
 }
 
 /// Container ids are hex; anything else must not be joined into a path.
@@ -108,5 +122,13 @@ mod tests {
         assert_eq!(stat_value(stat, "missing"), None);
         let oom_control = "oom_kill_disable 0\nunder_oom 0\noom_kill 3\n";
         assert_eq!(stat_value(oom_control, "oom_kill"), Some(3));
+    }
+
+    #[test]
+    fn a_limit_is_a_number_below_no_limit() {
+        assert_eq!(memory_limit("268435456\n"), Some(256 << 20));
+        assert_eq!(memory_limit("max\n"), None);
+        assert_eq!(memory_limit("9223372036854771712\n"), None);
+        assert_eq!(memory_limit(""), None);
     }
 }

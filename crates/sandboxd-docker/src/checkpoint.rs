@@ -16,8 +16,10 @@
 use crate::engine_errors::{engine_error, is_not_found};
 use bollard::Docker;
 use sandboxd_backend::{BackendError, Sandbox};
+use std::collections::HashMap;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// The annotation of a gVisor sandbox naming its checkpoint directory, read by the wrapper.
@@ -32,14 +34,43 @@ const CHECKPOINT_TIMEOUT: Duration = Duration::from_secs(120);
 const STOP_SEEN_TIMEOUT: Duration = Duration::from_secs(10);
 /// Room left free on the state directory's filesystem beyond the image.
 const HEADROOM_BYTES: u64 = 64 << 20;
+/// How the directories of copies of memory begin (a session's is its id).
+const COPY_PREFIX: &[u8] = b"copy-";
 
 pub(crate) struct Checkpoints {
     root: PathBuf,
+    /// For each copy of memory, the session whose agent secret its agent knows.
+    copies: Mutex<HashMap<String, String>>,
 }
 
 impl Checkpoints {
+    /// The checkpoints under `root`; copies of memory a stopped service left there (their
+    /// forks never started) are removed.
     pub fn new(root: PathBuf) -> Checkpoints {
-        Checkpoints { root }
+        let left = std::fs::read_dir(&root).into_iter().flatten().flatten();
+        for entry in left.filter(|e| e.file_name().as_encoded_bytes().starts_with(COPY_PREFIX)) {
+            let _ = std::fs::remove_dir_all(entry.path());
+        }
+        Checkpoints {
+            root,
+            copies: Mutex::default(),
+        }
+    }
+
+    /// The session whose agent secret the agent of copy `copy_id` knows.
+    pub fn copy_owner(&self, copy_id: &str) -> Result<String, BackendError> {
+        self.copies
+            .lock()
+            .expect("copies lock")
+            .get(copy_id)
+            .cloned()
+            .ok_or_else(|| BackendError::Setup(format!("no copy of memory {copy_id} is kept")))
+    }
+
+    /// Removes a copy of memory; none is no error.
+    pub fn remove_copy(&self, copy_id: &str) {
+        self.copies.lock().expect("copies lock").remove(copy_id);
+        self.remove(copy_id);
     }
 
     fn dir(&self, session_id: &str) -> PathBuf {
@@ -107,6 +138,79 @@ impl Checkpoints {
         session_id: &str,
         memory_bytes: u64,
     ) -> Result<u64, BackendError> {
+        let bytes = self
+            .checkpoint(docker, container, session_id, memory_bytes, false)
+            .await?;
+        await_stopped(docker, container).await?;
+        Ok(bytes)
+    }
+
+    /// Writes a copy of the running container's memory and processes as `copy_id`, for
+    /// sandboxes to start from ([`Checkpoints::seed`]); the container keeps running. As
+    /// [`Checkpoints::write`] otherwise.
+    /// `owner` is the session whose agent secret the copied agent knows.
+    pub async fn write_copy(
+        &self,
+        docker: &Docker,
+        container: &str,
+        copy_id: &str,
+        memory_bytes: u64,
+        owner: String,
+    ) -> Result<u64, BackendError> {
+        if !copy_id.as_bytes().starts_with(COPY_PREFIX) {
+            return Err(BackendError::Setup(format!(
+                "a copy of memory's id starts with \"copy-\", not {copy_id}"
+            )));
+        }
+        let bytes = self
+            .checkpoint(docker, container, copy_id, memory_bytes, true)
+            .await?;
+        self.copies
+            .lock()
+            .expect("copies lock")
+            .insert(copy_id.to_string(), owner);
+        Ok(bytes)
+    }
+
+    /// Gives a created sandbox the copy `copy_id` to be restored from at its start: its files
+    /// linked (not copied: they are only read) into the sandbox's checkpoint directory.
+    pub fn seed(&self, copy_id: &str, session_id: &str) -> Result<(), BackendError> {
+        let (from, to) = (self.dir(copy_id), self.dir(session_id));
+        let setup = |e: std::io::Error| {
+            BackendError::Setup(format!(
+                "cannot give sandbox {session_id} the copy of memory {copy_id}: {e}"
+            ))
+        };
+        if std::fs::symlink_metadata(from.join(IMAGE_FILE))
+            .map_err(setup)?
+            .is_symlink()
+        {
+            return Err(setup(std::io::Error::other("its image is a symlink")));
+        }
+        self.remove(session_id);
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&to)
+            .map_err(setup)?;
+        for entry in std::fs::read_dir(&from).map_err(setup)? {
+            let entry = entry.map_err(setup)?;
+            if entry.file_type().map_err(setup)?.is_file() {
+                std::fs::hard_link(entry.path(), to.join(entry.file_name())).map_err(setup)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs `runsc checkpoint` of the container into the directory `name`, leaving it running
+    /// or not; the image's bytes.
+    async fn checkpoint(
+        &self,
+        docker: &Docker,
+        container: &str,
+        name: &str,
+        memory_bytes: u64,
+        leave_running: bool,
+    ) -> Result<u64, BackendError> {
         let pid = running_pid(docker, container).await?;
         let (runsc, state_root) = runsc_of(pid)?;
         let setup = |e: std::io::Error| {
@@ -121,25 +225,27 @@ impl Checkpoints {
             .create(&self.root)
             .map_err(setup)?;
         room_for(available_bytes(&self.root).map_err(setup)?, memory_bytes)?;
-        let dir = self.dir(session_id);
-        self.remove(session_id);
+        let dir = self.dir(name);
+        self.remove(name);
         std::fs::DirBuilder::new()
             .mode(0o700)
             .create(&dir)
             .map_err(setup)?;
         let started = Instant::now();
-        let checkpoint = tokio::process::Command::new(&runsc)
+        let mut command = tokio::process::Command::new(&runsc);
+        command
             .arg(format!("--root={state_root}"))
             .arg("checkpoint")
             .arg("--image-path")
-            .arg(&dir)
-            .arg(container)
-            .kill_on_drop(true)
-            .output();
+            .arg(&dir);
+        if leave_running {
+            command.arg("--leave-running");
+        }
+        let checkpoint = command.arg(container).kill_on_drop(true).output();
         let failed = |why: String| {
-            self.remove(session_id);
+            self.remove(name);
             BackendError::Engine(format!(
-                "the gVisor checkpoint of sandbox {session_id} failed: {why}; it was not paused"
+                "the gVisor checkpoint of container {container} failed: {why}; it keeps running"
             ))
         };
         let output = match tokio::time::timeout(CHECKPOINT_TIMEOUT, checkpoint).await {
@@ -152,8 +258,7 @@ impl Checkpoints {
             return Err(failed(last_line(&said).to_string()));
         }
         let bytes = private_files(&dir).map_err(setup)?;
-        tracing::debug!(session = session_id, bytes, millis = ?started.elapsed(), "checkpoint written");
-        await_stopped(docker, container).await?;
+        tracing::debug!(checkpoint = name, bytes, millis = ?started.elapsed(), "checkpoint written");
         Ok(bytes)
     }
 }

@@ -115,7 +115,14 @@ pub async fn fork(
         let count = request.count.unwrap_or(1);
         let forked = face
             .core
-            .fork_session(&caller, &id, ForkRequest { count })
+            .fork_session(
+                &caller,
+                &id,
+                ForkRequest {
+                    count,
+                    memory: None,
+                },
+            )
             .await?;
         let described = async {
             let mut answers = Vec::new();

@@ -359,6 +359,8 @@ impl Backend for KubernetesBackend {
         };
         Ok(Usage {
             memory_bytes: figures.memory_bytes,
+            // The pod's limit is the runtime's memory, which clients know already.
+            memory_limit_bytes: None,
             processes,
         })
     }

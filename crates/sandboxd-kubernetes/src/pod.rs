@@ -309,6 +309,7 @@ mod tests {
                 isolation: Default::default(),
             },
             volumes: Vec::new(),
+            memory_from: None,
         }
     }
 

@@ -157,7 +157,7 @@ impl SandboxTools {
 
     #[tool(
         title = "Fork a session",
-        description = "Fork a session into `count` new, independent sessions that start with its files (not its processes), to try several approaches from the same state. All open or none; the session forked is left as it is. Close the ones you no longer need.",
+        description = "Fork a session into `count` new, independent sessions that start from its state, to try several approaches from the same point: its files, and on gVisor runtimes without a network also its running processes (`memory` in the answer says which). All open or none; the session forked is left as it is. Close the ones you no longer need.",
         annotations(open_world_hint = false),
         output_schema = schema_for_output::<ForkResult>()
     )]

@@ -94,6 +94,7 @@ async fn a_restart_resumes_ends_and_cleans_up() {
             image: SH_IMAGE.into(),
             limits,
             volumes: Vec::new(),
+            memory_from: None,
         })
         .await
         .unwrap();

@@ -5,7 +5,7 @@ mod common;
 
 use axum::http::StatusCode;
 use common::*;
-use serde_json::json;
+use serde_json::{json, Value};
 
 async fn write(service: &TestService, id: &str, path: &str, contents: &[u8]) {
     let (status, body) = service
@@ -210,4 +210,55 @@ async fn snapshots_survive_a_restart_and_leftovers_do_not() {
     let (status, again) = service.get(&format!("/v1/snapshots/{snapshot_id}")).await;
     assert_eq!((status, &again), (StatusCode::OK, &taken));
     assert_eq!(kept(&service), 1);
+}
+
+#[tokio::test]
+async fn a_fork_carries_processes_only_where_asked_and_possible() {
+    let gvisor = format!("[runtimes.sh-gvisor]\nimage = \"{SH_IMAGE}\"\nisolation = \"gvisor\"\n");
+    let service = TestService::start(&config(8, 0, &gvisor));
+    let fork = |source: &str, body: Value| {
+        let path = format!("/v1/sessions/{source}/fork");
+        let service = &service;
+        async move { service.post(&path, body).await }
+    };
+    // A runc runtime: the files; asking for the processes is refused, saying why.
+    let runc = service.open(None).await;
+    let (status, forked) = fork(&runc, json!({"count": 1})).await;
+    assert_eq!(
+        (status, &forked["memory"]),
+        (StatusCode::CREATED, &json!(false))
+    );
+    let refused = fork(&runc, json!({"count": 1, "memory": true})).await;
+    assert_error(&refused, StatusCode::BAD_REQUEST, "memory_not_copied");
+    assert!(
+        refused.1["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("runc"),
+        "{}",
+        refused.1
+    );
+    // A gVisor runtime on a platform that keeps no copy of memory (the fake): left to the
+    // service, the files; asked for, the platform's refusal.
+    let source = service.open(Some("sh-gvisor")).await;
+    let (status, forked) = fork(&source, json!({"count": 1})).await;
+    assert_eq!(
+        (status, &forked["memory"]),
+        (StatusCode::CREATED, &json!(false))
+    );
+    let (status, forked) = fork(&source, json!({"count": 1, "memory": false})).await;
+    assert_eq!(
+        (status, &forked["memory"]),
+        (StatusCode::CREATED, &json!(false))
+    );
+    let (status, refused) = fork(&source, json!({"count": 1, "memory": true})).await;
+    assert_eq!(
+        refused["error"]["code"], "unsupported",
+        "{status} {refused}"
+    );
+    assert_eq!(
+        service.backend.running(),
+        5,
+        "the refused forks opened nothing"
+    );
 }

@@ -200,12 +200,25 @@ impl Store {
 
     /// The mounts of a volume, by any session (the caller tells the open ones).
     pub fn mounts_of_volume(&self, volume_id: &str) -> Result<Vec<MountRecord>, StoreError> {
+        self.mounts_where(
+            "SELECT session_id, volume_id, path, read_only FROM session_volumes WHERE volume_id = ?1 ORDER BY session_id",
+            volume_id,
+        )
+    }
+
+    /// The volumes a session mounts.
+    pub fn mounts_of_session(&self, session_id: &str) -> Result<Vec<MountRecord>, StoreError> {
+        self.mounts_where(
+            "SELECT session_id, volume_id, path, read_only FROM session_volumes WHERE session_id = ?1 ORDER BY path",
+            session_id,
+        )
+    }
+
+    fn mounts_where(&self, query: &str, key: &str) -> Result<Vec<MountRecord>, StoreError> {
         self.with(|c| {
-            c.prepare_cached(
-                "SELECT session_id, volume_id, path, read_only FROM session_volumes WHERE volume_id = ?1 ORDER BY session_id",
-            )?
-            .query_map(params![volume_id], mount_from_row)?
-            .collect()
+            c.prepare_cached(query)?
+                .query_map(params![key], mount_from_row)?
+                .collect()
         })
     }
 }
@@ -267,6 +280,8 @@ mod tests {
         let mounts = store.mounts_of_volume("1").unwrap();
         assert_eq!(mounts.len(), 1);
         assert!(mounts[0].read_only);
+        assert_eq!(store.mounts_of_session("s1").unwrap(), mounts);
+        assert!(store.mounts_of_session("s2").unwrap().is_empty());
         store.delete_volume("1").unwrap();
         assert!(store.mounts_of_volume("1").unwrap().is_empty());
         assert_eq!(store.volume_usage(Some("a")).unwrap(), (0, 0));

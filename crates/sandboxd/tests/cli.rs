@@ -548,10 +548,13 @@ fn pause_resume_snapshot_and_fork_from_the_command_line() {
     .ok();
     assert_eq!(read.stdout, "kept\n");
 
-    let forked = sandboxd(&service, &["fork", id, "--count", "2"])
-        .ok()
-        .stdout;
-    assert_eq!(forked.lines().count(), 2, "{forked}");
+    let forked = sandboxd(&service, &["fork", id, "--count", "2"]).ok();
+    assert_eq!(forked.stdout.lines().count(), 2, "{}", forked.stdout);
+    let carried = match common::on_gvisor() {
+        true => "2 sessions with the session's files and running processes\n",
+        false => "2 sessions with the session's files (not its processes)\n",
+    };
+    assert_eq!(forked.stderr, carried);
     let deleted = sandboxd(&service, &["snapshot", "delete", snapshot])
         .ok()
         .stdout;

@@ -282,3 +282,47 @@ async fn a_placeholder_becomes_the_secret_only_towards_its_host() {
     assert_eq!(seen(&s.tls, "authorization").len(), 4);
     s.assert_clean("the service's log", &s.world.service.log());
 }
+
+/// The CLI as a user's shell runs it: `sandboxd run` on the egress runtime opens a session
+/// whose call to the secret's host carries the value, and nothing the CLI prints holds it.
+/// (Threads: the test's hosts answer on the runtime while the CLI's run blocks one.)
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_cli_s_session_sends_the_secret_and_prints_no_value() {
+    let s = secrets_world().await;
+    let cli = |args: &[&str]| {
+        let output = std::process::Command::new(common::sandboxd_bin())
+            .args(args)
+            .env("SANDBOXD_URL", &s.world.service.url)
+            .env("SANDBOXD_TOKEN", common::TOKEN)
+            .stdin(std::process::Stdio::null())
+            .output()
+            .unwrap();
+        let printed = format!(
+            "{}{}",
+            String::from_utf8_lossy(&output.stdout),
+            String::from_utf8_lossy(&output.stderr)
+        );
+        s.assert_clean(&format!("sandboxd {}", args.join(" ")), &printed);
+        (output.status.success(), printed)
+    };
+    let call = send("https://secret.test/", "Authorization", BEARER, true);
+    let (ran, printed) = cli(&["run", "--runtime", "net", "--", "sh", "-c", &call]);
+    assert!(ran, "{printed}");
+    assert_eq!(printed.trim(), "200 hello secret.test");
+    assert_eq!(
+        seen(&s.tls, "authorization"),
+        [format!("Bearer {}", s.api_value)]
+    );
+    // What the CLI shows of the sessions, the runtimes and the world's session.
+    let id = s.world.session.as_str();
+    for args in [
+        &["sessions", "--all"][..],
+        &["runtimes"],
+        &["activity", id],
+        &["network", id],
+        &["exec", id, "--", "env"],
+    ] {
+        let (ok, printed) = cli(args);
+        assert!(ok, "sandboxd {}: {printed}", args.join(" "));
+    }
+}

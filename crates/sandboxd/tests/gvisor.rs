@@ -65,6 +65,23 @@ async fn each_tier_runs_on_its_own_kernel_and_says_which() {
         &format!("sandboxd-{gvisor}"),
     ]);
     assert_eq!(engine_runtime.trim(), "runsc");
+    // Memory is counted against the host's limit of each: runc's is the runtime's (128m),
+    // gVisor's holds its kernel and memory-backed places too, as the engine was told.
+    let service = &service;
+    let limit = |id: &str| {
+        let path = format!("/v1/sessions/{id}");
+        async move { service.get_json(&path).await["memory_limit_bytes"].as_u64() }
+    };
+    assert_eq!(limit(&runc).await, Some(128 << 20));
+    let engine_memory = docker(&[
+        "inspect",
+        "--format",
+        "{{.HostConfig.Memory}}",
+        &format!("sandboxd-{gvisor}"),
+    ]);
+    let gvisor_limit = limit(&gvisor).await.unwrap();
+    assert_eq!(gvisor_limit.to_string(), engine_memory.trim());
+    assert!(gvisor_limit > 128 << 20, "{gvisor_limit}");
     let log = service
         .get_json(&format!("/v1/sessions/{gvisor}/activity"))
         .await;

@@ -316,3 +316,111 @@ async fn a_pause_to_a_full_disk_is_refused_and_the_sandbox_runs_on() {
     );
     count_past(&service, &id, before).await;
 }
+
+#[tokio::test]
+async fn a_fork_of_a_gvisor_session_carries_its_running_processes() {
+    let Some(mut service) = service() else { return };
+    let id = counting(&service, "sh-gvisor").await;
+    let started = Instant::now();
+    let (status, forked) = post_json(
+        &service,
+        &format!("/v1/sessions/{id}/fork"),
+        json!({"count": 2}),
+    )
+    .await;
+    assert_eq!(status, 201, "{forked}");
+    println!(
+        "a fork of 2 with memory answered in {} ms",
+        started.elapsed().as_millis()
+    );
+    assert_eq!(forked["memory"], true, "{forked}");
+    let forks: Vec<String> = forked["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["id"].as_str().unwrap().to_string())
+        .collect();
+    assert_eq!(forks.len(), 2, "{forked}");
+    // Each copy's counter goes on from the count it was copied at (a counter started afresh
+    // would write 0 again, a files-only copy would not count at all); so does the source's.
+    for fork in &forks {
+        let copied = contiguous_count(
+            service.sh(fork, "cat /workspace/count").await["stdout"]
+                .as_str()
+                .unwrap(),
+        );
+        assert!(copied > 5, "the copy of {fork} holds {copied} numbers");
+        count_past(&service, fork, copied).await;
+    }
+    // What each reads from the kernel's random source is its own (gVisor's kernel reads the
+    // host's for each read); a seed a program drew before the copy is the same in all.
+    let mut drawn = Vec::new();
+    for session in forks.iter().chain([&id]) {
+        let bytes = service.sh(session, "od -An -tx1 -N16 /dev/urandom").await;
+        drawn.push(bytes["stdout"].as_str().unwrap().to_string());
+    }
+    drawn.dedup();
+    assert_eq!(drawn.len(), 3, "{drawn:?}");
+    let source = service.sh(&id, "wc -l < /workspace/count").await;
+    let at = source["stdout"].as_str().unwrap().trim().parse().unwrap();
+    count_past(&service, &id, at).await;
+    // Independent of each other: a file made in one is in no other.
+    service.sh(&forks[0], "touch /workspace/only-here").await;
+    for other in [&forks[1], &id] {
+        let seen = service.sh(other, "ls /workspace").await;
+        assert!(
+            !seen["stdout"].as_str().unwrap().contains("only-here"),
+            "{seen}"
+        );
+    }
+    // The copies' links are gone once they started; the fork is in the source's log.
+    let left: Vec<_> = std::fs::read_dir(service.state_dir.path().join("checkpoints"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert!(left.is_empty(), "checkpoint files left: {left:?}");
+    let entries = activity(&service, &id).await;
+    let fork_entry = entries
+        .iter()
+        .rev()
+        .find(|e| e["action"] == "fork")
+        .unwrap();
+    assert_eq!(
+        fork_entry["target"], "2 sessions with memory",
+        "{entries:?}"
+    );
+    assert!(fork_entry["bytes"].as_u64().unwrap() > 0, "{entries:?}");
+
+    // A copy's agent is called back after a kill -9 of the service, and keeps counting.
+    service.crash_and_restart();
+    let now = contiguous_count(
+        service.sh(&forks[1], "cat /workspace/count").await["stdout"]
+            .as_str()
+            .unwrap(),
+    );
+    count_past(&service, &forks[1], now).await;
+
+    // A runc session forks its files only; asking for its processes is refused in words.
+    for fork in &forks {
+        let closed = service.delete(&format!("/v1/sessions/{fork}")).send().await;
+        assert_eq!(closed.unwrap().status(), 200);
+    }
+    let runc = service.open("sh-runc").await;
+    let path = format!("/v1/sessions/{runc}/fork");
+    let (status, files_only) = post_json(&service, &path, json!({"count": 1})).await;
+    assert_eq!(
+        (status, &files_only["memory"]),
+        (201, &json!(false)),
+        "{files_only}"
+    );
+    let (status, refused) = post_json(&service, &path, json!({"count": 1, "memory": true})).await;
+    assert_eq!(status, 400, "{refused}");
+    assert_eq!(refused["error"]["code"], "memory_not_copied", "{refused}");
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .unwrap()
+            .contains("runc"),
+        "{refused}"
+    );
+}

@@ -209,6 +209,7 @@ impl Backend for FakeBackend {
         match self.state().sandboxes.contains_key(&sandbox.session_id) {
             true => Ok(Usage {
                 memory_bytes: 1 << 20,
+                memory_limit_bytes: None,
                 processes: 1,
             }),
             false => Err(BackendError::SandboxGone(sandbox.session_id.clone())),

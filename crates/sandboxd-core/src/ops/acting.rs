@@ -147,7 +147,10 @@ impl Sandboxes for Acting {
     }
 
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {
-        let request = ForkRequest { count };
+        let request = ForkRequest {
+            count,
+            memory: None,
+        };
         Ok(self.core.fork_session(&self.caller, id, request).await?)
     }
 

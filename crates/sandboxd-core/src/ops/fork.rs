@@ -4,22 +4,34 @@
 //! labels (the request's added over them), its environment and its files put back by the agent, modes and
 //! symlinks kept; processes do not survive a snapshot. It opens whole or not at all.
 //!
-//! A fork takes a snapshot of the session (counted against the quota while it exists), opens
-//! the sessions from it and deletes it again; it is bounded by `max_sessions`, the tenant's
-//! quota and the snapshot quota, and opens all or none.
+//! A fork of a session on a gVisor runtime without a network carries its running processes
+//! and memory: the backend writes a copy of them, each new sandbox starts from it, and the
+//! copy is removed. Any other fork takes a snapshot of the session's files (counted against
+//! the quota while it exists), opens the sessions from it and deletes it again. Either is
+//! bounded by `max_sessions` and the tenant's quota, and opens all or none.
 
 use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::ops::snapshots::{host_error, STEP_TIMEOUT};
 use crate::state::activity::{error_text, Caller, PendingEntry};
+use crate::state::sessions::{new_session_id, Session};
 use futures_util::future::join_all;
 use sandboxd_agent_proto::{self as proto, UploadError};
-use sandboxd_api::{CreateSession, ForkRequest, ForkResult, SessionInfo};
+use sandboxd_api::{CreateSession, ForkRequest, ForkResult, Isolation, NetworkMode, SessionInfo};
+use sandboxd_backend::BackendError;
 use sandboxd_store::SnapshotRecord;
 
 /// Sessions one fork opens at most.
 pub const MAX_FORK: u32 = 16;
+
+/// What a fork's sessions start from.
+enum ForkSource {
+    /// A copy of the running sandbox's memory, by the backend's id for it.
+    Memory(String),
+    /// A snapshot of its files.
+    Files(SnapshotRecord),
+}
 
 impl Core {
     /// Opens a session from the snapshot `request.snapshot` names.
@@ -99,7 +111,9 @@ impl Core {
         result
     }
 
-    /// Snapshots the session and opens `count` independent sessions from it.
+    /// Opens `count` independent sessions from the session: with its running processes and
+    /// memory where its runtime can (see [`Core::fork_carries_memory`]), else from a snapshot
+    /// of its files. All or none.
     pub async fn fork_session(
         &self,
         caller: &Caller,
@@ -114,6 +128,7 @@ impl Core {
         }
         let session = self.running_session(caller, session_id, "fork")?;
         self.sessions().check_room(request.count)?;
+        let memory = self.fork_carries_memory(&session, request.memory)?;
         let mut entry = PendingEntry::new(
             self.sessions(),
             session_id,
@@ -122,20 +137,64 @@ impl Core {
             &format!("{} sessions", request.count),
         );
         let result = async {
-            let name = format!("fork of {session_id}");
-            let snapshot = self.take_snapshot(caller, &session, name).await?;
             // A fork keeps its source's egress list, never its runtime's wider one.
             let egress = self.session_egress(session_id).map(|rules| rules.to_vec());
-            let opened = join_all((0..request.count).map(|_| {
-                let request = CreateSession {
-                    snapshot: Some(snapshot.id.clone()),
-                    egress: egress.clone(),
-                    ..CreateSession::default()
-                };
-                self.open_session(caller, request)
+            let copy_id = format!("copy-{}", new_session_id());
+            let copied = match memory {
+                true => match self.backend().copy_memory(&session.sandbox, &copy_id).await {
+                    Ok(bytes) => Some(bytes),
+                    // Left to the service, a platform that cannot copy forks the files.
+                    Err(BackendError::Unsupported(_)) if request.memory.is_none() => None,
+                    Err(e) => return Err(e.into()),
+                },
+                false => None,
+            };
+            let source = match copied {
+                Some(bytes) => {
+                    entry.bytes = Some(bytes);
+                    entry.target.push_str(" with memory");
+                    ForkSource::Memory(copy_id)
+                }
+                None => {
+                    let name = format!("fork of {session_id}");
+                    ForkSource::Files(self.take_snapshot(caller, &session, name).await?)
+                }
+            };
+            let memory = matches!(source, ForkSource::Memory(_));
+            let opened = join_all((0..request.count).map(|_| async {
+                match &source {
+                    ForkSource::Memory(copy_id) => {
+                        let request = CreateSession {
+                            runtime: Some(session.runtime.clone()),
+                            tenant: session.tenant.clone(),
+                            labels: session.labels.clone(),
+                            egress: egress.clone(),
+                            ..CreateSession::default()
+                        };
+                        let info = self
+                            .open_session_from(caller, request, Some(copy_id))
+                            .await?;
+                        self.sessions().set_env(&info.id, session.env.clone());
+                        Ok(info)
+                    }
+                    ForkSource::Files(snapshot) => {
+                        let request = CreateSession {
+                            snapshot: Some(snapshot.id.clone()),
+                            egress: egress.clone(),
+                            ..CreateSession::default()
+                        };
+                        self.open_session(caller, request).await
+                    }
+                }
             }))
             .await;
-            let removed = self.remove_snapshot(&snapshot).await;
+            let removed = match &source {
+                ForkSource::Memory(copy_id) => {
+                    self.backend().remove_memory_copy(copy_id);
+                    Ok(())
+                }
+                ForkSource::Files(snapshot) => self.remove_snapshot(snapshot).await,
+            };
             let mut sessions = Vec::new();
             let mut failure = removed.err();
             for result in opened {
@@ -151,10 +210,46 @@ impl Core {
                 }
                 return Err(e);
             }
-            Ok(ForkResult { sessions })
+            Ok(ForkResult { sessions, memory })
         }
         .await;
         entry.end(result.as_ref().err().map(error_text));
         result
+    }
+
+    /// Whether a fork of `session` carries its processes and memory, as `asked` (left out:
+    /// where it can). It can on a gVisor runtime without a network (a copy keeps its
+    /// source's addresses, which must not name two sandboxes to the egress proxy) and without
+    /// volumes (a copy would need the same mounts).
+    fn fork_carries_memory(&self, session: &Session, asked: Option<bool>) -> Result<bool, Error> {
+        let config = self.config();
+        let runtime = config.runtime(&session.runtime);
+        let why_not = match runtime.map(|r| &r.limits) {
+            Some(limits) if limits.isolation != Isolation::Gvisor => Some(format!(
+                "runtime \"{}\" runs on runc, whose sandboxes' memory cannot be copied (gVisor runtimes' can)",
+                session.runtime
+            )),
+            Some(limits) if limits.network_mode != NetworkMode::None => Some(format!(
+                "runtime \"{}\" has a network, and a copy would keep its source's addresses",
+                session.runtime
+            )),
+            Some(_) => {
+                let mounts = self.sessions().store().mounts_of_session(&session.id)?;
+                (!mounts.is_empty()).then(|| "the session mounts volumes".to_string())
+            }
+            None => Some(format!(
+                "runtime \"{}\" is no longer on the allowlist",
+                session.runtime
+            )),
+        };
+        match (asked, why_not) {
+            (Some(false), _) => Ok(false),
+            (_, None) => Ok(true),
+            (None, Some(_)) => Ok(false),
+            (Some(true), Some(why)) => Err(Error::bad_request(
+                "memory_not_copied",
+                format!("a fork of session {} cannot carry its processes: {why}; fork without `memory` to copy its files", session.id),
+            )),
+        }
     }
 }

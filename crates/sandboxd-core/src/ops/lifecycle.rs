@@ -34,7 +34,18 @@ impl Core {
     pub async fn open_session(
         &self,
         caller: &Caller,
+        request: CreateSession,
+    ) -> Result<SessionInfo, Error> {
+        self.open_session_from(caller, request, None).await
+    }
+
+    /// Opens a session, its sandbox started from the copy of memory `memory_from` names
+    /// (never a pooled one) when given.
+    pub(crate) async fn open_session_from(
+        &self,
+        caller: &Caller,
         mut request: CreateSession,
+        memory_from: Option<&str>,
     ) -> Result<SessionInfo, Error> {
         check_create(&request)?;
         if let Some(snapshot) = request.snapshot.take() {
@@ -75,8 +86,7 @@ impl Core {
                     .await?,
             ),
         };
-        let pooled = planned
-            .is_none()
+        let pooled = (planned.is_none() && memory_from.is_none())
             .then(|| self.pools().take(&alias))
             .flatten();
         let (reservation, sandbox) = match pooled {
@@ -97,6 +107,7 @@ impl Core {
                         .as_ref()
                         .map(|p| p.mounts.clone())
                         .unwrap_or_default(),
+                    memory_from: memory_from.map(str::to_string),
                 };
                 let _judged = self.restoring().read().await;
                 (reservation, self.backend().create(&spec).await?)
@@ -505,6 +516,7 @@ impl Core {
                 image: image.clone(),
                 limits: runtime.limits.clone(),
                 volumes: Vec::new(),
+                memory_from: None,
             };
             let created = {
                 let _judged = self.restoring().read().await;

@@ -93,6 +93,7 @@ impl Session {
             last_activity_at: rfc3339(self.last_activity_at),
             idle_secs: self.idle(idle_until).whole_seconds().max(0) as u64,
             memory_bytes: usage.memory_bytes,
+            memory_limit_bytes: usage.memory_limit_bytes,
             process_count: usage.processes,
             ended_at: self.ended.as_ref().map(|(at, _)| rfc3339(*at)),
             end_reason: self.ended.as_ref().map(|(_, why)| why.clone()),

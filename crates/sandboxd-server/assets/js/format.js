@@ -66,6 +66,15 @@ export function limits(runtime) {
   ].join(' · ');
 }
 
+/**
+ * What a session's memory counts against: its own ceiling on the host when the service gives
+ * one (on gVisor the runtime's memory plus the sandbox's kernel and memory-backed places), else
+ * its runtime's; null when neither is known.
+ */
+export function memoryCeiling(session, runtime) {
+  return session.memory_limit_bytes || (runtime ? runtime.mem_limit_bytes : null);
+}
+
 const timeFormat = new Intl.DateTimeFormat(undefined, {
   hour: '2-digit',
   minute: '2-digit',

@@ -210,7 +210,8 @@ export class SessionView {
     this.header.state.replaceChildren(stateBadge(info.state, info.paused_memory));
     setText(this.header.created, fmt.when(info.created_at));
     setText(this.header.idle, info.state === 'running' ? fmt.seconds(info.idle_secs) : '—');
-    setText(this.header.memory, runtime ? `${fmt.bytes(info.memory_bytes)} of ${fmt.bytes(runtime.mem_limit_bytes)}` : fmt.bytes(info.memory_bytes));
+    const memoryLimit = fmt.memoryCeiling(info, runtime);
+    setText(this.header.memory, memoryLimit ? `${fmt.bytes(info.memory_bytes)} of ${fmt.bytes(memoryLimit)}` : fmt.bytes(info.memory_bytes));
     setText(this.header.pids, runtime ? `${fmt.count(info.process_count)} of ${fmt.count(runtime.pids_limit)}` : fmt.count(info.process_count));
     setText(this.pauseButton, info.state === 'paused' ? 'Resume' : 'Pause');
     // What the runtime cannot use is not offered (its pane, reached by its address, says why).

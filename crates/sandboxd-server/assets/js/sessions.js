@@ -131,7 +131,7 @@ export class SessionsView {
     row.createdAt.title = String(session.created_at);
     setState(row, session.state, session.end_reason, session.paused_memory);
     setText(row.idle, session.state === 'running' ? fmt.seconds(session.idle_secs) : '—');
-    updateMeter(row.memory, session.memory_bytes, runtime ? runtime.mem_limit_bytes : null);
+    updateMeter(row.memory, session.memory_bytes, fmt.memoryCeiling(session, runtime));
     setText(row.pids, runtime ? `${fmt.count(session.process_count)} / ${fmt.count(runtime.pids_limit)}` : fmt.count(session.process_count));
   }
 

@@ -107,7 +107,7 @@ pub async fn delete(
     path = "/v1/sessions/{id}/fork",
     tag = "snapshots",
     summary = "Fork a session: open `count` independent sessions with its files",
-    description = "Takes a snapshot of the session (it must fit the snapshot quota), opens `count` sessions from it (1 to 16) and deletes the snapshot. All open, or none: it is bounded by `max_sessions` and the tenant's quota. Processes do not carry over; the session forked stays as it is.",
+    description = "Opens `count` sessions (1 to 16) from the session, which stays as it is. All open, or none: it is bounded by `max_sessions` and the tenant's quota. On a gVisor runtime without a network (Docker backend) each carries the session's running processes and memory (`memory` true in the answer); otherwise a snapshot of its files is taken (it must fit the snapshot quota), the sessions are opened from it and it is deleted, and processes do not carry over. `memory`: true requires the processes (400 `memory_not_copied` saying why where they cannot be carried), false copies the files only.",
     params(("id" = String, Path, description = "The session's id")),
     request_body(content = ForkRequest, description = "How many sessions to open"),
     responses(

@@ -1,5 +1,6 @@
-//! `sandboxd fork ID --count N`: opens N independent sessions with a session's files and
-//! prints their ids. All open, or none.
+//! `sandboxd fork ID --count N`: opens N independent sessions with a session's files (and on
+//! gVisor runtimes without a network its running processes) and prints their ids, and on
+//! stderr which it carried. All open, or none.
 
 use super::connection::{block_on, ServiceArgs, SessionArg};
 use super::output::{print_json, OutputArgs};
@@ -29,8 +30,19 @@ pub fn run(args: ForkArgs) -> Result<()> {
     if args.output.json {
         return print_json(&forked);
     }
-    for session in forked.sessions {
+    for session in &forked.sessions {
         println!("{}", session.id);
     }
+    eprintln!(
+        "{} with {}",
+        match forked.sessions.len() {
+            1 => "1 session".to_string(),
+            n => format!("{n} sessions"),
+        },
+        match forked.memory {
+            true => "the session's files and running processes",
+            false => "the session's files (not its processes)",
+        }
+    );
     Ok(())
 }
