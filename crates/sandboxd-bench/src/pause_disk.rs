@@ -89,7 +89,8 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
         )
         .await?;
         for session in forked["sessions"].as_array().into_iter().flatten() {
-            api.close(session["id"].as_str().unwrap_or_default()).await?;
+            api.close(session["id"].as_str().unwrap_or_default())
+                .await?;
         }
     }
     print_row(
