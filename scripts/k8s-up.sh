@@ -2,23 +2,33 @@
 # A single-node Kubernetes cluster on this host, for the Kubernetes backend's tests and for trying
 # the backend by hand. Idempotent: a second run finds it up and only prints where it is.
 #
-#   1. the binaries (etcd, kube-apiserver, kube-scheduler, kubelet, kubectl) are built once from
+#   1. the binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
+#      kubectl) are built once from
 #      their Go modules (scripts/k8s/cluster/go.mod pins them; no registry ships them) into a
 #      cache outside the clone, keyed by version: a second run starts in seconds
 #   2. certificates: a cluster CA, the API server's serving certificate, client certificates for
-#      the administrator and the kubelet, the service-account signing key
+#      the administrator, the controller manager, the scheduler and the kubelet, the
+#      service-account signing key
 #   3. etcd, a containerd of its own (own config, root, state and socket: Docker's is left alone),
-#      the API server, the scheduler and the kubelet, each a background process logging to
-#      $SANDBOXD_K8S_LOGS; pods get no network (an address on an interface that reaches nothing)
+#      the API server, the controller manager, the scheduler and the kubelet, each a background
+#      process logging to $SANDBOXD_K8S_LOGS; pods get no network (an address on an interface
+#      that reaches nothing)
 #   4. the pause image and the project's local images (busybox, python, the agent image
 #      made from $SANDBOXD_AGENT, the static agent, or without it from the debug build's, which
 #      scripts/build.sh makes when missing, and the images named in $SANDBOXD_K8S_IMAGES, e.g.
 #      a recipe's image a Docker-backed service built) imported into that containerd from Docker
-#   5. waits for the node to be Ready, then prints `KUBECONFIG=PATH` on stdout
+#   5. the StorageClass `sandboxd-test` (the controller manager's host-path provisioner: a
+#      directory under /tmp/hostpath_pv per PersistentVolume, no size limit; for tests only)
+#   6. waits for the node to be Ready, then prints `KUBECONFIG=PATH` on stdout
+#
+# Idempotent: on a machine where the cluster is up, a run starts only what is not running
+# (e.g. the controller manager, on a cluster started before this script had it, building it
+# first).
 #
 # Everything listens on 127.0.0.1, but the kubelet, on the node's own local address (below).
 # `scripts/k8s-up.sh down` stops the cluster (its state
-# stays, so the next start is quick); `scripts/k8s-up.sh purge` also removes the state.
+# stays, so the next start is quick); `scripts/k8s-up.sh purge` also removes the state and the
+# data of the volumes provisioned for it.
 set -euo pipefail
 
 # shellcheck source=lib.sh
@@ -37,6 +47,7 @@ APISERVER_PORT=16443
 KUBELET_PORT=20250
 KUBELET_HEALTHZ_PORT=20248
 SCHEDULER_PORT=20259
+CONTROLLER_MANAGER_PORT=20257
 CONTAINERD_SOCK="$K8S_STATE/containerd/containerd.sock"
 # The host interface (a bridge without ports or addresses) under the pods' eth0.
 NO_NETWORK_LINK="sbxnone0"
@@ -52,7 +63,9 @@ PAUSE_IMAGE="sandboxd.local/pause:1"
 AGENT_IMAGE="sandboxd/agent:local"
 KUBECONFIG_ADMIN="$K8S_STATE/admin.kubeconfig"
 K8S_PACKAGES="containerd runc containernetworking-plugins openssl gcc libc6-dev iproute2"
-K8S_PROGRAMS="etcd kube-apiserver kube-scheduler kubelet kubectl"
+K8S_PROGRAMS="etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl"
+# The test StorageClass: PersistentVolumes of the controller manager's host-path provisioner.
+STORAGE_CLASS="sandboxd-test"
 
 # ---- 1. binaries ----------------------------------------------------------------------------
 
@@ -124,12 +137,14 @@ make_certificates() {
     cert admin "/O=system:masters/CN=admin"
     cert kubelet "/O=system:nodes/CN=system:node:$K8S_NODE"
     cert scheduler "/CN=system:kube-scheduler"
+    cert controller-manager "/CN=system:kube-controller-manager"
     cert apiserver-kubelet-client "/O=system:masters/CN=kube-apiserver-kubelet-client"
     [[ -s "$dir/sa.key" ]] || openssl genrsa -out "$dir/sa.key" 2048 2>/dev/null
     [[ -s "$dir/sa.pub" ]] || openssl rsa -in "$dir/sa.key" -pubout -out "$dir/sa.pub" 2>/dev/null
     kubeconfig "$KUBECONFIG_ADMIN" admin
     kubeconfig "$K8S_STATE/kubelet.kubeconfig" kubelet
     kubeconfig "$K8S_STATE/scheduler.kubeconfig" scheduler
+    kubeconfig "$K8S_STATE/controller-manager.kubeconfig" controller-manager
 }
 
 # kubeconfig FILE CERT: a kubeconfig for the API server with the client certificate CERT.
@@ -417,27 +432,70 @@ EOF
         --cert-dir "$K8S_STATE/kubelet/pki" --hostname-override "$K8S_NODE" --node-ip "$NODE_IP"
     wait_for kubelet 90 sh -c "\"$K8S_BIN/kubectl\" --kubeconfig \"$KUBECONFIG_ADMIN\" get node $K8S_NODE \
         -o jsonpath='{.status.conditions[?(@.type==\"Ready\")].status}' | grep -qx True"
-    # What a controller manager would do: nothing else lifts the not-ready taint the kubelet
+    # What the node lifecycle controller would do (the controller manager runs without it, so
+    # that a busy machine's late heartbeats evict nothing): lift the not-ready taint the kubelet
     # registers its node with.
     kubectl_admin taint nodes "$K8S_NODE" node.kubernetes.io/not-ready:NoSchedule- >/dev/null 2>&1 || true
 }
 
-# The namespaces sandboxes go to here (the README's example and the tests'), each with the
-# `default` service account that a controller manager would make: this cluster runs none, and
-# the API server's ServiceAccount admission refuses pods in a namespace without one.
-K8S_NAMESPACES="sandboxd sandboxd-test"
-prepare_namespaces() {
-    local ns
-    for ns in $K8S_NAMESPACES; do
-        kubectl_admin get namespace "$ns" >/dev/null 2>&1 || kubectl_admin create namespace "$ns" >/dev/null
-        kubectl_admin -n "$ns" get serviceaccount default >/dev/null 2>&1 ||
-            kubectl_admin -n "$ns" create serviceaccount default >/dev/null
-    done
+# The controllers a cluster needs beyond scheduling, for what the tests use: every namespace
+# gets its `default` service account (without it the API server refuses pods there) and the
+# cluster CA's config map; deleted namespaces are emptied; owned objects are collected; claims
+# are bound to volumes the host-path provisioner makes, and neither is removed while in use.
+# Each controller acts with its own service account's credentials, under its RBAC role.
+CONTROLLERS="serviceaccount-controller,serviceaccount-token-controller,namespace-controller"
+CONTROLLERS+=",garbage-collector-controller,root-ca-certificate-publisher-controller"
+CONTROLLERS+=",persistentvolume-binder-controller,persistentvolumeclaim-protection-controller"
+CONTROLLERS+=",persistentvolume-protection-controller"
+start_controller_manager() {
+    local pki="$K8S_STATE/pki" kubeconfig="$K8S_STATE/controller-manager.kubeconfig"
+    mkdir -p "$K8S_STATE/controller-manager"
+    start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
+        --kubeconfig "$kubeconfig" \
+        --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
+        --bind-address 127.0.0.1 --secure-port "$CONTROLLER_MANAGER_PORT" \
+        --cert-dir "$K8S_STATE/controller-manager" \
+        --leader-elect=false \
+        --use-service-account-credentials \
+        --service-account-private-key-file "$pki/sa.key" \
+        --root-ca-file "$pki/ca.crt" \
+        --controllers "$CONTROLLERS" \
+        --enable-hostpath-provisioner \
+        --profiling=false
+    wait_for kube-controller-manager 60 curl -fsSk "https://127.0.0.1:$CONTROLLER_MANAGER_PORT/healthz"
+    # Its service-account controller has caught up once the API server's own namespace has
+    # its account: from then on a new namespace gets one within a moment.
+    wait_for kube-controller-manager 60 kubectl_admin -n default get serviceaccount default
+}
+
+# The StorageClass tests make volumes of: bound at once (Immediate), removed with their claim.
+make_storage_class() {
+    kubectl_admin apply -f - >/dev/null <<EOF
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: $STORAGE_CLASS
+provisioner: kubernetes.io/host-path
+reclaimPolicy: Delete
+volumeBindingMode: Immediate
+EOF
+}
+
+# The host-path provisioner keeps each volume's data in a directory of the host, outside the
+# state directory: those of this cluster's volumes go with it on purge (the API server names
+# them; only paths below the provisioner's own directory are removed).
+remove_volume_data() {
+    running kube-apiserver || return 0
+    local path
+    kubectl_admin get pv -o jsonpath="{range .items[?(@.spec.storageClassName==\"$STORAGE_CLASS\")]}{.spec.hostPath.path}{'\n'}{end}" 2>/dev/null |
+        while read -r path; do
+            [[ "$path" == /tmp/hostpath_pv/?* && "$path" != *..* ]] && rm -rf -- "$path"
+        done || true
 }
 
 stop_all() {
     local name
-    for name in kubelet kube-scheduler kube-apiserver etcd containerd; do
+    for name in kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd; do
         if running "$name"; then
             kill "$(cat "$K8S_STATE/run/$name.pid")" 2>/dev/null || true
             log "stopped $name"
@@ -452,6 +510,7 @@ case "${1:-up}" in
         exit 0
         ;;
     purge)
+        remove_volume_data
         stop_all
         sleep 2
         # Mounts the kubelet and containerd made for pods go first.
@@ -477,7 +536,8 @@ make_agent_image
 import_local_images
 start_etcd
 start_apiserver
-prepare_namespaces
+start_controller_manager
+make_storage_class
 start_scheduler
 start_kubelet
 log "the cluster is up: node $K8S_NODE Ready"

@@ -7,7 +7,8 @@
 #                                                SANDBOXD_AGENT = target/<host triple>/debug/sandboxd-agent)
 #   4b. the Kubernetes backend                  scripts/k8s-up.sh (a single-node cluster of this host,
 #                                                built from Go modules once and cached), then the
-#                                                kubernetes suite and the shared backend suites on it
+#                                                kubernetes and kubernetes_volumes suites and the
+#                                                shared backend suites on it
 #   4c. the shared backend suites on gVisor    SANDBOXD_TEST_ISOLATION=gvisor (runsc, built by host-setup)
 #   5. the dashboard in Chromium              tests/browser (npm ci, then node --test; the tests
 #                                                start their own service on loopback)
@@ -330,7 +331,7 @@ mkdir -p "$LOG_DIR"
 # with Docker that matter for a backend, with every service's sandboxes as pods. The kubernetes
 # suite's tests are ignored without a cluster (the test step), so they are included here; the
 # shared suites have no ignored test.
-KUBERNETES_SUITES="kubernetes files files_meta archive processes ports cli_ports kernel pool api state adversarial snapshots webhooks cli_stream"
+KUBERNETES_SUITES="kubernetes kubernetes_volumes files files_meta archive processes ports cli_ports kernel pool api state adversarial snapshots webhooks cli_stream"
 kubernetes_tests() {
     local up kubeconfig kubectl interpreter suites=() suite
     # The Kubernetes backend builds no recipe: the code-context suite runs on the interpreter
@@ -484,8 +485,9 @@ remove_test_sandboxes
 # The MCP and E2B faces again with the services' sandboxes as pods, on the cluster the
 # kubernetes step started (k8s-up.sh finds it up). Left out by name, what the Kubernetes backend
 # does not offer and the Docker runs cover: pause (no freezer for a pod; the MCP schema test
-# pauses too), egress runtimes (and secrets, which need one), recipe builds (code interpreter, desktop), volumes (none kept
-# there yet; crates/sandboxd-server/tests/e2b_volumes.rs checks E2B's answer without them), and
+# pauses too), egress runtimes (and secrets, which need one), recipe builds (code interpreter,
+# desktop), E2B's volumes (its SDK reaches a volume's files without a sandbox, which the
+# Kubernetes backend does not serve; tests/kubernetes_volumes.rs covers volumes there), and
 # the npm suite, which pauses, uses egress and volumes in one file.
 E2B_NOT_ON_KUBERNETES=(
     --ignore=tests/e2b/test_network.py --ignore=tests/e2b/test_code_interpreter.py

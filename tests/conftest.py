@@ -79,6 +79,8 @@ def docker(*args: str) -> str:
 KUBECONFIG = os.environ.get("SANDBOXD_TEST_KUBECONFIG")
 KUBECTL = os.environ.get("SANDBOXD_TEST_KUBECTL", "kubectl")
 TEST_NAMESPACE = "sandboxd-test"
+# The StorageClass the test cluster provisions volumes of (scripts/k8s-up.sh makes it).
+TEST_STORAGE_CLASS = "sandboxd-test"
 AGENT_IMAGE = os.environ.get("SANDBOXD_TEST_AGENT_IMAGE", "sandboxd/agent:local")
 
 
@@ -96,6 +98,7 @@ kind = "kubernetes"
 kubeconfig = "{KUBECONFIG}"
 namespace = "{TEST_NAMESPACE}"
 agent_image = "{AGENT_IMAGE}"
+volume_storage_class = "{TEST_STORAGE_CLASS}"
 """
 
 
@@ -112,14 +115,15 @@ def unmount_volumes(state_dir: Path) -> None:
 
 def remove_sandboxes(instance_id: str) -> None:
     """Every sandbox the instance made, by its label: containers and their work volumes on
-    Docker, pods on the cluster."""
+    Docker, pods and volume claims on the cluster."""
     label = f"org.sandboxd.instance={instance_id}"
     if on_kubernetes():
-        subprocess.run(
-            [KUBECTL, "--kubeconfig", KUBECONFIG, "delete", "pods", "-n", TEST_NAMESPACE, "-l", label, "--wait=false"],
-            capture_output=True,
-            check=False,
-        )
+        for kind in ("pods", "pvc"):
+            subprocess.run(
+                [KUBECTL, "--kubeconfig", KUBECONFIG, "delete", kind, "-n", TEST_NAMESPACE, "-l", label, "--wait=false"],
+                capture_output=True,
+                check=False,
+            )
         return
     ids = docker("ps", "-aq", "--filter", f"label={label}").split()
     if ids:

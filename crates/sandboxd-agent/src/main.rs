@@ -1,7 +1,9 @@
 //! The in-sandbox agent. It dials the service's unix socket (bind-mounted read-only into the
 //! sandbox), keeps spare connections open there, and runs the processes requested on them; or,
 //! where the platform reaches into the sandbox instead (Kubernetes), it listens on a loopback
-//! port (`--listen`). `--install DEST` copies the agent to DEST, for an init container.
+//! port (`--listen`). `--install DEST` copies the agent to DEST, for an init container;
+//! `--own UID DIR...` gives each directory to UID, for the init container that readies a
+//! pod's volumes.
 //! It uses std and libc only, so it links statically and runs in images without a libc or
 //! a shell.
 
@@ -28,7 +30,7 @@ use std::process::ExitCode;
 
 const DEFAULT_SOCKET: &str = "/.sandboxd/agent.sock";
 const USAGE: &str =
-    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST]";
+    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST | --own UID DIR...]";
 
 /// What the agent was started to do.
 #[derive(Debug, PartialEq, Eq)]
@@ -39,6 +41,8 @@ enum Mode {
     Listen(String),
     /// Copy the agent's binary to this path, read-only and executable, and exit.
     Install(PathBuf),
+    /// Give each directory (not what is in it) to this uid and its group, and exit.
+    Own(u32, Vec<PathBuf>),
     Help,
 }
 
@@ -57,6 +61,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Mode::Install(dest) => return install(&dest),
+        Mode::Own(uid, dirs) => return own(uid, &dirs),
         // Before any thread or process exists, so all of them inherit the filter. Without it
         // the sandbox would be weaker than promised: refuse to serve.
         Mode::Connect(socket) => init::become_init_parent()
@@ -95,6 +100,39 @@ fn install(dest: &Path) -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// Gives each directory to `uid` (group `uid` too) unless it has them: a volume's root, which
+/// some storage drivers make root's. Opened without following a symlink, and only the
+/// directory itself, never what is in it.
+fn own(uid: u32, dirs: &[PathBuf]) -> ExitCode {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    use std::os::unix::io::AsRawFd;
+    for dir in dirs {
+        let owned = std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECTORY | libc::O_NOFOLLOW)
+            .open(dir)
+            .and_then(|file| {
+                let meta = file.metadata()?;
+                if meta.uid() == uid && meta.gid() == uid {
+                    return Ok(());
+                }
+                // SAFETY: fchown on a descriptor this function owns for the call's length.
+                match unsafe { libc::fchown(file.as_raw_fd(), uid, uid) } {
+                    0 => Ok(()),
+                    _ => Err(std::io::Error::last_os_error()),
+                }
+            });
+        if let Err(e) = owned {
+            eprintln!(
+                "sandboxd-agent: cannot give {} to uid {uid}: {e}",
+                dir.display()
+            );
+            return ExitCode::FAILURE;
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 /// The secret the agent proves itself with, from [`AGENT_SECRET_FILE`] beside the socket. Read
@@ -136,6 +174,14 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Mode, String> 
             "--connect" => Mode::Connect(value()?.into()),
             "--listen" => Mode::Listen(value()?),
             "--install" => Mode::Install(value()?.into()),
+            // The directories are the arguments after the uid.
+            "--own" => {
+                let uid = value()?;
+                let uid = uid
+                    .parse()
+                    .map_err(|_| format!("--own needs a uid, not {uid:?}"))?;
+                return Ok(Mode::Own(uid, args.map(PathBuf::from).collect()));
+            }
             "-h" | "--help" => return Ok(Mode::Help),
             _ => return Err(format!("unknown argument {flag:?}")),
         };
@@ -171,6 +217,20 @@ mod tests {
     }
 
     #[test]
+    fn own_refuses_a_symlink_and_leaves_an_owned_directory_alone() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let me = std::fs::metadata(dir.path()).unwrap();
+        // Already its owner's (uid and gid alike for the sandbox's uid): nothing to do.
+        if me.uid() == me.gid() {
+            assert_eq!(own(me.uid(), &[dir.path().into()]), ExitCode::SUCCESS);
+        }
+        let link = dir.path().join("link");
+        std::os::unix::fs::symlink(dir.path(), &link).unwrap();
+        assert_eq!(own(me.uid(), &[link]), ExitCode::FAILURE);
+    }
+
+    #[test]
     fn arguments() {
         assert_eq!(parse(&[]), Ok(Mode::Connect(DEFAULT_SOCKET.into())));
         assert_eq!(parse(&["--connect", "/s"]), Ok(Mode::Connect("/s".into())));
@@ -181,6 +241,11 @@ mod tests {
         );
         assert_eq!(parse(&["--install=/a/b"]), Ok(Mode::Install("/a/b".into())));
         assert_eq!(parse(&["--help"]), Ok(Mode::Help));
+        assert_eq!(
+            parse(&["--own", "61000", "/v/0", "/v/1"]),
+            Ok(Mode::Own(61000, vec!["/v/0".into(), "/v/1".into()]))
+        );
+        assert!(parse(&["--own", "x", "/v/0"]).is_err());
         assert!(parse(&["--connect"]).is_err());
         assert!(parse(&["--bogus"]).is_err());
     }

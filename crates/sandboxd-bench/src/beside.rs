@@ -9,7 +9,7 @@ use anyhow::Result;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-/// The namespace bench pods go to (scripts/k8s-up.sh prepares it).
+/// The namespace bench pods go to (the service makes it; the cluster gives it its service account).
 const NAMESPACE: &str = "sandboxd";
 
 /// Where the operations run.

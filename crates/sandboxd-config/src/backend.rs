@@ -12,6 +12,11 @@ use std::path::PathBuf;
 pub const DEFAULT_NAMESPACE: &str = "sandboxd";
 /// The image holding the agent that Kubernetes sandboxes start with, when none is named.
 pub const DEFAULT_AGENT_IMAGE: &str = "sandboxd/agent:local";
+/// The access mode of the claims Kubernetes volumes are, when `[backend]` names none.
+pub const DEFAULT_VOLUME_ACCESS_MODE: &str = "ReadWriteOnce";
+/// The access modes a volume's claim may ask for: all read-write, as a volume is mounted
+/// read-write or read-only as each session asks.
+const VOLUME_ACCESS_MODES: &[&str] = &["ReadWriteOnce", "ReadWriteMany", "ReadWriteOncePod"];
 /// How many Docker sandboxes share an engine shim when `[backend]` names no number.
 pub const DEFAULT_SANDBOXES_PER_SHIM: u32 = 16;
 /// More would put too many sandboxes behind one host process.
@@ -55,6 +60,10 @@ pub struct KubernetesSettings {
     /// Runtime alias to the `runtimeClassName` its pods get.
     pub runtime_class: BTreeMap<String, String>,
     pub agent_image: String,
+    /// The StorageClass of the volumes' claims; the cluster's default class when absent.
+    pub volume_storage_class: Option<String>,
+    /// The access mode of the volumes' claims (one of [`VOLUME_ACCESS_MODES`]).
+    pub volume_access_mode: String,
 }
 
 #[derive(Deserialize)]
@@ -68,6 +77,8 @@ pub(crate) struct BackendFile {
     #[serde(default)]
     runtime_class: BTreeMap<String, String>,
     agent_image: Option<String>,
+    volume_storage_class: Option<String>,
+    volume_access_mode: Option<String>,
     sandboxes_per_shim: Option<u32>,
 }
 
@@ -84,6 +95,8 @@ pub(crate) fn resolve(
         ("node_selector", !file.node_selector.is_empty()),
         ("runtime_class", !file.runtime_class.is_empty()),
         ("agent_image", file.agent_image.is_some()),
+        ("volume_storage_class", file.volume_storage_class.is_some()),
+        ("volume_access_mode", file.volume_access_mode.is_some()),
     ];
     match file.kind.as_str() {
         "docker" => match kubernetes_only.iter().find(|(_, given)| *given) {
@@ -126,6 +139,27 @@ pub(crate) fn resolve(
                     "must be a DNS label: lowercase letters, digits and '-', at most 63",
                 ));
             }
+            if let Some(class) = &file.volume_storage_class {
+                if !is_dns_subdomain(class) {
+                    return Err(invalid(
+                        "backend.volume_storage_class",
+                        "must be a StorageClass's name: lowercase letters, digits, '-' and '.', at most 253",
+                    ));
+                }
+            }
+            let volume_access_mode = file
+                .volume_access_mode
+                .clone()
+                .unwrap_or(DEFAULT_VOLUME_ACCESS_MODE.into());
+            if !VOLUME_ACCESS_MODES.contains(&volume_access_mode.as_str()) {
+                return Err(invalid(
+                    "backend.volume_access_mode",
+                    format!(
+                        "\"{volume_access_mode}\" is not an access mode a volume can have; use one of {}",
+                        VOLUME_ACCESS_MODES.join(", ")
+                    ),
+                ));
+            }
             Ok(BackendSettings::Kubernetes(KubernetesSettings {
                 kubeconfig: file.kubeconfig.clone(),
                 namespace,
@@ -135,6 +169,8 @@ pub(crate) fn resolve(
                     .agent_image
                     .clone()
                     .unwrap_or(DEFAULT_AGENT_IMAGE.into()),
+                volume_storage_class: file.volume_storage_class.clone(),
+                volume_access_mode,
             }))
         }
         other => Err(invalid(
@@ -164,6 +200,19 @@ fn is_dns_label(name: &str) -> bool {
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
         && !name.starts_with('-')
         && !name.ends_with('-')
+}
+
+/// A Kubernetes object name of most kinds (a StorageClass's among them).
+fn is_dns_subdomain(name: &str) -> bool {
+    (1..=253).contains(&name.len())
+        && name.split('.').all(|label| {
+            !label.is_empty()
+                && label
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+                && !label.starts_with('-')
+                && !label.ends_with('-')
+        })
 }
 
 #[cfg(test)]
@@ -199,6 +248,18 @@ mod tests {
         assert_eq!(k.runtime_class["python"], "runsc");
         assert_eq!(k.node_selector["pool"], "s");
         assert_eq!(k.agent_image, super::DEFAULT_AGENT_IMAGE);
+        assert_eq!(k.volume_storage_class, None, "the cluster's default class");
+        assert_eq!(k.volume_access_mode, "ReadWriteOnce");
+        let BackendSettings::Kubernetes(k) = parse(
+            "[backend]\nkind = \"kubernetes\"\nvolume_storage_class = \"fast-ssd\"\nvolume_access_mode = \"ReadWriteMany\"\n",
+        )
+        .unwrap()
+        .backend
+        else {
+            panic!("kubernetes expected")
+        };
+        assert_eq!(k.volume_storage_class.as_deref(), Some("fast-ssd"));
+        assert_eq!(k.volume_access_mode, "ReadWriteMany");
     }
 
     #[test]
@@ -234,6 +295,29 @@ mod tests {
             .unwrap()
             .to_string();
         assert!(bad.contains("DNS label"), "{bad}");
+        for (backend, key, wanted) in [
+            (
+                "kind = \"kubernetes\"\nvolume_access_mode = \"ReadOnlyMany\"",
+                "backend.volume_access_mode",
+                "ReadWriteOnce, ReadWriteMany, ReadWriteOncePod",
+            ),
+            (
+                "kind = \"kubernetes\"\nvolume_storage_class = \"Fast_SSD\"",
+                "backend.volume_storage_class",
+                "StorageClass's name",
+            ),
+            (
+                "kind = \"docker\"\nvolume_storage_class = \"x\"",
+                "backend.volume_storage_class",
+                "of kind = \"kubernetes\"",
+            ),
+        ] {
+            let error = parse(&format!("[backend]\n{backend}\n"))
+                .err()
+                .unwrap()
+                .to_string();
+            assert!(error.contains(key) && error.contains(wanted), "{error}");
+        }
         for (backend, wanted) in [
             (
                 "kind = \"docker\"\nsandboxes_per_shim = 0",

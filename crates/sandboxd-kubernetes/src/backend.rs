@@ -4,9 +4,10 @@
 use crate::connections::Connections;
 use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK, LABEL_RUNTIME, LABEL_SESSION};
 use crate::options::{KubernetesOptions, AGENT_PORT};
+use crate::volumes::Claims;
 use crate::{pod, runtime_classes, usage};
 use async_trait::async_trait;
-use k8s_openapi::api::core::v1::{Namespace, Pod};
+use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::api::{DeleteParams, ListParams, PostParams};
@@ -39,9 +40,14 @@ pub struct KubernetesBackend {
     key: AgentKey,
     connections: Connections,
     usage: usage::SummaryCache,
+    claims: Claims,
 }
 
-fn api_error(e: kube::Error) -> BackendError {
+/// How long a namespace the service made may take to get its `default` service account (the
+/// cluster's controller manager makes it; the API server refuses pods in a namespace without).
+const SERVICE_ACCOUNT_TIMEOUT: Duration = Duration::from_secs(10);
+
+pub(crate) fn api_error(e: kube::Error) -> BackendError {
     match e {
         kube::Error::Api(status) => BackendError::Engine(format!(
             "the Kubernetes API refused: {} (status {})",
@@ -51,7 +57,7 @@ fn api_error(e: kube::Error) -> BackendError {
     }
 }
 
-fn is_status(e: &kube::Error, code: u16) -> bool {
+pub(crate) fn is_status(e: &kube::Error, code: u16) -> bool {
     matches!(e, kube::Error::Api(status) if status.code == code)
 }
 
@@ -90,6 +96,7 @@ impl KubernetesBackend {
             })?;
         let backend = KubernetesBackend {
             pods: Api::namespaced(client.clone(), &options.namespace),
+            claims: Claims::new(&client, &options.namespace),
             client,
             options,
             key,
@@ -98,6 +105,10 @@ impl KubernetesBackend {
         };
         backend.prepare_namespace().await?;
         runtime_classes::check(&backend.client, &backend.options.runtime_classes).await?;
+        backend
+            .claims
+            .check_class(backend.options.volume_storage_class.as_deref())
+            .await?;
         Ok(backend)
     }
 
@@ -120,6 +131,7 @@ impl KubernetesBackend {
             };
             match namespaces.create(&PostParams::default(), &new).await {
                 Ok(_) => tracing::info!(namespace, "created the sandboxes' namespace"),
+                // Another service made it a moment ago: it may lack its account still.
                 Err(e) if is_status(&e, 409) => {}
                 Err(e) => {
                     return Err(BackendError::Setup(format!(
@@ -128,6 +140,7 @@ impl KubernetesBackend {
                     )))
                 }
             }
+            self.wait_for_service_account().await?;
         }
         let policies: Api<NetworkPolicy> = Api::namespaced(self.client.clone(), namespace);
         let deny_all = NetworkPolicy {
@@ -159,6 +172,31 @@ impl KubernetesBackend {
                 Ok(())
             }
             Err(e) => Err(api_error(e)),
+        }
+    }
+
+    /// Waits until the new namespace has its `default` service account, so that the first
+    /// session's pod is not refused for want of it; a cluster without a controller manager
+    /// never makes one, which the error says.
+    async fn wait_for_service_account(&self) -> Result<(), BackendError> {
+        let namespace = &self.options.namespace;
+        let accounts: Api<ServiceAccount> = Api::namespaced(self.client.clone(), namespace);
+        let deadline = Instant::now() + SERVICE_ACCOUNT_TIMEOUT;
+        loop {
+            match accounts.get_opt("default").await {
+                Ok(Some(_)) => return Ok(()),
+                Ok(None) => {}
+                // Credentials that may not read service accounts cannot tell: go on.
+                Err(e) if is_status(&e, 403) => return Ok(()),
+                Err(e) => return Err(api_error(e)),
+            }
+            if Instant::now() >= deadline {
+                return Err(BackendError::Setup(format!(
+                    "the new namespace {namespace} has no `default` service account after {}s, and the API server refuses pods without it: the cluster's controller manager (its serviceaccount controller) makes it; is it running?",
+                    SERVICE_ACCOUNT_TIMEOUT.as_secs()
+                )));
+            }
+            tokio::time::sleep(START_POLL).await;
         }
     }
 
@@ -216,12 +254,6 @@ impl KubernetesBackend {
 #[async_trait]
 impl Backend for KubernetesBackend {
     async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
-        if !spec.volumes.is_empty() {
-            // The service checks first (`offers_volumes`); never start one without them.
-            return Err(BackendError::Setup(
-                "volumes are not offered on the Kubernetes backend yet".into(),
-            ));
-        }
         let manifest = pod::pod(&self.options, spec);
         let name = pod::pod_name(&spec.session_id);
         self.pods
@@ -366,6 +398,41 @@ impl Backend for KubernetesBackend {
             })
             .collect())
     }
+
+    fn offers_volumes(&self) -> bool {
+        true
+    }
+
+    async fn create_volume(&self, id: &str, size_bytes: u64) -> Result<(), BackendError> {
+        self.claims.create(&self.options, id, size_bytes).await
+    }
+
+    /// A claim needs nothing after a restart: it is checked to be there.
+    async fn restore_volume(&self, id: &str) -> Result<(), BackendError> {
+        if self.claims.exists(id).await? {
+            Ok(())
+        } else {
+            Err(BackendError::Engine(format!(
+                "the volume's claim {} is gone from namespace {}: its data with it",
+                crate::volumes::claim_name(id),
+                self.options.namespace
+            )))
+        }
+    }
+
+    async fn remove_volume(&self, id: &str) -> Result<(), BackendError> {
+        self.claims.remove(id).await
+    }
+
+    async fn list_volumes(&self) -> Result<Vec<String>, BackendError> {
+        self.claims.list(&self.options.instance_id).await
+    }
+
+    // A volume's files without a session (`open_volume_file`, `volume_path`) are not served
+    // here: the data is a claim only a pod on a node can mount, so the service could reach it
+    // only through a pod of its own per request (seconds to start, and with ReadWriteOnce
+    // refused while a session on another node has it). The core answers that a session must
+    // mount the volume.
 
     /// Whether the nodes have the image is not known ahead (they pull on demand): a missing
     /// one is reported when a pod cannot start with it.

@@ -9,7 +9,8 @@
 //! the agent needs no route to the service; each connection is claimed with the sandbox's
 //! secret, derived from the service's key as on Docker, so a restarted service takes its pods
 //! back. Resource use is read from the kubelet's summary API ([`usage`]); on nodes where it
-//! counts no processes (cgroup v1), the agent counts those its `/proc` shows.
+//! counts no processes (cgroup v1), the agent counts those its `/proc` shows. Volumes are
+//! PersistentVolumeClaims ([`volumes`]) mounted into the pods of the sessions that ask.
 
 mod backend;
 mod connections;
@@ -18,9 +19,13 @@ mod options;
 mod pod;
 mod runtime_classes;
 mod usage;
+mod volumes;
 
 pub use backend::{KubernetesBackend, RECIPE_REMEDY};
-pub use labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK, LABEL_RUNTIME, LABEL_SESSION};
+pub use labels::{
+    LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK, LABEL_RUNTIME, LABEL_SESSION, LABEL_VOLUME,
+};
 pub use options::{KubernetesOptions, AGENT_PORT, SANDBOX_UID};
 pub use pod::pod_name;
 pub use sandboxd_backend::{HOME_DIR, WORKDIR};
+pub use volumes::claim_name;

@@ -23,4 +23,28 @@ pub struct KubernetesOptions {
     pub agent_image: String,
     /// A directory private to the service, holding the key the agents' secrets derive from.
     pub key_dir: PathBuf,
+    /// The StorageClass of the volumes' claims; the cluster's default one when absent.
+    pub volume_storage_class: Option<String>,
+    /// The access mode of the volumes' claims (`ReadWriteOnce`...).
+    pub volume_access_mode: String,
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Options of a service for the pod's and the claims' tests.
+    pub(crate) fn options() -> KubernetesOptions {
+        KubernetesOptions {
+            kubeconfig: None,
+            namespace: "sandboxes".into(),
+            node_selector: BTreeMap::from([("pool".into(), "sandboxes".into())]),
+            runtime_classes: BTreeMap::from([("gvisor".into(), "runsc".into())]),
+            instance_id: "i1".into(),
+            agent_image: "sandboxd/agent:local".into(),
+            key_dir: "/nonexistent".into(),
+            volume_storage_class: None,
+            volume_access_mode: "ReadWriteOnce".into(),
+        }
+    }
 }

@@ -3,9 +3,11 @@
 
 use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK, LABEL_RUNTIME, LABEL_SESSION};
 use crate::options::{KubernetesOptions, AGENT_PORT, SANDBOX_UID};
+use crate::volumes::claim_name;
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, EmptyDirVolumeSource, EnvVar, Pod, PodSecurityContext, PodSpec,
-    ResourceRequirements, SeccompProfile, SecurityContext, Volume, VolumeMount,
+    Capabilities, Container, EmptyDirVolumeSource, EnvVar, PersistentVolumeClaimVolumeSource, Pod,
+    PodSecurityContext, PodSpec, ResourceRequirements, SeccompProfile, SecurityContext, Volume,
+    VolumeMount,
 };
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
@@ -16,6 +18,8 @@ use std::collections::BTreeMap;
 /// Where the init container leaves the agent, read-only in the sandbox's container.
 const AGENT_DIR: &str = "/.sandboxd";
 const AGENT_IN_IMAGE: &str = "/sandboxd-agent";
+/// Where the volumes' init container mounts each of the session's volumes (by its index).
+const VOLUMES_DIR: &str = "/.sandboxd-volumes";
 /// The agent's volume holds one static binary.
 const AGENT_VOLUME_SIZE: &str = "64Mi";
 /// A CPU request of this share of the limit: sandboxes are scheduled by memory, which they
@@ -55,6 +59,96 @@ fn hardened() -> SecurityContext {
         run_as_group: Some(i64::from(SANDBOX_UID)),
         ..Default::default()
     }
+}
+
+/// Requests of its own for an init container: one without them requests its limits, and a pod
+/// requests the larger of its init containers' and its containers' sum.
+fn init_resources() -> ResourceRequirements {
+    ResourceRequirements {
+        limits: Some(BTreeMap::from([
+            ("memory".to_string(), Quantity("64Mi".to_string())),
+            ("cpu".to_string(), Quantity("500m".to_string())),
+        ])),
+        requests: Some(BTreeMap::from([
+            ("memory".to_string(), Quantity("16Mi".to_string())),
+            ("cpu".to_string(), Quantity("10m".to_string())),
+        ])),
+        ..Default::default()
+    }
+}
+
+/// The session's volumes: the pod's volume of each (its claim), and an init container that
+/// gives each volume's root to the sandbox's uid. `fsGroup` does that on drivers that manage
+/// ownership, but not all do (host-path, many NFS ones make the root root's, mode 0750): so the
+/// agent does it, as root with `CAP_CHOWN` alone, on the root directory only (what is below
+/// it was written by the sandboxes), never following a symlink. Each volume is mounted
+/// read-write there, whatever the session asked: a volume first mounted read-only must be
+/// readable too.
+fn session_volumes(
+    options: &KubernetesOptions,
+    spec: &SandboxSpec,
+) -> (Vec<Volume>, Vec<VolumeMount>, Option<Container>) {
+    if spec.volumes.is_empty() {
+        return (Vec::new(), Vec::new(), None);
+    }
+    let name = |index: usize| format!("volume-{index}");
+    let volumes = spec
+        .volumes
+        .iter()
+        .enumerate()
+        .map(|(index, mounted)| Volume {
+            name: name(index),
+            persistent_volume_claim: Some(PersistentVolumeClaimVolumeSource {
+                claim_name: claim_name(&mounted.volume_id),
+                read_only: Some(false),
+            }),
+            ..Default::default()
+        })
+        .collect();
+    let mounts = spec
+        .volumes
+        .iter()
+        .enumerate()
+        .map(|(index, mounted)| mount(&name(index), &mounted.path, mounted.read_only))
+        .collect();
+    let roots: Vec<String> = (0..spec.volumes.len())
+        .map(|index| format!("{VOLUMES_DIR}/{index}"))
+        .collect();
+    let mut command = vec![
+        AGENT_IN_IMAGE.to_string(),
+        "--own".to_string(),
+        SANDBOX_UID.to_string(),
+    ];
+    command.extend(roots.iter().cloned());
+    let owner = Container {
+        name: "volumes".to_string(),
+        image: Some(options.agent_image.clone()),
+        image_pull_policy: Some("IfNotPresent".to_string()),
+        command: Some(command),
+        security_context: Some(SecurityContext {
+            allow_privilege_escalation: Some(false),
+            capabilities: Some(Capabilities {
+                drop: Some(vec!["ALL".to_string()]),
+                add: Some(vec!["CHOWN".to_string()]),
+            }),
+            privileged: Some(false),
+            read_only_root_filesystem: Some(true),
+            run_as_non_root: Some(false),
+            run_as_user: Some(0),
+            run_as_group: Some(0),
+            ..Default::default()
+        }),
+        resources: Some(init_resources()),
+        volume_mounts: Some(
+            roots
+                .iter()
+                .enumerate()
+                .map(|(index, root)| mount(&name(index), root, false))
+                .collect(),
+        ),
+        ..Default::default()
+    };
+    (volumes, mounts, Some(owner))
 }
 
 fn memory_volume(name: &str, size: Quantity) -> Volume {
@@ -105,22 +199,25 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
             agent.clone(),
         ]),
         security_context: Some(hardened()),
-        // Requests of its own: an init container without them requests its limits, and a pod
-        // requests the larger of its init containers' and its containers' sum.
-        resources: Some(ResourceRequirements {
-            limits: Some(BTreeMap::from([
-                ("memory".to_string(), Quantity("64Mi".to_string())),
-                ("cpu".to_string(), Quantity("500m".to_string())),
-            ])),
-            requests: Some(BTreeMap::from([
-                ("memory".to_string(), Quantity("16Mi".to_string())),
-                ("cpu".to_string(), Quantity("10m".to_string())),
-            ])),
-            ..Default::default()
-        }),
+        resources: Some(init_resources()),
         volume_mounts: Some(vec![mount("agent", AGENT_DIR, false)]),
         ..Default::default()
     };
+    let (claims, claim_mounts, owner) = session_volumes(options, spec);
+    let mut mounts = vec![
+        mount("agent", AGENT_DIR, true),
+        mount("tmp", "/tmp", false),
+        mount("workspace", WORKDIR, false),
+        // The same volume: one cap for both names.
+        mount("workspace", HOME_DIR, false),
+    ];
+    mounts.extend(claim_mounts);
+    let mut volumes = vec![
+        memory_volume("agent", Quantity(AGENT_VOLUME_SIZE.to_string())),
+        memory_volume("tmp", tmpfs.clone()),
+        memory_volume("workspace", tmpfs),
+    ];
+    volumes.extend(claims);
     let sandbox = Container {
         name: "sandbox".to_string(),
         image: Some(spec.image.clone()),
@@ -139,13 +236,7 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
         }]),
         security_context: Some(hardened()),
         resources: Some(resources),
-        volume_mounts: Some(vec![
-            mount("agent", AGENT_DIR, true),
-            mount("tmp", "/tmp", false),
-            mount("workspace", WORKDIR, false),
-            // The same volume: one cap for both names.
-            mount("workspace", HOME_DIR, false),
-        ]),
+        volume_mounts: Some(mounts),
         ..Default::default()
     };
     Pod {
@@ -156,13 +247,9 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
             ..Default::default()
         },
         spec: Some(PodSpec {
-            init_containers: Some(vec![install]),
+            init_containers: Some([Some(install), owner].into_iter().flatten().collect()),
             containers: vec![sandbox],
-            volumes: Some(vec![
-                memory_volume("agent", Quantity(AGENT_VOLUME_SIZE.to_string())),
-                memory_volume("tmp", tmpfs.clone()),
-                memory_volume("workspace", tmpfs),
-            ]),
+            volumes: Some(volumes),
             // As on Docker: the pod's name is the service's business, not the sandbox's.
             hostname: Some("sandbox".to_string()),
             restart_policy: Some("Never".to_string()),
@@ -181,6 +268,8 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
                 run_as_user: Some(i64::from(SANDBOX_UID)),
                 run_as_group: Some(i64::from(SANDBOX_UID)),
                 fs_group: Some(i64::from(SANDBOX_UID)),
+                // Volumes whose root has the group already are not walked again at each mount.
+                fs_group_change_policy: Some("OnRootMismatch".to_string()),
                 seccomp_profile: Some(SeccompProfile {
                     type_: "RuntimeDefault".to_string(),
                     localhost_profile: None,
@@ -203,19 +292,8 @@ fn millicpus(cpus: f64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::options::tests::options;
     use sandboxd_api::Limits;
-
-    fn options() -> KubernetesOptions {
-        KubernetesOptions {
-            kubeconfig: None,
-            namespace: "sandboxes".into(),
-            node_selector: BTreeMap::from([("pool".into(), "sandboxes".into())]),
-            runtime_classes: BTreeMap::from([("gvisor".into(), "runsc".into())]),
-            instance_id: "i1".into(),
-            agent_image: "sandboxd/agent:local".into(),
-            key_dir: "/nonexistent".into(),
-        }
-    }
 
     fn spec(runtime: &str) -> SandboxSpec {
         SandboxSpec {
@@ -301,6 +379,75 @@ mod tests {
             "none",
             "the label the deny-all network policy selects"
         );
+    }
+
+    #[test]
+    fn volumes_are_their_claims_mounted_as_asked_and_owned_by_an_init_step() {
+        let mut asked = spec("sh");
+        asked.volumes = vec![
+            sandboxd_backend::VolumeMount {
+                volume_id: "v1".into(),
+                path: "/workspace/data".into(),
+                read_only: false,
+            },
+            sandboxd_backend::VolumeMount {
+                volume_id: "v2".into(),
+                path: "/tmp/ref".into(),
+                read_only: true,
+            },
+        ];
+        let spec = pod(&options(), &asked).spec.unwrap();
+        let claims: Vec<_> = spec
+            .volumes
+            .iter()
+            .flatten()
+            .filter_map(|v| v.persistent_volume_claim.as_ref())
+            .map(|c| c.claim_name.as_str())
+            .collect();
+        assert_eq!(claims, ["sandboxd-volume-v1", "sandboxd-volume-v2"]);
+        let mounts = spec.containers[0].volume_mounts.as_ref().unwrap();
+        let mounted = |path: &str| mounts.iter().find(|m| m.mount_path == path).unwrap();
+        assert_eq!(mounted("/workspace/data").read_only, Some(false));
+        assert_eq!(mounted("/tmp/ref").read_only, Some(true));
+        let inits = spec.init_containers.unwrap();
+        assert_eq!(
+            inits.len(),
+            2,
+            "the agent's installer, then the volumes' owner"
+        );
+        let owner = &inits[1];
+        assert_eq!(
+            owner.command.as_ref().unwrap()[1..],
+            [
+                "--own",
+                "61000",
+                "/.sandboxd-volumes/0",
+                "/.sandboxd-volumes/1"
+            ]
+        );
+        let security = owner.security_context.as_ref().unwrap();
+        let capabilities = security.capabilities.as_ref().unwrap();
+        assert_eq!(
+            capabilities.add,
+            Some(vec!["CHOWN".to_string()]),
+            "nothing more"
+        );
+        assert_eq!(capabilities.drop, Some(vec!["ALL".to_string()]));
+        assert_eq!(security.allow_privilege_escalation, Some(false));
+        assert!(
+            owner
+                .volume_mounts
+                .iter()
+                .flatten()
+                .all(|m| m.read_only == Some(false)),
+            "a volume mounted read-only is made readable too"
+        );
+    }
+
+    #[test]
+    fn a_session_without_volumes_has_no_owner_step() {
+        let spec = pod(&options(), &spec("sh")).spec.unwrap();
+        assert_eq!(spec.init_containers.unwrap().len(), 1);
     }
 
     #[test]

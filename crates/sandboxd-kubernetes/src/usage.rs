@@ -45,12 +45,20 @@ pub fn pod_state(pod: &Pod) -> PodState {
     let Some(status) = &pod.status else {
         return PodState::Pending;
     };
+    // Init containers (the agent's installer, the volumes' owner) end, with 0 when done.
     let containers = status
         .init_container_statuses
         .iter()
         .flatten()
-        .chain(status.container_statuses.iter().flatten());
-    for container in containers {
+        .map(|c| (c, true))
+        .chain(
+            status
+                .container_statuses
+                .iter()
+                .flatten()
+                .map(|c| (c, false)),
+        );
+    for (container, init) in containers {
         let Some(state) = &container.state else {
             continue;
         };
@@ -62,7 +70,7 @@ pub fn pod_state(pod: &Pod) -> PodState {
             }
         }
         if let Some(terminated) = &state.terminated {
-            let init_done = terminated.exit_code == 0 && container.name == "agent";
+            let init_done = terminated.exit_code == 0 && init;
             if !init_done {
                 return PodState::Failed(format!(
                     "container {} ended with code {} ({})",
@@ -316,12 +324,23 @@ mod tests {
         );
         let running = pod(serde_json::json!({
             "phase": "Running",
-            "initContainerStatuses": [{"name": "agent", "image": "a", "imageID": "", "ready": true,
-                "restartCount": 0, "state": {"terminated": {"exitCode": 0}}}],
+            "initContainerStatuses": [
+                {"name": "agent", "image": "a", "imageID": "", "ready": true,
+                 "restartCount": 0, "state": {"terminated": {"exitCode": 0}}},
+                {"name": "volumes", "image": "a", "imageID": "", "ready": true,
+                 "restartCount": 0, "state": {"terminated": {"exitCode": 0}}}],
             "containerStatuses": [{"name": "sandbox", "image": "i", "imageID": "", "ready": true,
                 "restartCount": 0, "state": {"running": {}}}],
         }));
         assert_eq!(pod_state(&running), PodState::Running);
+        let volumes_refused = pod(serde_json::json!({
+            "phase": "Pending",
+            "initContainerStatuses": [{"name": "volumes", "image": "a", "imageID": "", "ready": false,
+                 "restartCount": 0, "state": {"terminated": {"exitCode": 1, "reason": "Error"}}}],
+        }));
+        assert!(
+            matches!(pod_state(&volumes_refused), PodState::Failed(why) if why.contains("volumes ended with code 1"))
+        );
         let no_image = pod(serde_json::json!({
             "phase": "Pending",
             "containerStatuses": [{"name": "sandbox", "image": "nope:1", "imageID": "", "ready": false,

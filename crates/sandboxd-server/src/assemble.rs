@@ -253,6 +253,8 @@ async fn connect_backend(
                 instance_id,
                 agent_image: settings.agent_image.clone(),
                 key_dir: state_dir.join("sandboxes"),
+                volume_storage_class: settings.volume_storage_class.clone(),
+                volume_access_mode: settings.volume_access_mode.clone(),
             })
             .await
             .map_err(AssembleError::Kubernetes)?;

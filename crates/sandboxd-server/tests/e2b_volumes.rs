@@ -1,5 +1,5 @@
-//! E2B's volume routes on the real router over the fake platform, which keeps no volumes (as
-//! the Kubernetes backend): each answers in E2B's shape and says so, and the volume content
+//! E2B's volume routes on the real router over the fake platform, which keeps no volumes:
+//! each answers in E2B's shape and says so, and the volume content
 //! API wants the volume's own token. The official SDK drives them on real Docker in
 //! tests/e2b/test_volumes.py.
 

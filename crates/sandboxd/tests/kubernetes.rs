@@ -3,7 +3,7 @@
 //! (api, files, processes, state, pool) run against the cluster too, from scripts/test.sh.
 //! They need a cluster, so they are ignored in a plain `cargo test`; scripts/test.sh's
 //! kubernetes step runs them (`--include-ignored`) on the one it starts. Run without one, they
-//! report a skip, and fail in CI.
+//! report a skip, and fail in CI. Volumes on the cluster: tests/kubernetes_volumes.rs.
 
 mod common;
 
@@ -236,4 +236,47 @@ async fn pausing_a_pod_is_refused_as_unsupported_and_the_session_keeps_running()
     assert!(message.contains("snapshot it"), "{message}");
     let (status, ran) = service.exec(&id, json!({"command": "echo still"})).await;
     assert_eq!((status, ran["stdout"].as_str()), (200, Some("still\n")));
+}
+
+/// A namespace of a test's own, deleted with everything in it when the test ends, failing or not.
+struct OwnNamespace<'a> {
+    cluster: &'a Kubernetes,
+    name: String,
+}
+
+impl Drop for OwnNamespace<'_> {
+    fn drop(&mut self) {
+        self.cluster
+            .kubectl(&["delete", "namespace", &self.name, "--wait=false"]);
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
+async fn a_brand_new_namespace_gets_sessions() {
+    let Some(cluster) = cluster() else { return };
+    let namespace = OwnNamespace {
+        cluster: &cluster,
+        name: format!("sandboxd-new-{}", common::random_suffix()),
+    };
+    assert_eq!(
+        cluster.kubectl(&["get", "namespace", &namespace.name, "-o", "name"]),
+        "",
+        "the namespace does not exist before the service"
+    );
+    // The service makes the namespace; the cluster's controller manager gives it the `default`
+    // service account, without which the API server refuses every pod there.
+    let service = TestService::start_in_namespace(&base_config(4, ""), &namespace.name);
+    let id = service.open("sh").await;
+    assert_eq!(service.sh(&id, "echo here").await["stdout"], "here\n");
+    let pod = cluster.kubectl(&[
+        "get",
+        "pod",
+        "-n",
+        &namespace.name,
+        &format!("sandboxd-{id}"),
+        "-o",
+        "jsonpath={.spec.serviceAccountName}",
+    ]);
+    assert_eq!(pod, "default");
 }

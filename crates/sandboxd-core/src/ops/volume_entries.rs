@@ -12,7 +12,7 @@
 
 use crate::core::Core;
 use crate::error::Error;
-use crate::ops::volume_files::{checked_path, open_error};
+use crate::ops::volume_files::{checked_path, files_need_a_session, open_error};
 use crate::ops::volumes::volume_host_error;
 use crate::state::activity::Caller;
 use crate::state::auth::Principal;
@@ -61,12 +61,7 @@ impl Core {
         let done = tokio::task::spawn_blocking(move || core.backend().volume_path(&id, &at, op))
             .await
             .map_err(|e| volume_host_error(std::io::Error::other(e)))?;
-        let done = done.ok_or_else(|| {
-            Error::bad_request(
-                "volumes_unavailable",
-                "this backend cannot reach a volume's files without a session; mount it in one",
-            )
-        })?;
+        let done = done.ok_or_else(files_need_a_session)?;
         done.map_err(|e| match e.kind() {
             std::io::ErrorKind::AlreadyExists => Error::Conflict {
                 code: "exists",

@@ -54,6 +54,15 @@ impl VolumeDownload {
 }
 
 /// What a failure to open a volume's file means to the caller.
+/// Where the backend keeps a volume's data out of the host's reach (Kubernetes: a claim only
+/// a pod on a node can mount), its files are reached through a session that mounts it.
+pub(crate) fn files_need_a_session() -> Error {
+    Error::bad_request(
+        "volumes_unavailable",
+        "this service's backend keeps a volume's files where only a sandbox reaches them (on Kubernetes, a PersistentVolumeClaim that only a pod can mount): open a session that mounts the volume and use that session's files",
+    )
+}
+
 pub(crate) fn open_error(name: &str, path: &str, e: io::Error) -> Error {
     let at = format!("{path} of volume \"{name}\"");
     match e.kind() {
@@ -125,12 +134,7 @@ impl Core {
     ) -> Result<std::fs::File, Error> {
         self.backend()
             .open_volume_file(volume_id, path, write)
-            .ok_or_else(|| {
-                Error::bad_request(
-                    "volumes_unavailable",
-                    "this backend cannot reach a volume's files without a session; mount it in one",
-                )
-            })?
+            .ok_or_else(files_need_a_session)?
             .map_err(|e| open_error(name, path, e))
     }
 

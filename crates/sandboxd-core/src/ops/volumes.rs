@@ -85,7 +85,7 @@ impl Core {
         } else {
             Err(Error::bad_request(
                 "volumes_unavailable",
-                "this service's backend keeps no volumes (they are offered on Docker)",
+                "this service's backend keeps no volumes (they are offered on Docker and Kubernetes)",
             ))
         }
     }

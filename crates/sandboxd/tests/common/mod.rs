@@ -9,10 +9,13 @@
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
 mod calls;
+mod kubernetes;
 #[path = "../../../sandboxd-egress/tests/support/ledger.rs"]
 pub mod ledger;
 mod running;
 mod skip;
+#[allow(unused_imports)] // each test binary uses a different part
+pub use kubernetes::{kubernetes, Kubernetes, TEST_NAMESPACE, TEST_STORAGE_CLASS};
 #[allow(unused_imports)] // each test binary uses a different part
 pub use skip::{in_ci, skip_or_fail, skipped};
 
@@ -102,114 +105,6 @@ pub fn tenant_token(name: &str) -> (String, String) {
     (token, config)
 }
 
-/// The Kubernetes cluster the suites run against instead of Docker, when one is named.
-pub struct Kubernetes {
-    pub kubeconfig: String,
-    pub kubectl: String,
-}
-
-/// The namespace test pods go to.
-pub const TEST_NAMESPACE: &str = "sandboxd-test";
-
-pub fn kubernetes() -> Option<Kubernetes> {
-    let kubeconfig = std::env::var("SANDBOXD_TEST_KUBECONFIG").ok()?;
-    let kubectl = std::env::var("SANDBOXD_TEST_KUBECTL").unwrap_or_else(|_| "kubectl".into());
-    Some(Kubernetes {
-        kubeconfig,
-        kubectl,
-    })
-}
-
-impl Kubernetes {
-    /// What a service's config gets to run on the cluster.
-    fn backend_table(&self) -> String {
-        let agent_image = std::env::var("SANDBOXD_TEST_AGENT_IMAGE")
-            .unwrap_or_else(|_| "sandboxd/agent:local".into());
-        format!(
-            "\n[backend]\nkind = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"{TEST_NAMESPACE}\"\nagent_image = \"{agent_image}\"\n",
-            self.kubeconfig
-        )
-    }
-
-    pub fn kubectl(&self, args: &[&str]) -> String {
-        let output = Command::new(&self.kubectl)
-            .arg("--kubeconfig")
-            .arg(&self.kubeconfig)
-            .args(args)
-            .output()
-            .expect("run kubectl");
-        String::from_utf8_lossy(&output.stdout).into_owned()
-    }
-
-    /// The names of the pods of a service instance, leaving out those being deleted (a deleted
-    /// pod is listed until its kubelet has stopped it; its sandbox is gone already).
-    pub fn pods(&self, instance_id: &str) -> Vec<String> {
-        let selector = format!("-lorg.sandboxd.instance={instance_id}");
-        let text = self.kubectl(&["get", "pods", "-n", TEST_NAMESPACE, &selector, "-o", "json"]);
-        let list: serde_json::Value =
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("kubectl get pods: {e}: {text}"));
-        list["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|pod| pod["metadata"]["deletionTimestamp"].is_null())
-            .map(|pod| pod["metadata"]["name"].as_str().unwrap().to_string())
-            .collect()
-    }
-
-    /// The pod of a session, as `kubectl get -o json` shows it.
-    pub fn pod_json(&self, session: &str) -> serde_json::Value {
-        let text = self.kubectl(&[
-            "get",
-            "pod",
-            "-n",
-            TEST_NAMESPACE,
-            &format!("sandboxd-{session}"),
-            "-o",
-            "json",
-        ]);
-        serde_json::from_str(&text).unwrap_or_else(|e| panic!("pod of {session}: {e}: {text}"))
-    }
-
-    /// Starts a pod labelled as a sandbox of `instance_id` that no session of it owns.
-    fn start_unowned_pod(&self, instance_id: &str) {
-        let labels = format!(
-            "org.sandboxd.instance={instance_id},org.sandboxd.session=unknown,org.sandboxd.managed=true"
-        );
-        let name = format!("unowned-{}", random_suffix());
-        self.kubectl(&[
-            "run",
-            &name,
-            "-n",
-            TEST_NAMESPACE,
-            "--labels",
-            &labels,
-            "--image",
-            &busybox_image(),
-            "--image-pull-policy=Never",
-            "--restart=Never",
-            "--command",
-            "--",
-            "sleep",
-            "1000",
-        ]);
-    }
-
-    fn remove_pods(&self, instance_id: &str) {
-        let selector = format!("-lorg.sandboxd.instance={instance_id}");
-        self.kubectl(&[
-            "delete",
-            "pods",
-            "-n",
-            TEST_NAMESPACE,
-            &selector,
-            "--grace-period=0",
-            "--force",
-            "--wait=false",
-        ]);
-    }
-}
-
 /// Whether the suites run with every runtime on gVisor (scripts/test.sh's gvisor step).
 pub fn on_gvisor() -> bool {
     std::env::var("SANDBOXD_TEST_ISOLATION").is_ok_and(|tier| tier == "gvisor")
@@ -286,7 +181,7 @@ pub fn sandboxd_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_sandboxd"))
 }
 
-fn random_suffix() -> String {
+pub fn random_suffix() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()
@@ -350,8 +245,20 @@ impl TestService {
         Self::serving(state_dir, instance_id, url, running, engine_socket)
     }
 
+    /// As [`start`](TestService::start), with its pods (on a cluster) in `namespace` rather
+    /// than the suites' own.
+    pub fn start_in_namespace(config: &str, namespace: &str) -> TestService {
+        let (state_dir, instance_id) = Self::prepare_in(config, false, namespace);
+        let (child, url) = spawn_service(state_dir.path(), None);
+        Self::serving(state_dir, instance_id, url, Running::Process(child), None)
+    }
+
     /// A new state directory with its instance id and config.
     fn prepare(config: &str, logged: bool) -> (tempfile::TempDir, String) {
+        Self::prepare_in(config, logged, TEST_NAMESPACE)
+    }
+
+    fn prepare_in(config: &str, logged: bool, namespace: &str) -> (tempfile::TempDir, String) {
         // Short paths: the agent socket path must fit a unix socket address.
         let state_dir = tempfile::Builder::new()
             .prefix("sbd")
@@ -364,7 +271,9 @@ impl TestService {
             std::fs::write(state_dir.path().join(LOG_FILE), "").unwrap();
         }
         let config_path = state_dir.path().join("config.toml");
-        let backend = kubernetes().map(|k| k.backend_table()).unwrap_or_default();
+        let backend = kubernetes()
+            .map(|k| k.backend_table(namespace))
+            .unwrap_or_default();
         std::fs::write(&config_path, format!("{config}{backend}")).unwrap();
         (state_dir, instance_id)
     }
@@ -667,7 +576,7 @@ impl Drop for TestService {
             Running::InProcess(service) => service.stop(),
         }
         if let Some(kubernetes) = kubernetes() {
-            kubernetes.remove_pods(&self.instance_id);
+            kubernetes.remove_instance(&self.instance_id);
             return;
         }
         let ids = docker(&[
