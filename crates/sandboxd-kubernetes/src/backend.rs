@@ -1,6 +1,7 @@
 //! The backend itself: the namespace prepared, a pod per sandbox started and watched until its
 //! agent answers, connections claimed through the port-forward, and pods found again.
 
+use crate::api_errors::{api_error, is_status};
 use crate::connections::Connections;
 use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK, LABEL_RUNTIME, LABEL_SESSION};
 use crate::options::{KubernetesOptions, AGENT_PORT};
@@ -46,20 +47,6 @@ pub struct KubernetesBackend {
 /// How long a namespace the service made may take to get its `default` service account (the
 /// cluster's controller manager makes it; the API server refuses pods in a namespace without).
 const SERVICE_ACCOUNT_TIMEOUT: Duration = Duration::from_secs(10);
-
-pub(crate) fn api_error(e: kube::Error) -> BackendError {
-    match e {
-        kube::Error::Api(status) => BackendError::Engine(format!(
-            "the Kubernetes API refused: {} (status {})",
-            status.message, status.code
-        )),
-        other => BackendError::EngineUnavailable(format!("the Kubernetes API: {other}")),
-    }
-}
-
-pub(crate) fn is_status(e: &kube::Error, code: u16) -> bool {
-    matches!(e, kube::Error::Api(status) if status.code == code)
-}
 
 impl KubernetesBackend {
     /// Connects to the cluster and prepares the namespace: it exists, and sandboxes of

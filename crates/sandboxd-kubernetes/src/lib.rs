@@ -12,6 +12,7 @@
 //! counts no processes (cgroup v1), the agent counts those its `/proc` shows. Volumes are
 //! PersistentVolumeClaims ([`volumes`]) mounted into the pods of the sessions that ask.
 
+mod api_errors;
 mod backend;
 mod connections;
 mod labels;

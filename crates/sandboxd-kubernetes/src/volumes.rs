@@ -9,7 +9,7 @@
 //! and block-backed drivers give a filesystem of that size, but some (host-path, many NFS
 //! ones) enforce nothing.
 
-use crate::backend::{api_error, is_status};
+use crate::api_errors::{api_error, is_status};
 use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_VOLUME};
 use crate::options::KubernetesOptions;
 use k8s_openapi::api::core::v1::{
