@@ -5,7 +5,6 @@ use crate::admission;
 use crate::auth;
 use crate::connections;
 use crate::dashboard;
-use crate::error::ApiError;
 use crate::inflight;
 use crate::linger;
 use crate::mcp;
@@ -25,7 +24,7 @@ use axum::extract::State;
 use axum::middleware;
 use axum::routing::{get, on};
 use axum::{Json, Router};
-use sandboxd_core::{Core, Error};
+use sandboxd_core::Core;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -90,11 +89,7 @@ pub fn app(core: Core, address: SocketAddr, allowed_hosts: &[String]) -> Router 
         ));
     let e2b = sandboxd_e2b::router(
         core.clone(),
-        Router::new().fallback(|| async {
-            ApiError(Error::NotFound(
-                "no such route; the API is under /v1".into(),
-            ))
-        }),
+        Router::new().fallback(share_path::no_route),
         Router::new()
             .fallback(ports::e2b_port)
             .with_state(state.clone()),

@@ -269,7 +269,7 @@ async fn every_refusal_under_p_is_a_page_to_a_browser_and_json_to_any_other_clie
         (
             Method::TRACE,
             closed,
-            StatusCode::BAD_REQUEST,
+            StatusCode::METHOD_NOT_ALLOWED,
             "method_not_allowed",
         ),
     ];

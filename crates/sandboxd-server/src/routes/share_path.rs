@@ -11,32 +11,51 @@ use axum::extract::rejection::PathRejection;
 use axum::extract::{Path, Request, State};
 use axum::http::{header, HeaderMap, HeaderValue};
 use axum::response::{Redirect, Response};
-use axum::routing::{any, get, on};
+use axum::routing::{get, on};
 use axum::Router;
 use sandboxd_core::Error;
 use std::collections::HashMap;
 
-/// The routes under `/p` (`app.rs` merges them): whatever else is asked there is refused too.
+/// The routes under `/p` (`app.rs` merges them; `/p` and `/p/` alone are [`no_route`]'s).
 pub(crate) fn routes() -> Router<AppState> {
-    let link = || on(ports::proxied_methods(), shared).fallback(wrong_method);
+    let link = || {
+        on(ports::proxied_methods(), shared)
+            .fallback(|headers: HeaderMap| wrong_method(headers, LINK_METHODS))
+    };
     Router::new()
-        .route("/p", any(nowhere))
-        .route("/p/", any(nowhere))
-        .route("/p/{capability}", get(to_root).fallback(wrong_method))
+        .route(
+            "/p/{capability}",
+            get(to_root).fallback(|headers: HeaderMap| wrong_method(headers, "GET,HEAD")),
+        )
         .route("/p/{capability}/", link())
         .route("/p/{capability}/{*path}", link())
 }
 
-async fn nowhere(headers: HeaderMap) -> Response {
-    ApiError(no_link()).answer_for(&headers)
+/// What the service answers where no route is (`app.rs`' fallback, after the E2B face's):
+/// `not_found`, in words a browser shows as a page; `/p` and `/p/` are a link cut short.
+pub(crate) async fn no_route(uri: axum::http::Uri, headers: HeaderMap) -> Response {
+    let error = match uri.path() {
+        "/p" | "/p/" => no_link(),
+        _ => Error::NotFound("no such route; the API is under /v1".into()),
+    };
+    ApiError(error).answer_for(&headers)
 }
 
-async fn wrong_method(headers: HeaderMap) -> Response {
-    ApiError::bad_request(
+/// What a link's address answers: the methods passed on to the port.
+const LINK_METHODS: &str = "GET,HEAD,PUT,POST,DELETE,PATCH,OPTIONS";
+
+/// A method the address does not take: 405 with the methods it takes, in words too.
+async fn wrong_method(headers: HeaderMap, allow: &'static str) -> Response {
+    let mut response = ApiError::bad_request(
         "method_not_allowed",
-        "a link takes GET, PUT, POST, DELETE, PATCH or OPTIONS",
+        format!("this address takes {}", allow.replace(',', ", ")),
     )
-    .answer_for(&headers)
+    .answer_for(&headers);
+    *response.status_mut() = axum::http::StatusCode::METHOD_NOT_ALLOWED;
+    response
+        .headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
+    response
 }
 
 fn no_link() -> Error {
