@@ -9,6 +9,7 @@ import shlex
 import shutil
 import subprocess
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -62,6 +63,23 @@ def e2b_env(url: str, token: str) -> dict:
         name, _, value = line.removeprefix("export ").partition("=")
         exports[name] = shlex.split(value)[0]
     return exports
+
+
+@contextmanager
+def sdk_env(url: str, token: str):
+    """The SDKs pointed at the service at `url` the way `sandboxd e2b env` tells a shell, for
+    the block; what the environment held before is put back after."""
+    exports = e2b_env(url, token)
+    saved = {name: os.environ.get(name) for name in exports}
+    os.environ.update(exports)
+    try:
+        yield exports
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 def run_node_suite(suite: str, package: str, version: str, env: dict, timeout: int) -> subprocess.CompletedProcess:
@@ -150,23 +168,14 @@ def e2b(start_service):
     """The service, with the SDK's environment set as `sandboxd e2b env` prints it."""
     keys = ["e2b_" + secrets.token_hex(20) for _ in range(3)]
     with start_service(config(*keys), keys[0], "e2b") as running:
-        exports = e2b_env(running.url, keys[0])
-        assert exports == {
-            "E2B_API_URL": running.url,
-            "E2B_SANDBOX_URL": running.url,
-            "E2B_VOLUME_API_URL": running.url,
-            "E2B_API_KEY": keys[0],
-        }
-        saved = {name: os.environ.get(name) for name in exports}
-        os.environ.update(exports)
-        try:
+        with sdk_env(running.url, keys[0]) as exports:
+            assert exports == {
+                "E2B_API_URL": running.url,
+                "E2B_SANDBOX_URL": running.url,
+                "E2B_VOLUME_API_URL": running.url,
+                "E2B_API_KEY": keys[0],
+            }
             yield E2b(running.url, keys[0], keys[1], keys[2], running.instance_id)
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
 
 
 @pytest.fixture

@@ -10,7 +10,7 @@ import struct
 
 import pytest
 
-from conftest import config, e2b_env, run_node_suite
+from conftest import config, sdk_env, run_node_suite
 
 INTERPRETER = """
 [runtimes.code-interpreter]
@@ -30,17 +30,8 @@ def interpreter_env(start_service):
     keys = ["e2b_" + secrets.token_hex(20) for _ in range(3)]
     head, policy = config(*keys).split("[policy]", 1)
     with start_service(f"{head}{INTERPRETER}\n[policy]{policy}", keys[0], "e2b-code") as running:
-        exports = e2b_env(running.url, keys[0])
-        saved = {name: os.environ.get(name) for name in exports}
-        os.environ.update(exports)
-        try:
+        with sdk_env(running.url, keys[0]):
             yield running
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
 
 
 def test_run_code_with_a_plot_gets_png_and_chart_data(interpreter_env):

@@ -15,7 +15,7 @@ import urllib.request
 import httpx
 import pytest
 
-from conftest import SANDBOXD, e2b_env, run_node_suite
+from conftest import SANDBOXD, sdk_env, run_node_suite
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
@@ -43,17 +43,8 @@ def desktop_env(start_service):
     token = "e2b_" + secrets.token_hex(20)
     with start_service(embedded_default(token), token, "e2b-desktop") as running:
         build(running.url, token, "desktop")
-        exports = e2b_env(running.url, token)
-        saved = {name: os.environ.get(name) for name in exports}
-        os.environ.update(exports)
-        try:
+        with sdk_env(running.url, token):
             yield running
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
 
 
 def png_size(data: bytes) -> tuple[int, int]:

@@ -5,13 +5,12 @@ placeholder only, and neither the SDK's answers nor the activity log hold the va
 are the tests' own (tests/secret_hosts.py): nothing leaves the machine. Egress runtimes are
 Docker's: the Kubernetes rerun leaves this file out (scripts/test.sh)."""
 
-import os
 import secrets
 
 import pytest
 from e2b import Sandbox
 
-from conftest import PYTHON_IMAGE, E2b, config, e2b_env
+from conftest import PYTHON_IMAGE, E2b, config, sdk_env
 from secret_hosts import OTHER_HOST, SECRET_HOST, call_program, secret_host
 
 
@@ -22,17 +21,8 @@ def secret_e2b(start_service):
     keys = ["e2b_" + secrets.token_hex(20) for _ in range(3)]
     with secret_host() as host:
         with start_service(config(*keys, egress=host.config(PYTHON_IMAGE)), keys[0], "e2b-secret") as running:
-            exports = e2b_env(running.url, keys[0])
-            saved = {name: os.environ.get(name) for name in exports}
-            os.environ.update(exports)
-            try:
+            with sdk_env(running.url, keys[0]):
                 yield E2b(running.url, keys[0], keys[1], keys[2], running.instance_id), host
-            finally:
-                for name, value in saved.items():
-                    if value is None:
-                        os.environ.pop(name, None)
-                    else:
-                        os.environ[name] = value
 
 
 def test_a_secret_reaches_its_host_only_and_no_answer_holds_it(secret_e2b):

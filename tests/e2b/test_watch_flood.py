@@ -4,7 +4,6 @@ rest refused with the limit named), then makes and removes 12,000 files whose pa
 3.5 KB long, without polling. The service's memory stays under 128 MB, and once the sandbox is
 killed it returns to where it was before the flood; another tenant's watcher works throughout."""
 
-import os
 import secrets
 import time
 from pathlib import Path
@@ -12,7 +11,7 @@ from pathlib import Path
 import pytest
 from e2b import RateLimitException, Sandbox
 
-from conftest import config, e2b_env
+from conftest import config, sdk_env
 
 WATCHERS_ASKED = 40
 # The E2B face's limit (crates/sandboxd-e2b/src/watch_limits.rs): each holds an agent connection.
@@ -38,17 +37,8 @@ else:
 def flood_service(start_service):
     keys = ["e2b_" + secrets.token_hex(20) for _ in range(3)]
     with start_service(config(*keys), keys[0], "e2b-watch") as running:
-        exports = e2b_env(running.url, keys[0])
-        saved = {name: os.environ.get(name) for name in exports}
-        os.environ.update(exports)
-        try:
+        with sdk_env(running.url, keys[0]):
             yield running, keys[1], keys[2]
-        finally:
-            for name, value in saved.items():
-                if value is None:
-                    os.environ.pop(name, None)
-                else:
-                    os.environ[name] = value
 
 
 def service_pid(instance_id: str) -> int:
