@@ -1,5 +1,5 @@
 //! Extractors whose rejections are the API's own JSON errors, so handlers never parse by hand:
-//! the caller, a JSON body, a query string and a raw body.
+//! the caller, a JSON body, a query string, a raw body and a WebSocket upgrade.
 
 use crate::error::ApiError;
 use crate::inflight::{read_body, BodyError};
@@ -29,6 +29,26 @@ impl<S: Send + Sync> FromRequestParts<S> for Authenticated {
             .and_then(|v| v.to_str().ok())
             .map_or(Interface::Api, Interface::from_client_name);
         Ok(Authenticated(Caller::new(principal, interface)))
+    }
+}
+
+/// A WebSocket upgrade; a plain request is refused with `not_a_websocket`, saying how to
+/// connect.
+pub struct Upgrade(pub axum::extract::WebSocketUpgrade);
+
+impl<S: Send + Sync> FromRequestParts<S> for Upgrade {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, ApiError> {
+        axum::extract::WebSocketUpgrade::from_request_parts(parts, state)
+            .await
+            .map(Upgrade)
+            .map_err(|rejection| {
+                ApiError::bad_request(
+                    "not_a_websocket",
+                    format!("{}; connect with a WebSocket client", rejection.body_text()),
+                )
+            })
     }
 }
 

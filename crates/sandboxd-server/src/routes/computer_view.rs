@@ -4,9 +4,9 @@
 //! does). The view is opened before the upgrade, so a failure is an ordinary HTTP error.
 
 use crate::error::ApiError;
-use crate::extract::Authenticated;
+use crate::extract::{Authenticated, Upgrade};
 use crate::state::AppState;
-use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket};
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use futures_util::stream::{SplitSink, SplitStream};
@@ -42,14 +42,8 @@ pub async fn view(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
     Path(id): Path<String>,
-    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    Upgrade(upgrade): Upgrade,
 ) -> Result<Response, ApiError> {
-    let upgrade = upgrade.map_err(|rejection| {
-        ApiError::bad_request(
-            "not_a_websocket",
-            format!("{}; connect with a WebSocket client", rejection.body_text()),
-        )
-    })?;
     let (view, stream) = state.core.open_screen_view(&caller, &id).await?;
     Ok(upgrade
         // A viewer's message is at most one whole VNC message (the gate's limit) and a little.

@@ -3,9 +3,9 @@
 //! socket and the terminal until either side ends.
 
 use crate::error::ApiError;
-use crate::extract::{ApiQuery, Authenticated, QueryRequest};
+use crate::extract::{ApiQuery, Authenticated, QueryRequest, Upgrade};
 use crate::state::AppState;
-use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket};
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
@@ -58,14 +58,8 @@ pub async fn terminal(
     Authenticated(caller): Authenticated,
     Path(id): Path<String>,
     ApiQuery(query): ApiQuery<TerminalQuery>,
-    upgrade: Result<WebSocketUpgrade, axum::extract::ws::rejection::WebSocketUpgradeRejection>,
+    Upgrade(upgrade): Upgrade,
 ) -> Result<Response, ApiError> {
-    let upgrade = upgrade.map_err(|rejection| {
-        ApiError::bad_request(
-            "not_a_websocket",
-            format!("{}; connect with a WebSocket client", rejection.body_text()),
-        )
-    })?;
     let terminal = state
         .core
         .open_terminal(&caller, &id, query.cols, query.rows, query.command)
