@@ -472,14 +472,16 @@ suite_again() {
 
 # The MCP and E2B faces again with every runtime on gVisor, a few files of each (what their
 # clients see must not change with the tier; the whole suites on runc above); E2B's pause
-# there goes to disk, and its connect restores the processes.
+# there goes to disk, and its connect restores the processes; snapshots and forks carry the
+# processes; E2B's Desktop SDKs drive the embedded default's desktop on gVisor (the image is
+# the runc step's).
 gvisor_face_tests() {
     local suite=$1
     shift
     suite_again "gvisor-$suite" "$suite" SANDBOXD_TEST_ISOLATION=gvisor -- "${@/#/tests/$suite/}"
 }
 step gvisor-mcp gvisor_face_tests mcp test_mcp.py || true
-step gvisor-e2b gvisor_face_tests e2b test_commands.py test_files.py test_sandbox.py test_volumes.py test_pause.py || true
+step gvisor-e2b gvisor_face_tests e2b test_commands.py test_files.py test_sandbox.py test_volumes.py test_pause.py test_desktop.py || true
 remove_test_sandboxes
 
 # The MCP and E2B faces again with the services' sandboxes as pods, on the cluster the

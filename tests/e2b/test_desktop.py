@@ -3,7 +3,8 @@ only a token): `Sandbox.create()` opens the template `desktop`, which the defaul
 `desktop` runtime (the catalogue's `desktop` recipe, built through the service before the
 test). Screen size, screenshot, mouse, an application launched, text typed into it and a key
 pressed (proved by the file the typed command writes), the noVNC stream reached through the
-port proxy, and kill; then the npm package @e2b/desktop's suite (desktop.test.mjs) the same way."""
+port proxy, and kill; then the npm package @e2b/desktop's suite (desktop.test.mjs) the same way.
+The gVisor step runs it with the desktop on gVisor."""
 
 import os
 import secrets
@@ -15,15 +16,17 @@ import urllib.request
 import httpx
 import pytest
 
-from conftest import SANDBOXD, sdk_env, run_node_suite
+from conftest import ISOLATION, SANDBOXD, sdk_env, run_node_suite
 
 PNG = b"\x89PNG\r\n\x1a\n"
 
 
 def embedded_default(token: str) -> str:
-    """The config `sandboxd config default` prints, with a token: no operator step."""
+    """The config `sandboxd config default` prints, with a token: no operator step. In the
+    gVisor step every runtime of it is on gVisor (the service-wide `isolation`), the desktop
+    too."""
     printed = subprocess.run([str(SANDBOXD), "config", "default"], capture_output=True, text=True, check=True)
-    return f'token = "{token}"\n' + printed.stdout
+    return f'token = "{token}"\nisolation = "{ISOLATION}"\n' + printed.stdout
 
 
 def build(url: str, token: str, runtime: str):
@@ -76,6 +79,8 @@ def test_the_desktop_sdk_works_unchanged(desktop_env):
 
     desktop = Sandbox.create(timeout=600)
     try:
+        kernel = desktop.commands.run("cat /proc/version").stdout
+        assert ("gvisor" in kernel) == (ISOLATION == "gvisor"), kernel
         assert desktop.get_screen_size() == (1024, 768)
         assert png_size(bytes(desktop.screenshot())) == (1024, 768)
 
