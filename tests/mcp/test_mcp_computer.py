@@ -6,6 +6,7 @@ title the page sets to it, and the field's pixels, show it), a key chord, and th
 naming each action with its coordinates or keys and typed text only by its length."""
 
 import base64
+import json
 import secrets
 import struct
 import urllib.request
@@ -23,6 +24,10 @@ pytestmark = pytest.mark.anyio
 DESKTOP = """
 [runtimes.desktop]
 runtime = "desktop"
+
+[runtimes.desktop-pooled]
+runtime = "desktop"
+pool_size = 1
 
 [build]
 extra_ca_certificates = ["/etc/ssl/certs/ca-certificates.crt"]
@@ -216,5 +221,28 @@ async def test_a_session_without_a_desktop_says_so(desktop_service, transport):
             refused = await call(session, "computer", session_id=session_id, action="screenshot")
             text = error_text(refused)
             assert "no_desktop" in text and "desktop" in text, text
+        finally:
+            await call(session, "close_session", session_id=session_id)
+
+
+def pooled(service) -> int:
+    request = urllib.request.Request(f"{service.url}/v1/stats", headers={"Authorization": f"Bearer {service.token}"})
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        return json.load(answer)["pooled"]
+
+
+async def test_a_pooled_desktop_has_its_screen_up_before_the_first_action(desktop_service):
+    """A desktop sandbox put in a warm pool has its display started before it is taken: the
+    session's screen answers before any computer action asked for it."""
+    with anyio.fail_after(180):
+        while pooled(desktop_service) < 1:
+            await anyio.sleep(0.5)
+    async with connect(desktop_service, "http") as (session, _):
+        opened = await call(session, "open_session", runtime="desktop-pooled")
+        session_id = opened.structured_content["id"]
+        try:
+            probe = "xdpyinfo -display :0 >/dev/null 2>&1 && echo up || echo down"
+            ran = await call(session, "run_command", session_id=session_id, command=probe)
+            assert output(ran)["stdout"] == "up\n", ran.content[0].text
         finally:
             await call(session, "close_session", session_id=session_id)

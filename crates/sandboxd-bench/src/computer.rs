@@ -1,20 +1,29 @@
 //! Computer use on a desktop session, through sandboxd's REST API: the first action of a fresh
-//! session (which starts its display: cold), a 1024x768 screenshot's round trip (the PNG read
-//! whole) and a click. Opt-in (`--computer`): the runtime's recipe, desktop, is built on first
-//! use (minutes).
+//! session (which starts its display: cold), the same from a warm pool (whose sandboxes' desktops
+//! are started before they are taken), a 1024x768 screenshot's round trip (the PNG read whole)
+//! and a click. Opt-in (`--computer`): the runtime's recipe, desktop, is built on first use
+//! (minutes).
 
 use crate::report::time;
 use crate::report::{print_row, Sample};
 use crate::sandboxd::{Api, TOKEN};
 use anyhow::{bail, Result};
 use serde_json::json;
+use std::time::{Duration, Instant};
 
-/// The runtime the bench config adds for this row.
+/// The runtimes the bench config adds for these rows: cold, and with a warm pool of one.
 pub(crate) const RUNTIME: &str = "desktop";
+const POOLED: &str = "desktop-pooled";
+/// The service's other pooled sandboxes (the `warm` runtime's).
+const OTHERS_POOLED: u64 = 5;
+/// Sessions taken from the pool, each after it filled again.
+const FROM_POOL: usize = 3;
 
-/// The config lines of that runtime (main adds the recipe builds' `[build]` once).
+/// The config lines of those runtimes (main adds the recipe builds' `[build]` once).
 pub(crate) fn runtime_config() -> String {
-    format!("\n[runtimes.{RUNTIME}]\nruntime = \"desktop\"\n")
+    format!(
+        "\n[runtimes.{RUNTIME}]\nruntime = \"desktop\"\n\n[runtimes.{POOLED}]\nruntime = \"desktop\"\npool_size = 1\n"
+    )
 }
 
 pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
@@ -47,6 +56,28 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
     print_row(
         "desktop ready (open + display started, cold)",
         &Sample(ready),
+        None,
+    );
+    let mut warm = Vec::new();
+    for _ in 0..FROM_POOL {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while api.pooled().await? < OTHERS_POOLED + 1 {
+            if Instant::now() > deadline {
+                bail!("the desktop's warm pool did not fill within 120 s");
+            }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        }
+        let session = time(&mut warm, async {
+            let session = api.open(POOLED).await?;
+            act(api, &session, json!({"action": "screen_size"})).await?;
+            Ok::<String, anyhow::Error>(session)
+        })
+        .await?;
+        api.close(&session).await?;
+    }
+    print_row(
+        "desktop ready from a warm pool (open + screen answering)",
+        &Sample(warm),
         None,
     );
     print_row("screenshot 1024x768 PNG (REST)", &Sample(shots), None);

@@ -330,17 +330,17 @@ impl Config {
     }
 }
 
-/// Pools hold started sandboxes: they need an image, and together they must leave room under
-/// `max_sessions`.
+/// Pools hold started sandboxes: they need an image (named, or a recipe's once built), and
+/// together they must leave room under `max_sessions`.
 fn check_pools(
     runtimes: &BTreeMap<String, RuntimeInfo>,
     max_sessions: u32,
 ) -> Result<(), ConfigError> {
     for runtime in runtimes.values() {
-        if runtime.pool_size > 0 && runtime.image.is_none() {
+        if runtime.pool_size > 0 && runtime.image.is_none() && runtime.recipe.is_none() {
             return Err(invalid(
                 format!("runtimes.{}.pool_size", runtime.name),
-                "a warm pool needs a runtime with an `image`",
+                "a warm pool needs a runtime with an `image` or a recipe (`runtime`)",
             ));
         }
     }

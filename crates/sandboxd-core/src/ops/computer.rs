@@ -6,7 +6,7 @@
 //! The screen is the X display `:0`. When nothing draws it yet (a session opened through our
 //! own API; E2B's Desktop SDK starts its own), the first action that finds it missing starts
 //! it (Xvfb and XFCE, in a process session of their own so they outlive the command) and is
-//! tried once more.
+//! tried once more. A sandbox put in a warm pool has its desktop started before it is taken.
 
 use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
@@ -159,6 +159,24 @@ impl Core {
         match second {
             Ok(ran) if succeeded(&ran) => Ok(ran.stdout),
             other => Err(failed(argv, other)),
+        }
+    }
+
+    /// Starts the desktop of a sandbox put in a warm pool, when its image has one (X tools
+    /// and no display yet), so a session taken from the pool finds its screen answering.
+    /// Nothing for other images (one `xdpyinfo` that is not found).
+    pub(crate) async fn warm_desktop(&self, sandbox: &sandboxd_backend::Sandbox, runtime: &str) {
+        let session = Session::new(
+            sandbox.session_id.clone(),
+            runtime.to_string(),
+            None,
+            BTreeMap::new(),
+            sandbox.clone(),
+        );
+        if self.display_answers(&session).await == Some(false) {
+            if let Err(e) = self.start_desktop(&session).await {
+                tracing::warn!(runtime, error = %e, "a pooled sandbox's desktop did not start; its first action starts it");
+            }
         }
     }
 

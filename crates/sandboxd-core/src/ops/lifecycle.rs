@@ -6,6 +6,7 @@ use crate::error::Error;
 use crate::ops::egress;
 use crate::state::activity::{self, elapsed_ms, Actor, Caller, Outcome};
 use crate::state::auth::Principal;
+use crate::state::images;
 use crate::state::pool::Pooled;
 use crate::state::sessions::{self, Reservation, Session, TenantSlot};
 use futures_util::future::join_all;
@@ -498,13 +499,20 @@ impl Core {
         }
     }
 
+    /// Starts sandboxes of the runtime until its pool is full. A recipe's runtime fills once
+    /// its image is built (by a session or `POST /v1/runtimes/NAME/build`): a pool never
+    /// starts a build, which would be retried at every refill when it fails.
     async fn fill_pool(&self, runtime_name: &str) {
-        let Some(runtime) = self.config().runtime(runtime_name) else {
+        let config = self.config();
+        let Some(runtime) = config.runtime(runtime_name) else {
             return;
         };
-        let Some(image) = runtime.image.clone() else {
+        let Some(image) = images::image_of(&config, runtime) else {
             return;
         };
+        if runtime.image.is_none() && !self.backend().has_image(&image).await.unwrap_or(false) {
+            return;
+        }
         while self.pools().count_for(runtime_name) < runtime.pool_size as usize {
             // A full service leaves the pool short until sessions close.
             let Ok(reservation) = self.sessions().reserve() else {
@@ -523,13 +531,16 @@ impl Core {
                 self.backend().create(&spec).await
             };
             match created {
-                Ok(sandbox) => self.pools().push(
-                    runtime_name,
-                    Pooled {
-                        sandbox,
-                        reservation,
-                    },
-                ),
+                Ok(sandbox) => {
+                    self.warm_desktop(&sandbox, runtime_name).await;
+                    self.pools().push(
+                        runtime_name,
+                        Pooled {
+                            sandbox,
+                            reservation,
+                        },
+                    )
+                }
                 Err(e) => {
                     tracing::warn!(runtime = runtime_name, error = %e, "cannot fill the warm pool; trying again later");
                     return;

@@ -203,6 +203,13 @@ impl Images {
 }
 
 /// What the platform is asked for: the runtime's image, and its recipe's build if it has one.
+/// The image a runtime's sandboxes start from (a recipe's, whether built or not).
+pub(crate) fn image_of(config: &Config, runtime: &RuntimeInfo) -> Option<String> {
+    image_request(config, runtime)
+        .ok()
+        .map(|request| request.image)
+}
+
 fn image_request(config: &Config, runtime: &RuntimeInfo) -> Result<ImageRequest, Error> {
     let recipe = runtime
         .recipe
