@@ -507,7 +507,7 @@ impl Core {
         let Some(runtime) = config.runtime(runtime_name) else {
             return;
         };
-        let Some(image) = images::image_of(&config, runtime) else {
+        let Some(image) = images::image_of(config, runtime) else {
             return;
         };
         if runtime.image.is_none() && !self.backend().has_image(&image).await.unwrap_or(false) {
