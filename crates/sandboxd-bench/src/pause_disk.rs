@@ -1,7 +1,8 @@
 //! Pause to disk on gVisor (`--gvisor`): a Python session holding 64 MiB of live objects,
 //! paused (its memory and processes written to the state directory, its RAM released) and
 //! resumed (restored, its agent answering again), `n` times each; then forked into 4 sessions
-//! that carry its processes (the answer comes once all four agents answer), a few times.
+//! that carry its processes (the answer comes once all four agents answer), and sessions opened
+//! from a snapshot with its memory, a few times each.
 
 use crate::report::{print_row, time, Sample};
 use crate::sandboxd::Api;
@@ -96,6 +97,38 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
     print_row(
         "fork of 4 carrying the processes, all answering",
         &Sample(forks),
+        None,
+    );
+    let snapshot = api
+        .call(
+            Method::POST,
+            &path("/snapshots"),
+            Some(json!({"name": "bench", "memory": true})),
+        )
+        .await?;
+    let snapshot_id = snapshot["id"].as_str().unwrap_or_default().to_string();
+    let mut opens = Vec::new();
+    for _ in 0..n.min(FORKS) {
+        let opened = time(
+            &mut opens,
+            api.call(
+                Method::POST,
+                "/v1/sessions",
+                Some(json!({"snapshot": snapshot_id})),
+            ),
+        )
+        .await?;
+        api.close(opened["id"].as_str().unwrap_or_default()).await?;
+    }
+    api.call(
+        Method::DELETE,
+        &format!("/v1/snapshots/{snapshot_id}"),
+        None,
+    )
+    .await?;
+    print_row(
+        "open from a snapshot with memory, agent answering",
+        &Sample(opens),
         None,
     );
     api.close(&id).await
