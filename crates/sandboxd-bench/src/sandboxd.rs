@@ -166,8 +166,26 @@ fn spawn(sandboxd: &Path, agent: &Path, state: &Path) -> Result<(Child, String)>
     Ok((child, url))
 }
 
+/// How long a stopping service may take to remove its pooled sandboxes.
+const STOP_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(30);
+
 impl Drop for Service {
+    /// Stops the service with SIGTERM, so it removes its warm pools' sandboxes on the way out
+    /// (a SIGKILL leaves them running: the bench would leave sandboxes behind); killed after
+    /// [`STOP_TIMEOUT`].
     fn drop(&mut self) {
+        let asked = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        if asked.is_ok_and(|status| status.success()) {
+            let deadline = std::time::Instant::now() + STOP_TIMEOUT;
+            while std::time::Instant::now() < deadline {
+                if let Ok(Some(_)) = self.child.try_wait() {
+                    return;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+        }
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
