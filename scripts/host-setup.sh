@@ -191,12 +191,13 @@ wait_for_engine() {
     local deadline=$((SECONDS + DOCKERD_WAIT_SECONDS)) attempt=1
     while ((SECONDS < deadline)); do
         docker_ping && return 0
+        # A second first: a dockerd just started may not have written its pid file yet.
+        sleep 1
         if ! dockerd_alive && ((SECONDS < deadline - 5)); then
             attempt=$((attempt + 1))
             log "dockerd exited before answering (its containerd was still cleaning up after dead shims: $(dead_shims_cleaned) so far); starting it again (attempt $attempt)"
             start_dockerd
         fi
-        sleep 1
     done
     docker_ping
 }

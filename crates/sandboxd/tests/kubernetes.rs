@@ -7,21 +7,9 @@
 
 mod common;
 
-use common::{
-    base_config, idle_processes, kubernetes, skip_or_fail, Kubernetes, TestService, TEST_NAMESPACE,
-};
+use common::{base_config, cluster, idle_processes, Kubernetes, TestService, TEST_NAMESPACE};
 use serde_json::json;
 use std::time::Duration;
-
-fn cluster() -> Option<Kubernetes> {
-    let found = kubernetes();
-    if found.is_none() {
-        skip_or_fail(
-            "a cluster: SANDBOXD_TEST_KUBECONFIG is not set (scripts/k8s-up.sh prints it)",
-        );
-    }
-    found
-}
 
 #[tokio::test]
 #[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]

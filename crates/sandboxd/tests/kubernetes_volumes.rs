@@ -8,23 +8,10 @@
 
 mod common;
 
-use common::{
-    base_config, kubernetes, skip_or_fail, Kubernetes, TestService, TEST_NAMESPACE,
-    TEST_STORAGE_CLASS,
-};
+use common::{base_config, cluster, Kubernetes, TestService, TEST_NAMESPACE, TEST_STORAGE_CLASS};
 use reqwest::Method;
 use serde_json::{json, Value};
 use std::time::{Duration, Instant};
-
-fn cluster() -> Option<Kubernetes> {
-    let found = kubernetes();
-    if found.is_none() {
-        skip_or_fail(
-            "a cluster: SANDBOXD_TEST_KUBECONFIG is not set (scripts/k8s-up.sh prints it)",
-        );
-    }
-    found
-}
 
 async fn admin(
     service: &TestService,

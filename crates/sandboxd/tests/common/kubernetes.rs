@@ -25,6 +25,18 @@ pub fn kubernetes() -> Option<Kubernetes> {
     })
 }
 
+/// The cluster, for a suite that cannot run without one: reported as a skip (a failure in CI)
+/// when none is named.
+pub fn cluster() -> Option<Kubernetes> {
+    let found = kubernetes();
+    if found.is_none() {
+        super::skip_or_fail(
+            "a cluster: SANDBOXD_TEST_KUBECONFIG is not set (scripts/k8s-up.sh prints it)",
+        );
+    }
+    found
+}
+
 impl Kubernetes {
     /// What a service's config gets to run on the cluster, its pods in `namespace`.
     pub(super) fn backend_table(&self, namespace: &str) -> String {

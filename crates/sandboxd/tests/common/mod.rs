@@ -15,7 +15,7 @@ pub mod ledger;
 mod running;
 mod skip;
 #[allow(unused_imports)] // each test binary uses a different part
-pub use kubernetes::{kubernetes, Kubernetes, TEST_NAMESPACE, TEST_STORAGE_CLASS};
+pub use kubernetes::{cluster, kubernetes, Kubernetes, TEST_NAMESPACE, TEST_STORAGE_CLASS};
 #[allow(unused_imports)] // each test binary uses a different part
 pub use skip::{in_ci, skip_or_fail, skipped};
 
