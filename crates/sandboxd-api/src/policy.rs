@@ -41,6 +41,11 @@ pub struct Policy {
     pub snapshot_quota_bytes: u64,
     /// Snapshots one tenant may keep.
     pub snapshot_quota_count: u32,
+    /// Bytes of the images of its sessions paused to disk (gVisor) one tenant may hold, all
+    /// together (the untenanted ones count as one tenant); unset, the state directory's free
+    /// space is the only bound.
+    #[serde(default)]
+    pub pause_quota_bytes: Option<u64>,
     /// Bytes of volumes one tenant may have, their sizes together (the untenanted ones count
     /// as one tenant).
     #[serde(default = "default_volume_quota_bytes")]

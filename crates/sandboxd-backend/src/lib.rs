@@ -103,9 +103,9 @@ pub struct ExistingSandbox {
     pub running: bool,
     /// Frozen by [`Backend::pause`]: its agent cannot answer until it is resumed.
     pub paused: bool,
-    /// Paused with its memory and processes on disk ([`Paused::OnDisk`]): the platform shows
-    /// it stopped, and it is counted running and paused.
-    pub memory_on_disk: bool,
+    /// Paused with its memory and processes on disk ([`Paused::OnDisk`]), the bytes of its
+    /// image: the platform shows it stopped, and it is counted running and paused.
+    pub memory_on_disk: Option<u64>,
 }
 
 /// Where [`Backend::pause`] left a sandbox's memory.

@@ -21,6 +21,7 @@ pub(crate) struct PolicyFile {
     paused_timeout_secs: Option<u64>,
     snapshot_quota_bytes: Option<SizeValue>,
     snapshot_quota_count: Option<u32>,
+    pause_quota_bytes: Option<SizeValue>,
     volume_quota_bytes: Option<SizeValue>,
     volume_quota_count: Option<u32>,
     volume_concurrent_writers: Option<bool>,
@@ -71,6 +72,11 @@ pub(crate) fn resolve_policy(file: &PolicyFile, max_sessions: u32) -> Result<Pol
         paused_timeout_secs: file.paused_timeout_secs.unwrap_or(86_400),
         snapshot_quota_bytes: size(&file.snapshot_quota_bytes, "snapshot_quota_bytes", 1 << 30)?,
         snapshot_quota_count: file.snapshot_quota_count.unwrap_or(20),
+        pause_quota_bytes: file
+            .pause_quota_bytes
+            .as_ref()
+            .map(|v| v.resolve("policy.pause_quota_bytes"))
+            .transpose()?,
         volume_quota_bytes: size(
             &file.volume_quota_bytes,
             "volume_quota_bytes",

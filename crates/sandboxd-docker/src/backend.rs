@@ -658,14 +658,11 @@ impl Backend for DockerBackend {
             listing::sandboxes(&self.options.socket, &self.options.instance_id).await?;
         // Stopped by its checkpoint, it is paused, not gone.
         for found in sandboxes.iter_mut().filter(|found| !found.running) {
-            if self
-                .checkpoints
-                .image_bytes(&found.sandbox.session_id)
-                .is_some()
-            {
+            let image = self.checkpoints.image_bytes(&found.sandbox.session_id);
+            if image.is_some() {
                 found.running = true;
                 found.paused = true;
-                found.memory_on_disk = true;
+                found.memory_on_disk = image;
             }
         }
         Ok(sandboxes)

@@ -47,7 +47,7 @@ pub(crate) async fn sandboxes(
             Some(ExistingSandbox {
                 running: matches!(c.state.as_str(), "running" | "paused"),
                 paused: c.state == "paused",
-                memory_on_disk: false,
+                memory_on_disk: None,
                 sandbox: Sandbox {
                     session_id: c.labels.session?,
                     backend_id: c.id,

@@ -380,7 +380,7 @@ impl Backend for KubernetesBackend {
                     runtime: labels.get(LABEL_RUNTIME).cloned().unwrap_or_default(),
                     running,
                     paused: false,
-                    memory_on_disk: false,
+                    memory_on_disk: None,
                 })
             })
             .collect())

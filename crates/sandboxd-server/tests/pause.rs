@@ -197,3 +197,63 @@ async fn a_frozen_pause_says_its_memory_stays_in_ram() {
         .await;
     assert_eq!(info["paused_memory"], "ram", "{info}");
 }
+
+#[tokio::test]
+async fn a_tenants_images_on_disk_are_held_to_its_pause_quota_also_after_a_restart() {
+    let extra = format!("[policy]\npause_quota_bytes = 6000\n{}", two_tenants());
+    let config_toml = config(4, 0, &extra);
+    let service = TestService::start(&config_toml);
+    *service.backend.disk_pauses.lock().unwrap() = Some(4096);
+    let alpha = service.client(ALPHA_TOKEN);
+    let (first, second) = (alpha.open(None).await, alpha.open(None).await);
+    let (status, info) = alpha
+        .post(&format!("/v1/sessions/{first}/pause"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{info}");
+    let over = alpha
+        .post(&format!("/v1/sessions/{second}/pause"), json!({}))
+        .await;
+    assert_error(&over, StatusCode::TOO_MANY_REQUESTS, "pause_quota");
+    let message = over.1["error"]["message"].as_str().unwrap();
+    assert!(
+        message.contains("tenant \"alpha\" holds 4k") && message.contains("pause_quota_bytes"),
+        "{message}"
+    );
+    assert!(!service.backend.is_paused(&second), "restored at once");
+    let (status, _) = alpha.exec(&second, "echo on").await;
+    assert_eq!(status, StatusCode::OK);
+    // Another tenant's quota is its own.
+    let beta = service.client(BETA_TOKEN);
+    let theirs = beta.open(None).await;
+    let (status, _) = beta
+        .post(&format!("/v1/sessions/{theirs}/pause"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK);
+
+    // Taken back after a restart, the image on disk is counted again.
+    drop((alpha, beta));
+    let (dir, backend) = service.shut_down();
+    let service = TestService::over(&config_toml, dir, backend);
+    service.core.restore().await.unwrap();
+    let alpha = service.client(ALPHA_TOKEN);
+    let over = alpha
+        .post(&format!("/v1/sessions/{second}/pause"), json!({}))
+        .await;
+    assert_error(&over, StatusCode::TOO_MANY_REQUESTS, "pause_quota");
+    // Resumed, its image no longer counts.
+    alpha
+        .post(&format!("/v1/sessions/{first}/resume"), json!({}))
+        .await;
+    let (status, info) = alpha
+        .post(&format!("/v1/sessions/{second}/pause"), json!({}))
+        .await;
+    assert_eq!(status, StatusCode::OK, "{info}");
+    let (_, log) = alpha.get(&format!("/v1/sessions/{second}/activity")).await;
+    let refused = log["entries"].as_array().unwrap().iter().find(|e| {
+        e["action"] == "pause"
+            && e["error"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("pause_quota"))
+    });
+    assert!(refused.is_some(), "the refusal is in the log: {log}");
+}

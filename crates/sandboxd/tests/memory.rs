@@ -121,7 +121,11 @@ async fn pause_to_disk(service: &TestService, id: &str) -> u64 {
         bytes += std::fs::metadata(&file).unwrap().len();
     }
     assert!(bytes > 0, "an empty checkpoint image");
-    let container = &service.containers()[0];
+    let container = service
+        .containers()
+        .into_iter()
+        .find(|c| c["Config"]["Labels"]["org.sandboxd.session"] == id)
+        .expect("the session's container");
     assert_eq!(
         container["State"]["Running"], false,
         "{}",
@@ -315,6 +319,51 @@ async fn a_pause_to_a_full_disk_is_refused_and_the_sandbox_runs_on() {
             .unwrap(),
     );
     count_past(&service, &id, before).await;
+}
+
+#[tokio::test]
+async fn a_pause_past_the_tenants_pause_quota_is_restored_at_once_and_counts_on() {
+    let Some(service) = service_with_policy("pause_quota_bytes = \"9728k\"") else {
+        return;
+    };
+    // The first holds 7 MiB more in its memory-backed /tmp (its image about 8.5 MiB, a bare
+    // one's about 1.5): the two pass the quota of 9.5 MiB together, and either fits alone.
+    let first = counting(&service, "sh-gvisor").await;
+    let filled = service
+        .sh(
+            &first,
+            "head -c 7340032 /dev/urandom > /tmp/held && echo held",
+        )
+        .await;
+    assert_eq!(filled["stdout"], "held\n", "{filled}");
+    let second = counting(&service, "sh-gvisor").await;
+    let first_bytes = pause_to_disk(&service, &first).await;
+    assert!(
+        (7 << 20..9728 << 10).contains(&first_bytes),
+        "the test needs the first image between 7 MiB and the quota: {first_bytes}"
+    );
+    let (status, refused) = post(&service, &format!("/v1/sessions/{second}/pause")).await;
+    assert_eq!(status, 429, "first {first_bytes}: {refused}");
+    assert_eq!(refused["error"]["code"], "pause_quota", "{refused}");
+    let info = service.get_json(&format!("/v1/sessions/{second}")).await;
+    assert_eq!(info["state"], "running", "{info}");
+    assert!(
+        !checkpoint_dir(&service, &second)
+            .join("checkpoint.img")
+            .exists(),
+        "the refused image was removed"
+    );
+    // Restored from its image, the counter goes on from where it was, without a gap.
+    let before = contiguous_count(
+        service.sh(&second, "cat /workspace/count").await["stdout"]
+            .as_str()
+            .unwrap(),
+    );
+    count_past(&service, &second, before).await;
+    // Once the first is resumed, its image no longer counts.
+    let (status, _) = post(&service, &format!("/v1/sessions/{first}/resume")).await;
+    assert_eq!(status, 200);
+    pause_to_disk(&service, &second).await;
 }
 
 #[tokio::test]

@@ -218,6 +218,11 @@ impl Backend for FakeBackend {
 
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
         let _answering = self.listing.read().await;
+        let image_bytes = self
+            .disk_pauses
+            .lock()
+            .expect("disk pauses lock")
+            .unwrap_or(0);
         let state = self.state();
         Ok(state
             .sandboxes
@@ -227,7 +232,7 @@ impl Backend for FakeBackend {
                 runtime: runtime.clone(),
                 running: !state.stopped.contains(id),
                 paused: state.paused.contains(id),
-                memory_on_disk: state.on_disk.contains(id),
+                memory_on_disk: state.on_disk.contains(id).then_some(image_bytes),
             })
             .collect())
     }

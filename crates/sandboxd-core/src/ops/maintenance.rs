@@ -142,13 +142,17 @@ impl Core {
                     let paused_at = found
                         .paused
                         .then(|| session.paused_at.unwrap_or_else(OffsetDateTime::now_utc));
-                    let memory = if found.memory_on_disk {
+                    let memory = if found.memory_on_disk.is_some() {
                         PausedMemory::Disk
                     } else {
                         PausedMemory::Ram
                     };
                     self.sessions()
                         .set_paused(&session.id, paused_at.map(|at| (at, memory)));
+                    if let Some(bytes) = found.memory_on_disk {
+                        // On disk already: counted as it stands, whatever the quota says now.
+                        let _ = self.sessions().hold_image(&session.id, bytes, None);
+                    }
                     report.resumed += 1;
                     waiting.push((session, paused_at));
                 }

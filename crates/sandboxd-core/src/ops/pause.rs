@@ -13,9 +13,10 @@
 use crate::core::Core;
 use crate::error::Error;
 use crate::state::activity::{self, elapsed_ms, error_text, Actor, Caller, Outcome, PendingEntry};
-use crate::state::sessions::{self, Session};
+use crate::state::sessions::{self, tenant_name, Session};
 use sandboxd_api::{PausedMemory, SessionInfo};
 use sandboxd_backend::Paused;
+use sandboxd_config::format_bytes;
 use std::time::Instant;
 use time::OffsetDateTime;
 
@@ -74,22 +75,61 @@ impl Core {
     ) -> Result<(), Error> {
         let _transition = session.transition.lock().await;
         let mut entry = PendingEntry::new(self.sessions(), &session.id, actor, "pause", target);
-        let result = self.backend().pause(&session.sandbox).await;
-        if let Ok(paused) = result {
-            let memory = match paused {
-                Paused::Frozen => PausedMemory::Ram,
-                Paused::OnDisk { bytes } => {
-                    entry.bytes = Some(bytes);
-                    PausedMemory::Disk
-                }
-            };
+        let result = self.pause_within_quota(session, &mut entry).await;
+        if let Ok(memory) = result {
             self.sessions()
                 .set_paused(&session.id, Some((OffsetDateTime::now_utc(), memory)));
             tracing::info!(session = %session.id, memory = memory.describe(), "session paused");
         }
-        let result = result.map(drop).map_err(Error::from);
+        let result = result.map(drop);
         entry.end(result.as_ref().err().map(error_text));
         result
+    }
+
+    /// Pauses the sandbox; an image on disk is counted against the tenant's
+    /// `policy.pause_quota_bytes`, and one that would pass it is restored at once: the
+    /// session runs on as it was and the pause is refused.
+    async fn pause_within_quota(
+        &self,
+        session: &Session,
+        entry: &mut PendingEntry,
+    ) -> Result<PausedMemory, Error> {
+        let bytes = match self.backend().pause(&session.sandbox).await? {
+            Paused::Frozen => return Ok(PausedMemory::Ram),
+            Paused::OnDisk { bytes } => bytes,
+        };
+        entry.bytes = Some(bytes);
+        let quota = self.config().policy.pause_quota_bytes;
+        let Err(held) = self.sessions().hold_image(&session.id, bytes, quota) else {
+            return Ok(PausedMemory::Disk);
+        };
+        let quota = quota.unwrap_or_default();
+        let restored = self.backend().resume(&session.sandbox).await;
+        let mut message = format!(
+            "pausing session {} to disk wrote an image of {}, and {} holds {} of its pause quota of {} already (policy.pause_quota_bytes); ",
+            session.id,
+            format_bytes(bytes),
+            tenant_name(session.tenant.as_deref(), "sessions"),
+            format_bytes(held),
+            format_bytes(quota)
+        );
+        match restored {
+            Ok(_) => message
+                .push_str("it runs on as it was. Resume or close one of its paused sessions first"),
+            Err(e) => {
+                message.push_str(&format!("and restoring it failed: {e}"));
+                // Its image is kept: it is paused, and counted as it stands.
+                let _ = self.sessions().hold_image(&session.id, bytes, None);
+                self.sessions().set_paused(
+                    &session.id,
+                    Some((OffsetDateTime::now_utc(), PausedMemory::Disk)),
+                );
+            }
+        }
+        Err(Error::LimitReached {
+            code: "pause_quota",
+            message,
+        })
     }
 
     /// Resumes the session on behalf of `actor`, recording the entry; a session that is not

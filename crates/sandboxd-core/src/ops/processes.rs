@@ -560,6 +560,7 @@ mod tests {
             paused_timeout_secs: 1,
             snapshot_quota_bytes: 1,
             snapshot_quota_count: 1,
+            pause_quota_bytes: Some(1),
             volume_quota_bytes: 1,
             volume_quota_count: 1,
             volume_concurrent_writers: false,

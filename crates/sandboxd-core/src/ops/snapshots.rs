@@ -15,7 +15,7 @@ use crate::agent_error::{agent_error, Operation};
 use crate::core::Core;
 use crate::error::Error;
 use crate::state::activity::{agent_text, error_text, Caller, PendingEntry};
-use crate::state::sessions::{new_session_id, rfc3339, Session};
+use crate::state::sessions::{new_session_id, rfc3339, tenant_name, Session};
 use sandboxd_agent_proto::{self as proto, ErrorCode, ProtoError};
 use sandboxd_api::{SnapshotInfo, SnapshotList, SnapshotRequest};
 use sandboxd_backend::BackendError;
@@ -70,13 +70,6 @@ fn too_slow(session_id: &str, limit: Duration) -> Error {
             limit.as_secs()
         ),
     }
-}
-
-fn tenant_name(tenant: Option<&str>) -> String {
-    tenant.map_or_else(
-        || "the untenanted sessions".into(),
-        |t| format!("tenant \"{t}\""),
-    )
 }
 
 impl Core {
@@ -222,7 +215,7 @@ impl Core {
                 code: "snapshot_quota",
                 message: format!(
                     "{} keeps {count} snapshots (and takes others now), as many as its quota allows (policy.snapshot_quota_count = {quota_count}); delete one first",
-                    tenant_name(tenant),
+                    tenant_name(tenant, "sessions"),
                 ),
             });
         };
@@ -233,7 +226,7 @@ impl Core {
             message: format!(
                 "the snapshot would take more than the {} left of the snapshot quota of {} ({} of {} in use, policy.snapshot_quota_bytes); nothing was kept. Delete snapshots or files in the session first",
                 format_bytes(quota.saturating_sub(used)),
-                tenant_name(tenant),
+                tenant_name(tenant, "sessions"),
                 format_bytes(used),
                 format_bytes(quota)
             ),

@@ -15,7 +15,7 @@ use crate::core::Core;
 use crate::error::Error;
 use crate::ops::snapshots::host_error;
 use crate::state::activity::Caller;
-use crate::state::sessions::{new_session_id, rfc3339};
+use crate::state::sessions::{new_session_id, rfc3339, tenant_name};
 use sandboxd_api::{VolumeInfo, VolumeList, VolumeRequest, VolumeSize};
 use sandboxd_config::{format_bytes, parse_bytes};
 use sandboxd_store::{VolumeRecord, VolumeState};
@@ -30,13 +30,6 @@ pub(crate) fn not_found(name: &str) -> Error {
     Error::NotFound(format!(
         "no volume named \"{name}\"; list the volumes to see yours"
     ))
-}
-
-fn tenant_name(tenant: Option<&str>) -> String {
-    tenant.map_or_else(
-        || "the untenanted volumes".into(),
-        |t| format!("tenant \"{t}\""),
-    )
 }
 
 pub(crate) fn check_name(name: &str) -> Result<(), Error> {
@@ -165,7 +158,7 @@ impl Core {
                     code: "volume_quota",
                     message: format!(
                         "{} has {count} volumes, as many as its quota allows (policy.volume_quota_count = {}); delete one first",
-                        tenant_name(tenant),
+                        tenant_name(tenant, "volumes"),
                         policy.volume_quota_count
                     ),
                 });
@@ -177,7 +170,7 @@ impl Core {
                     message: format!(
                         "a volume of {} would pass the volume quota of {}: {} of {} in use (policy.volume_quota_bytes); ask for at most {}, or delete a volume first",
                         format_bytes(size),
-                        tenant_name(tenant),
+                        tenant_name(tenant, "volumes"),
                         format_bytes(used),
                         format_bytes(quota),
                         format_bytes(quota.saturating_sub(used))
@@ -197,7 +190,7 @@ impl Core {
                     code: "volume_exists",
                     message: format!(
                         "{} has a volume named \"{}\" already; pick another name or delete it first",
-                        tenant_name(tenant),
+                        tenant_name(tenant, "volumes"),
                         request.name
                     ),
                 });

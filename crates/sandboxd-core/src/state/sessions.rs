@@ -45,6 +45,9 @@ pub struct Session {
     pub paused_at: Option<OffsetDateTime>,
     /// Where its memory is while paused; learned again from the backend after a restart.
     pub paused_memory: Option<PausedMemory>,
+    /// The bytes of its image while it is paused to disk (0 otherwise), counted against its
+    /// tenant's `policy.pause_quota_bytes`; learned again from the backend after a restart.
+    pub paused_image_bytes: u64,
     /// Held while the session is paused or resumed, so the two never cross; shared by every
     /// copy of the session.
     pub(crate) transition: Arc<tokio::sync::Mutex<()>>,
@@ -74,6 +77,7 @@ impl Session {
             pause_at_own_timeout: false,
             paused_at: None,
             paused_memory: None,
+            paused_image_bytes: 0,
             transition: Arc::default(),
         }
     }
@@ -171,9 +175,19 @@ impl Session {
                 "disk" => PausedMemory::Disk,
                 _ => PausedMemory::Ram,
             }),
+            paused_image_bytes: 0,
             transition: Arc::default(),
         }
     }
+}
+
+/// How a message names a tenant: `tenant "NAME"`, or the untenanted `things` (which count as
+/// one tenant).
+pub(crate) fn tenant_name(tenant: Option<&str>, things: &str) -> String {
+    tenant.map_or_else(
+        || format!("the untenanted {things}"),
+        |t| format!("tenant \"{t}\""),
+    )
 }
 
 /// How the store keeps a [`PausedMemory`].
@@ -507,6 +521,9 @@ impl Sessions {
             };
             let moved = session.paused_memory != memory && session.paused_at.is_some();
             session.paused_memory = memory;
+            if memory != Some(PausedMemory::Disk) {
+                session.paused_image_bytes = 0;
+            }
             if session.paused_at.is_some() == at.is_some() {
                 // Only where its memory is may have changed (learned again after a restart).
                 moved.then_some(None)
@@ -531,6 +548,31 @@ impl Sessions {
         if let Err(e) = self.store.set_paused(id, stored) {
             tracing::error!(session = id, error = %e, "cannot record a pause or resume");
         }
+    }
+
+    /// Counts an image of `bytes` for the open session `id`, paused to disk, unless its
+    /// tenant's sessions paused to disk would then hold more than `quota` together: then
+    /// nothing changes and the error is what the others hold. Checked and counted at once,
+    /// so pauses of one tenant side by side never pass the quota together.
+    pub fn hold_image(&self, id: &str, bytes: u64, quota: Option<u64>) -> Result<(), u64> {
+        let mut table = self.lock();
+        let tenant = table.running.get(id).map(|s| s.tenant.clone());
+        let Some(tenant) = tenant else {
+            return Ok(());
+        };
+        let held: u64 = table
+            .running
+            .values()
+            .filter(|s| s.id != id && s.tenant == tenant)
+            .map(|s| s.paused_image_bytes)
+            .sum();
+        if quota.is_some_and(|quota| held.saturating_add(bytes) > quota) {
+            return Err(held);
+        }
+        if let Some(session) = table.running.get_mut(id) {
+            session.paused_image_bytes = bytes;
+        }
+        Ok(())
     }
 
     /// Whether a session is open (running or paused).
