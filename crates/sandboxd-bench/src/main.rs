@@ -77,6 +77,9 @@ struct Args {
     /// Only the scale run.
     #[arg(long, requires = "scale")]
     scale_only: bool,
+    /// The scale run's sessions, and the raw containers they are held against, on gVisor.
+    #[arg(long, requires = "scale")]
+    scale_gvisor: bool,
     /// Only the egress proxy's row (no service, no engine).
     #[arg(long)]
     egress_only: bool,
@@ -103,6 +106,7 @@ async fn main() -> Result<()> {
     let raw = Raw {
         docker,
         image: args.image.clone(),
+        runtime: None,
     };
     if args.scale_only {
         let goals = run_scale(&args, &raw).await?;
@@ -195,13 +199,23 @@ async fn main() -> Result<()> {
 /// The scale run's goals.
 async fn run_scale(args: &Args, raw: &Raw) -> Result<Vec<report::Goal>> {
     let count = args.scale.unwrap_or_default();
+    let gvisor_raw = Raw {
+        docker: raw.docker.clone(),
+        image: raw.image.clone(),
+        runtime: Some("runsc".into()),
+    };
+    let (raw, isolation) = if args.scale_gvisor {
+        (&gvisor_raw, scale::Isolation::Gvisor)
+    } else {
+        (raw, scale::Isolation::Runc)
+    };
     let figures = scale::run(
         count,
         args.scale_clients,
         &args.sandboxd,
         &args.agent,
-        &args.image,
         raw,
+        isolation,
     )
     .await?;
     Ok(figures.goals())

@@ -22,6 +22,8 @@ fn run_label() -> String {
 pub(crate) struct Raw {
     pub(crate) docker: Docker,
     pub(crate) image: String,
+    /// The engine's runtime for the containers (`runsc` for gVisor); its default when `None`.
+    pub(crate) runtime: Option<String>,
 }
 
 impl Raw {
@@ -46,6 +48,7 @@ impl Raw {
                 // The service's shape: its agent is its own init.
                 init: Some(false),
                 network_mode: Some("none".into()),
+                runtime: self.runtime.clone(),
                 ..Default::default()
             }),
             ..Default::default()
