@@ -1,8 +1,9 @@
 //! The adversarial suite: attacks from inside a sandbox and against the API, run against the
 //! real engine through the real service. Each test is bounded in time, asserts the safe
 //! outcome it expects, prints one line `attack: NAME -> OBSERVED OUTCOME`, and ends with a
-//! check of the host: it still forks quickly, the sandboxes hold nothing on its disk (`df` is
-//! compared too, strictly in CI: see [`strict_disk`](harness::strict_disk)), the service
+//! check of the host: it still forks quickly, the sandboxes hold nothing on its disk (the
+//! engine's and the cluster's directories are compared too, strictly in CI: see
+//! [`strict_disk`](harness::strict_disk)), the service
 //! closes every session and no container of the test's service is left once it is gone.
 //!
 //! The C programs the attacks run (a fork bomb, an impostor agent) are in `tests/adversarial/`
