@@ -21,6 +21,7 @@ mod report;
 mod sandboxd;
 mod scale;
 mod snapshots;
+mod volumes;
 
 use anyhow::Result;
 use bollard::Docker;
@@ -163,6 +164,13 @@ async fn main() -> Result<()> {
             result = Err(e);
         }
     }
+    let mut volume_goals = Vec::new();
+    if result.is_ok() {
+        match volumes::run(args.iterations, &api, service.state_dir()).await {
+            Ok(goals) => volume_goals = goals,
+            Err(e) => result = Err(e),
+        }
+    }
     // Stopped first, so its warm pool cannot start sandboxes again behind the clean-up.
     let instance = service.instance.clone();
     drop(service);
@@ -186,6 +194,7 @@ async fn main() -> Result<()> {
     egress::run(args.iterations).await?;
     let mut goals = figures.targets();
     goals.extend(figures.exec_goals());
+    goals.extend(volume_goals);
     if args.scale.is_some() {
         goals.extend(run_scale(&args, &raw).await?);
     }

@@ -113,6 +113,11 @@ port_bytes_per_sec = "16g"
             .collect()
     }
 
+    /// Its state directory (the filesystem its volumes' images are on).
+    pub(crate) fn state_dir(&self) -> &Path {
+        self.state_dir.path()
+    }
+
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
