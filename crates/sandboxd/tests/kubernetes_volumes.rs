@@ -222,7 +222,7 @@ async fn a_volume_is_a_claim_its_data_outlives_sessions_and_it_goes_with_the_vol
 
 #[tokio::test]
 #[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
-async fn a_bad_mount_starts_nothing_and_a_delete_a_crash_cut_short_is_finished_at_start() {
+async fn a_bad_mount_starts_nothing_and_a_crash_mid_create_or_mid_delete_is_repaired_at_start() {
     let Some(cluster) = cluster() else { return };
     let mut service = TestService::start(&base_config(4, ""));
     let (status, created) = admin(
@@ -244,21 +244,51 @@ async fn a_bad_mount_starts_nothing_and_a_delete_a_crash_cut_short_is_finished_a
     assert_eq!(refused["error"]["code"], "invalid_mount_path");
     assert_eq!(service.sandbox_count(), 0, "no pod was started");
 
-    // A crash between marking it deleting and removing its claim: the start finishes the
-    // delete, claim and record.
+    for name in ["half-made", "kept"] {
+        let (status, created) = admin(
+            &service,
+            Method::POST,
+            "/v1/volumes",
+            Some(json!({"name": name, "size": "16m"})),
+        )
+        .await;
+        assert_eq!(status, 201, "{created}");
+    }
+
+    // A crash between marking it deleting and removing its claim, and one between making a
+    // claim and marking its volume ready: the start finishes the delete and undoes the
+    // create, claim and record, and keeps the volume that was whole.
     let state_dir = service.state_dir.path().to_path_buf();
     service.crash_and_restart_with(|| {
         let store = sandboxd_store::Store::open(&state_dir.join("sandboxd.db")).unwrap();
-        let id = store.volume_named(None, "scratch").unwrap().unwrap().id;
-        store
-            .set_volume_state(&id, sandboxd_store::VolumeState::Deleting)
-            .unwrap();
+        for (name, state) in [
+            ("scratch", sandboxd_store::VolumeState::Deleting),
+            ("half-made", sandboxd_store::VolumeState::Creating),
+        ] {
+            let id = store.volume_named(None, name).unwrap().unwrap().id;
+            store.set_volume_state(&id, state).unwrap();
+        }
     });
     let (_, listed) = admin(&service, Method::GET, "/v1/volumes", None).await;
-    assert_eq!(listed["volumes"], json!([]), "{listed}");
+    let names: Vec<&str> = listed["volumes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["kept"], "{listed}");
     assert_eq!(
-        cluster.claims(&service.instance_id),
-        Vec::<String>::new(),
-        "the claim of a volume half deleted is removed at start"
+        cluster.claims(&service.instance_id).len(),
+        1,
+        "the claims of a volume half deleted and one half made are removed at start"
     );
+    // The name of the volume undone is free again.
+    let (status, created) = admin(
+        &service,
+        Method::POST,
+        "/v1/volumes",
+        Some(json!({"name": "half-made", "size": "16m"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
 }
