@@ -3,6 +3,7 @@
 //! service whose config says so: create (cold, and from a warm pool where there is one),
 //! exec `true` and close; on gVisor, pause to disk and resume too ([`crate::pause_disk`]).
 
+use crate::raw::Raw;
 use crate::report::{print_row, time, Figures, Sample};
 use crate::sandboxd::{Api, Service};
 use anyhow::Result;
@@ -22,6 +23,9 @@ pub(crate) struct Beside {
     warm: bool,
     /// Whether pause to disk is measured (gVisor's only).
     pause_to_disk: bool,
+    /// The engine runtime whose raw create and start is measured beside the service's cold
+    /// create: gVisor's own start, the floor of ours.
+    raw_runtime: Option<&'static str>,
 }
 
 impl Beside {
@@ -35,6 +39,7 @@ impl Beside {
             ),
             warm: false,
             pause_to_disk: false,
+            raw_runtime: None,
         }
     }
 
@@ -45,6 +50,7 @@ impl Beside {
             extra: crate::pause_disk::runtime(python_image),
             warm: true,
             pause_to_disk: true,
+            raw_runtime: Some("runsc"),
         }
     }
 }
@@ -56,6 +62,7 @@ pub(crate) async fn run(
     image: &str,
     beside: &Beside,
     docker: &Figures,
+    raw: &Raw,
 ) -> Result<()> {
     let service = Service::start(
         sandboxd,
@@ -84,7 +91,11 @@ pub(crate) async fn run(
         sessions.push(api.open("cold").await?);
         samples.push(started.elapsed());
     }
-    print_row("session create, cold", &Sample(samples), Some(&docker.cold));
+    let cold = Sample(samples);
+    print_row("session create, cold", &cold, Some(&docker.cold));
+    if let Some(runtime) = beside.raw_runtime {
+        raw_create(n, raw, runtime, &cold, docker).await?;
+    }
 
     if beside.warm {
         let mut warm = Vec::new();
@@ -123,5 +134,44 @@ pub(crate) async fn run(
     if beside.pause_to_disk {
         crate::pause_disk::run(n, &api).await?;
     }
+    Ok(())
+}
+
+/// The raw API's create and start of a container on the engine runtime `runtime`, against the
+/// raw runc figure of the same run; and the service's cold create against it.
+async fn raw_create(
+    n: usize,
+    raw: &Raw,
+    runtime: &str,
+    cold: &Sample,
+    docker: &Figures,
+) -> Result<()> {
+    let raw = Raw {
+        docker: raw.docker.clone(),
+        image: raw.image.clone(),
+        runtime: Some(runtime.into()),
+    };
+    let (mut samples, mut made) = (Vec::new(), Vec::new());
+    let measured = async {
+        for _ in 0..n {
+            made.push(time(&mut samples, raw.create_start()).await?);
+        }
+        Ok::<(), anyhow::Error>(())
+    }
+    .await;
+    for container in &made {
+        raw.remove(container).await?;
+    }
+    measured?;
+    let samples = Sample(samples);
+    print_row(
+        &format!("raw API create+start, {runtime}"),
+        &samples,
+        Some(&docker.raw_create),
+    );
+    println!(
+        "  the service's cold create here against the raw API's on {runtime}: {:.2}x (p50)",
+        cold.p50().as_secs_f64() / samples.p50().as_secs_f64()
+    );
     Ok(())
 }

@@ -188,6 +188,7 @@ async fn main() -> Result<()> {
             &args.image,
             beside,
             &figures,
+            &raw,
         )
         .await?;
     }
