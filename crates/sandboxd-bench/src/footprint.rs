@@ -394,6 +394,25 @@ fn host_busy_ticks() -> u64 {
         .sum()
 }
 
+/// The disk space a directory tree takes (allocated blocks, like `du`), links not followed.
+pub(crate) fn tree_bytes(path: &std::path::Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    let inside: u64 = if meta.is_dir() {
+        std::fs::read_dir(path)
+            .into_iter()
+            .flatten()
+            .flatten()
+            .map(|entry| tree_bytes(&entry.path()))
+            .sum()
+    } else {
+        0
+    };
+    meta.blocks() * 512 + inside
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -15,6 +15,7 @@ mod floor;
 mod footprint;
 mod measure;
 mod pause_disk;
+mod paused;
 mod ports;
 mod raw;
 mod report;
@@ -81,6 +82,10 @@ struct Args {
     /// The scale run's sessions, and the raw containers they are held against, on gVisor.
     #[arg(long, requires = "scale")]
     scale_gvisor: bool,
+    /// Only the density run of sessions paused to disk: this many gVisor sessions opened and
+    /// paused (see `paused`); the engine's runsc must be host-setup's, as for `--gvisor`.
+    #[arg(long)]
+    paused: Option<usize>,
     /// Only the egress proxy's row (no service, no engine).
     #[arg(long)]
     egress_only: bool,
@@ -109,6 +114,12 @@ async fn main() -> Result<()> {
         image: args.image.clone(),
         runtime: None,
     };
+    if let Some(count) = args.paused {
+        let goals =
+            paused::run(count, args.scale_clients, &args.sandboxd, &args.agent, &raw).await?;
+        report::print_goals("paused goals (each figure against its budget)", &goals);
+        return Ok(());
+    }
     if args.scale_only {
         let goals = run_scale(&args, &raw).await?;
         report::print_goals(

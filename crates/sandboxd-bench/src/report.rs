@@ -250,6 +250,13 @@ pub(crate) fn print_row(name: &str, ours: &Sample, raw: Option<&Sample>) {
     }
 }
 
+/// A measured byte count as a whole number (the cast of a rounded float saturates; a
+/// measurement is never negative).
+#[allow(clippy::cast_possible_truncation)]
+pub(crate) fn whole_bytes(bytes: f64) -> u64 {
+    bytes.round() as u64
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

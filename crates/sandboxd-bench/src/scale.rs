@@ -10,7 +10,7 @@
 use crate::floor::host_spawn;
 use crate::footprint::{self, CpuShares, HostActivity, HostMemory, Processes};
 use crate::raw::Raw;
-use crate::report::{time, Figure, Goal, Sample, Target, MIB};
+use crate::report::{time, whole_bytes, Figure, Goal, Sample, Target, MIB};
 use crate::sandboxd::{Api, Service, TOKEN};
 use anyhow::{bail, Context, Result};
 use bollard::query_parameters::ListContainersOptionsBuilder;
@@ -572,11 +572,4 @@ impl ScaleFigures {
             },
         ]
     }
-}
-
-/// A measured byte count as a whole number (the cast of a rounded float saturates; a
-/// measurement is never negative).
-#[allow(clippy::cast_possible_truncation)]
-fn whole_bytes(bytes: f64) -> u64 {
-    bytes.round() as u64
 }
