@@ -47,12 +47,10 @@ isolation = "gvisor"
         count + 1,
         raw.image
     );
-    let service = Service::start_with_config(sandboxd, agent, &config, "-paused")?;
-    let result = measure(count, clients, &service).await;
-    let instance = service.instance.clone();
-    drop(service);
-    raw.clean_up(&instance).await;
-    result
+    Service::measured_with(sandboxd, agent, &config, "-paused", raw, async |service| {
+        measure(count, clients, service).await
+    })
+    .await
 }
 
 async fn measure(count: usize, clients: usize, service: &Service) -> Result<Vec<Goal>> {

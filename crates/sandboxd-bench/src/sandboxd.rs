@@ -1,5 +1,6 @@
 //! The sandboxd side: a `sandboxd serve` started for the run, and a client of its HTTP API.
 
+use crate::raw::Raw;
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
@@ -91,6 +92,24 @@ port_bytes_per_sec = "16g"
             agent: agent.to_path_buf(),
             state_dir: state,
         })
+    }
+
+    /// Runs `measure` with a service of this config, then stops it and removes by label what
+    /// it and the raw side made, also when the measurement failed.
+    pub(crate) async fn measured_with<T>(
+        sandboxd: &Path,
+        agent: &Path,
+        config: &str,
+        instance_suffix: &str,
+        raw: &Raw,
+        measure: impl AsyncFnOnce(&mut Service) -> Result<T>,
+    ) -> Result<T> {
+        let mut service = Service::start_with_config(sandboxd, agent, config, instance_suffix)?;
+        let result = measure(&mut service).await;
+        let instance = service.instance.clone();
+        drop(service);
+        raw.clean_up(&instance).await;
+        result
     }
 
     /// Kills the service with SIGKILL (no chance to tidy up) and starts it again on the same

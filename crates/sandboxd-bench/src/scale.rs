@@ -122,12 +122,10 @@ image = "{}"
         raw.image,
         isolation.config_line()
     );
-    let mut service = Service::start_with_config(sandboxd, agent, &config, "-scale")?;
-    let result = measure(count, clients, &mut service, raw, isolation).await;
-    let instance = service.instance.clone();
-    drop(service);
-    raw.clean_up(&instance).await;
-    result
+    Service::measured_with(sandboxd, agent, &config, "-scale", raw, async |service| {
+        measure(count, clients, service, raw, isolation).await
+    })
+    .await
 }
 
 async fn measure(

@@ -270,13 +270,7 @@ async fn a_bad_mount_starts_nothing_and_a_crash_mid_create_or_mid_delete_is_repa
         }
     });
     let (_, listed) = admin(&service, Method::GET, "/v1/volumes", None).await;
-    let names: Vec<&str> = listed["volumes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["kept"], "{listed}");
+    assert_eq!(common::names(&listed["volumes"]), ["kept"], "{listed}");
     assert_eq!(
         cluster.claims(&service.instance_id).len(),
         1,

@@ -567,13 +567,7 @@ async fn a_crash_mid_create_or_mid_delete_is_repaired_and_volumes_come_back_afte
         std::fs::create_dir_all(state_dir.join("volumes/0123abcd/mnt")).unwrap();
     });
     let (_, listed) = t.admin(Method::GET, "/v1/volumes", None).await;
-    let names: Vec<&str> = listed["volumes"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|v| v["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["kept"], "{listed}");
+    assert_eq!(common::names(&listed["volumes"]), ["kept"], "{listed}");
     assert_eq!(t.volume_dirs().len(), 1, "{:?}", t.volume_dirs());
     let response = t
         .service

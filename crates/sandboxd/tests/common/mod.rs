@@ -181,6 +181,16 @@ pub fn sandboxd_bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_sandboxd"))
 }
 
+/// The `name` of each item of a listing's array (`/v1/volumes`' `volumes`, ...).
+pub fn names(items: &serde_json::Value) -> Vec<&str> {
+    items
+        .as_array()
+        .expect("a listing's array")
+        .iter()
+        .map(|item| item["name"].as_str().expect("a name"))
+        .collect()
+}
+
 pub fn random_suffix() -> String {
     let nanos = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
