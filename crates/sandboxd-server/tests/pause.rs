@@ -257,3 +257,32 @@ async fn a_tenants_images_on_disk_are_held_to_its_pause_quota_also_after_a_resta
     });
     assert!(refused.is_some(), "the refusal is in the log: {log}");
 }
+
+#[tokio::test]
+async fn an_idle_session_past_the_pause_quota_is_closed_as_without_pausing() {
+    let policy =
+        "[policy]\nidle_timeout_secs = 1\nidle_action = \"pause\"\npause_quota_bytes = 6000\n";
+    let service = TestService::start(&config(4, 0, policy));
+    *service.backend.disk_pauses.lock().unwrap() = Some(4096);
+    let (first, second) = (service.open(None).await, service.open(None).await);
+    let maintenance = tokio::spawn(service.core.clone().maintain());
+    let backend = service.backend.clone();
+    // One of the two is paused to disk; the other would pass the quota and is closed.
+    let one_paused = eventually(Duration::from_secs(5), || {
+        backend.is_paused(&first) || backend.is_paused(&second)
+    })
+    .await;
+    assert!(one_paused, "neither was paused");
+    let closed = if backend.is_paused(&first) {
+        &second
+    } else {
+        &first
+    };
+    let info = service.wait_for_end(closed, Duration::from_secs(5)).await;
+    maintenance.abort();
+    let reason = info["end_reason"].as_str().unwrap();
+    assert!(
+        reason.contains("idle") && reason.contains("pause_quota"),
+        "{reason}"
+    );
+}
