@@ -537,6 +537,50 @@ async fn contexts_survive_a_restart_of_the_service() {
     assert_eq!(service.delete(&path).send().await.unwrap().status(), 204);
 }
 
+/// A kernel's variables survive a pause: on gVisor (the gvisor step) the pause writes the
+/// sandbox's memory to disk and the resume restores the kernel from it; on runc the freezer
+/// keeps it in RAM.
+#[tokio::test]
+async fn a_kernels_variables_survive_a_pause() {
+    let service = TestService::start(&config());
+    let id = open_session(&service, "interpreter").await;
+    let created = create_context(&service, &id, json!({"language": "python"})).await;
+    let run_path = format!(
+        "/v1/sessions/{id}/contexts/{}/run",
+        created["id"].as_str().unwrap()
+    );
+    let set = run_in(
+        &service,
+        run_path.clone(),
+        json!({"code": "import os\nx = 41\ntoken = os.urandom(8).hex()\ntoken"}),
+    )
+    .await;
+    let token = main_result(&set).unwrap_or_else(|| panic!("{:?}", set.events));
+
+    let paused = service
+        .post(&format!("/v1/sessions/{id}/pause"))
+        .json(&json!({}))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(paused.status(), 200);
+    let paused: Value = paused.json().await.unwrap();
+    let memory = if on_gvisor() { "disk" } else { "ram" };
+    assert_eq!(paused["paused_memory"], memory, "{paused}");
+
+    // The run resumes the session first; the kernel is the same process with its state.
+    let after = run_in(&service, run_path, json!({"code": "(x + 1, token)"})).await;
+    assert_eq!(
+        main_result(&after),
+        Some(format!("(42, {token})")),
+        "{:?}",
+        after.events
+    );
+    assert_eq!(after.end()["restarted"], false, "{:?}", after.events);
+    let info = service.get_json(&format!("/v1/sessions/{id}")).await;
+    assert_eq!(info["state"], "running", "{info}");
+}
+
 #[tokio::test]
 async fn a_kernel_message_over_the_cap_is_an_error_and_the_agent_lives() {
     let service = TestService::start(&config());
