@@ -542,6 +542,9 @@ async fn contexts_survive_a_restart_of_the_service() {
 /// keeps it in RAM.
 #[tokio::test]
 async fn a_kernels_variables_survive_a_pause() {
+    if !docker_only("pause", "the Kubernetes backend does not pause pods") {
+        return;
+    }
     let service = TestService::start(&config());
     let id = open_session(&service, "interpreter").await;
     let created = create_context(&service, &id, json!({"language": "python"})).await;
