@@ -146,11 +146,7 @@ async fn raw_create(
     cold: &Sample,
     docker: &Figures,
 ) -> Result<()> {
-    let raw = Raw {
-        docker: raw.docker.clone(),
-        image: raw.image.clone(),
-        runtime: Some(runtime.into()),
-    };
+    let raw = raw.on_runtime(runtime);
     let (mut samples, mut made) = (Vec::new(), Vec::new());
     let measured = async {
         for _ in 0..n {

@@ -220,12 +220,9 @@ async fn main() -> Result<()> {
 /// The scale run's goals.
 async fn run_scale(args: &Args, raw: &Raw) -> Result<Vec<report::Goal>> {
     let count = args.scale.unwrap_or_default();
-    let gvisor_raw = Raw {
-        docker: raw.docker.clone(),
-        image: raw.image.clone(),
-        runtime: Some("runsc".into()),
-    };
+    let gvisor_raw;
     let (raw, isolation) = if args.scale_gvisor {
+        gvisor_raw = raw.on_runtime("runsc");
         (&gvisor_raw, scale::Isolation::Gvisor)
     } else {
         (raw, scale::Isolation::Runc)

@@ -27,6 +27,15 @@ pub(crate) struct Raw {
 }
 
 impl Raw {
+    /// The same engine and image, with the containers on the engine runtime `runtime`.
+    pub(crate) fn on_runtime(&self, runtime: &str) -> Raw {
+        Raw {
+            docker: self.docker.clone(),
+            image: self.image.clone(),
+            runtime: Some(runtime.into()),
+        }
+    }
+
     pub(crate) async fn create_start(&self) -> Result<String> {
         let body = ContainerCreateBody {
             image: Some(self.image.clone()),

@@ -151,7 +151,7 @@ impl Core {
                         .set_paused(&session.id, paused_at.map(|at| (at, memory)));
                     if let Some(bytes) = found.memory_on_disk {
                         // On disk already: counted as it stands, whatever the quota says now.
-                        let _ = self.sessions().hold_image(&session.id, bytes, None);
+                        self.sessions().count_image(&session.id, bytes);
                     }
                     report.resumed += 1;
                     waiting.push((session, paused_at));

@@ -119,7 +119,7 @@ impl Core {
             Err(e) => {
                 message.push_str(&format!("and restoring it failed: {e}"));
                 // Its image is kept: it is paused, and counted as it stands.
-                let _ = self.sessions().hold_image(&session.id, bytes, None);
+                self.sessions().count_image(&session.id, bytes);
                 self.sessions().set_paused(
                     &session.id,
                     Some((OffsetDateTime::now_utc(), PausedMemory::Disk)),

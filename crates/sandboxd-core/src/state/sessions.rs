@@ -575,6 +575,14 @@ impl Sessions {
         Ok(())
     }
 
+    /// Counts an image of `bytes` that is on disk already for the open session `id`, whatever
+    /// the quota says (taken back after a restart, or one that could not be restored).
+    pub fn count_image(&self, id: &str, bytes: u64) {
+        if let Some(session) = self.lock().running.get_mut(id) {
+            session.paused_image_bytes = bytes;
+        }
+    }
+
     /// Whether a session is open (running or paused).
     pub fn is_open(&self, id: &str) -> bool {
         self.lock().running.contains_key(id)
