@@ -1,6 +1,6 @@
 //! The few system calls std does not wrap.
 
-use sandboxd_agent_proto::TermSize;
+use sandboxd_agent_proto::{TermSize, AGENT_NO_OOM_KILLER_ENV};
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
@@ -190,20 +190,34 @@ struct OwnOomScore {
     turn: std::sync::Mutex<()>,
 }
 
-static OWN_OOM_SCORE: std::sync::OnceLock<OwnOomScore> = std::sync::OnceLock::new();
+/// How the agent makes the commands it starts the first victims of memory running out.
+enum OomVictims {
+    /// Raised for the fork that starts each (see [`spawn_as_oom_victim`]).
+    RaisedForTheFork(OwnOomScore),
+    /// The sandbox's kernel has no OOM killer ([`AGENT_NO_OOM_KILLER_ENV`], gVisor's): a score
+    /// chooses nothing, so commands are started with posix_spawn and keep the agent's.
+    NoneChosen,
+}
 
-/// Keeps the agent's `oom_score_adj` at hand for [`spawn_as_oom_victim`]; before
-/// [`forbid_ptrace`]. Without it, commands are raised after they start.
+static OOM_VICTIMS: std::sync::OnceLock<OomVictims> = std::sync::OnceLock::new();
+
+/// Learns how commands are made the first OOM victims, for [`spawn_as_oom_victim`]: keeps the
+/// agent's `oom_score_adj` at hand, unless the backend said the kernel has no OOM killer.
+/// Before [`forbid_ptrace`]. Without either, commands are raised after they start.
 pub fn keep_own_oom_score() {
+    if std::env::var_os(AGENT_NO_OOM_KILLER_ENV).is_some_and(|set| set == "1") {
+        let _ = OOM_VICTIMS.set(OomVictims::NoneChosen);
+        return;
+    }
     let path = "/proc/self/oom_score_adj";
     let own = std::fs::read(path).map(|v| v.trim_ascii().to_vec());
     let file = std::fs::OpenOptions::new().write(true).open(path);
     if let (Ok(own), Ok(file)) = (own, file) {
-        let _ = OWN_OOM_SCORE.set(OwnOomScore {
+        let _ = OOM_VICTIMS.set(OomVictims::RaisedForTheFork(OwnOomScore {
             file,
             own,
             turn: std::sync::Mutex::new(()),
-        });
+        }));
     }
 }
 
@@ -223,13 +237,17 @@ pub fn spawn_as_oom_victim(
 ) -> io::Result<Child> {
     use std::os::unix::fs::FileExt;
     use std::os::unix::process::CommandExt;
-    let Some(score) = OWN_OOM_SCORE.get() else {
-        let child = spawn(command)?;
-        let _ = std::fs::write(
-            format!("/proc/{}/oom_score_adj", child.id()),
-            OOM_VICTIM_SCORE,
-        );
-        return Ok(child);
+    let score = match OOM_VICTIMS.get() {
+        Some(OomVictims::RaisedForTheFork(score)) => score,
+        Some(OomVictims::NoneChosen) => return spawn(command),
+        None => {
+            let child = spawn(command)?;
+            let _ = std::fs::write(
+                format!("/proc/{}/oom_score_adj", child.id()),
+                OOM_VICTIM_SCORE,
+            );
+            return Ok(child);
+        }
     };
     let (agent_score, own) = (score.file.as_raw_fd(), score.own.as_slice());
     let restore_agent = move || {

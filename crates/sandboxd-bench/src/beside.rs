@@ -1,12 +1,13 @@
 //! The same session operations on another kind of sandbox, beside the Docker figures of the
 //! same run: as pods (`--kubeconfig`) or under gVisor (`--gvisor`), each through a second
 //! service whose config says so: create (cold, and from a warm pool where there is one),
-//! exec `true` and close; on gVisor, pause to disk and resume too ([`crate::pause_disk`]).
+//! exec `true` and close; on gVisor, the sandbox's own spawn under its exec
+//! ([`exec_over_own_spawn`]), and pause to disk and resume ([`crate::pause_disk`]).
 
 use crate::raw::Raw;
 use crate::report::{print_row, time, Figures, Sample};
 use crate::sandboxd::{Api, Service};
-use anyhow::Result;
+use anyhow::{bail, Context, Result};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -26,6 +27,9 @@ pub(crate) struct Beside {
     /// The engine runtime whose raw create and start is measured beside the service's cold
     /// create: gVisor's own start, the floor of ours.
     raw_runtime: Option<&'static str>,
+    /// A runtime whose image has Python, to measure the sandbox's own spawn inside it: the
+    /// floor of the exec figure ([`own_spawn`]).
+    spawn_floor_runtime: Option<&'static str>,
 }
 
 impl Beside {
@@ -40,6 +44,7 @@ impl Beside {
             warm: false,
             pause_to_disk: false,
             raw_runtime: None,
+            spawn_floor_runtime: None,
         }
     }
 
@@ -51,6 +56,7 @@ impl Beside {
             warm: true,
             pause_to_disk: true,
             raw_runtime: Some("runsc"),
+            spawn_floor_runtime: Some(crate::pause_disk::RUNTIME),
         }
     }
 }
@@ -123,6 +129,23 @@ pub(crate) async fn run(
         samples.push(started.elapsed());
     }
     print_row("exec `true`", &Sample(samples), Some(&docker.exec_true));
+    if let Some(runtime) = beside.spawn_floor_runtime {
+        let (exec_true, floor) = exec_over_own_spawn(&api, runtime, n * 5).await?;
+        print_row(
+            &format!("exec `true`, {runtime}"),
+            &exec_true,
+            Some(&docker.exec_true),
+        );
+        print_row(
+            &format!("own spawn `sh -c true`, {runtime}"),
+            &floor,
+            Some(&docker.floor_single),
+        );
+        println!(
+            "  exec `true` through the service adds {:.2} ms over the sandbox's own spawn (p50, same session; the floor's ratio is against the host's)",
+            (exec_true.p50().as_secs_f64() - floor.p50().as_secs_f64()) * 1000.0
+        );
+    }
 
     let mut samples = Vec::new();
     for id in &sessions {
@@ -135,6 +158,46 @@ pub(crate) async fn run(
         crate::pause_disk::run(n, &api).await?;
     }
     Ok(())
+}
+
+/// Exec `true` through the service in a session of `runtime`, and what the sandbox's own
+/// kernel takes to start `sh -c true` in the same session, the floor under the exec (as the
+/// host floor is under runc's): a Python process spawns it `count` times with its output
+/// piped (`subprocess`: vfork and exec, as the agent's posix_spawn), timing each itself, so no
+/// service, agent or HTTP is in the way.
+async fn exec_over_own_spawn(api: &Api, runtime: &str, count: usize) -> Result<(Sample, Sample)> {
+    let id = api.open(runtime).await?;
+    let measured = async {
+        let mut exec_true = Vec::new();
+        for _ in 0..=count {
+            time(&mut exec_true, api.exec(&id, "true")).await?;
+        }
+        exec_true.remove(0);
+        let script = format!(
+            "python3 -c 'import subprocess, time\nfor _ in range({}):\n    started = time.perf_counter_ns()\n    subprocess.run([\"sh\", \"-c\", \"true\"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, check=True)\n    print((time.perf_counter_ns() - started) // 1000)'",
+            count + 1
+        );
+        let ran = api.exec(&id, &script).await?;
+        Ok::<_, anyhow::Error>((exec_true, ran))
+    }
+    .await;
+    api.close(&id).await?;
+    let (exec_true, ran) = measured?;
+    let stdout = ran["stdout"].as_str().unwrap_or_default();
+    // The first spawn of each warms the interpreter's and the kernel's caches: left out.
+    let spawns = stdout
+        .lines()
+        .skip(1)
+        .map(|us| us.parse().map(Duration::from_micros))
+        .collect::<Result<Vec<_>, _>>()
+        .with_context(|| format!("the spawn timings were not numbers: {stdout:?}"))?;
+    if spawns.len() != count {
+        bail!(
+            "{} spawn timings came back of {count}: {stdout:?}",
+            spawns.len()
+        );
+    }
+    Ok((Sample(exec_true), Sample(spawns)))
 }
 
 /// The raw API's create and start of a container on the engine runtime `runtime`, against the

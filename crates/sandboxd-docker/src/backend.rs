@@ -202,6 +202,7 @@ impl DockerBackend {
             NetworkMode::None => "none",
         };
         let mut env = vec![format!("HOME={WORKDIR}")];
+        env.extend(tier.agent_env);
         let mut binds = vec![
             format!(
                 "{}:{AGENT_IN_SANDBOX}:ro",

@@ -2,8 +2,10 @@
 //! processes are written to the state directory and its RAM released (the engine shows its
 //! container stopped); resuming, explicitly or by any operation, restores them where they
 //! were, also after a kill -9 of the service; closing removes the image. A runc sandbox is
-//! still frozen in RAM, and says so. Its runtimes name their tier, so it runs in the test step;
-//! it needs the engine's runsc registered through scripts/runsc-sandboxd (host-setup does).
+//! still frozen in RAM, and says so. A command is the first OOM victim where the kernel
+//! chooses by score (runc), and started without the fork that takes where it does not
+//! (gVisor). Its runtimes name their tier, so it runs in the test step; it needs the engine's
+//! runsc registered through scripts/runsc-sandboxd (host-setup does).
 
 mod common;
 
@@ -240,6 +242,26 @@ async fn a_runc_session_is_still_frozen_in_memory() {
             .unwrap(),
     );
     count_past(&service, &id, before).await;
+}
+
+/// runc's kernel kills by score when memory runs out, so a command is raised to the first
+/// victim from its start (a fork of the agent); gVisor's kills nothing by score, so the
+/// agent is told so and starts commands there with posix_spawn, at the agent's score.
+#[tokio::test]
+async fn commands_are_raised_to_first_oom_victims_only_where_the_kernel_chooses_by_score() {
+    let Some(service) = service() else { return };
+    let scores = "cat /proc/self/oom_score_adj /proc/$PPID/oom_score_adj";
+    let runc = service.open("sh-runc").await;
+    let ran = service.sh(&runc, scores).await;
+    assert_eq!(ran["stdout"], "1000\n0\n", "{ran}");
+    let gvisor = service.open("sh-gvisor").await;
+    let ran = service.sh(&gvisor, scores).await;
+    assert_eq!(ran["stdout"], "0\n0\n", "{ran}");
+    let ran = service.sh(&gvisor, "echo $SANDBOXD_NO_OOM_KILLER.").await;
+    assert_eq!(
+        ran["stdout"], ".\n",
+        "the agent's variable is not the command's: {ran}"
+    );
 }
 
 #[tokio::test]
