@@ -58,5 +58,5 @@ pub use message::{
     PortsRequest, ProcessEvent, ProcessInfo, ProcessRequest, ProcessStartRequest, Request,
     TermSize,
 };
-pub use message::{AGENT_NO_OOM_KILLER_ENV, AGENT_SPARES, AGENT_WAKE_FILE, PROTOCOL_VERSION};
+pub use message::{AGENT_NO_OOM_KILLER_FLAG, AGENT_SPARES, AGENT_WAKE_FILE, PROTOCOL_VERSION};
 pub use secret::{AgentSecret, AGENT_SECRET_FILE, AGENT_SECRET_LEN};

@@ -22,7 +22,7 @@ mod serve;
 mod sys;
 mod wake;
 
-use sandboxd_agent_proto::{AgentSecret, AGENT_SECRET_FILE};
+use sandboxd_agent_proto::{AgentSecret, AGENT_NO_OOM_KILLER_FLAG, AGENT_SECRET_FILE};
 use std::ffi::OsString;
 use std::io::Read;
 use std::path::{Path, PathBuf};
@@ -30,7 +30,7 @@ use std::process::ExitCode;
 
 const DEFAULT_SOCKET: &str = "/.sandboxd/agent.sock";
 const USAGE: &str =
-    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST | --own UID DIR...]";
+    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST | --own UID DIR...] [--no-oom-killer]";
 
 /// What the agent was started to do.
 #[derive(Debug, PartialEq, Eq)]
@@ -46,9 +46,17 @@ enum Mode {
     Help,
 }
 
+/// What the agent was started to do, and what it is told of the sandbox's kernel.
+#[derive(Debug, PartialEq, Eq)]
+struct Args {
+    mode: Mode,
+    /// False with [`AGENT_NO_OOM_KILLER_FLAG`]: the kernel kills nothing by OOM score.
+    oom_killer: bool,
+}
+
 fn main() -> ExitCode {
-    let mode = match parse_args(std::env::args_os().skip(1)) {
-        Ok(mode) => mode,
+    let Args { mode, oom_killer } = match parse_args(std::env::args_os().skip(1)) {
+        Ok(args) => args,
         Err(message) => {
             eprintln!("sandboxd-agent: {message}\n{USAGE}");
             return ExitCode::from(2);
@@ -65,11 +73,11 @@ fn main() -> ExitCode {
         // Before any thread or process exists, so all of them inherit the filter. Without it
         // the sandbox would be weaker than promised: refuse to serve.
         Mode::Connect(socket) => init::become_init_parent()
-            .and_then(|()| harden())
+            .and_then(|()| harden(oom_killer))
             .and_then(|()| read_secret(&socket))
             .and_then(|secret| dialer::run(&socket, &secret).map(|never| match never {})),
         Mode::Listen(address) => init::become_init_parent()
-            .and_then(|()| harden())
+            .and_then(|()| harden(oom_killer))
             .and_then(|()| listener::run(&address)),
     };
     if let Err(message) = served {
@@ -78,10 +86,10 @@ fn main() -> ExitCode {
     ExitCode::FAILURE
 }
 
-fn harden() -> Result<(), String> {
+fn harden(oom_killer: bool) -> Result<(), String> {
     seccomp::deny_io_uring()
         .map_err(|e| format!("cannot install the seccomp filter refusing io_uring: {e}"))?;
-    sys::keep_own_oom_score();
+    sys::keep_own_oom_score(oom_killer);
     sys::forbid_ptrace().map_err(|e| format!("cannot make the agent non-dumpable: {e}"))?;
     sys::restore_default_signals();
     Ok(())
@@ -154,8 +162,9 @@ fn read_secret(socket: &Path) -> Result<AgentSecret, String> {
 
 /// What to do, from the arguments: the last mode named wins; dialing the default socket when
 /// none is.
-fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Mode, String> {
+fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> {
     let mut mode = Mode::Connect(PathBuf::from(DEFAULT_SOCKET));
+    let mut oom_killer = true;
     while let Some(arg) = args.next() {
         let arg = arg
             .into_string()
@@ -171,6 +180,10 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Mode, String> 
                 .ok_or(format!("{flag} needs a value"))
         };
         mode = match flag.as_str() {
+            AGENT_NO_OOM_KILLER_FLAG if inline.is_none() => {
+                oom_killer = false;
+                continue;
+            }
             "--connect" => Mode::Connect(value()?.into()),
             "--listen" => Mode::Listen(value()?),
             "--install" => Mode::Install(value()?.into()),
@@ -180,13 +193,19 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Mode, String> 
                 let uid = uid
                     .parse()
                     .map_err(|_| format!("--own needs a uid, not {uid:?}"))?;
-                return Ok(Mode::Own(uid, args.map(PathBuf::from).collect()));
+                let mode = Mode::Own(uid, args.map(PathBuf::from).collect());
+                return Ok(Args { mode, oom_killer });
             }
-            "-h" | "--help" => return Ok(Mode::Help),
+            "-h" | "--help" => {
+                return Ok(Args {
+                    mode: Mode::Help,
+                    oom_killer,
+                })
+            }
             _ => return Err(format!("unknown argument {flag:?}")),
         };
     }
-    Ok(mode)
+    Ok(Args { mode, oom_killer })
 }
 
 #[cfg(test)]
@@ -194,7 +213,7 @@ mod tests {
     use super::*;
 
     fn parse(args: &[&str]) -> Result<Mode, String> {
-        parse_args(args.iter().map(OsString::from))
+        parse_args(args.iter().map(OsString::from)).map(|args| args.mode)
     }
 
     #[test]
@@ -248,5 +267,18 @@ mod tests {
         assert!(parse(&["--own", "x", "/v/0"]).is_err());
         assert!(parse(&["--connect"]).is_err());
         assert!(parse(&["--bogus"]).is_err());
+        let told = |args: &[&str]| parse_args(args.iter().map(OsString::from)).unwrap();
+        assert!(told(&["--connect", "/s"]).oom_killer);
+        assert_eq!(
+            told(&["--connect", "/s", "--no-oom-killer"]),
+            Args {
+                mode: Mode::Connect("/s".into()),
+                oom_killer: false
+            }
+        );
+        assert!(
+            parse(&["--no-oom-killer=1"]).is_err(),
+            "a flag takes no value"
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! The few system calls std does not wrap.
 
-use sandboxd_agent_proto::{TermSize, AGENT_NO_OOM_KILLER_ENV};
+use sandboxd_agent_proto::TermSize;
 use std::ffi::CString;
 use std::fs::File;
 use std::io;
@@ -194,18 +194,19 @@ struct OwnOomScore {
 enum OomVictims {
     /// Raised for the fork that starts each (see [`spawn_as_oom_victim`]).
     RaisedForTheFork(OwnOomScore),
-    /// The sandbox's kernel has no OOM killer ([`AGENT_NO_OOM_KILLER_ENV`], gVisor's): a score
-    /// chooses nothing, so commands are started with posix_spawn and keep the agent's.
+    /// The sandbox's kernel has no OOM killer (gVisor's, the backend says so with
+    /// `--no-oom-killer`): a score chooses nothing, so commands are started with posix_spawn
+    /// and keep the agent's.
     NoneChosen,
 }
 
 static OOM_VICTIMS: std::sync::OnceLock<OomVictims> = std::sync::OnceLock::new();
 
 /// Learns how commands are made the first OOM victims, for [`spawn_as_oom_victim`]: keeps the
-/// agent's `oom_score_adj` at hand, unless the backend said the kernel has no OOM killer.
-/// Before [`forbid_ptrace`]. Without either, commands are raised after they start.
-pub fn keep_own_oom_score() {
-    if std::env::var_os(AGENT_NO_OOM_KILLER_ENV).is_some_and(|set| set == "1") {
+/// agent's `oom_score_adj` at hand, unless the kernel has no OOM killer. Before
+/// [`forbid_ptrace`]. Without either, commands are raised after they start.
+pub fn keep_own_oom_score(oom_killer: bool) {
+    if !oom_killer {
         let _ = OOM_VICTIMS.set(OomVictims::NoneChosen);
         return;
     }

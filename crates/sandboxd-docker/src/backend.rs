@@ -202,7 +202,6 @@ impl DockerBackend {
             NetworkMode::None => "none",
         };
         let mut env = vec![format!("HOME={WORKDIR}")];
-        env.extend(tier.agent_env);
         let mut binds = vec![
             format!(
                 "{}:{AGENT_IN_SANDBOX}:ro",
@@ -226,11 +225,16 @@ impl DockerBackend {
         ContainerCreateBody {
             image: Some(spec.image.clone()),
             user: Some(format!("{SANDBOX_UID}:{SANDBOX_UID}")),
-            entrypoint: Some(vec![
-                AGENT_IN_SANDBOX.to_string(),
-                "--connect".to_string(),
-                format!("{SOCKET_DIR_IN_SANDBOX}/agent.sock"),
-            ]),
+            entrypoint: Some(
+                [
+                    AGENT_IN_SANDBOX.to_string(),
+                    "--connect".to_string(),
+                    format!("{SOCKET_DIR_IN_SANDBOX}/agent.sock"),
+                ]
+                .into_iter()
+                .chain(tier.agent_args)
+                .collect(),
+            ),
             cmd: Some(vec![]),
             working_dir: Some(WORKDIR.to_string()),
             env: Some(env),

@@ -18,7 +18,7 @@
 //! gVisor's own memory.
 
 use bollard::models::ResourcesUlimits;
-use sandboxd_agent_proto::AGENT_NO_OOM_KILLER_ENV;
+use sandboxd_agent_proto::AGENT_NO_OOM_KILLER_FLAG;
 use sandboxd_api::{Isolation, Limits};
 
 /// The engine's name for gVisor's runtime.
@@ -42,8 +42,8 @@ pub(crate) struct TierSettings {
     /// The cgroup's memory limit on the host (swap included: none).
     pub host_memory: i64,
     pub ulimits: Option<Vec<ResourcesUlimits>>,
-    /// Variables for the agent's environment that describe the tier to it.
-    pub agent_env: Vec<String>,
+    /// Arguments that describe the tier to the agent.
+    pub agent_args: Vec<String>,
 }
 
 pub(crate) fn settings(limits: &Limits) -> TierSettings {
@@ -53,7 +53,7 @@ pub(crate) fn settings(limits: &Limits) -> TierSettings {
             host_pids_limit: i64::from(limits.pids_limit),
             host_memory: saturating_i64(limits.mem_limit_bytes),
             ulimits: None,
-            agent_env: Vec::new(),
+            agent_args: Vec::new(),
         },
         Isolation::Gvisor => {
             let inside = i64::from(limits.pids_limit);
@@ -79,7 +79,7 @@ pub(crate) fn settings(limits: &Limits) -> TierSettings {
                     ulimit("nproc", inside),
                     ulimit("as", saturating_i64(limits.mem_limit_bytes)),
                 ]),
-                agent_env: vec![format!("{AGENT_NO_OOM_KILLER_ENV}=1")],
+                agent_args: vec![AGENT_NO_OOM_KILLER_FLAG.to_string()],
             }
         }
     }
@@ -130,14 +130,14 @@ mod tests {
         assert_eq!((runc.runtime, runc.host_pids_limit), (None, 64));
         assert_eq!(runc.host_memory, 1 << 30);
         assert!(
-            runc.agent_env.is_empty(),
+            runc.agent_args.is_empty(),
             "runc's kernel chooses OOM victims"
         );
         limits.isolation = Isolation::Gvisor;
         let gvisor = settings(&limits);
         assert_eq!(gvisor.runtime.as_deref(), Some("runsc"));
         assert!(gvisor.host_pids_limit > 2 * 64);
-        assert_eq!(gvisor.agent_env, ["SANDBOXD_NO_OOM_KILLER=1"]);
+        assert_eq!(gvisor.agent_args, ["--no-oom-killer"]);
         // One process at the limit beside full tmpfs places and gVisor's own memory fits
         // under the host's limit.
         assert!(gvisor.host_memory >= (1 << 30) + 3 * (1 << 20) + (32 << 20));

@@ -14,8 +14,9 @@ pub const AGENT_WAKE_FILE: &str = "agent-wake";
 /// asks for more when it finds none (see `host::AgentHub::acquire`). Each costs a thread in
 /// the agent, and all of them wake at once when the service goes away.
 pub const AGENT_SPARES: usize = 2;
-/// Set (to `1`) in the agent's environment by a backend whose sandbox kernel has no OOM killer
-/// of its own (gVisor's): nothing there is killed by its score, so the agent starts commands
-/// with posix_spawn rather than the fork that makes each the first victim (a start of
-/// `sh -c true` inside gVisor: 13.6 ms with the fork, 9.8 ms with posix_spawn).
-pub const AGENT_NO_OOM_KILLER_ENV: &str = "SANDBOXD_NO_OOM_KILLER";
+/// The agent's flag, given by a backend whose sandbox kernel has no OOM killer of its own
+/// (gVisor's): nothing there is killed by its score, so the agent starts commands with
+/// posix_spawn rather than the fork that makes each the first victim (a start of `sh -c true`
+/// inside gVisor: 13.6 ms with the fork, 9.8 ms with posix_spawn). A flag on the command line
+/// the backend sets, not an environment variable, which an image could set too.
+pub const AGENT_NO_OOM_KILLER_FLAG: &str = "--no-oom-killer";

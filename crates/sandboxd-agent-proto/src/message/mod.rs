@@ -24,7 +24,7 @@ mod process;
 #[cfg(test)]
 mod tests;
 
-pub use control::{AGENT_NO_OOM_KILLER_ENV, AGENT_SPARES, AGENT_WAKE_FILE, PROTOCOL_VERSION};
+pub use control::{AGENT_NO_OOM_KILLER_FLAG, AGENT_SPARES, AGENT_WAKE_FILE, PROTOCOL_VERSION};
 pub use exec::{ExecRequest, ExitReport};
 pub use files::{
     ArchiveSummary, ChangeKind, DirEntry, EntryKind, FileChange, FileStat, FilesEvent, FilesRequest,
