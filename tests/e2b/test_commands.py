@@ -36,10 +36,14 @@ def test_cwd_envs_and_user(sandbox):
 
 
 def test_background_wait_list_and_kill(sandbox):
-    quick = sandbox.commands.run("sleep 0.5; echo done", background=True)
+    # The quick one ends when told, not after a time a loaded machine can outlast.
+    quick = sandbox.commands.run(
+        "until [ -e /tmp/go ]; do sleep 0.05; done; echo done", background=True
+    )
     slow = sandbox.commands.run("sleep 60", background=True)
     running = {p.pid for p in sandbox.commands.list()}
     assert {quick.pid, slow.pid} <= running
+    sandbox.files.write("/tmp/go", "")
     assert quick.wait().stdout == "done\n"
     assert slow.kill() is True
     with pytest.raises(CommandExitException):
