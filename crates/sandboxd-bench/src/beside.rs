@@ -28,7 +28,7 @@ pub(crate) struct Beside {
     /// create: gVisor's own start, the floor of ours.
     raw_runtime: Option<&'static str>,
     /// A runtime whose image has Python, to measure the sandbox's own spawn inside it: the
-    /// floor of the exec figure ([`own_spawn`]).
+    /// floor of the exec figure ([`exec_over_own_spawn`]).
     spawn_floor_runtime: Option<&'static str>,
 }
 
