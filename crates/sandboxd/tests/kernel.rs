@@ -28,6 +28,10 @@ mem_limit = "1g"
 image = "{python}"
 interpreter = ["python3"]
 
+[runtimes.late]
+{interpreter}
+kernels.late = ["python3", "-c", "{late_printer}", "-f", "{{connection_file}}"]
+
 [build]
 extra_ca_certificates = ["/etc/ssl/certs/ca-certificates.crt"]
 
@@ -39,10 +43,33 @@ max_contexts_per_session = 4
 "#,
         python = python_image(),
         interpreter = interpreter_runtime(),
+        late_printer = LATE_PRINTER.replace('\n', "\\n"),
         // scripts/test.sh's gvisor step runs this suite with its runtimes on gVisor.
         isolation = if on_gvisor() { "gvisor" } else { "runc" },
     )
 }
+
+/// A kernel that publishes what a run printed only as it reads its next request, after its
+/// idle status (as Deno's kernel may, from a task of its own), and reports an implementation
+/// not known to flush before idle: a run of it must wait for its output behind a fence.
+const LATE_PRINTER: &str = "from ipykernel.kernelapp import IPKernelApp
+from ipykernel.kernelbase import Kernel
+class LatePrinter(Kernel):
+    implementation = 'late-printer'
+    implementation_version = '1'
+    language_info = {'name': 'late', 'version': '1', 'mimetype': 'text/plain', 'file_extension': '.txt'}
+    banner = ''
+    pending = []
+    def do_execute(self, code, silent, store_history=True, user_expressions=None, allow_stdin=False, **kwargs):
+        self.pending.append((self.get_parent(), code))
+        return {'status': 'ok', 'execution_count': self.execution_count, 'payload': [], 'user_expressions': {}}
+    async def dispatch_shell(self, *args, **kwargs):
+        while self.pending:
+            parent, text = self.pending.pop(0)
+            self.session.send(self.iopub_socket, 'stream', {'name': 'stdout', 'text': text}, parent=parent, ident=self._topic('stream'))
+        return await super().dispatch_shell(*args, **kwargs)
+IPKernelApp.launch_instance(kernel_class=LatePrinter)
+";
 
 /// The interpreter runtime's source: the catalogue's recipe, built through the service; on
 /// Kubernetes, which builds no recipe, that recipe's image as a Docker-backed service built it,
@@ -311,6 +338,30 @@ async fn timeouts_interrupt_and_contexts_are_apart() {
     );
     assert_eq!(service.delete(&path).send().await.unwrap().status(), 204);
     assert_eq!(run(&b, "1", 30).await.status, 404);
+}
+
+#[tokio::test]
+async fn output_a_kernel_publishes_after_its_idle_status_stays_with_its_run() {
+    let service = TestService::start(&config());
+    let id = open_session(&service, "late").await;
+    let context: Value = service
+        .post(&format!("/v1/sessions/{id}/contexts"))
+        .json(&json!({"language": "late"}))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let path = format!(
+        "/v1/sessions/{id}/contexts/{}/run",
+        context["id"].as_str().unwrap()
+    );
+    for printed in ["first\n", "second\n"] {
+        let run = run_in(&service, path.clone(), json!({"code": printed})).await;
+        assert_eq!(run.end()["outcome"], "ok", "{:?}", run.events);
+        assert_eq!(run.stdout(), printed, "{:?}", run.events);
+    }
 }
 
 #[tokio::test]

@@ -37,6 +37,9 @@ pub struct Kernel {
     pub iopub: ClientIoPubConnection,
     /// Notified when the kernel sent a message over the cap: its connection was cut.
     pub too_large: Arc<Notify>,
+    /// Whether all a run printed reaches iopub before the kernel says it is idle: a run of
+    /// any other kernel ends behind a fence (`run.rs`).
+    pub output_before_idle: bool,
     /// The client's sockets reach the kernel through these.
     _relays: [Relay; 2],
     dir: PathBuf,
@@ -157,14 +160,14 @@ pub async fn start(request: &KernelRunRequest) -> Result<Kernel, String> {
         status = starting.exited() => return Err(starting.failure(&format!("it exited ({status})"))),
     };
     let ready = wait_until_ready(&mut shell, &mut iopub);
-    tokio::select! {
+    let implementation = tokio::select! {
         ready = tokio::time::timeout(START_TIMEOUT, ready) => match ready {
-            Ok(Ok(())) => {}
+            Ok(Ok(implementation)) => implementation,
             Ok(Err(e)) => return Err(starting.failure(&e)),
             Err(_) => return Err(starting.failure("it did not answer in time")),
         },
         status = starting.exited() => return Err(starting.failure(&format!("it exited ({status})"))),
-    }
+    };
     let child = starting
         .child
         .take()
@@ -175,33 +178,40 @@ pub async fn start(request: &KernelRunRequest) -> Result<Kernel, String> {
         shell,
         iopub,
         too_large,
+        output_before_idle: IMPLEMENTATIONS_WITH_OUTPUT_BEFORE_IDLE
+            .contains(&implementation.as_str()),
         _relays: [shell_relay, iopub_relay],
         dir: std::mem::take(&mut starting.dir),
     })
 }
 
+/// The kernels (by the `implementation` of their kernel info) known to flush what a run printed
+/// to iopub before its idle status: ipykernel's output streams wait for their flush.
+const IMPLEMENTATIONS_WITH_OUTPUT_BEFORE_IDLE: &[&str] = &["ipython"];
+
 /// Asks for the kernel's info until it answers and its iopub messages reach us (a subscriber
-/// misses what is published before its subscription took, so the first run could lose output).
+/// misses what is published before its subscription took, so the first run could lose output);
+/// answers the kernel's implementation.
 async fn wait_until_ready(
     shell: &mut ClientShellConnection,
     iopub: &mut ClientIoPubConnection,
-) -> Result<(), String> {
+) -> Result<String, String> {
     loop {
         let request: JupyterMessage = KernelInfoRequest {}.into();
         shell.send(request).await.map_err(|e| e.to_string())?;
         let deadline = tokio::time::sleep(READY_POLL * 4);
         tokio::pin!(deadline);
-        let mut replied = false;
+        let mut implementation = None;
         loop {
             tokio::select! {
                 reply = shell.read() => {
-                    if let JupyterMessageContent::KernelInfoReply(_) = reply.map_err(|e| e.to_string())?.content {
-                        replied = true;
+                    if let JupyterMessageContent::KernelInfoReply(info) = reply.map_err(|e| e.to_string())?.content {
+                        implementation = Some(info.implementation);
                     }
                 }
                 message = iopub.read() => {
-                    if message.is_ok() && replied {
-                        return Ok(());
+                    if let (Ok(_), Some(implementation)) = (message, implementation.as_ref()) {
+                        return Ok(implementation.clone());
                     }
                 }
                 _ = &mut deadline => break,

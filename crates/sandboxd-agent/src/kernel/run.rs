@@ -1,5 +1,6 @@
 //! One run: the execute request, then the kernel's iopub messages for it forwarded as events
-//! until the kernel is idle again and has replied. The timeout interrupts the kernel, and so
+//! until the kernel is idle again and has replied, and a fence (below) has passed. The timeout
+//! interrupts the kernel, and so
 //! does the service hanging up (its client went away: the next run must not wait behind this
 //! one); if the interrupt does not end the run in a grace period, or the kernel dies, it is
 //! replaced.
@@ -8,7 +9,8 @@ use super::capped::MAX_KERNEL_MESSAGE;
 use super::launch::{self, Kernel, EXIT_POLL};
 use super::Slot;
 use jupyter_protocol::{
-    ExecuteRequest, ExecutionState, JupyterMessage, JupyterMessageContent, ReplyStatus,
+    ExecuteRequest, ExecutionState, JupyterMessage, JupyterMessageContent, KernelInfoRequest,
+    ReplyStatus,
 };
 use sandboxd_agent_proto::kernel::{
     KernelError, KernelOutcome, KernelResult, KernelRunEnd, KernelRunRequest, MAX_KERNEL_RESULT_LEN,
@@ -24,6 +26,8 @@ use tokio::sync::mpsc::Sender;
 const INTERRUPT_GRACE: Duration = Duration::from_secs(5);
 /// After the kernel went idle, how long its execute reply may lag.
 const REPLY_GRACE: Duration = Duration::from_secs(2);
+/// How long the fence may take before the run ends without it.
+const FENCE_GRACE: Duration = Duration::from_secs(2);
 
 pub async fn execute(
     slot: Slot,
@@ -109,14 +113,39 @@ async fn drive(
     let mut interrupted = false;
     let mut idle_at: Option<Instant> = None;
     let mut replied = false;
+    // Some kernels (Deno's) publish what the code printed from a task of their own, which may
+    // send it after the idle status: a request that follows on the shell channel is a fence,
+    // as such a kernel runs that task before it reads the next request, and iopub keeps order.
+    // Kernels known to publish it before their idle status end without one (a round trip).
+    let mut fence: Option<(String, Instant)> = None;
     let mut exit_check = tokio::time::interval(EXIT_POLL);
     loop {
-        if replied && idle_at.is_some() || idle_at.is_some_and(|at| at.elapsed() > REPLY_GRACE) {
+        if idle_at.is_some_and(|at| at.elapsed() > REPLY_GRACE)
+            || fence
+                .as_ref()
+                .is_some_and(|(_, at)| at.elapsed() > FENCE_GRACE)
+        {
             return end;
+        }
+        if replied && idle_at.is_some() && fence.is_none() {
+            if kernel.output_before_idle {
+                return end;
+            }
+            let request: JupyterMessage = KernelInfoRequest {}.into();
+            let fence_id = request.header.msg_id.clone();
+            if kernel.shell.send(request).await.is_err() {
+                return end;
+            }
+            fence = Some((fence_id, Instant::now()));
         }
         tokio::select! {
             message = kernel.iopub.read() => {
                 let Ok(message) = message else { continue };
+                if let Some((fence_id, _)) = &fence {
+                    if is_reply_to(&message, fence_id) && is_idle(&message) {
+                        return end;
+                    }
+                }
                 if !is_reply_to(&message, &id) {
                     continue;
                 }
@@ -195,6 +224,10 @@ async fn drive(
             }
         }
     }
+}
+
+fn is_idle(message: &JupyterMessage) -> bool {
+    matches!(&message.content, JupyterMessageContent::Status(status) if status.execution_state == ExecutionState::Idle)
 }
 
 fn is_reply_to(message: &JupyterMessage, id: &str) -> bool {
