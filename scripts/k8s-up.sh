@@ -15,11 +15,14 @@
 #      that reaches nothing)
 #   4. the pause image and the project's local images (busybox, python, the agent image
 #      made from $SANDBOXD_AGENT, the static agent, or without it from the debug build's, which
-#      scripts/build.sh makes when missing, and the images named in $SANDBOXD_K8S_IMAGES, e.g.
-#      a recipe's image a Docker-backed service built) imported into that containerd from Docker
+#      scripts/build.sh makes when missing, the service's image sandboxd/sandboxd:local for the
+#      chart in deploy/helm/sandboxd, made from the debug build's sandboxd and that agent on
+#      the python image, and the images named in $SANDBOXD_K8S_IMAGES, e.g. a recipe's image a
+#      Docker-backed service built) imported into that containerd from Docker
 #   5. the StorageClass `sandboxd-test` (the controller manager's host-path provisioner: a
 #      directory under /tmp/hostpath_pv per PersistentVolume, no size limit; for tests only)
-#   6. waits for the node to be Ready, then prints `KUBECONFIG=PATH` on stdout
+#   6. waits for the node to be Ready, then prints `KUBECONFIG=PATH`, `KUBECTL=PATH` and
+#      `HELM=PATH` on stdout (helm built once from its Go module, scripts/k8s/helm/go.mod)
 #
 # Idempotent: on a machine where the cluster is up, a run starts only what is not running
 # (e.g. the controller manager, on a cluster started before this script had it, building it
@@ -61,6 +64,11 @@ NODE_IP="198.51.100.1"
 PAUSE_IMAGE="sandboxd.local/pause:1"
 # The image the backend's init container delivers the agent from (config: backend.agent_image).
 AGENT_IMAGE="sandboxd/agent:local"
+# The service's own image, which the chart runs.
+SERVICE_IMAGE="sandboxd/sandboxd:local"
+HELM_MODULE="$SANDBOXD_SCRIPTS/k8s/helm"
+HELM_VERSION="$(awk '$1 == "require" && $2 == "helm.sh/helm/v4" { print $3 }' "$HELM_MODULE/go.mod")"
+HELM="${SANDBOXD_K8S_CACHE:-/var/cache/sandboxd-k8s}/helm-$HELM_VERSION/helm"
 KUBECONFIG_ADMIN="$K8S_STATE/admin.kubeconfig"
 K8S_PACKAGES="containerd runc containernetworking-plugins openssl gcc libc6-dev iproute2"
 K8S_PROGRAMS="etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl"
@@ -95,6 +103,21 @@ build_binaries() {
     done
     rmdir "$K8S_BIN.partial" 2>/dev/null || true
     log "built ${missing[*]} in $(elapsed_since "$t0")"
+}
+
+build_helm() {
+    [[ -x "$HELM" ]] && return 0
+    have go || die "go is needed to build helm"
+    log "building helm $HELM_VERSION from its Go module (once per machine; about 3 minutes)"
+    local t0
+    t0="$(now)"
+    mkdir -p "$(dirname "$HELM")"
+    (cd "$HELM_MODULE" &&
+        CGO_ENABLED=0 go build -trimpath -o "$HELM.partial" \
+            -ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
+            helm.sh/helm/v4/cmd/helm)
+    mv "$HELM.partial" "$HELM"
+    log "built helm in $(elapsed_since "$t0")"
 }
 
 # ---- 2. certificates ------------------------------------------------------------------------
@@ -309,6 +332,27 @@ make_agent_image() {
     log "made $AGENT_IMAGE from $SANDBOXD_AGENT"
 }
 
+# The service's image: the debug build's sandboxd with the static agent beside it, on the python
+# image (Debian, for the C library sandboxd links), made again when either changed.
+make_service_image() {
+    local service agent sum container
+    service="$(cargo_target_dir)/debug/sandboxd"
+    agent="$SANDBOXD_AGENT"
+    [[ -x "$service" ]] || "$SANDBOXD_SCRIPTS/build.sh" >/dev/null
+    sum="$(cat "$service" "$agent" | sha256sum | cut -c1-16)"
+    [[ "$(docker image inspect --format '{{index .Config.Labels "org.sandboxd.service"}}' "$SERVICE_IMAGE" 2>/dev/null)" == "$sum" ]] && return 0
+    container="$(docker create --label org.sandboxd.scratch=true "$SANDBOXD_PYTHON_IMAGE")"
+    docker cp "$service" "$container:/usr/local/bin/sandboxd" >/dev/null &&
+        docker cp "$agent" "$container:/usr/local/bin/sandboxd-agent" >/dev/null &&
+        docker commit --change 'ENTRYPOINT ["/usr/local/bin/sandboxd"]' --change 'CMD ["serve"]' \
+            --change 'USER 10001' --change 'WORKDIR /' --change "LABEL org.sandboxd.service=$sum" \
+            "$container" "$SERVICE_IMAGE" >/dev/null
+    local rc=$?
+    docker rm -f "$container" >/dev/null
+    ((rc == 0)) || die "could not make $SERVICE_IMAGE"
+    log "made $SERVICE_IMAGE from $service"
+}
+
 # containerd_has IMAGE: whether the cluster's containerd holds IMAGE (as Docker names it).
 containerd_has() {
     local name=$1
@@ -321,7 +365,7 @@ containerd_has() {
 import_local_images() {
     local image extra=()
     read -r -a extra <<<"${SANDBOXD_K8S_IMAGES:-}"
-    for image in "$SANDBOXD_BUSYBOX_IMAGE" "$SANDBOXD_PYTHON_IMAGE" "$AGENT_IMAGE" "${extra[@]}"; do
+    for image in "$SANDBOXD_BUSYBOX_IMAGE" "$SANDBOXD_PYTHON_IMAGE" "$AGENT_IMAGE" "$SERVICE_IMAGE" "${extra[@]}"; do
         docker image inspect "$image" >/dev/null 2>&1 || {
             warn "$image is not in Docker; run scripts/build-images.sh first"
             continue
@@ -441,15 +485,24 @@ EOF
 # The controllers a cluster needs beyond scheduling, for what the tests use: every namespace
 # gets its `default` service account (without it the API server refuses pods there) and the
 # cluster CA's config map; deleted namespaces are emptied; owned objects are collected; claims
-# are bound to volumes the host-path provisioner makes, and neither is removed while in use.
+# are bound to volumes the host-path provisioner makes, and neither is removed while in use;
+# Deployments get their ReplicaSets and those their pods (the chart's service).
 # Each controller acts with its own service account's credentials, under its RBAC role.
 CONTROLLERS="serviceaccount-controller,serviceaccount-token-controller,namespace-controller"
 CONTROLLERS+=",garbage-collector-controller,root-ca-certificate-publisher-controller"
 CONTROLLERS+=",persistentvolume-binder-controller,persistentvolumeclaim-protection-controller"
-CONTROLLERS+=",persistentvolume-protection-controller"
+CONTROLLERS+=",persistentvolume-protection-controller,deployment-controller,replicaset-controller"
 start_controller_manager() {
     local pki="$K8S_STATE/pki" kubeconfig="$K8S_STATE/controller-manager.kubeconfig"
-    mkdir -p "$K8S_STATE/controller-manager"
+    local chosen="$K8S_STATE/run/kube-controller-manager.controllers"
+    mkdir -p "$K8S_STATE/controller-manager" "$K8S_STATE/run"
+    # One started by an earlier version of this script with other controllers is replaced.
+    if running kube-controller-manager && [[ "$(cat "$chosen" 2>/dev/null)" != "$CONTROLLERS" ]]; then
+        kill "$(cat "$K8S_STATE/run/kube-controller-manager.pid")" 2>/dev/null || true
+        while running kube-controller-manager; do sleep 0.2; done
+        log "stopped kube-controller-manager to start it with the controllers it lacked"
+    fi
+    echo "$CONTROLLERS" >"$chosen"
     start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
         --kubeconfig "$kubeconfig" \
         --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
@@ -527,12 +580,14 @@ esac
 ensure_packages $K8S_PACKAGES
 require_docker
 build_binaries
+build_helm
 mkdir -p "$K8S_STATE"
 chmod 0700 "$K8S_STATE"
 make_certificates
 start_containerd
 import_pause_image
 make_agent_image
+make_service_image
 import_local_images
 start_etcd
 start_apiserver
@@ -543,3 +598,4 @@ start_kubelet
 log "the cluster is up: node $K8S_NODE Ready"
 echo "KUBECONFIG=$KUBECONFIG_ADMIN"
 echo "KUBECTL=$K8S_BIN/kubectl"
+echo "HELM=$HELM"

@@ -7,7 +7,8 @@
 #                                                SANDBOXD_AGENT = target/<host triple>/debug/sandboxd-agent)
 #   4b. the Kubernetes backend                  scripts/k8s-up.sh (a single-node cluster of this host,
 #                                                built from Go modules once and cached), then the
-#                                                kubernetes and kubernetes_volumes suites and the
+#                                                kubernetes, kubernetes_volumes and kubernetes_chart
+#                                                (the Helm chart installed in it) suites and the
 #                                                shared backend suites on it
 #   4c. the shared backend suites on gVisor    SANDBOXD_TEST_ISOLATION=gvisor (runsc, built by host-setup)
 #   5. the dashboard in Chromium              tests/browser (npm ci, then node --test; the tests
@@ -331,9 +332,9 @@ mkdir -p "$LOG_DIR"
 # with Docker that matter for a backend, with every service's sandboxes as pods. The kubernetes
 # suite's tests are ignored without a cluster (the test step), so they are included here; the
 # shared suites have no ignored test.
-KUBERNETES_SUITES="kubernetes kubernetes_volumes files files_meta archive processes ports cli_ports kernel pool api state adversarial snapshots webhooks cli_stream"
+KUBERNETES_SUITES="kubernetes kubernetes_volumes kubernetes_chart files files_meta archive processes ports cli_ports kernel pool api state adversarial snapshots webhooks cli_stream"
 kubernetes_tests() {
-    local up kubeconfig kubectl interpreter suites=() suite
+    local up kubeconfig kubectl helm interpreter suites=() suite
     # The Kubernetes backend builds no recipe: the code-context suite runs on the interpreter
     # recipe's image the test step's Docker-backed services built (the newest, by its label).
     interpreter="$(docker images --filter label=org.sandboxd.recipe=python-interpreter \
@@ -342,13 +343,19 @@ kubernetes_tests() {
         "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
     kubeconfig="$(sed -n 's/^KUBECONFIG=//p' <<<"$up")"
     kubectl="$(sed -n 's/^KUBECTL=//p' <<<"$up")"
-    if [[ -z "$kubeconfig" || -z "$kubectl" ]]; then
+    helm="$(sed -n 's/^HELM=//p' <<<"$up")"
+    if [[ -z "$kubeconfig" || -z "$kubectl" || -z "$helm" ]]; then
         warn "scripts/k8s-up.sh printed no KUBECONFIG"
         return 1
     fi
+    # What a killed run's chart tests left: their namespaces (with the releases in them) and
+    # the releases' cluster-wide roles, by label.
+    "$kubectl" --kubeconfig "$kubeconfig" delete namespace -l org.sandboxd.test=chart --wait=false >/dev/null 2>&1 || true
+    "$kubectl" --kubeconfig "$kubeconfig" delete clusterrole,clusterrolebinding \
+        -l app.kubernetes.io/name=sandboxd >/dev/null 2>&1 || true
     for suite in $KUBERNETES_SUITES; do suites+=(--test "$suite"); done
     logged kubernetes cargo env SANDBOXD_TEST_KUBECONFIG="$kubeconfig" SANDBOXD_TEST_KUBECTL="$kubectl" \
-        SANDBOXD_TEST_INTERPRETER_IMAGE="$interpreter" \
+        SANDBOXD_TEST_HELM="$helm" SANDBOXD_TEST_INTERPRETER_IMAGE="$interpreter" \
         cargo test -p sandboxd "${suites[@]}" --no-fail-fast -- --include-ignored
 }
 
