@@ -1,15 +1,24 @@
 //! The same session operations on another kind of sandbox, beside the Docker figures of the
 //! same run: as pods (`--kubeconfig`) or under gVisor (`--gvisor`), each through a second
-//! service whose config says so: create (cold, and from a warm pool where there is one),
+//! service whose config says so: create (cold, and from its warm pool),
 //! exec `true` and close; on gVisor, the sandbox's own spawn under its exec
 //! ([`exec_over_own_spawn`]), and pause to disk and resume ([`crate::pause_disk`]).
 
 use crate::raw::Raw;
+use crate::raw_pods::RawPods;
 use crate::report::{print_row, time, Figures, Sample};
 use crate::sandboxd::{Api, Service};
 use anyhow::{bail, Context, Result};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
+
+/// The floor of a cold create.
+enum ColdFloor {
+    /// A container made and started through the Engine API on this engine runtime.
+    Engine(&'static str),
+    /// A pod made through the API server of the cluster this kubeconfig names, until it runs.
+    Pod(PathBuf),
+}
 
 /// The namespace bench pods go to (the service makes it; the cluster gives it its service account).
 const NAMESPACE: &str = "sandboxd";
@@ -19,14 +28,11 @@ pub(crate) struct Beside {
     title: &'static str,
     isolation: &'static str,
     extra: String,
-    /// Whether the service's warm pool is measured (pods cannot be pooled ahead here: the
-    /// Kubernetes rows never had one).
-    warm: bool,
     /// Whether pause to disk is measured (gVisor's only).
     pause_to_disk: bool,
-    /// The engine runtime whose raw create and start is measured beside the service's cold
-    /// create: gVisor's own start, the floor of ours.
-    raw_runtime: Option<&'static str>,
+    /// What the service's cold create is held against: the platform's own create of the same
+    /// sandbox, with nothing of the service's in the way.
+    cold_floor: ColdFloor,
     /// A runtime whose image has Python, to measure the sandbox's own spawn inside it: the
     /// floor of the exec figure ([`exec_over_own_spawn`]).
     spawn_floor_runtime: Option<&'static str>,
@@ -41,9 +47,8 @@ impl Beside {
                 "\n[backend]\nkind = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"{NAMESPACE}\"\n",
                 kubeconfig.display()
             ),
-            warm: false,
             pause_to_disk: false,
-            raw_runtime: None,
+            cold_floor: ColdFloor::Pod(kubeconfig.to_path_buf()),
             spawn_floor_runtime: None,
         }
     }
@@ -53,9 +58,8 @@ impl Beside {
             title: "on gVisor: the same operations, every runtime with isolation = \"gvisor\"",
             isolation: "gvisor",
             extra: crate::pause_disk::runtime(python_image),
-            warm: true,
             pause_to_disk: true,
-            raw_runtime: Some("runsc"),
+            cold_floor: ColdFloor::Engine("runsc"),
             spawn_floor_runtime: Some(crate::pause_disk::RUNTIME),
         }
     }
@@ -99,28 +103,27 @@ pub(crate) async fn run(
     }
     let cold = Sample(samples);
     print_row("session create, cold", &cold, Some(&docker.cold));
-    if let Some(runtime) = beside.raw_runtime {
-        raw_create(n, raw, runtime, &cold, docker).await?;
+    match &beside.cold_floor {
+        ColdFloor::Engine(runtime) => raw_create(n, raw, runtime, &cold, docker).await?,
+        ColdFloor::Pod(kubeconfig) => raw_pod_create(n, kubeconfig, image, &cold).await?,
     }
 
-    if beside.warm {
-        let mut warm = Vec::new();
-        for _ in 0..n {
-            for _ in 0..500 {
-                if api.pooled().await? >= 5 {
-                    break;
-                }
-                tokio::time::sleep(Duration::from_millis(20)).await;
+    let mut warm = Vec::new();
+    for _ in 0..n {
+        for _ in 0..500 {
+            if api.pooled().await? >= 5 {
+                break;
             }
-            let id = time(&mut warm, api.open("warm")).await?;
-            api.close(&id).await?;
+            tokio::time::sleep(Duration::from_millis(20)).await;
         }
-        print_row(
-            "session create, warm pool",
-            &Sample(warm),
-            Some(&docker.warm),
-        );
+        let id = time(&mut warm, api.open("warm")).await?;
+        api.close(&id).await?;
     }
+    print_row(
+        "session create, warm pool",
+        &Sample(warm),
+        Some(&docker.warm),
+    );
 
     let mut samples = Vec::new();
     for _ in 0..(n * 5) {
@@ -231,6 +234,33 @@ async fn raw_create(
     println!(
         "  the service's cold create here against the raw API's on {runtime}: {:.2}x (p50)",
         cold.p50().as_secs_f64() / samples.p50().as_secs_f64()
+    );
+    Ok(())
+}
+
+/// The API server's create of a pod of the same image until its container runs, with and
+/// without an init step before it, and the service's cold create (its pod with the agent
+/// delivered by an init container and answering) against both.
+async fn raw_pod_create(n: usize, kubeconfig: &Path, image: &str, cold: &Sample) -> Result<()> {
+    let pods = RawPods::connect(kubeconfig, NAMESPACE, image).await?;
+    let (mut plain, mut with_init) = (Vec::new(), Vec::new());
+    let measured = async {
+        for index in 0..n {
+            time(&mut plain, pods.create_running(index, false)).await?;
+            time(&mut with_init, pods.create_running(index, true)).await?;
+        }
+        Ok::<(), anyhow::Error>(())
+    }
+    .await;
+    pods.clean_up().await;
+    measured?;
+    let (plain, with_init) = (Sample(plain), Sample(with_init));
+    print_row("raw API pod create until it runs", &plain, None);
+    print_row("  the same with an init step first", &with_init, None);
+    println!(
+        "  the service's cold create here against the raw API's pod: {:.2}x (p50; goal at most 1.1x); against the pod with an init step: {:.2}x",
+        cold.p50().as_secs_f64() / plain.p50().as_secs_f64(),
+        cold.p50().as_secs_f64() / with_init.p50().as_secs_f64()
     );
     Ok(())
 }

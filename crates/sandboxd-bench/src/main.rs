@@ -18,6 +18,7 @@ mod pause_disk;
 mod paused;
 mod ports;
 mod raw;
+mod raw_pods;
 mod report;
 mod sandboxd;
 mod scale;

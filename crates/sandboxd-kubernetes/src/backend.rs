@@ -202,6 +202,9 @@ impl KubernetesBackend {
             };
             match usage::pod_state(&pod) {
                 usage::PodState::Running => {
+                    if let Some(node) = pod.spec.as_ref().and_then(|spec| spec.node_name.as_ref()) {
+                        self.usage.remember_node(name, node);
+                    }
                     if let Ok(connection) = self.agent(sandbox).await {
                         connection.reuse();
                         return Ok(());

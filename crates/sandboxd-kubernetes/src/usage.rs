@@ -13,8 +13,12 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-/// One summary answers for every pod of its node for this long.
-const SUMMARY_MAX_AGE: Duration = Duration::from_secs(1);
+/// One summary answers for every pod of its node for this long: the kubelet refreshes its
+/// figures every 10-15 s, and a summary takes it 40-80 ms to answer, which an open or a
+/// listing would otherwise wait for every second.
+const SUMMARY_MAX_AGE: Duration = Duration::from_secs(5);
+/// A process count from a pod's agent answers for this long.
+const PROCESSES_MAX_AGE: Duration = Duration::from_secs(1);
 /// The summary of a node with hundreds of pods is a few hundred KiB.
 const MAX_SUMMARY_LEN: usize = 16 << 20;
 
@@ -168,7 +172,7 @@ pub struct SummaryCache {
 }
 
 impl SummaryCache {
-    /// The pod's process count from its agent, asked at most once per [`SUMMARY_MAX_AGE`]
+    /// The pod's process count from its agent, asked at most once per [`PROCESSES_MAX_AGE`]
     /// (a listing of many sessions asks for all of theirs at once).
     pub async fn processes(
         &self,
@@ -182,7 +186,7 @@ impl SummaryCache {
             .get(pod)
             .copied();
         if let Some((at, count)) = cached {
-            if at.elapsed() < SUMMARY_MAX_AGE {
+            if at.elapsed() < PROCESSES_MAX_AGE {
                 return Ok(count);
             }
         }
@@ -192,6 +196,14 @@ impl SummaryCache {
             .expect("process count lock")
             .insert(pod.to_string(), (Instant::now(), count));
         Ok(count)
+    }
+
+    /// Notes the node a pod was seen on, so its first usage needs no lookup.
+    pub fn remember_node(&self, pod: &str, node: &str) {
+        self.pod_nodes
+            .lock()
+            .expect("pod node lock")
+            .insert(pod.to_string(), node.to_string());
     }
 
     /// Forgets what is known of a pod that is gone.
