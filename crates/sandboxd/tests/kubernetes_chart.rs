@@ -109,16 +109,8 @@ impl Release {
 
     /// The service's pods (not the sessions'), by the chart's labels.
     fn service_pods(&self) -> Vec<String> {
-        let selector = format!("-lapp.kubernetes.io/instance={}", self.name);
-        let text = self.kubectl(&["get", "pods", &selector, "-o", "json"]);
-        let list: Value = serde_json::from_str(&text).unwrap();
-        list["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|pod| pod["metadata"]["deletionTimestamp"].is_null())
-            .map(|pod| pod["metadata"]["name"].as_str().unwrap().to_string())
-            .collect()
+        let selector = format!("app.kubernetes.io/instance={}", self.name);
+        self.cluster.live_names("pods", &self.namespace, &selector)
     }
 
     fn token(&self) -> String {

@@ -61,16 +61,23 @@ impl Kubernetes {
     /// The names of the pods of a service instance, leaving out those being deleted (a deleted
     /// pod is listed until its kubelet has stopped it; its sandbox is gone already).
     pub fn pods(&self, instance_id: &str) -> Vec<String> {
-        let selector = format!("-lorg.sandboxd.instance={instance_id}");
-        let text = self.kubectl(&["get", "pods", "-n", TEST_NAMESPACE, &selector, "-o", "json"]);
-        let list: serde_json::Value =
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("kubectl get pods: {e}: {text}"));
+        let selector = format!("org.sandboxd.instance={instance_id}");
+        self.live_names("pods", TEST_NAMESPACE, &selector)
+    }
+
+    /// The names of the objects of `kind` in `namespace` that the label `selector` picks,
+    /// leaving out those being deleted.
+    pub fn live_names(&self, kind: &str, namespace: &str, selector: &str) -> Vec<String> {
+        let selector = format!("-l{selector}");
+        let text = self.kubectl(&["get", kind, "-n", namespace, &selector, "-o", "json"]);
+        let list: serde_json::Value = serde_json::from_str(&text)
+            .unwrap_or_else(|e| panic!("kubectl get {kind}: {e}: {text}"));
         list["items"]
             .as_array()
             .unwrap()
             .iter()
-            .filter(|pod| pod["metadata"]["deletionTimestamp"].is_null())
-            .map(|pod| pod["metadata"]["name"].as_str().unwrap().to_string())
+            .filter(|item| item["metadata"]["deletionTimestamp"].is_null())
+            .map(|item| item["metadata"]["name"].as_str().unwrap().to_string())
             .collect()
     }
 
@@ -115,17 +122,8 @@ impl Kubernetes {
     /// The names of the volume claims of a service instance, leaving out those being deleted
     /// (a claim a pod still uses stays until the pod is gone).
     pub fn claims(&self, instance_id: &str) -> Vec<String> {
-        let selector = format!("-lorg.sandboxd.instance={instance_id}");
-        let text = self.kubectl(&["get", "pvc", "-n", TEST_NAMESPACE, &selector, "-o", "json"]);
-        let list: serde_json::Value =
-            serde_json::from_str(&text).unwrap_or_else(|e| panic!("kubectl get pvc: {e}: {text}"));
-        list["items"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .filter(|claim| claim["metadata"]["deletionTimestamp"].is_null())
-            .map(|claim| claim["metadata"]["name"].as_str().unwrap().to_string())
-            .collect()
+        let selector = format!("org.sandboxd.instance={instance_id}");
+        self.live_names("pvc", TEST_NAMESPACE, &selector)
     }
 
     /// Removes what a service instance made on the cluster, by its label: pods, then claims.
