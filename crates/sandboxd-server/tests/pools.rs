@@ -151,6 +151,35 @@ async fn the_warm_pool_fills_hands_out_and_refills() {
 }
 
 #[tokio::test]
+async fn a_pool_create_in_flight_at_shutdown_leaves_no_sandbox() {
+    let service = TestService::start(&config(4, 2, ""));
+    service.set_create_delay(Duration::from_millis(300));
+    let maintenance = tokio::spawn(service.core.clone().maintain());
+    // The first of the pool's two creates is under way, none done.
+    assert!(
+        eventually(Duration::from_secs(2), || service.creates() == 1).await,
+        "the pool did not start filling"
+    );
+    assert_eq!(service.backend.running(), 0);
+    maintenance.abort();
+
+    service.core.drain_pools().await;
+    // Past the end of the create that was in flight (a service that stopped now would have
+    // left its sandbox behind).
+    tokio::time::sleep(Duration::from_millis(600)).await;
+    assert_eq!(
+        service.backend.running(),
+        0,
+        "the create that was in flight left its sandbox running"
+    );
+    assert_eq!(
+        service.creates(),
+        1,
+        "a drained pool starts no more sandboxes"
+    );
+}
+
+#[tokio::test]
 async fn a_full_service_evicts_a_pooled_sandbox_for_another_runtime() {
     let service = TestService::start(&config(2, 2, ""));
     let maintenance = tokio::spawn(service.core.clone().maintain());

@@ -18,7 +18,7 @@ use sandboxd_api::{
 use sandboxd_api::{Isolation, Remedy};
 use sandboxd_backend::SandboxSpec;
 use std::collections::BTreeMap;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 /// Longest tenant name and label sizes a client may attach to a session.
 const MAX_TENANT_LEN: usize = 128;
@@ -27,6 +27,8 @@ const MAX_LABEL_KEY_LEN: usize = 64;
 const MAX_LABEL_VALUE_LEN: usize = 256;
 /// Ended sessions listed with `include_ended`.
 const ENDED_LISTED: u32 = 100;
+/// How long a stopping service waits for a pool's create in flight, to remove its sandbox.
+const FILLER_WAIT: Duration = Duration::from_secs(30);
 
 impl Core {
     /// Opens a session: a sandbox of an allowed runtime (the default one when none is named),
@@ -533,13 +535,15 @@ impl Core {
             match created {
                 Ok(sandbox) => {
                     self.warm_desktop(&sandbox, runtime_name).await;
-                    self.pools().push(
-                        runtime_name,
-                        Pooled {
-                            sandbox,
-                            reservation,
-                        },
-                    )
+                    let pooled = Pooled {
+                        sandbox,
+                        reservation,
+                    };
+                    if let Err(late) = self.pools().push(runtime_name, pooled) {
+                        // The service is stopping: it belongs to no session.
+                        let _ = self.backend().destroy(&late.sandbox).await;
+                        return;
+                    }
                 }
                 Err(e) => {
                     tracing::warn!(runtime = runtime_name, error = %e, "cannot fill the warm pool; trying again later");
@@ -566,10 +570,15 @@ impl Core {
         }
     }
 
-    /// Removes every pooled sandbox, at shutdown: they belong to no session.
+    /// Removes every pooled sandbox, at shutdown: they belong to no session. A filler's
+    /// create in flight is waited for (at most [`FILLER_WAIT`]), and its sandbox removed too.
     pub async fn drain_pools(&self) {
         let pooled = self.pools().drain();
         join_all(pooled.iter().map(|p| self.backend().destroy(&p.sandbox))).await;
+        let deadline = Instant::now() + FILLER_WAIT;
+        while self.pools().any_filling() && Instant::now() < deadline {
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
     /// Waits until every activity entry recorded so far is in the store, at shutdown: they

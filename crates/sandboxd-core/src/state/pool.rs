@@ -6,6 +6,7 @@
 use crate::state::sessions::Reservation;
 use sandboxd_backend::Sandbox;
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// A started sandbox waiting for a session, with the slot it holds.
@@ -19,6 +20,8 @@ pub struct Pools {
     ready: Mutex<HashMap<String, VecDeque<Pooled>>>,
     /// Runtimes with a refill under way, so there is one filler per runtime at a time.
     filling: Mutex<HashSet<String>>,
+    /// Set at shutdown by [`Pools::drain`]: nothing is pooled or filled any more.
+    closed: AtomicBool,
 }
 
 impl Pools {
@@ -54,8 +57,10 @@ impl Pools {
         largest.pop_back()
     }
 
-    /// Every pooled sandbox, leaving the pools empty.
+    /// Every pooled sandbox, leaving the pools empty and closed: a filler's sandbox that
+    /// comes after is handed back by [`Pools::push`] for its filler to remove.
     pub fn drain(&self) -> Vec<Pooled> {
+        self.closed.store(true, Ordering::SeqCst);
         let mut ready = self.ready.lock().expect("pool lock");
         ready.values_mut().flat_map(|q| q.drain(..)).collect()
     }
@@ -76,21 +81,34 @@ impl Pools {
             .collect()
     }
 
-    pub fn push(&self, runtime: &str, pooled: Pooled) {
-        self.ready
-            .lock()
-            .expect("pool lock")
+    /// Pools the sandbox; once the pools are drained it is handed back.
+    pub fn push(&self, runtime: &str, pooled: Pooled) -> Result<(), Pooled> {
+        let mut ready = self.ready.lock().expect("pool lock");
+        // Read under the lock drain takes, so no push lands after its drain.
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(pooled);
+        }
+        ready
             .entry(runtime.to_string())
             .or_default()
             .push_back(pooled);
+        Ok(())
     }
 
-    /// Marks the runtime's pool as being filled; false if a filler is already at it.
+    /// Marks the runtime's pool as being filled; false if a filler is already at it, or the
+    /// pools are drained.
     pub fn start_filling(&self, runtime: &str) -> bool {
-        self.filling
-            .lock()
-            .expect("pool lock")
-            .insert(runtime.to_string())
+        !self.closed.load(Ordering::SeqCst)
+            && self
+                .filling
+                .lock()
+                .expect("pool lock")
+                .insert(runtime.to_string())
+    }
+
+    /// Whether a filler is still at work.
+    pub fn any_filling(&self) -> bool {
+        !self.filling.lock().expect("pool lock").is_empty()
     }
 
     pub fn done_filling(&self, runtime: &str) {
