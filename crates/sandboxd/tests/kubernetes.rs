@@ -121,18 +121,22 @@ async fn usage_comes_from_the_kubelet_and_a_restart_takes_the_pods_back() {
     let Some(cluster) = cluster() else { return };
     let mut service = TestService::start(&base_config(4, ""));
     let id = service.open("sh").await;
-    service
+    // Its timeout outlasts the kubelet's first figures (the policy's default, 20 s, may not).
+    let started = service
         .post(&format!("/v1/sessions/{id}/processes"))
-        .json(&json!({"command": "sleep 300"}))
+        .json(&json!({"command": "sleep 300", "timeout_secs": 60}))
         .send()
         .await
         .unwrap();
-    // The kubelet's summary is refreshed every 10-15 s. Its process counts need cgroup v2
-    // nodes; on cgroup v1 ones (as here) the agent counts the processes of its /proc.
-    // (The agent's count is asked at most once a second: the one of the open may stand a moment.)
-    let mut info = service.session_with_usage(&id).await;
-    let memory = info["memory_bytes"].as_u64().unwrap();
-    assert!(memory > 0 && memory < 128 << 20, "{info}");
+    assert!(
+        started.status().is_success(),
+        "{}",
+        started.text().await.unwrap()
+    );
+    // The kubelet's process counts need cgroup v2 nodes; on cgroup v1 ones (as here) the agent
+    // counts the processes of its /proc, asked at most once a second (the count of the open
+    // may stand a moment).
+    let mut info = service.get_json(&format!("/v1/sessions/{id}")).await;
     for _ in 0..20 {
         if info["process_count"] == idle_processes() + 1 {
             break;
@@ -145,6 +149,10 @@ async fn usage_comes_from_the_kubelet_and_a_restart_takes_the_pods_back() {
         idle_processes() + 1,
         "the agent's two and the sleep: {info}"
     );
+    // The kubelet's summary is refreshed every 10-15 s.
+    let info = service.session_with_usage(&id).await;
+    let memory = info["memory_bytes"].as_u64().unwrap();
+    assert!(memory > 0 && memory < 128 << 20, "{info}");
 
     // A command the kernel kills for lack of memory in a living pod is reported so: the
     // agent compares its container cgroup's OOM-kill count before and after.
