@@ -108,22 +108,8 @@ pub(crate) async fn run(
         ColdFloor::Pod(kubeconfig) => raw_pod_create(n, kubeconfig, image, &cold).await?,
     }
 
-    let mut warm = Vec::new();
-    for _ in 0..n {
-        for _ in 0..500 {
-            if api.pooled().await? >= 5 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let id = time(&mut warm, api.open("warm")).await?;
-        api.close(&id).await?;
-    }
-    print_row(
-        "session create, warm pool",
-        &Sample(warm),
-        Some(&docker.warm),
-    );
+    let warm = api.warm_opens(n, Duration::from_secs(10)).await?;
+    print_row("session create, warm pool", &warm, Some(&docker.warm));
 
     let mut samples = Vec::new();
     for _ in 0..(n * 5) {

@@ -45,18 +45,7 @@ pub(crate) async fn run(
     let (cold, raw_create) = (Sample(ours), Sample(theirs));
     print_row("session create, cold", &cold, Some(&raw_create));
 
-    let mut warm = Vec::new();
-    for _ in 0..n {
-        for _ in 0..200 {
-            if api.pooled().await? >= 5 {
-                break;
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
-        let id = time(&mut warm, api.open("warm")).await?;
-        api.close(&id).await?;
-    }
-    let warm = Sample(warm);
+    let warm = api.warm_opens(n, Duration::from_secs(4)).await?;
     print_row("session create, warm pool", &warm, Some(&raw_create));
 
     let (session, container) = (&cold_sessions[0], &raw_containers[0]);

@@ -1,11 +1,13 @@
 //! The sandboxd side: a `sandboxd serve` started for the run, and a client of its HTTP API.
 
 use crate::raw::Raw;
+use crate::report::{time, Sample};
 use anyhow::{bail, Context, Result};
 use serde_json::{json, Value};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The runtime of the E2B row: one with bash, which the E2B SDK runs commands with.
 pub(crate) const E2B_RUNTIME: &str = "bash";
@@ -293,6 +295,21 @@ impl Api {
         self.call(reqwest::Method::DELETE, &format!("/v1/sessions/{id}"), None)
             .await
             .map(drop)
+    }
+
+    /// `n` opens of the `warm` runtime, each timed once its pool of 5 is full again (waiting
+    /// at most `refill` for it), and closed.
+    pub(crate) async fn warm_opens(&self, n: usize, refill: Duration) -> Result<Sample> {
+        let mut warm = Vec::new();
+        for _ in 0..n {
+            let deadline = Instant::now() + refill;
+            while self.pooled().await? < 5 && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+            let id = time(&mut warm, self.open("warm")).await?;
+            self.close(&id).await?;
+        }
+        Ok(Sample(warm))
     }
 
     pub(crate) async fn pooled(&self) -> Result<u64> {

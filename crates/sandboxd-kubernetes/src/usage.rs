@@ -255,10 +255,7 @@ impl SummaryCache {
             .spec
             .and_then(|spec| spec.node_name)
             .ok_or_else(|| BackendError::Engine(format!("pod {pod} is not on a node yet")))?;
-        self.pod_nodes
-            .lock()
-            .expect("pod node lock")
-            .insert(pod.to_string(), node.clone());
+        self.remember_node(pod, &node);
         Ok(node)
     }
 }

@@ -344,15 +344,7 @@ async fn timeouts_interrupt_and_contexts_are_apart() {
 async fn output_a_kernel_publishes_after_its_idle_status_stays_with_its_run() {
     let service = TestService::start(&config());
     let id = open_session(&service, "late").await;
-    let context: Value = service
-        .post(&format!("/v1/sessions/{id}/contexts"))
-        .json(&json!({"language": "late"}))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let context = create_context(&service, &id, json!({"language": "late"})).await;
     let path = format!(
         "/v1/sessions/{id}/contexts/{}/run",
         context["id"].as_str().unwrap()

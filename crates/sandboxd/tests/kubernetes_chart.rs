@@ -13,7 +13,7 @@
 
 mod common;
 
-use common::{busybox_image, cluster, random_suffix, skip_or_fail, Kubernetes};
+use common::{busybox_image, call_at, cluster, random_suffix, skip_or_fail, Kubernetes};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -187,43 +187,43 @@ config: |
     )
 }
 
-async fn call(
-    client: &reqwest::Client,
-    url: &str,
-    token: &str,
-    method: reqwest::Method,
-    path: &str,
-    body: Option<Value>,
-) -> (u16, Value) {
-    let mut request = client
-        .request(method, format!("{url}{path}"))
-        .bearer_auth(token)
-        .timeout(Duration::from_secs(120));
-    if let Some(body) = body {
-        request = request.json(&body);
-    }
-    let response = request
-        .send()
-        .await
-        .expect("the in-cluster service answers");
-    let status = response.status().as_u16();
-    let text = response.text().await.unwrap();
-    (status, serde_json::from_str(&text).unwrap_or(json!(text)))
+/// The service the chart installed, at the node's address, with its token.
+struct InCluster {
+    client: reqwest::Client,
+    url: String,
+    token: String,
 }
 
-async fn exec(client: &reqwest::Client, url: &str, token: &str, id: &str, command: &str) -> String {
-    let (status, body) = call(
-        client,
-        url,
-        token,
-        reqwest::Method::POST,
-        &format!("/v1/sessions/{id}/exec"),
-        Some(json!({"command": command})),
-    )
-    .await;
-    assert_eq!(status, 200, "{body}");
-    assert_eq!(body["exit_code"], 0, "{body}");
-    body["stdout"].as_str().unwrap().to_string()
+impl InCluster {
+    /// A client of its own: one made before an upgrade keeps connections to the old pod.
+    fn new(url: &str, token: &str) -> InCluster {
+        InCluster {
+            client: reqwest::Client::builder()
+                .timeout(Duration::from_secs(120))
+                .build()
+                .unwrap(),
+            url: url.to_string(),
+            token: token.to_string(),
+        }
+    }
+
+    async fn call(&self, method: reqwest::Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        let url = format!("{}{path}", self.url);
+        call_at(&self.client, &url, &self.token, method, body).await
+    }
+
+    async fn exec(&self, id: &str, command: &str) -> String {
+        let (status, body) = self
+            .call(
+                reqwest::Method::POST,
+                &format!("/v1/sessions/{id}/exec"),
+                Some(json!({"command": command})),
+            )
+            .await;
+        assert_eq!(status, 200, "{body}");
+        assert_eq!(body["exit_code"], 0, "{body}");
+        body["stdout"].as_str().unwrap().to_string()
+    }
 }
 
 #[test]
@@ -333,27 +333,17 @@ async fn the_chart_installs_the_service_in_the_cluster_and_an_upgrade_keeps_its_
     let url = format!("http://{node}:{port}");
     let token = release.token();
     assert_eq!(token.len(), 40, "a random token was made");
-    let client = reqwest::Client::new();
-    let (status, health) = call(
-        &client,
-        &url,
-        &token,
-        reqwest::Method::GET,
-        "/healthz",
-        None,
-    )
-    .await;
+    let service = InCluster::new(&url, &token);
+    let (status, health) = service.call(reqwest::Method::GET, "/healthz", None).await;
     assert_eq!(status, 200, "{health}");
     // A session's pod, made by the service's own account under the chart's Role.
-    let (status, opened) = call(
-        &client,
-        &url,
-        &token,
-        reqwest::Method::POST,
-        "/v1/sessions",
-        Some(json!({"runtime": "sh"})),
-    )
-    .await;
+    let (status, opened) = service
+        .call(
+            reqwest::Method::POST,
+            "/v1/sessions",
+            Some(json!({"runtime": "sh"})),
+        )
+        .await;
     assert_eq!(status, 201, "{opened}");
     let id = opened["id"].as_str().unwrap().to_string();
     let pod = release.kubectl(&[
@@ -368,7 +358,7 @@ async fn the_chart_installs_the_service_in_the_cluster_and_an_upgrade_keeps_its_
         format!("sandboxd-{id}"),
         "the session's pod is in the release's namespace"
     );
-    exec(&client, &url, &token, &id, "echo kept > /workspace/mark").await;
+    service.exec(&id, "echo kept > /workspace/mark").await;
 
     // An upgrade that changes the config replaces the service's pod; the new one takes the
     // session back, the token stays.
@@ -388,41 +378,20 @@ async fn the_chart_installs_the_service_in_the_cluster_and_an_upgrade_keeps_its_
     );
     assert_eq!(release.token(), token, "the upgrade kept the token");
     // The old pod's connections went with it.
-    let client = reqwest::Client::new();
-    let (status, runtimes) = call(
-        &client,
-        &url,
-        &token,
-        reqwest::Method::GET,
-        "/v1/runtimes",
-        None,
-    )
-    .await;
+    let service = InCluster::new(&url, &token);
+    let (status, runtimes) = service
+        .call(reqwest::Method::GET, "/v1/runtimes", None)
+        .await;
     assert_eq!(status, 200, "{runtimes}");
     assert!(runtimes.to_string().contains("\"other\""), "{runtimes}");
-    let (status, session) = call(
-        &client,
-        &url,
-        &token,
-        reqwest::Method::GET,
-        &format!("/v1/sessions/{id}"),
-        None,
-    )
-    .await;
+    let (status, session) = service
+        .call(reqwest::Method::GET, &format!("/v1/sessions/{id}"), None)
+        .await;
     assert_eq!(status, 200, "{session}");
     assert_eq!(session["state"], "running", "{session}");
-    assert_eq!(
-        exec(&client, &url, &token, &id, "cat /workspace/mark").await,
-        "kept\n"
-    );
-    let (status, closed) = call(
-        &client,
-        &url,
-        &token,
-        reqwest::Method::DELETE,
-        &format!("/v1/sessions/{id}"),
-        None,
-    )
-    .await;
+    assert_eq!(service.exec(&id, "cat /workspace/mark").await, "kept\n");
+    let (status, closed) = service
+        .call(reqwest::Method::DELETE, &format!("/v1/sessions/{id}"), None)
+        .await;
     assert_eq!(status, 200, "{closed}");
 }

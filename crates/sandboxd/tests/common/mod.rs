@@ -9,6 +9,8 @@
 #![allow(dead_code)] // each test binary uses a different part of the harness
 
 mod calls;
+#[allow(unused_imports)] // each test binary uses a different part
+pub use calls::call_at;
 mod kubernetes;
 #[path = "../../../sandboxd-egress/tests/support/ledger.rs"]
 pub mod ledger;
