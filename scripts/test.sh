@@ -46,6 +46,11 @@ set -euo pipefail
 
 # The tests fail, rather than skip, when something they need is missing (tests/common skip.rs).
 export CI="${CI:-true}"
+# npm, also the installs that packages' own scripts start (the node package fetches Node 22):
+# a registry request that gets no answer is given up after 60 s and tried again (npm's own
+# 5 minutes, 2 tries, once held the MCP step for longer than the run had), and what the
+# machine's npm cache holds is taken without asking the registry again.
+export npm_config_fetch_timeout=60000 npm_config_fetch_retries=4 npm_config_prefer_offline=true
 
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

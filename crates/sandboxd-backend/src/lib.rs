@@ -286,6 +286,23 @@ pub trait Backend: Send + Sync + 'static {
         false
     }
 
+    /// Whether volumes can be mounted into a started sandbox of these limits
+    /// ([`Backend::mount_volumes`]), so that a session with volumes can come from a warm
+    /// pool. False by default.
+    fn mounts_into_started(&self, _limits: &Limits) -> bool {
+        false
+    }
+
+    /// Mounts volumes into a started sandbox, one that no client used yet (from a warm pool),
+    /// as [`Backend::create`] would have with them in its spec.
+    async fn mount_volumes(
+        &self,
+        sandbox: &Sandbox,
+        _mounts: &[VolumeMount],
+    ) -> Result<(), BackendError> {
+        Err(no_volumes(&sandbox.session_id))
+    }
+
     /// Makes a volume's storage with a hard cap of `size_bytes`, its root owned by the
     /// sandboxes' uid, ready to mount. What a crash left of an earlier try is replaced.
     async fn create_volume(&self, id: &str, _size_bytes: u64) -> Result<(), BackendError> {

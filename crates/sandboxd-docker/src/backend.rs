@@ -25,19 +25,17 @@ use crate::pause;
 use crate::stops;
 use crate::work_volume;
 use async_trait::async_trait;
-use bollard::models::{
-    ContainerCreateBody, HostConfig, HostConfigLogConfig, Mount, MountBindOptions,
-    MountBindOptionsPropagationEnum, MountType,
-};
+use bollard::models::{ContainerCreateBody, HostConfig, HostConfigLogConfig, Mount};
 use bollard::query_parameters::{CreateContainerOptionsBuilder, RemoveContainerOptionsBuilder};
 use bollard::Docker;
 use sandboxd_agent_proto::host::{wake_agent, AgentKey};
 use sandboxd_agent_proto::AgentHub;
+use sandboxd_api::Limits;
 use sandboxd_api::NetworkMode;
 use sandboxd_backend::WORKDIR;
 use sandboxd_backend::{
     AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Paused,
-    Sandbox, SandboxSpec, Usage, VolumeEntry, VolumePathOp,
+    Sandbox, SandboxSpec, Usage, VolumeEntry, VolumeMount, VolumePathOp,
 };
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -51,6 +49,7 @@ const SHIM_RETRY_DELAY: Duration = Duration::from_millis(50);
 /// How long a request waits for an idle agent connection.
 const AGENT_ACQUIRE_TIMEOUT: Duration = Duration::from_secs(5);
 
+mod late_volumes;
 mod memory_copy;
 
 pub struct DockerBackend {
@@ -100,29 +99,6 @@ impl DockerBackend {
             secrets: std::sync::OnceLock::new(),
             volumes,
         })
-    }
-
-    /// The binds of a sandbox's volumes, each from its filesystem mounted on the host (never
-    /// from a mount point left empty, whose files would land on the host's disk uncapped).
-    fn volume_mounts(&self, spec: &SandboxSpec) -> Result<Vec<Mount>, BackendError> {
-        spec.volumes
-            .iter()
-            .map(|volume| {
-                let source = self.volumes.mounted(&volume.volume_id)?;
-                Ok(Mount {
-                    target: Some(volume.path.clone()),
-                    source: Some(source.to_string_lossy().into_owned()),
-                    typ: Some(MountType::BIND),
-                    read_only: Some(volume.read_only),
-                    bind_options: Some(MountBindOptions {
-                        propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
-                        non_recursive: Some(true),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                })
-            })
-            .collect()
     }
 
     /// What the engine said about itself at its first answers, checked against known
@@ -378,7 +354,7 @@ impl DockerBackend {
         let name = self.container_name(&spec.session_id);
         let options = CreateContainerOptionsBuilder::default().name(&name).build();
         let engine = self.engine().await?;
-        let volumes = self.volume_mounts(spec)?;
+        let volumes = self.volumes.binds(&spec.volumes)?;
         let work_source = work_volume::create(
             &engine.docker,
             &work_volume::name(&name),
@@ -564,6 +540,18 @@ impl Backend for DockerBackend {
 
     fn offers_volumes(&self) -> bool {
         true
+    }
+
+    fn mounts_into_started(&self, limits: &Limits) -> bool {
+        limits.isolation == sandboxd_api::Isolation::Runc
+    }
+
+    async fn mount_volumes(
+        &self,
+        sandbox: &Sandbox,
+        mounts: &[VolumeMount],
+    ) -> Result<(), BackendError> {
+        self.mount_into_running(sandbox, mounts).await
     }
 
     async fn create_volume(&self, id: &str, size_bytes: u64) -> Result<(), BackendError> {

@@ -295,8 +295,9 @@ fn available_bytes(path: &Path) -> std::io::Result<u64> {
     Ok(stat.f_bavail.saturating_mul(stat.f_frsize))
 }
 
-/// The host pid of the running container's sandbox (gVisor's `runsc-sandboxd` process).
-async fn running_pid(docker: &Docker, container: &str) -> Result<i64, BackendError> {
+/// The host pid of the running container's first process (on gVisor, its `runsc-sandbox`
+/// process).
+pub(crate) async fn running_pid(docker: &Docker, container: &str) -> Result<i64, BackendError> {
     let inspect =
         docker
             .inspect_container(container, None)
@@ -309,7 +310,7 @@ async fn running_pid(docker: &Docker, container: &str) -> Result<i64, BackendErr
     match state.pid {
         Some(pid) if pid > 0 && state.running == Some(true) => Ok(pid),
         _ => Err(BackendError::Engine(format!(
-            "container {container} is not running; nothing to checkpoint"
+            "container {container} is not running"
         ))),
     }
 }

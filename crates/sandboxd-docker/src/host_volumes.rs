@@ -11,7 +11,8 @@
 
 use crate::access::private_dir;
 use crate::layout::SANDBOX_UID;
-use sandboxd_backend::BackendError;
+use bollard::models::{Mount, MountBindOptions, MountBindOptionsPropagationEnum, MountType};
+use sandboxd_backend::{BackendError, VolumeMount};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 use tokio::process::Command;
@@ -89,6 +90,29 @@ impl HostVolumes {
                 "volume {id} is not mounted on the host; restart the service to mount it again"
             )))
         }
+    }
+
+    /// The binds of a sandbox's volumes, each from its filesystem mounted on the host (never
+    /// from a mount point left empty, whose files would land on the host's disk uncapped).
+    pub fn binds(&self, volumes: &[VolumeMount]) -> Result<Vec<Mount>, BackendError> {
+        volumes
+            .iter()
+            .map(|volume| {
+                let source = self.mounted(&volume.volume_id)?;
+                Ok(Mount {
+                    target: Some(volume.path.clone()),
+                    source: Some(source.to_string_lossy().into_owned()),
+                    typ: Some(MountType::BIND),
+                    read_only: Some(volume.read_only),
+                    bind_options: Some(MountBindOptions {
+                        propagation: Some(MountBindOptionsPropagationEnum::RPRIVATE),
+                        non_recursive: Some(true),
+                        ..Default::default()
+                    }),
+                    ..Default::default()
+                })
+            })
+            .collect()
     }
 
     pub async fn create(&self, id: &str, size_bytes: u64) -> Result<(), BackendError> {

@@ -22,6 +22,7 @@ mod engine_errors;
 mod host_volumes;
 pub mod isolation;
 mod labels;
+mod late_mounts;
 mod layout;
 mod link;
 mod listing;

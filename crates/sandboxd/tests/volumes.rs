@@ -3,111 +3,17 @@
 //! while mounted, files without a session, bad input, and repair after a crash.
 
 mod common;
+#[path = "volumes/pooled.rs"]
+mod pooled;
+#[path = "volumes/support.rs"]
+mod support;
 
-use common::{base_config, tenant_token, TestService, TOKEN};
+use common::{tenant_token, TOKEN};
 use reqwest::Method;
 use serde_json::{json, Value};
 use std::os::unix::fs::MetadataExt;
-use std::path::{Path, PathBuf};
-
-/// A service whose volumes' mounts on the host are undone when it goes, failing or not, so
-/// its state directory can be removed.
-struct Volumes {
-    service: TestService,
-}
-
-impl Drop for Volumes {
-    fn drop(&mut self) {
-        for point in mounts_under(self.service.state_dir.path()) {
-            let _ = std::process::Command::new("umount")
-                .args(["-l", &point])
-                .status();
-        }
-    }
-}
-
-/// The mount points below `dir`, from this process's mount table.
-fn mounts_under(dir: &Path) -> Vec<String> {
-    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
-    let prefix = format!("{}/", dir.display());
-    table
-        .lines()
-        .filter_map(|line| line.split(' ').nth(4))
-        .filter(|point| point.starts_with(&prefix))
-        .map(str::to_string)
-        .collect()
-}
-
-fn start(policy: &str, tenants: &str) -> Volumes {
-    Volumes {
-        service: TestService::start(&format!("{}{tenants}", base_config(8, policy))),
-    }
-}
-
-impl Volumes {
-    async fn call(
-        &self,
-        token: &str,
-        method: Method,
-        path: &str,
-        body: Option<Value>,
-    ) -> (u16, Value) {
-        self.service.call_as(token, method, path, body).await
-    }
-
-    async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
-        self.call(TOKEN, method, path, body).await
-    }
-
-    async fn create(&self, name: &str, size: &str) -> Value {
-        let (status, body) = self
-            .admin(
-                Method::POST,
-                "/v1/volumes",
-                Some(json!({"name": name, "size": size})),
-            )
-            .await;
-        assert_eq!(status, 201, "{body}");
-        body
-    }
-
-    /// Opens an sh session with `volumes`; the status and body.
-    async fn open_with(&self, volumes: Value) -> (u16, Value) {
-        self.admin(
-            Method::POST,
-            "/v1/sessions",
-            Some(json!({"runtime": "sh", "volumes": volumes})),
-        )
-        .await
-    }
-
-    async fn open_mounted(&self, volumes: Value) -> String {
-        let (status, body) = self.open_with(volumes).await;
-        assert_eq!(status, 201, "{body}");
-        body["id"].as_str().unwrap().to_string()
-    }
-
-    async fn sh(&self, id: &str, command: &str) -> Value {
-        let (status, body) = self.service.exec(id, json!({"command": command})).await;
-        assert_eq!(status, 200, "{command}: {body}");
-        body
-    }
-
-    async fn close(&self, id: &str) {
-        let (status, body) = self
-            .admin(Method::DELETE, &format!("/v1/sessions/{id}"), None)
-            .await;
-        assert_eq!(status, 200, "{body}");
-    }
-
-    fn volume_dirs(&self) -> Vec<PathBuf> {
-        match std::fs::read_dir(self.service.state_dir.path().join("volumes")) {
-            Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
-            Err(_) => Vec::new(),
-        }
-    }
-}
+use std::path::Path;
+use support::{mounts_under, start, Volumes};
 
 #[tokio::test]
 async fn data_outlives_sessions_and_readers_share_a_volume_that_cannot_go_while_mounted() {

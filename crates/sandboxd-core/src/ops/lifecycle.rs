@@ -80,18 +80,42 @@ impl Core {
             .or(request.tenant);
         let tenant_slot = self.admit_tenant(&caller.principal)?;
         let started = Instant::now();
-        let session_id = sessions::new_session_id();
-        // A pooled sandbox has no volumes: a session with some gets its own.
+        // A pooled sandbox gets the session's volumes mounted where the backend can mount into
+        // a started one; elsewhere a session with volumes gets a sandbox of its own.
+        let poolable = memory_from.is_none()
+            && (request.volumes.is_empty() || self.backend().mounts_into_started(&runtime.limits));
+        let mut pooled = poolable.then(|| self.pools().take(&alias)).flatten();
+        let session_id = pooled
+            .as_ref()
+            .map_or_else(sessions::new_session_id, |p| p.sandbox.session_id.clone());
         let planned = match request.volumes.is_empty() {
             true => None,
-            false => Some(
-                self.plan_mounts(caller, tenant.as_deref(), &session_id, &request.volumes)
-                    .await?,
-            ),
+            false => match self
+                .plan_mounts(caller, tenant.as_deref(), &session_id, &request.volumes)
+                .await
+            {
+                Ok(planned) => Some(planned),
+                Err(e) => {
+                    if let Some(Err(unused)) = pooled.map(|p| self.pools().push(&alias, p)) {
+                        self.discard_pooled(vec![unused]);
+                    }
+                    return Err(e);
+                }
+            },
         };
-        let pooled = (planned.is_none() && memory_from.is_none())
-            .then(|| self.pools().take(&alias))
-            .flatten();
+        if let (Some(taken), Some(planned)) = (&pooled, &planned) {
+            if let Err(e) = self
+                .backend()
+                .mount_volumes(&taken.sandbox, &planned.mounts)
+                .await
+            {
+                tracing::warn!(session = %session_id, error = %e, "a pooled sandbox did not take the volumes; starting one with them");
+                if let Some(spoiled) = pooled.take() {
+                    // Gone before a sandbox of the same session id is made in its place.
+                    self.backend().destroy(&spoiled.sandbox).await?;
+                }
+            }
+        }
         let (reservation, sandbox) = match pooled {
             Some(pooled) => (pooled.reservation, pooled.sandbox),
             None => {

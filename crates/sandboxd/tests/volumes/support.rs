@@ -1,0 +1,108 @@
+//! The volumes suite's service: one whose volumes' host mounts go with it, and its calls.
+
+use crate::common::{base_config, TestService, TOKEN};
+use reqwest::Method;
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+
+/// A service whose volumes' mounts on the host are undone when it goes, failing or not, so
+/// its state directory can be removed.
+pub struct Volumes {
+    pub service: TestService,
+    /// The runtime sessions are opened with.
+    pub runtime: &'static str,
+}
+
+impl Drop for Volumes {
+    fn drop(&mut self) {
+        for point in mounts_under(self.service.state_dir.path()) {
+            let _ = std::process::Command::new("umount")
+                .args(["-l", &point])
+                .status();
+        }
+    }
+}
+
+/// The mount points below `dir`, from this process's mount table.
+pub fn mounts_under(dir: &Path) -> Vec<String> {
+    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.to_path_buf());
+    let prefix = format!("{}/", dir.display());
+    table
+        .lines()
+        .filter_map(|line| line.split(' ').nth(4))
+        .filter(|point| point.starts_with(&prefix))
+        .map(str::to_string)
+        .collect()
+}
+
+pub fn start(policy: &str, tenants: &str) -> Volumes {
+    Volumes {
+        service: TestService::start(&format!("{}{tenants}", base_config(8, policy))),
+        runtime: "sh",
+    }
+}
+
+impl Volumes {
+    pub async fn call(
+        &self,
+        token: &str,
+        method: Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        self.service.call_as(token, method, path, body).await
+    }
+
+    pub async fn admin(&self, method: Method, path: &str, body: Option<Value>) -> (u16, Value) {
+        self.call(TOKEN, method, path, body).await
+    }
+
+    pub async fn create(&self, name: &str, size: &str) -> Value {
+        let (status, body) = self
+            .admin(
+                Method::POST,
+                "/v1/volumes",
+                Some(json!({"name": name, "size": size})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+        body
+    }
+
+    /// Opens a session of the runtime with `volumes`; the status and body.
+    pub async fn open_with(&self, volumes: Value) -> (u16, Value) {
+        self.admin(
+            Method::POST,
+            "/v1/sessions",
+            Some(json!({"runtime": self.runtime, "volumes": volumes})),
+        )
+        .await
+    }
+
+    pub async fn open_mounted(&self, volumes: Value) -> String {
+        let (status, body) = self.open_with(volumes).await;
+        assert_eq!(status, 201, "{body}");
+        body["id"].as_str().unwrap().to_string()
+    }
+
+    pub async fn sh(&self, id: &str, command: &str) -> Value {
+        let (status, body) = self.service.exec(id, json!({"command": command})).await;
+        assert_eq!(status, 200, "{command}: {body}");
+        body
+    }
+
+    pub async fn close(&self, id: &str) {
+        let (status, body) = self
+            .admin(Method::DELETE, &format!("/v1/sessions/{id}"), None)
+            .await;
+        assert_eq!(status, 200, "{body}");
+    }
+
+    pub fn volume_dirs(&self) -> Vec<PathBuf> {
+        match std::fs::read_dir(self.service.state_dir.path().join("volumes")) {
+            Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
+            Err(_) => Vec::new(),
+        }
+    }
+}
