@@ -6,7 +6,7 @@ use crate::connections::Connections;
 use crate::labels::{LABEL_INSTANCE, LABEL_MANAGED, LABEL_NETWORK, LABEL_RUNTIME, LABEL_SESSION};
 use crate::options::{KubernetesOptions, AGENT_PORT};
 use crate::volumes::Claims;
-use crate::{pod, runtime_classes, usage};
+use crate::{pod, runtime_classes, stops, usage};
 use async_trait::async_trait;
 use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
@@ -42,6 +42,7 @@ pub struct KubernetesBackend {
     connections: Connections,
     usage: usage::SummaryCache,
     claims: Claims,
+    watch_refused: stops::WatchRefused,
 }
 
 /// How long a namespace the service made may take to get its `default` service account (the
@@ -49,6 +50,14 @@ pub struct KubernetesBackend {
 const SERVICE_ACCOUNT_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl KubernetesBackend {
+    /// The labels of this instance's pods.
+    fn instance_selector(&self) -> String {
+        format!(
+            "{LABEL_MANAGED}=true,{LABEL_INSTANCE}={}",
+            self.options.instance_id
+        )
+    }
+
     /// Connects to the cluster and prepares the namespace: it exists, and sandboxes of
     /// `network_mode = "none"` runtimes are denied all traffic by a network policy; the
     /// RuntimeClasses the runtimes name exist.
@@ -89,6 +98,7 @@ impl KubernetesBackend {
             key,
             connections: Connections::default(),
             usage: usage::SummaryCache::default(),
+            watch_refused: stops::WatchRefused::default(),
         };
         backend.prepare_namespace().await?;
         runtime_classes::check(&backend.client, &backend.options.runtime_classes).await?;
@@ -359,13 +369,9 @@ impl Backend for KubernetesBackend {
     /// a living sandbox is seen by the agent alone, in its container's cgroup's counter (which
     /// it reads before and after each command, and reports in the command's exit).
     async fn list(&self) -> Result<Vec<ExistingSandbox>, BackendError> {
-        let selector = format!(
-            "{LABEL_MANAGED}=true,{LABEL_INSTANCE}={}",
-            self.options.instance_id
-        );
         let pods = self
             .pods
-            .list(&ListParams::default().labels(&selector))
+            .list(&ListParams::default().labels(&self.instance_selector()))
             .await
             .map_err(api_error)?;
         Ok(pods
@@ -387,6 +393,17 @@ impl Backend for KubernetesBackend {
                 })
             })
             .collect())
+    }
+
+    fn watch_stops(&self) -> Option<tokio::sync::mpsc::Receiver<()>> {
+        if self.watch_refused.get() {
+            return None;
+        }
+        Some(stops::watch(
+            self.pods.clone(),
+            self.instance_selector(),
+            self.watch_refused.clone(),
+        ))
     }
 
     fn offers_volumes(&self) -> bool {

@@ -19,6 +19,7 @@ mod labels;
 mod options;
 mod pod;
 mod runtime_classes;
+mod stops;
 mod usage;
 mod volumes;
 
