@@ -22,7 +22,9 @@
 #   7b'. MCP and E2B on gVisor                  a few files of tests/mcp and tests/e2b again with
 #                                                SANDBOXD_TEST_ISOLATION=gvisor
 #   7c. MCP and E2B on Kubernetes              tests/mcp and tests/e2b again on the cluster of 4b
-#                                                (what a pod cannot do left out by name)
+#                                                (what a pod cannot do left out by name); and
+#                                                their core files against the service the Helm
+#                                                chart installs in that cluster (in-cluster-*)
 #   7d. the book                                scripts/book.sh (mdBook, then docs/check.py against
 #                                                a service it starts)
 #   7e. the Debian package                      scripts/package.sh --debug --test (installed with
@@ -527,6 +529,22 @@ kubernetes_face_tests() {
 }
 step kubernetes-mcp kubernetes_face_tests mcp "${MCP_NOT_ON_KUBERNETES[@]}" || true
 step kubernetes-e2b kubernetes_face_tests e2b "${E2B_NOT_ON_KUBERNETES[@]}" || true
+# The MCP client's and the E2B SDK's core files once more, against the service itself running
+# in the cluster: installed by the chart (deploy/helm/sandboxd) in a namespace of its own, its
+# sessions pods beside it (tests/conftest.py's service_in_cluster).
+in_cluster_face_tests() {
+    local suite=$1 up
+    shift
+    up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
+    suite_again "in-cluster-$suite" "$suite" SANDBOXD_TEST_IN_CLUSTER=1 \
+        SANDBOXD_TEST_KUBECONFIG="$(sed -n 's/^KUBECONFIG=//p' <<<"$up")" \
+        SANDBOXD_TEST_KUBECTL="$(sed -n 's/^KUBECTL=//p' <<<"$up")" \
+        SANDBOXD_TEST_HELM="$(sed -n 's/^HELM=//p' <<<"$up")" -- "$@"
+}
+step in-cluster-mcp in_cluster_face_tests mcp tests/mcp/test_mcp.py \
+    -k "not pause_snapshot_open_and_fork and not every_schema_matches" || true
+step in-cluster-e2b in_cluster_face_tests e2b tests/e2b/test_commands.py tests/e2b/test_files.py \
+    tests/e2b/test_sandbox.py || true
 remove_test_sandboxes
 
 # The book (docs/): built with mdBook (installed by cargo once per machine), its links checked

@@ -1,11 +1,14 @@
 """A real sandboxd service for the Python suites (MCP, API fuzzing, E2B SDK): the built binary, the real Docker engine, its own
 state directory and instance id. On teardown the service is killed and every container it
-made is removed by label, also when a test failed."""
+made is removed by label, also when a test failed. With SANDBOXD_TEST_IN_CLUSTER set, the
+service is the one the Helm chart installs in the test cluster instead (service_in_cluster)."""
 
+import json
 import os
 import queue
 import secrets
 import shutil
+import socket
 import subprocess
 import tempfile
 import threading
@@ -134,6 +137,85 @@ def remove_sandboxes(instance_id: str) -> None:
         docker("volume", "rm", "-f", *volumes)
 
 
+# scripts/test.sh's in-cluster steps: the service itself runs in the test cluster, installed by
+# the chart with the helm that scripts/k8s-up.sh built.
+IN_CLUSTER = bool(os.environ.get("SANDBOXD_TEST_IN_CLUSTER"))
+HELM = os.environ.get("SANDBOXD_TEST_HELM", "helm")
+CHART = REPO / "deploy/helm/sandboxd"
+# The label of the chart tests' namespaces, by which the kubernetes step removes leftovers.
+CHART_TEST_LABEL = "org.sandboxd.test=chart"
+SERVICE_IMAGE = {"repository": "sandboxd/sandboxd", "tag": "local", "pullPolicy": "Never"}
+
+
+def kubectl(*args: str) -> str:
+    return subprocess.run(
+        [KUBECTL, "--kubeconfig", KUBECONFIG, *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+def helm(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([HELM, "--kubeconfig", KUBECONFIG, *args], capture_output=True, text=True, check=False)
+
+
+def chart_values(config_text: str, token: str) -> dict:
+    """The chart's values for a service with `config_text` (its token goes to the chart's
+    Secret). The test cluster has no Service proxy: the pod runs on the node's network,
+    listening on the node's address at a free port, and reaches the API server at its address."""
+    node = kubectl("get", "nodes", "-o", 'jsonpath={.items[0].status.addresses[?(@.type=="InternalIP")].address}').strip()
+    server = kubectl("config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}").strip()
+    api_host, api_port = server.removeprefix("https://").rsplit(":", 1)
+    with socket.socket() as probe:
+        probe.bind((node, 0))
+        port = probe.getsockname()[1]
+    return {
+        "image": SERVICE_IMAGE,
+        "agentImage": AGENT_IMAGE,
+        "hostNetwork": True,
+        "listen": node,
+        "service": {"port": port},
+        "apiServer": {"host": api_host, "port": api_port},
+        "persistence": {"storageClass": TEST_STORAGE_CLASS, "size": "1Gi"},
+        # The test StorageClass's host-path volumes ignore fsGroup: the state directory is root's.
+        "podSecurityContext": {"runAsNonRoot": False, "runAsUser": 0, "runAsGroup": 0, "fsGroup": 0},
+        "token": {"value": token},
+        "config": "\n".join(line for line in config_text.splitlines() if not line.startswith("token =")),
+        "sandboxes": {"volumeStorageClass": TEST_STORAGE_CLASS},
+        "logFilter": "warn",
+    }
+
+
+@contextmanager
+def service_in_cluster(config_text: str, token: str, name: str):
+    """The service installed in the test cluster by the chart (deploy/helm/sandboxd), in a
+    namespace of its own where its sessions' pods run too; uninstalled and its namespace removed
+    when the block ends, failing or not."""
+    suffix = secrets.token_hex(4)
+    namespace = f"sandboxd-{name}-{suffix}"
+    release = f"{name}-{suffix}"
+    values = chart_values(config_text, token)
+    kubectl("create", "namespace", namespace)
+    try:
+        kubectl("label", "namespace", namespace, CHART_TEST_LABEL)
+        with tempfile.NamedTemporaryFile("w", suffix=".json") as file:
+            json.dump(values, file)  # JSON is YAML
+            file.flush()
+            installed = helm("install", release, str(CHART), "--namespace", namespace,
+                             "--values", file.name, "--wait", "--timeout", "240s")
+        assert installed.returncode == 0, f"helm install: {installed.stdout}{installed.stderr}\n" + kubectl(
+            "get", "pods", "-n", namespace, "-o", "wide")
+        instance_id = kubectl("exec", "-n", namespace, f"deploy/{release}-sandboxd", "--",
+                              "cat", "/var/lib/sandboxd/instance-id").strip()
+        print(f"# the service the chart installed in namespace {namespace}: "
+              f"http://{values['listen']}:{values['service']['port']}, instance {instance_id}")
+        yield Service(url=f"http://{values['listen']}:{values['service']['port']}", token=token, instance_id=instance_id)
+    finally:
+        helm("uninstall", release, "--namespace", namespace, "--wait", "--timeout", "60s")
+        subprocess.run([KUBECTL, "--kubeconfig", KUBECONFIG, "delete", "clusterrole,clusterrolebinding",
+                        f"-lapp.kubernetes.io/instance={release}"], capture_output=True, check=False)
+        subprocess.run([KUBECTL, "--kubeconfig", KUBECONFIG, "delete", "namespace", namespace, "--wait=false"],
+                       capture_output=True, check=False)
+
+
 @pytest.fixture(scope="session")
 def anyio_backend():
     return "asyncio"
@@ -142,7 +224,12 @@ def anyio_backend():
 @contextmanager
 def running_service(config_text: str, token: str, name: str):
     """A sandboxd service with `config_text`, its own state directory and instance id
-    (test-NAME-...), killed with its sandboxes when the block ends."""
+    (test-NAME-...), killed with its sandboxes when the block ends; in the cluster with
+    SANDBOXD_TEST_IN_CLUSTER (service_in_cluster)."""
+    if IN_CLUSTER:
+        with service_in_cluster(config_text, token, name) as running:
+            yield running
+        return
     assert SANDBOXD.is_file(), f"{SANDBOXD} is missing: build it with scripts/build.sh"
     assert AGENT.is_file(), f"{AGENT} is missing: build it with scripts/build.sh"
     # Short path: the agents' socket paths must fit a unix socket address.
