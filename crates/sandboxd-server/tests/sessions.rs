@@ -418,3 +418,31 @@ async fn runtimes_policy_and_stats_answer() {
     assert_eq!(stats["memory_bytes"], 2 << 20);
     assert_eq!(stats["runtimes_allowed"], 3);
 }
+
+#[tokio::test]
+async fn a_command_the_agent_refuses_leaves_its_connection_for_the_next_request() {
+    let service = TestService::default_service();
+    let id = service.open(None).await;
+    let exec = format!("/v1/sessions/{id}/exec");
+    let reused = || {
+        service
+            .backend
+            .reused
+            .load(std::sync::atomic::Ordering::SeqCst)
+    };
+    let before = reused();
+    let refused = service
+        .post(&exec, json!({"command": "true", "cwd": "/no-such-dir"}))
+        .await;
+    assert_error(&refused, StatusCode::BAD_REQUEST, "spawn_failed");
+    // The agent's refusal ended the exchange cleanly: on Kubernetes a new connection is a
+    // port-forward through the API server, so the one that was refused is handed back.
+    assert_eq!(
+        reused(),
+        before + 1,
+        "the refused exec's connection was kept"
+    );
+    let ran = service.post(&exec, json!({"command": "echo ok"})).await;
+    assert_eq!(ran.0, StatusCode::OK, "{}", ran.1);
+    assert_eq!(reused(), before + 2);
+}

@@ -48,6 +48,9 @@ pub struct FakeBackend {
     archives: Mutex<BTreeMap<String, Arc<tokio::sync::RwLock<()>>>>,
     /// Archives waiting for their session's hold to go.
     pub archives_waiting: Arc<AtomicU32>,
+    /// Connections the service handed back for another request ([`AgentIo::reuse`]); each is
+    /// closed here, as a new one costs nothing.
+    pub reused: Arc<AtomicU32>,
     /// Set, pauses go to disk as on gVisor with a checkpoint image of this many bytes; zero,
     /// they are refused for want of room; unset, they freeze.
     pub disk_pauses: Mutex<Option<u64>>,
@@ -202,7 +205,7 @@ impl Backend for FakeBackend {
             waiting: self.archives_waiting.clone(),
         };
         tokio::spawn(agent::serve(agent_end, files.clone(), gate));
-        Ok(Box::new(FakeConnection(service_end)))
+        Ok(Box::new(FakeConnection(service_end, self.reused.clone())))
     }
 
     async fn usage(&self, sandbox: &Sandbox) -> Result<Usage, BackendError> {
@@ -279,11 +282,13 @@ impl FakeBackend {
     }
 }
 
-/// The service's end of a fake agent connection; it is never reused.
-struct FakeConnection(DuplexStream);
+/// The service's end of a fake agent connection, and the count of those handed back.
+struct FakeConnection(DuplexStream, Arc<AtomicU32>);
 
 impl AgentIo for FakeConnection {
-    fn reuse(self: Box<Self>) {}
+    fn reuse(self: Box<Self>) {
+        self.1.fetch_add(1, Ordering::SeqCst);
+    }
 }
 
 impl AsyncRead for FakeConnection {

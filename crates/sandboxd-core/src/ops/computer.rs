@@ -238,11 +238,11 @@ impl Core {
         planned.output_limit = output_limit;
         let deadline = Duration::from_millis(planned.timeout_ms) + AGENT_GRACE;
         let mut stream = self.connect(session).await?;
-        let ran = proto::run_exec(&mut stream, &planned, None, deadline)
-            .await
-            .map_err(|e| agent_error(Operation::Exec, e))?;
-        stream.reuse();
-        Ok(ran)
+        let ran = proto::run_exec(&mut stream, &planned, None, deadline).await;
+        if exec::answered(&ran) {
+            stream.reuse();
+        }
+        ran.map_err(|e| agent_error(Operation::Exec, e))
     }
 }
 

@@ -203,6 +203,13 @@ fn encoded_len(request: &proto::ExecRequest) -> usize {
     }
 }
 
+/// Whether the agent answered the exchange, with a result or with its refusal (a program that
+/// cannot be started): the connection then serves another request. A broken or timed-out
+/// exchange may have left frames behind.
+pub(crate) fn answered<T>(result: &Result<T, proto::ProtoError>) -> bool {
+    matches!(result, Ok(_) | Err(proto::ProtoError::Agent { .. }))
+}
+
 /// Runs a planned command over an agent connection and shapes the answer. The connection
 /// serves later requests when the exchange ended cleanly.
 async fn run(
@@ -213,12 +220,11 @@ async fn run(
     let deadline = Duration::from_millis(request.timeout_ms) + AGENT_GRACE;
     // Input may stop half-sent when the process exits first, leaving a partial frame.
     let sends_input = stdin.is_some();
-    let result = proto::run_exec(&mut stream, request, stdin, deadline)
-        .await
-        .map_err(|e| agent_error(Operation::Exec, e))?;
-    if !sends_input {
+    let result = proto::run_exec(&mut stream, request, stdin, deadline).await;
+    if !sends_input && answered(&result) {
         stream.reuse();
     }
+    let result = result.map_err(|e| agent_error(Operation::Exec, e))?;
     let report = result.report;
     // The agent's totals are its word: never fewer than the bytes it sent.
     let stdout_bytes = report.stdout_bytes.max(result.stdout.len() as u64);
