@@ -8,10 +8,11 @@ use crate::options::{KubernetesOptions, AGENT_PORT};
 use crate::volumes::Claims;
 use crate::{pod, runtime_classes, stops, usage};
 use async_trait::async_trait;
+use futures_util::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::{Namespace, Pod, ServiceAccount};
 use k8s_openapi::api::networking::v1::{NetworkPolicy, NetworkPolicySpec};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
-use kube::api::{DeleteParams, ListParams, PostParams};
+use kube::api::{DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
 use kube::{Api, Client};
 use sandboxd_agent_proto::host::AgentKey;
 use sandboxd_backend::WORKDIR;
@@ -32,7 +33,10 @@ pub const RECIPE_REMEDY: &str = "build the recipe's image with a Docker-backed s
 /// How long a new pod may take until its agent answers (scheduling, the init container, the
 /// sandbox's container starting).
 const START_TIMEOUT: Duration = Duration::from_secs(60);
+/// How often a running pod's agent is tried until it answers.
 const START_POLL: Duration = Duration::from_millis(100);
+/// The watch of a starting pod outlasts [`START_TIMEOUT`]: the deadline ends the wait first.
+const WATCH_BEYOND_START: Duration = Duration::from_secs(70);
 
 pub struct KubernetesBackend {
     client: Client,
@@ -201,24 +205,69 @@ impl KubernetesBackend {
         self.key.secret_for(session_id)
     }
 
-    /// Waits until the pod runs and its agent takes a claimed connection.
+    /// Waits until the pod runs and its agent takes a claimed connection. The pod is followed
+    /// through a watch (the API server sends each change of it) rather than read again and
+    /// again; once it runs, the agent is tried every [`START_POLL`] until it answers.
     async fn wait_ready(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
         let name = &sandbox.backend_id;
         let deadline = Instant::now() + START_TIMEOUT;
+        let not_ready = || {
+            BackendError::AgentUnavailable(format!(
+                "pod {name}'s agent did not answer within {}s",
+                START_TIMEOUT.as_secs()
+            ))
+        };
+        let params = WatchParams::default()
+            .fields(&format!("metadata.name={name}"))
+            .timeout(WATCH_BEYOND_START.as_secs().try_into().unwrap_or(u32::MAX));
+        // From "0": the pod as it is now comes first.
+        let mut changes = match self.pods.watch(&params, "0").await {
+            Ok(changes) => changes.boxed(),
+            Err(e) if is_status(&e, 403) => {
+                self.watch_refused.note(&e);
+                stops::polled(self.pods.clone(), name.clone(), START_POLL).boxed()
+            }
+            Err(e) => return Err(api_error(e)),
+        };
+        let mut running = false;
         loop {
-            let pod = self.pods.get_opt(name).await.map_err(api_error)?;
-            let Some(pod) = pod else {
-                return Err(BackendError::SandboxGone(format!("pod {name} is gone")));
+            if running {
+                if let Ok(connection) = self.agent(sandbox).await {
+                    connection.reuse();
+                    return Ok(());
+                }
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(not_ready());
+            }
+            let wait = if running { left.min(START_POLL) } else { left };
+            let change = match tokio::time::timeout(wait, changes.try_next()).await {
+                // Nothing new: the agent is tried again, or the deadline has come.
+                Err(_) => continue,
+                Ok(change) => change.map_err(api_error)?,
             };
+            let pod = match change {
+                Some(WatchEvent::Added(pod) | WatchEvent::Modified(pod)) => pod,
+                Some(WatchEvent::Bookmark(_)) => continue,
+                Some(WatchEvent::Deleted(_)) => {
+                    return Err(BackendError::SandboxGone(format!("pod {name} is gone")))
+                }
+                Some(WatchEvent::Error(status)) => {
+                    return Err(BackendError::Engine(format!(
+                        "the watch of pod {name} ended: {} (status {})",
+                        status.message, status.code
+                    )))
+                }
+                None => return Err(not_ready()),
+            };
+            running = false;
             match usage::pod_state(&pod) {
                 usage::PodState::Running => {
                     if let Some(node) = pod.spec.as_ref().and_then(|spec| spec.node_name.as_ref()) {
                         self.usage.remember_node(name, node);
                     }
-                    if let Ok(connection) = self.agent(sandbox).await {
-                        connection.reuse();
-                        return Ok(());
-                    }
+                    running = true;
                 }
                 usage::PodState::Failed(why) => {
                     return Err(BackendError::AgentUnavailable(format!(
@@ -240,13 +289,6 @@ impl KubernetesBackend {
                 }
                 usage::PodState::Pending => {}
             }
-            if Instant::now() >= deadline {
-                return Err(BackendError::AgentUnavailable(format!(
-                    "pod {name}'s agent did not answer within {}s",
-                    START_TIMEOUT.as_secs()
-                )));
-            }
-            tokio::time::sleep(START_POLL).await;
         }
     }
 }

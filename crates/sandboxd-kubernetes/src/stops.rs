@@ -4,7 +4,7 @@
 
 use crate::api_errors::is_status;
 use crate::usage::{pod_state, PodState};
-use futures_util::{StreamExt, TryStreamExt};
+use futures_util::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{ListParams, WatchEvent, WatchParams};
 use kube::Api;
@@ -23,9 +23,9 @@ impl WatchRefused {
     }
 
     /// Notes a refusal, saying so once.
-    fn note(&self, e: &kube::Error) {
+    pub(crate) fn note(&self, e: &kube::Error) {
         if is_status(e, 403) && !self.0.swap(true, Ordering::Relaxed) {
-            tracing::warn!(error = %e, "the service may not watch its pods, so it lists them every second: grant `watch` on pods in its Role");
+            tracing::warn!(error = %e, "the service may not watch its pods, so it reads them again and again instead: grant `watch` on pods in its Role");
         }
     }
 }
@@ -112,4 +112,27 @@ async fn follow(
             }
         }
     }
+}
+
+/// The pod `name` read every `interval`, as the changes a watch would send (for credentials
+/// that may not watch): each reading as a change, its absence as its deletion, then the end.
+pub(crate) fn polled(
+    pods: Api<Pod>,
+    name: String,
+    interval: std::time::Duration,
+) -> impl Stream<Item = Result<WatchEvent<Pod>, kube::Error>> {
+    futures_util::stream::unfold(Some(false), move |state| {
+        let (pods, name) = (pods.clone(), name.clone());
+        async move {
+            let read_before = state?;
+            if read_before {
+                tokio::time::sleep(interval).await;
+            }
+            match pods.get_opt(&name).await {
+                Ok(Some(pod)) => Some((Ok(WatchEvent::Modified(pod)), Some(true))),
+                Ok(None) => Some((Ok(WatchEvent::Deleted(Pod::default())), None)),
+                Err(e) => Some((Err(e), None)),
+            }
+        }
+    })
 }
