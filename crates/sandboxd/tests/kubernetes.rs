@@ -276,3 +276,115 @@ async fn a_brand_new_namespace_gets_sessions() {
     ]);
     assert_eq!(pod, "default");
 }
+
+/// A service account in the suites' namespace whose Role grants what the service needs but
+/// `watch` on pods, and a kubeconfig with its token; removed when the test ends.
+struct WatchlessAccount<'a> {
+    cluster: &'a Kubernetes,
+    name: String,
+    kubeconfig: tempfile::NamedTempFile,
+}
+
+impl<'a> WatchlessAccount<'a> {
+    fn new(cluster: &'a Kubernetes) -> WatchlessAccount<'a> {
+        let name = format!("sandboxd-watchless-{}", common::random_suffix());
+        let manifest = format!(
+            r#"{{"apiVersion": "v1", "kind": "List", "items": [
+  {{"apiVersion": "v1", "kind": "ServiceAccount", "metadata": {{"name": "{name}"}}}},
+  {{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role", "metadata": {{"name": "{name}"}},
+    "rules": [
+      {{"apiGroups": [""], "resources": ["pods"], "verbs": ["create", "delete", "get", "list"]}},
+      {{"apiGroups": [""], "resources": ["pods/portforward"], "verbs": ["create", "get"]}},
+      {{"apiGroups": ["networking.k8s.io"], "resources": ["networkpolicies"], "verbs": ["create"]}},
+      {{"apiGroups": [""], "resources": ["persistentvolumeclaims"], "verbs": ["create", "delete", "get", "list"]}}]}},
+  {{"apiVersion": "rbac.authorization.k8s.io/v1", "kind": "RoleBinding", "metadata": {{"name": "{name}"}},
+    "roleRef": {{"apiGroup": "rbac.authorization.k8s.io", "kind": "Role", "name": "{name}"}},
+    "subjects": [{{"kind": "ServiceAccount", "name": "{name}", "namespace": "{TEST_NAMESPACE}"}}]}}]}}"#
+        );
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), manifest).unwrap();
+        let path = file.path().to_str().unwrap();
+        cluster.kubectl(&["apply", "-n", TEST_NAMESPACE, "-f", path]);
+        let token = cluster.kubectl(&[
+            "create",
+            "token",
+            &name,
+            "-n",
+            TEST_NAMESPACE,
+            "--duration=10m",
+        ]);
+        let view = |path: &str| {
+            cluster.kubectl(&[
+                "config",
+                "view",
+                "--raw",
+                "--minify",
+                // The CA's file as data, for a kubeconfig of its own.
+                "--flatten",
+                "-o",
+                &format!("jsonpath={{.clusters[0].cluster.{path}}}"),
+            ])
+        };
+        let kubeconfig = tempfile::NamedTempFile::new().unwrap();
+        let account = WatchlessAccount {
+            cluster,
+            name,
+            kubeconfig,
+        };
+        assert!(!token.trim().is_empty(), "a token for {}", account.name);
+        std::fs::write(
+            account.kubeconfig.path(),
+            format!(
+                "apiVersion: v1\nkind: Config\nclusters: [{{name: c, cluster: {{server: \"{}\", certificate-authority-data: \"{}\"}}}}]\nusers: [{{name: u, user: {{token: \"{}\"}}}}]\ncontexts: [{{name: x, context: {{cluster: c, user: u}}}}]\ncurrent-context: x\n",
+                view("server"),
+                view("certificate-authority-data"),
+                token.trim()
+            ),
+        )
+        .unwrap();
+        account
+    }
+}
+
+impl Drop for WatchlessAccount<'_> {
+    fn drop(&mut self) {
+        self.cluster.kubectl(&[
+            "delete",
+            "-n",
+            TEST_NAMESPACE,
+            "serviceaccount,role,rolebinding",
+            &self.name,
+        ]);
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
+async fn credentials_that_may_not_watch_pods_still_open_sessions_and_notice_stops() {
+    let Some(cluster) = cluster() else { return };
+    let account = WatchlessAccount::new(&cluster);
+    let service = TestService::start_logged_with_credentials(
+        &base_config(2, ""),
+        account.kubeconfig.path().to_str().unwrap(),
+    );
+    // The starting pod is read again and again instead of watched.
+    let id = service.open("sh").await;
+    assert_eq!(service.sh(&id, "echo here").await["stdout"], "here\n");
+    // Without the watch the service lists every second: a pod removed outside is noticed well
+    // before the listing it would make every 30 s with one.
+    common::remove_sandbox_outside(&id);
+    let info = service.wait_for_end(&id, Duration::from_secs(15)).await;
+    assert!(
+        info["end_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("removed outside sandboxd"),
+        "{info}"
+    );
+    let log = service.log();
+    assert_eq!(
+        log.matches("may not watch its pods").count(),
+        1,
+        "said once: {log}"
+    );
+}

@@ -265,12 +265,32 @@ impl TestService {
         Self::serving(state_dir, instance_id, url, Running::Process(child), None)
     }
 
+    /// As [`start_logged`](TestService::start_logged) on the cluster, its Kubernetes client
+    /// with the credentials of `kubeconfig` rather than the suites' own.
+    pub fn start_logged_with_credentials(config: &str, kubeconfig: &str) -> TestService {
+        let cluster = Kubernetes {
+            kubeconfig: kubeconfig.to_string(),
+            kubectl: String::new(),
+        };
+        let backend = cluster.backend_table(TEST_NAMESPACE);
+        let (state_dir, instance_id) = Self::prepare_with(config, true, &backend);
+        let (child, url) = spawn_service(state_dir.path(), None);
+        Self::serving(state_dir, instance_id, url, Running::Process(child), None)
+    }
+
     /// A new state directory with its instance id and config.
     fn prepare(config: &str, logged: bool) -> (tempfile::TempDir, String) {
         Self::prepare_in(config, logged, TEST_NAMESPACE)
     }
 
     fn prepare_in(config: &str, logged: bool, namespace: &str) -> (tempfile::TempDir, String) {
+        let backend = kubernetes()
+            .map(|k| k.backend_table(namespace))
+            .unwrap_or_default();
+        Self::prepare_with(config, logged, &backend)
+    }
+
+    fn prepare_with(config: &str, logged: bool, backend: &str) -> (tempfile::TempDir, String) {
         // Short paths: the agent socket path must fit a unix socket address.
         let state_dir = tempfile::Builder::new()
             .prefix("sbd")
@@ -283,9 +303,6 @@ impl TestService {
             std::fs::write(state_dir.path().join(LOG_FILE), "").unwrap();
         }
         let config_path = state_dir.path().join("config.toml");
-        let backend = kubernetes()
-            .map(|k| k.backend_table(namespace))
-            .unwrap_or_default();
         std::fs::write(&config_path, format!("{config}{backend}")).unwrap();
         (state_dir, instance_id)
     }
