@@ -44,22 +44,8 @@ async fn data_outlives_sessions_and_readers_share_a_volume_that_cannot_go_while_
     assert_eq!(status, 409, "{busy}");
     assert_eq!(busy["error"]["code"], "volume_busy");
     assert!(busy["error"]["message"].as_str().unwrap().contains(&writer));
-    let activity = t
-        .admin(
-            Method::GET,
-            &format!("/v1/sessions/{writer}/activity"),
-            None,
-        )
-        .await
-        .1;
-    assert!(
-        activity["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["action"] == "mount_volume" && e["target"] == "data at /workspace/data"),
-        "{activity}"
-    );
+    t.assert_mount_logged(&writer, "data at /workspace/data")
+        .await;
     t.close(&writer).await;
 
     let mut readers = Vec::new();
@@ -70,14 +56,7 @@ async fn data_outlives_sessions_and_readers_share_a_volume_that_cannot_go_while_
         );
     }
     for (reader, path) in readers.iter().zip(["/tmp/data", "/home/user/data"]) {
-        let read = t.sh(reader, &format!("cat {path}/note")).await;
-        assert_eq!(read["stdout"], "kept\n", "{read}");
-        let refused = t.sh(reader, &format!("echo x > {path}/other")).await;
-        assert_ne!(refused["exit_code"], 0, "{refused}");
-        assert!(
-            refused["stderr"].as_str().unwrap().contains("Read-only"),
-            "{refused}"
-        );
+        t.assert_read_only_with_note(reader, path).await;
     }
     let (_, shown) = t.admin(Method::GET, "/v1/volumes/data", None).await;
     let mut users: Vec<&str> = shown["sessions"]

@@ -6,7 +6,6 @@
 
 use crate::common::{base_config, busybox_image, on_gvisor, TestService};
 use crate::support::Volumes;
-use reqwest::Method;
 use serde_json::json;
 use std::time::Duration;
 
@@ -97,21 +96,8 @@ async fn a_pooled_sandbox_is_handed_out_with_the_sessions_volumes_mounted() {
             .contains("No space left on device"),
         "the volume's size stops the writer: {filled}"
     );
-    let (_, activity) = t
-        .admin(
-            Method::GET,
-            &format!("/v1/sessions/{writer}/activity"),
-            None,
-        )
+    t.assert_mount_logged(&writer, "data at /workspace/data")
         .await;
-    assert!(
-        activity["entries"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .any(|e| e["action"] == "mount_volume" && e["target"] == "data at /workspace/data"),
-        "{activity}"
-    );
     t.close(&writer).await;
 
     // The next pooled sandbox, read-only at a deeper path that does not exist in it yet.
@@ -125,13 +111,7 @@ async fn a_pooled_sandbox_is_handed_out_with_the_sessions_volumes_mounted() {
         options.split(',').any(|o| o == "ro"),
         "read-only: {options}"
     );
-    let read = t.sh(&reader, "cat /tmp/deep/data/note").await;
-    assert_eq!(read["stdout"], "kept\n", "{read}");
-    let refused = t.sh(&reader, "echo x > /tmp/deep/data/other").await;
-    assert_ne!(refused["exit_code"], 0, "{refused}");
-    assert!(
-        refused["stderr"].as_str().unwrap().contains("Read-only"),
-        "{refused}"
-    );
+    t.assert_read_only_with_note(&reader, "/tmp/deep/data")
+        .await;
     t.close(&reader).await;
 }

@@ -99,6 +99,33 @@ impl Volumes {
         assert_eq!(status, 200, "{body}");
     }
 
+    /// The session's activity log has the mount entry `target` (`NAME at PATH`).
+    pub async fn assert_mount_logged(&self, id: &str, target: &str) {
+        let (_, activity) = self
+            .admin(Method::GET, &format!("/v1/sessions/{id}/activity"), None)
+            .await;
+        assert!(
+            activity["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|e| e["action"] == "mount_volume" && e["target"] == target),
+            "{activity}"
+        );
+    }
+
+    /// The volume mounted read-only at `path` has `note` holding "kept", and refuses a write.
+    pub async fn assert_read_only_with_note(&self, id: &str, path: &str) {
+        let read = self.sh(id, &format!("cat {path}/note")).await;
+        assert_eq!(read["stdout"], "kept\n", "{read}");
+        let refused = self.sh(id, &format!("echo x > {path}/other")).await;
+        assert_ne!(refused["exit_code"], 0, "{refused}");
+        assert!(
+            refused["stderr"].as_str().unwrap().contains("Read-only"),
+            "{refused}"
+        );
+    }
+
     pub fn volume_dirs(&self) -> Vec<PathBuf> {
         match std::fs::read_dir(self.service.state_dir.path().join("volumes")) {
             Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
