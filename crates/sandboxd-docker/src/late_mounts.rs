@@ -14,6 +14,7 @@ use rustix::io::Errno;
 use rustix::mount::{MoveMountFlags, OpenTreeFlags};
 use rustix::thread::{ThreadNameSpaceType, UnshareFlags};
 use std::io;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 
 /// `struct mount_attr` of `mount_setattr(2)`, which rustix does not wrap.
@@ -80,6 +81,20 @@ fn detached_copy(source: &Path, read_only: bool) -> io::Result<OwnedFd> {
         OpenTreeFlags::OPEN_TREE_CLONE | OpenTreeFlags::OPEN_TREE_CLOEXEC,
     )
     .map_err(|e| context(e, format!("cannot copy the mount {}", source.display())))?;
+    // Copied from the volume's own filesystem, never from the directory under it (unmounted
+    // since it was checked): its files would land on the host's disk, uncapped.
+    let copied = rustix::fs::fstat(&tree).map_err(|e| context(e, "cannot stat the copy".into()))?;
+    let under = source
+        .parent()
+        .map(std::fs::metadata)
+        .transpose()?
+        .map(|parent| parent.dev());
+    if under == Some(copied.st_dev) {
+        return Err(io::Error::other(format!(
+            "{} is not mounted any more",
+            source.display()
+        )));
+    }
     let attributes = MountAttr {
         attr_set: MOUNT_ATTR_NOSUID
             | MOUNT_ATTR_NODEV
