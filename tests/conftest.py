@@ -148,9 +148,9 @@ SERVICE_IMAGE = {"repository": "sandboxd/sandboxd", "tag": "local", "pullPolicy"
 
 
 def kubectl(*args: str) -> str:
-    return subprocess.run(
-        [KUBECTL, "--kubeconfig", KUBECONFIG, *args], capture_output=True, text=True, check=True
-    ).stdout
+    done = subprocess.run([KUBECTL, "--kubeconfig", KUBECONFIG, *args], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"kubectl {' '.join(args)}: {done.stderr.strip()}"
+    return done.stdout
 
 
 def helm(*args: str) -> subprocess.CompletedProcess:
