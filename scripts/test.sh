@@ -519,32 +519,26 @@ MCP_NOT_ON_KUBERNETES=(
     --ignore=tests/mcp/test_mcp_computer.py --ignore=tests/mcp/test_mcp_secrets.py
     -k "not pause_snapshot_open_and_fork and not every_schema_matches"
 )
-kubernetes_face_tests() {
-    local suite=$1 up
-    shift
+# cluster_face_tests STEP SUITE [NAME=VALUE ...] -- [PYTEST ARGS ...]: a Python suite again as
+# STEP, pointed at the cluster (k8s-up.sh finds it up) with the environment given.
+cluster_face_tests() {
+    local step=$1 suite=$2 up
+    shift 2
     up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
-    suite_again "kubernetes-$suite" "$suite" \
+    suite_again "$step" "$suite" \
         SANDBOXD_TEST_KUBECONFIG="$(sed -n 's/^KUBECONFIG=//p' <<<"$up")" \
-        SANDBOXD_TEST_KUBECTL="$(sed -n 's/^KUBECTL=//p' <<<"$up")" -- "tests/$suite" "$@"
+        SANDBOXD_TEST_KUBECTL="$(sed -n 's/^KUBECTL=//p' <<<"$up")" \
+        SANDBOXD_TEST_HELM="$(sed -n 's/^HELM=//p' <<<"$up")" "$@"
 }
-step kubernetes-mcp kubernetes_face_tests mcp "${MCP_NOT_ON_KUBERNETES[@]}" || true
-step kubernetes-e2b kubernetes_face_tests e2b "${E2B_NOT_ON_KUBERNETES[@]}" || true
+step kubernetes-mcp cluster_face_tests kubernetes-mcp mcp -- tests/mcp "${MCP_NOT_ON_KUBERNETES[@]}" || true
+step kubernetes-e2b cluster_face_tests kubernetes-e2b e2b -- tests/e2b "${E2B_NOT_ON_KUBERNETES[@]}" || true
 # The MCP client's and the E2B SDK's core files once more, against the service itself running
 # in the cluster: installed by the chart (deploy/helm/sandboxd) in a namespace of its own, its
 # sessions pods beside it (tests/conftest.py's service_in_cluster).
-in_cluster_face_tests() {
-    local suite=$1 up
-    shift
-    up="$(SANDBOXD_AGENT="$SANDBOXD_AGENT" "$SANDBOXD_SCRIPTS/k8s-up.sh")" || return 1
-    suite_again "in-cluster-$suite" "$suite" SANDBOXD_TEST_IN_CLUSTER=1 \
-        SANDBOXD_TEST_KUBECONFIG="$(sed -n 's/^KUBECONFIG=//p' <<<"$up")" \
-        SANDBOXD_TEST_KUBECTL="$(sed -n 's/^KUBECTL=//p' <<<"$up")" \
-        SANDBOXD_TEST_HELM="$(sed -n 's/^HELM=//p' <<<"$up")" -- "$@"
-}
-step in-cluster-mcp in_cluster_face_tests mcp tests/mcp/test_mcp.py \
-    -k "not pause_snapshot_open_and_fork and not every_schema_matches" || true
-step in-cluster-e2b in_cluster_face_tests e2b tests/e2b/test_commands.py tests/e2b/test_files.py \
-    tests/e2b/test_sandbox.py || true
+step in-cluster-mcp cluster_face_tests in-cluster-mcp mcp SANDBOXD_TEST_IN_CLUSTER=1 -- \
+    tests/mcp/test_mcp.py -k "not pause_snapshot_open_and_fork and not every_schema_matches" || true
+step in-cluster-e2b cluster_face_tests in-cluster-e2b e2b SANDBOXD_TEST_IN_CLUSTER=1 -- \
+    tests/e2b/test_commands.py tests/e2b/test_files.py tests/e2b/test_sandbox.py || true
 remove_test_sandboxes
 
 # The book (docs/): built with mdBook (installed by cargo once per machine), its links checked

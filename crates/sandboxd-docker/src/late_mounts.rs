@@ -45,12 +45,11 @@ pub(crate) fn attach(pidfd: OwnedFd, mounts: &[LateMount<'_>]) -> io::Result<()>
         .iter()
         .map(|mount| detached_copy(mount.host_source, mount.read_only))
         .collect::<io::Result<Vec<_>>>()?;
-    let targets: Vec<String> = mounts.iter().map(|m| m.target.to_string()).collect();
     std::thread::scope(|scope| {
         scope
-            .spawn(move || {
+            .spawn(|| {
                 enter_mount_namespace(&pidfd)?;
-                for (tree, target) in trees.iter().zip(&targets) {
+                for (tree, LateMount { target, .. }) in trees.iter().zip(mounts) {
                     let at = make_dirs(target)?;
                     rustix::mount::move_mount(
                         tree.as_fd(),

@@ -37,17 +37,17 @@ pub fn cluster() -> Option<Kubernetes> {
     found
 }
 
-impl Kubernetes {
-    /// What a service's config gets to run on the cluster, its pods in `namespace`.
-    pub(super) fn backend_table(&self, namespace: &str) -> String {
-        let agent_image = std::env::var("SANDBOXD_TEST_AGENT_IMAGE")
-            .unwrap_or_else(|_| "sandboxd/agent:local".into());
-        format!(
-            "\n[backend]\nkind = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"{namespace}\"\nagent_image = \"{agent_image}\"\nvolume_storage_class = \"{TEST_STORAGE_CLASS}\"\n",
-            self.kubeconfig
-        )
-    }
+/// What a service's config gets to run on the cluster with the credentials of `kubeconfig`,
+/// its pods in `namespace`.
+pub(super) fn backend_table(kubeconfig: &str, namespace: &str) -> String {
+    let agent_image = std::env::var("SANDBOXD_TEST_AGENT_IMAGE")
+        .unwrap_or_else(|_| "sandboxd/agent:local".into());
+    format!(
+        "\n[backend]\nkind = \"kubernetes\"\nkubeconfig = \"{kubeconfig}\"\nnamespace = \"{namespace}\"\nagent_image = \"{agent_image}\"\nvolume_storage_class = \"{TEST_STORAGE_CLASS}\"\n"
+    )
+}
 
+impl Kubernetes {
     pub fn kubectl(&self, args: &[&str]) -> String {
         let output = Command::new(&self.kubectl)
             .arg("--kubeconfig")

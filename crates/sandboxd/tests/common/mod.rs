@@ -268,11 +268,7 @@ impl TestService {
     /// As [`start_logged`](TestService::start_logged) on the cluster, its Kubernetes client
     /// with the credentials of `kubeconfig` rather than the suites' own.
     pub fn start_logged_with_credentials(config: &str, kubeconfig: &str) -> TestService {
-        let cluster = Kubernetes {
-            kubeconfig: kubeconfig.to_string(),
-            kubectl: String::new(),
-        };
-        let backend = cluster.backend_table(TEST_NAMESPACE);
+        let backend = kubernetes::backend_table(kubeconfig, TEST_NAMESPACE);
         let (state_dir, instance_id) = Self::prepare_with(config, true, &backend);
         let (child, url) = spawn_service(state_dir.path(), None);
         Self::serving(state_dir, instance_id, url, Running::Process(child), None)
@@ -285,7 +281,7 @@ impl TestService {
 
     fn prepare_in(config: &str, logged: bool, namespace: &str) -> (tempfile::TempDir, String) {
         let backend = kubernetes()
-            .map(|k| k.backend_table(namespace))
+            .map(|k| kubernetes::backend_table(&k.kubeconfig, namespace))
             .unwrap_or_default();
         Self::prepare_with(config, logged, &backend)
     }
