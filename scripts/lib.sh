@@ -72,6 +72,8 @@ as_root() {
 # Seconds since the epoch with sub-second precision, and a formatter for
 # durations measured with it.
 now() { date +%s.%N; }
+# free_gib PATH: the GiB free on the filesystem that holds PATH, rounded down.
+free_gib() { df -P -BG "$1" | awk 'NR == 2 { sub(/G$/, "", $4); print $4 }'; }
 elapsed_since() { awk -v s="$1" -v e="$(now)" 'BEGIN { printf "%.1fs", e - s }'; }
 
 # --- Debian packages ---------------------------------------------------------

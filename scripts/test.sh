@@ -72,6 +72,11 @@ LOG_DIR=""
 # At most this many failed tests are listed, each line cut to this many characters.
 MAX_FAILURES_LISTED=30
 MAX_FAILURE_LINE=200
+# A whole run (the build, the images, the cluster's images, the browsers and the venvs) takes
+# about this much of the disk that holds the work tree (measured on a fresh machine); less
+# free than this at the start is said at once, since a full disk fails every later step.
+RUN_NEEDS_GIB=30
+DISK_AT_START=""
 
 summary() {
     local rc=$?
@@ -82,6 +87,7 @@ summary() {
     [[ $FAILED -eq 0 ]] || verdict=FAILED
     print_failures
     rm -f "$FAILURE_LIST"
+    log "disk: $DISK_AT_START GiB free at the start, $(free_gib "$SANDBOXD_ROOT") GiB at the end"
     log "summary: $verdict in $(elapsed_since "$T0"): ${RESULTS[*]:-nothing ran}"
     [[ $FAILED -eq 0 ]] || exit 1
 }
@@ -310,6 +316,13 @@ step() {
     fi
     return "$rc"
 }
+
+DISK_AT_START="$(free_gib "$SANDBOXD_ROOT")"
+log "disk: $DISK_AT_START GiB free where the work tree is"
+if [[ $DISK_AT_START -lt $RUN_NEEDS_GIB ]]; then
+    warn "a whole run needs about $RUN_NEEDS_GIB GiB of free disk and $DISK_AT_START GiB is free: steps will fail with \"No space left on device\"; the largest directories of this machine:"
+    timeout 120 du -xh --max-depth=2 / 2>/dev/null | sort -rh | sed -n '2,11p' >&2 || true
+fi
 
 # Setup steps: a failure here makes the rest pointless, stop at once.
 # The suites run sandboxes on gVisor too.

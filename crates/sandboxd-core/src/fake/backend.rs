@@ -3,13 +3,14 @@
 
 use super::agent::{self, ArchiveGate, Files};
 use async_trait::async_trait;
+use sandboxd_api::Limits;
 use sandboxd_backend::{
     AgentIo, AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest,
-    Paused, Sandbox, SandboxSpec, Usage, WORKDIR,
+    Paused, Sandbox, SandboxSpec, Usage, VolumeMount, WORKDIR,
 };
 use std::collections::{BTreeMap, HashSet};
 use std::pin::Pin;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -27,6 +28,10 @@ struct State {
     paused: HashSet<String>,
     /// Of those, the ones paused to disk.
     on_disk: HashSet<String>,
+    /// Volumes the platform keeps, by id.
+    volumes: HashSet<String>,
+    /// Per session: the paths its volumes are mounted at, at its create or later.
+    mounted: BTreeMap<String, Vec<String>>,
 }
 
 /// The fake platform. Its knobs let a test make creates fail, images go missing or a sandbox
@@ -54,6 +59,11 @@ pub struct FakeBackend {
     /// Set, pauses go to disk as on gVisor with a checkpoint image of this many bytes; zero,
     /// they are refused for want of room; unset, they freeze.
     pub disk_pauses: Mutex<Option<u64>>,
+    /// Set, the platform keeps volumes and mounts them into started sandboxes too (as Docker's
+    /// runc does); unset, it keeps none.
+    pub volumes: AtomicBool,
+    /// Mounts into started sandboxes that fail from now on.
+    pub failing_mounts: AtomicU32,
 }
 
 impl FakeBackend {
@@ -100,6 +110,15 @@ impl FakeBackend {
             .expect("archives are held once at a time")
     }
 
+    /// The paths a sandbox has volumes mounted at.
+    pub fn mounted(&self, session_id: &str) -> Vec<String> {
+        self.state()
+            .mounted
+            .get(session_id)
+            .cloned()
+            .unwrap_or_default()
+    }
+
     /// Removes a sandbox behind the service's back.
     pub fn vanish(&self, session_id: &str) {
         self.state().sandboxes.remove(session_id);
@@ -129,10 +148,19 @@ impl Backend for FakeBackend {
             backend_id: format!("fake-{}", spec.session_id),
         };
         let mut state = self.state();
+        // As an engine refuses a second container of the same name.
+        if state.sandboxes.contains_key(&spec.session_id) {
+            return Err(BackendError::Engine(format!(
+                "the fake engine has a sandbox of session {} already",
+                spec.session_id
+            )));
+        }
         state.sandboxes.insert(
             spec.session_id.clone(),
             (sandbox.clone(), spec.runtime.clone(), Files::default()),
         );
+        let paths = spec.volumes.iter().map(|m| m.path.clone()).collect();
+        state.mounted.insert(spec.session_id.clone(), paths);
         drop(state);
         Ok(sandbox)
     }
@@ -180,7 +208,61 @@ impl Backend for FakeBackend {
         state.sandboxes.remove(&sandbox.session_id);
         state.stopped.remove(&sandbox.session_id);
         state.paused.remove(&sandbox.session_id);
+        state.mounted.remove(&sandbox.session_id);
         Ok(())
+    }
+
+    fn offers_volumes(&self) -> bool {
+        self.volumes.load(Ordering::SeqCst)
+    }
+
+    fn mounts_into_started(&self, _limits: &Limits) -> bool {
+        self.offers_volumes()
+    }
+
+    async fn mount_volumes(
+        &self,
+        sandbox: &Sandbox,
+        mounts: &[VolumeMount],
+    ) -> Result<(), BackendError> {
+        let failing = self
+            .failing_mounts
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
+        if failing.is_ok() {
+            return Err(BackendError::Engine(
+                "the fake sandbox refused the mount".into(),
+            ));
+        }
+        let mut state = self.state();
+        if !state.sandboxes.contains_key(&sandbox.session_id) {
+            return Err(BackendError::SandboxGone(sandbox.session_id.clone()));
+        }
+        let paths = state.mounted.entry(sandbox.session_id.clone()).or_default();
+        paths.extend(mounts.iter().map(|m| m.path.clone()));
+        Ok(())
+    }
+
+    async fn create_volume(&self, id: &str, _size_bytes: u64) -> Result<(), BackendError> {
+        self.state().volumes.insert(id.to_string());
+        Ok(())
+    }
+
+    async fn restore_volume(&self, id: &str) -> Result<(), BackendError> {
+        match self.state().volumes.contains(id) {
+            true => Ok(()),
+            false => Err(BackendError::Engine(format!(
+                "the fake volume {id} is gone"
+            ))),
+        }
+    }
+
+    async fn remove_volume(&self, id: &str) -> Result<(), BackendError> {
+        self.state().volumes.remove(id);
+        Ok(())
+    }
+
+    async fn list_volumes(&self) -> Result<Vec<String>, BackendError> {
+        Ok(self.state().volumes.iter().cloned().collect())
     }
 
     async fn agent(&self, sandbox: &Sandbox) -> Result<AgentStream, BackendError> {
