@@ -1,6 +1,8 @@
 //! Pause to disk on gVisor (`--gvisor`): a Python session holding 64 MiB of live objects,
 //! paused (its memory and processes written to the state directory, its RAM released) and
-//! resumed (restored, its agent answering again), `n` times each; then forked into 4 sessions
+//! resumed (restored, its agent answering again), `n` times each, the resume sent the moment
+//! the pause answered; then `n` more with the resume sent a second after the pause (not timed),
+//! as an idle session's is, once the engine has wound up the stop; then forked into 4 sessions
 //! that carry its processes (the answer comes once all four agents answer), and sessions opened
 //! from a snapshot with its memory, a few times each.
 
@@ -21,6 +23,8 @@ const HELD_BYTES: u64 = 64 << 20;
 /// Sessions per fork, and forks measured at most: each holds four copies of the memory.
 const FORKED: usize = 4;
 const FORKS: usize = 5;
+/// How long the settled resumes wait after their pause.
+const SETTLE: Duration = Duration::from_secs(1);
 
 /// The runtime's lines for the gVisor service's config.
 pub(crate) fn runtime(python_image: &str) -> String {
@@ -47,8 +51,8 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    let (mut pauses, mut resumes) = (Vec::new(), Vec::new());
-    for _ in 0..n {
+    let (mut pauses, mut resumes, mut settled) = (Vec::new(), Vec::new(), Vec::new());
+    for round in 0..2 * n {
         let paused = time(
             &mut pauses,
             api.call(Method::POST, &path("/pause"), Some(json!({}))),
@@ -57,8 +61,15 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
         if paused["paused_memory"] != "disk" {
             bail!("the pause kept the memory in RAM ({paused}): the engine's runsc is not scripts/runsc-sandboxd (SANDBOXD_GVISOR=1 scripts/host-setup.sh registers it)");
         }
+        let resumed = match round < n {
+            true => &mut resumes,
+            false => {
+                tokio::time::sleep(SETTLE).await;
+                &mut settled
+            }
+        };
         time(
-            &mut resumes,
+            resumed,
             api.call(Method::POST, &path("/resume"), Some(json!({}))),
         )
         .await?;
@@ -77,7 +88,16 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
         &Sample(pauses),
         None,
     );
-    print_row("resume from disk, agent answering", &Sample(resumes), None);
+    print_row(
+        "resume from disk at once, agent answering",
+        &Sample(resumes),
+        None,
+    );
+    print_row(
+        "resume from disk 1 s after, agent answering",
+        &Sample(settled),
+        None,
+    );
     let mut forks = Vec::new();
     for _ in 0..n.min(FORKS) {
         let forked = time(
