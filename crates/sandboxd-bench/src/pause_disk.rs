@@ -2,7 +2,7 @@
 //! paused (its memory and processes written to the state directory, its RAM released) and
 //! resumed (restored, its agent answering again), `n` times each, the resume sent the moment
 //! the pause answered; then `n` more with the resume sent a second after the pause (not timed),
-//! as an idle session's is, once the engine has wound up the stop; then forked into 4 sessions
+//! as an idle session's is; then forked into 4 sessions
 //! that carry its processes (the answer comes once all four agents answer), and sessions opened
 //! from a snapshot with its memory, a few times each.
 

@@ -509,7 +509,6 @@ impl Backend for DockerBackend {
                     checkpoint::RESTORING_RUNSC
                 )));
             }
-            checkpoint::await_stopped(&engine.docker, &sandbox.backend_id).await?;
             start_created(&engine.docker, &sandbox.backend_id).await?;
         } else {
             pause::set_frozen(&engine.docker, &sandbox.backend_id, false).await?;

@@ -120,12 +120,10 @@ impl Checkpoints {
         )
     }
 
-    /// Writes the running gVisor container's checkpoint image (which stops it: its RAM is
-    /// released when runsc is done) and returns its bytes. The engine sees the container
-    /// stopped only once it has removed its task (about 100 ms more, measured): not waited for
-    /// here, but by the resume that starts it again ([`await_stopped`]). `memory_bytes` is what
-    /// the sandbox holds now: without that much room (and some) on the state directory's
-    /// filesystem, or when runsc fails, nothing is written and the sandbox keeps running.
+    /// Writes the running gVisor container's checkpoint image (which stops it) and returns
+    /// its bytes once the engine sees it stopped. `memory_bytes` is what the sandbox holds now:
+    /// without that much room (and some) on the state directory's filesystem, or when runsc
+    /// fails, nothing is written and the sandbox keeps running.
     pub async fn write(
         &self,
         docker: &Docker,
@@ -133,8 +131,11 @@ impl Checkpoints {
         session_id: &str,
         memory_bytes: u64,
     ) -> Result<u64, BackendError> {
-        self.checkpoint(docker, container, session_id, memory_bytes, false)
-            .await
+        let bytes = self
+            .checkpoint(docker, container, session_id, memory_bytes, false)
+            .await?;
+        await_stopped(docker, container).await?;
+        Ok(bytes)
     }
 
     /// Writes a copy of the running container's memory and processes as `copy_id`, for
@@ -372,9 +373,9 @@ fn last_line(text: &str) -> &str {
         .unwrap_or("runsc said nothing")
 }
 
-/// Waits until the engine shows the container stopped, as it does once the stop its checkpoint
-/// made is wound up: a start before that would find it running.
-pub(crate) async fn await_stopped(docker: &Docker, container: &str) -> Result<(), BackendError> {
+/// Waits until the engine shows the checkpointed container stopped, so a resume's start is
+/// not refused as a start of a running container.
+async fn await_stopped(docker: &Docker, container: &str) -> Result<(), BackendError> {
     let deadline = Instant::now() + STOP_SEEN_TIMEOUT;
     loop {
         let inspect = docker
