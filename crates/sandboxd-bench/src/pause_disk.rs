@@ -61,12 +61,11 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
         if paused["paused_memory"] != "disk" {
             bail!("the pause kept the memory in RAM ({paused}): the engine's runsc is not scripts/runsc-sandboxd (SANDBOXD_GVISOR=1 scripts/host-setup.sh registers it)");
         }
-        let resumed = match round < n {
-            true => &mut resumes,
-            false => {
-                tokio::time::sleep(SETTLE).await;
-                &mut settled
-            }
+        let resumed = if round < n {
+            &mut resumes
+        } else {
+            tokio::time::sleep(SETTLE).await;
+            &mut settled
         };
         time(
             resumed,

@@ -52,14 +52,19 @@ async fn open_with_data(service: &TestService, read_only: bool) -> (StatusCode, 
         .await
 }
 
+/// Opens a session with `data` mounted, which must succeed; its id.
+async fn opened_with_data(service: &TestService, read_only: bool) -> String {
+    let (status, body) = open_with_data(service, read_only).await;
+    assert_eq!(status, StatusCode::CREATED, "{body}");
+    body["id"].as_str().unwrap().to_string()
+}
+
 #[tokio::test]
 async fn a_pooled_sandbox_takes_the_volumes_of_its_session() {
     let (service, maintenance) = pool_of_one_and_a_volume().await;
     let pooled = running_ids(&service).await;
 
-    let (status, body) = open_with_data(&service, false).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let id = body["id"].as_str().unwrap().to_string();
+    let id = opened_with_data(&service, false).await;
     assert!(
         pooled.contains(&id),
         "the session did not take the pooled sandbox"
@@ -80,9 +85,7 @@ async fn a_pooled_sandbox_that_refuses_the_mount_is_replaced_by_one_started_with
     let pooled = running_ids(&service).await;
     service.backend.failing_mounts.store(1, Ordering::SeqCst);
 
-    let (status, body) = open_with_data(&service, false).await;
-    assert_eq!(status, StatusCode::CREATED, "{body}");
-    let id = body["id"].as_str().unwrap().to_string();
+    let id = opened_with_data(&service, false).await;
     // Same session id, but a sandbox of its own created with the volume in its spec.
     assert!(pooled.contains(&id));
     assert_eq!(service.backend.mounted(&id), [PATH]);
@@ -105,9 +108,7 @@ async fn a_pooled_sandbox_that_refuses_the_mount_is_replaced_by_one_started_with
 #[tokio::test]
 async fn a_refused_mount_plan_hands_the_pooled_sandbox_back() {
     let (service, maintenance) = pool_of_one_and_a_volume().await;
-    let (status, writer) = open_with_data(&service, false).await;
-    assert_eq!(status, StatusCode::CREATED, "{writer}");
-    let writer = writer["id"].as_str().unwrap().to_string();
+    let writer = opened_with_data(&service, false).await;
     assert!(
         eventually(Duration::from_secs(5), || service.backend.running() == 2).await,
         "the pool was not refilled"
@@ -139,9 +140,7 @@ async fn a_refused_mount_plan_hands_the_pooled_sandbox_back() {
         .is_empty());
 
     // The same pooled sandbox serves the next open, read-only.
-    let (status, reader) = open_with_data(&service, true).await;
-    assert_eq!(status, StatusCode::CREATED, "{reader}");
-    let reader = reader["id"].as_str().unwrap().to_string();
+    let reader = opened_with_data(&service, true).await;
     assert!(
         refilled.contains(&reader),
         "the reader did not get the pooled sandbox back"

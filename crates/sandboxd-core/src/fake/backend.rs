@@ -131,10 +131,7 @@ impl Backend for FakeBackend {
         self.creates.fetch_add(1, Ordering::SeqCst);
         let delay = *self.create_delay.lock().expect("delay lock");
         tokio::time::sleep(delay).await;
-        let failing = self
-            .failing_creates
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
-        if failing.is_ok() {
+        if take_one(&self.failing_creates) {
             return Err(BackendError::Engine("the fake engine refused".into()));
         }
         if !self.state().images.contains(&spec.image) {
@@ -225,10 +222,7 @@ impl Backend for FakeBackend {
         sandbox: &Sandbox,
         mounts: &[VolumeMount],
     ) -> Result<(), BackendError> {
-        let failing = self
-            .failing_mounts
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1));
-        if failing.is_ok() {
+        if take_one(&self.failing_mounts) {
             return Err(BackendError::Engine(
                 "the fake sandbox refused the mount".into(),
             ));
@@ -362,6 +356,13 @@ impl FakeBackend {
         }
         Ok(())
     }
+}
+
+/// Takes one from a count of failures still to come; whether there was one.
+fn take_one(failures: &AtomicU32) -> bool {
+    failures
+        .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+        .is_ok()
 }
 
 /// The service's end of a fake agent connection, and the count of those handed back.
