@@ -509,7 +509,11 @@ impl Backend for DockerBackend {
                     checkpoint::RESTORING_RUNSC
                 )));
             }
+            checkpoint::await_stopped(&engine.docker, &sandbox.backend_id).await?;
             start_created(&engine.docker, &sandbox.backend_id).await?;
+            // Restored: the image must not restore it again at a later start (runsc holds
+            // its files open for what it still reads).
+            self.checkpoints.remove(&sandbox.session_id);
         } else {
             pause::set_frozen(&engine.docker, &sandbox.backend_id, false).await?;
         }
@@ -526,7 +530,6 @@ impl Backend for DockerBackend {
                 AGENT_START_TIMEOUT.as_secs()
             ))
         })?;
-        self.checkpoints.remove(&sandbox.session_id);
         Ok(on_disk)
     }
 
@@ -649,15 +652,7 @@ impl Backend for DockerBackend {
         self.engine().await?;
         let mut sandboxes =
             listing::sandboxes(&self.options.socket, &self.options.instance_id).await?;
-        // Stopped by its checkpoint, it is paused, not gone.
-        for found in sandboxes.iter_mut().filter(|found| !found.running) {
-            let image = self.checkpoints.image_bytes(&found.sandbox.session_id);
-            if image.is_some() {
-                found.running = true;
-                found.paused = true;
-                found.memory_on_disk = image;
-            }
-        }
+        self.checkpoints.mark_paused(&mut sandboxes);
         Ok(sandboxes)
     }
 

@@ -15,7 +15,7 @@
 
 use crate::engine_errors::{engine_error, is_not_found};
 use bollard::Docker;
-use sandboxd_backend::{BackendError, Sandbox};
+use sandboxd_backend::{BackendError, ExistingSandbox, Sandbox};
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
 use std::path::{Path, PathBuf};
@@ -87,6 +87,21 @@ impl Checkpoints {
         Some(dir_bytes(&dir))
     }
 
+    /// Marks the listed sandboxes that have a checkpoint image as paused with their memory on
+    /// disk. The checkpoint stopped them: they are paused, not gone; so is one the engine still
+    /// shows running while it winds up that stop (the pause answers before it, and a resume
+    /// removes the image as soon as it has restored from it).
+    pub fn mark_paused(&self, sandboxes: &mut [ExistingSandbox]) {
+        for found in sandboxes {
+            let image = self.image_bytes(&found.sandbox.session_id);
+            if image.is_some() {
+                found.running = true;
+                found.paused = true;
+                found.memory_on_disk = image;
+            }
+        }
+    }
+
     /// Removes the session's checkpoint image; none is no error.
     pub fn remove(&self, session_id: &str) {
         let dir = self.dir(session_id);
@@ -120,10 +135,12 @@ impl Checkpoints {
         )
     }
 
-    /// Writes the running gVisor container's checkpoint image (which stops it) and returns
-    /// its bytes once the engine sees it stopped. `memory_bytes` is what the sandbox holds now:
-    /// without that much room (and some) on the state directory's filesystem, or when runsc
-    /// fails, nothing is written and the sandbox keeps running.
+    /// Writes the running gVisor container's checkpoint image (which stops it: its RAM is
+    /// released when runsc is done) and returns its bytes. The engine sees the container
+    /// stopped only once it has removed its task (about 100 ms more, measured): not waited for
+    /// here, but by the resume that starts it again ([`await_stopped`]). `memory_bytes` is what
+    /// the sandbox holds now: without that much room (and some) on the state directory's
+    /// filesystem, or when runsc fails, nothing is written and the sandbox keeps running.
     pub async fn write(
         &self,
         docker: &Docker,
@@ -131,11 +148,8 @@ impl Checkpoints {
         session_id: &str,
         memory_bytes: u64,
     ) -> Result<u64, BackendError> {
-        let bytes = self
-            .checkpoint(docker, container, session_id, memory_bytes, false)
-            .await?;
-        await_stopped(docker, container).await?;
-        Ok(bytes)
+        self.checkpoint(docker, container, session_id, memory_bytes, false)
+            .await
     }
 
     /// Writes a copy of the running container's memory and processes as `copy_id`, for
@@ -373,9 +387,9 @@ fn last_line(text: &str) -> &str {
         .unwrap_or("runsc said nothing")
 }
 
-/// Waits until the engine shows the checkpointed container stopped, so a resume's start is
-/// not refused as a start of a running container.
-async fn await_stopped(docker: &Docker, container: &str) -> Result<(), BackendError> {
+/// Waits until the engine shows the container stopped, as it does once the stop its checkpoint
+/// made is wound up: a start before that would find it running.
+pub(crate) async fn await_stopped(docker: &Docker, container: &str) -> Result<(), BackendError> {
     let deadline = Instant::now() + STOP_SEEN_TIMEOUT;
     loop {
         let inspect = docker
@@ -416,6 +430,46 @@ mod tests {
         let message = refused.to_string();
         assert!(message.contains("100 MiB free"), "{message}");
         assert!(message.contains("keeps running"), "{message}");
+    }
+
+    #[test]
+    fn a_sandbox_with_an_image_is_listed_paused_on_disk_stopped_or_not_yet() {
+        let root = tempfile::tempdir().unwrap();
+        let checkpoints = Checkpoints::new(root.path().to_path_buf());
+        for id in ["stopped", "winding-up"] {
+            std::fs::create_dir(root.path().join(id)).unwrap();
+            std::fs::write(root.path().join(id).join(IMAGE_FILE), [0; 7]).unwrap();
+        }
+        let listed = |id: &str, running: bool| ExistingSandbox {
+            sandbox: Sandbox {
+                session_id: id.to_string(),
+                backend_id: format!("c-{id}"),
+            },
+            runtime: "py".to_string(),
+            running,
+            paused: false,
+            memory_on_disk: None,
+        };
+        let mut sandboxes = [
+            listed("stopped", false),
+            listed("winding-up", true),
+            listed("running", true),
+            listed("gone", false),
+        ];
+        checkpoints.mark_paused(&mut sandboxes);
+        let seen: Vec<_> = sandboxes
+            .iter()
+            .map(|s| (s.running, s.paused, s.memory_on_disk))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                (true, true, Some(7)),
+                (true, true, Some(7)),
+                (true, false, None),
+                (false, false, None)
+            ]
+        );
     }
 
     #[test]

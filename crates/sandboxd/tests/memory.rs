@@ -109,6 +109,14 @@ fn checkpoint_dir(service: &TestService, id: &str) -> PathBuf {
 /// Pauses the session and checks it went to disk: the record says so, the image is private,
 /// and the engine shows the container stopped (its memory released). Returns the image's bytes.
 async fn pause_to_disk(service: &TestService, id: &str) -> u64 {
+    let bytes = paused_to_disk(service, id).await;
+    await_engine_stopped(service, id).await;
+    bytes
+}
+
+/// As [`pause_to_disk`], the engine's wind-up of the stop (which the pause does not wait
+/// for) left to come.
+async fn paused_to_disk(service: &TestService, id: &str) -> u64 {
     let (status, info) = post(service, &format!("/v1/sessions/{id}/pause")).await;
     assert_eq!(status, 200, "{info}");
     assert_eq!(info["state"], "paused", "{info}");
@@ -123,17 +131,28 @@ async fn pause_to_disk(service: &TestService, id: &str) -> u64 {
         bytes += std::fs::metadata(&file).unwrap().len();
     }
     assert!(bytes > 0, "an empty checkpoint image");
-    let container = service
-        .containers()
-        .into_iter()
-        .find(|c| c["Config"]["Labels"]["org.sandboxd.session"] == id)
-        .expect("the session's container");
-    assert_eq!(
-        container["State"]["Running"], false,
-        "{}",
-        container["State"]
-    );
     bytes
+}
+
+/// Waits until the engine shows the session's container stopped.
+async fn await_engine_stopped(service: &TestService, id: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let container = service
+            .containers()
+            .into_iter()
+            .find(|c| c["Config"]["Labels"]["org.sandboxd.session"] == id)
+            .expect("the session's container");
+        if container["State"]["Running"] == false {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the engine still shows the paused container running: {}",
+            container["State"]
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
 }
 
 async fn activity(service: &TestService, id: &str) -> Vec<Value> {
@@ -191,12 +210,15 @@ async fn a_counting_process_keeps_counting_after_a_pause_to_disk() {
 async fn a_session_paused_to_disk_resumes_after_a_kill_of_the_service() {
     let Some(mut service) = service() else { return };
     let id = counting(&service, "sh-gvisor").await;
-    pause_to_disk(&service, &id).await;
+    // Killed at once: the restarted service may find the container still running while the
+    // engine winds up the checkpoint's stop, and must take it as paused all the same.
+    paused_to_disk(&service, &id).await;
     service.crash_and_restart();
 
     let info = service.get_json(&format!("/v1/sessions/{id}")).await;
     assert_eq!(info["state"], "paused", "{info}");
     assert_eq!(info["paused_memory"], "disk", "{info}");
+    await_engine_stopped(&service, &id).await;
     // Any operation resumes it; the counter goes on from where it was.
     let count = service.sh(&id, "cat /workspace/count").await;
     let before = contiguous_count(count["stdout"].as_str().unwrap());
