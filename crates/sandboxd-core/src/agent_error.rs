@@ -3,7 +3,7 @@
 //! sandbox can pose as its agent, so what it says is passed on only cut short and without
 //! control characters.
 
-use crate::error::Error;
+use crate::error::{Error, CODE_EXISTS, CODE_SPAWN_FAILED};
 use crate::state::activity::agent_text;
 use sandboxd_agent_proto::{self as proto, ErrorCode, ProtoError};
 use sandboxd_api::Remedy;
@@ -59,7 +59,7 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
         ErrorCode::NotADirectory => conflict(proto::ERROR_NOT_A_DIRECTORY),
         ErrorCode::NotAFile => conflict(proto::ERROR_NOT_A_FILE),
         ErrorCode::Busy => conflict(proto::ERROR_BUSY),
-        ErrorCode::Exists => conflict(proto::ERROR_EXISTS),
+        ErrorCode::Exists => conflict(CODE_EXISTS),
         ErrorCode::CrossDevice => conflict(proto::ERROR_CROSS_DEVICE),
         ErrorCode::ConnectionRefused => Error::BadGateway {
             code: "port_closed",
@@ -75,7 +75,7 @@ pub fn agent_error(operation: Operation, error: ProtoError) -> Error {
         ErrorCode::TooLarge => Error::PayloadTooLarge(message),
         ErrorCode::NoSpace => Error::InsufficientStorage(message),
         ErrorCode::InvalidPath => Error::bad_request(proto::ERROR_INVALID_PATH, message),
-        ErrorCode::SpawnFailed => Error::bad_request("spawn_failed", message),
+        ErrorCode::SpawnFailed => Error::bad_request(CODE_SPAWN_FAILED, message),
         ErrorCode::BadRequest => Error::bad_request("invalid_request", message),
         ErrorCode::KernelUnavailable => conflict("kernel_unavailable"),
         // Codes only an agent sends that the service never asks for anything it could

@@ -7,6 +7,12 @@
 use sandboxd_api::Remedy;
 use sandboxd_backend::BackendError;
 
+/// The code of a command the sandbox could not start (missing, not executable, bad cwd): the
+/// E2B face words it for its SDKs. Named, so a face's match follows a renamed code.
+pub const CODE_SPAWN_FAILED: &str = sandboxd_agent_proto::ERROR_SPAWN_FAILED;
+/// The code of something already at the destination: the E2B face answers `already_exists`.
+pub const CODE_EXISTS: &str = sandboxd_agent_proto::ERROR_EXISTS;
+
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     #[error("missing or wrong bearer token; send `Authorization: Bearer <token>` with the service token")]

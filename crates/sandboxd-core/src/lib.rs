@@ -24,7 +24,7 @@ mod ops;
 mod state;
 
 pub use crate::core::Core;
-pub use error::Error;
+pub use error::{Error, CODE_EXISTS, CODE_SPAWN_FAILED};
 pub use ops::acting::Acting;
 pub use ops::archive::ArchiveDownload;
 pub use ops::computer::ScreenshotPng;

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::Json;
 use sandboxd_backend::BackendError;
-use sandboxd_core::Error;
+use sandboxd_core::{Error, CODE_EXISTS};
 
 /// What the E2B SDKs' "sandbox is gone" check looks for in a message.
 const NOT_FOUND_WORDS: &str = "was not found";
@@ -131,7 +131,9 @@ impl From<Error> for E2bError {
             Error::BadRequest { .. } => (Code::InvalidArgument, StatusCode::BAD_REQUEST),
             Error::NotFound(_) => (Code::NotFound, StatusCode::NOT_FOUND),
             Error::Forbidden { .. } => (Code::PermissionDenied, StatusCode::FORBIDDEN),
-            Error::Conflict { code: "exists", .. } => (Code::AlreadyExists, StatusCode::CONFLICT),
+            Error::Conflict {
+                code: CODE_EXISTS, ..
+            } => (Code::AlreadyExists, StatusCode::CONFLICT),
             Error::Conflict { .. } => (Code::FailedPrecondition, StatusCode::CONFLICT),
             Error::SessionEnded(_) => (Code::Unavailable, StatusCode::BAD_GATEWAY),
             Error::ServiceFull(_) | Error::LimitReached { .. } | Error::PayloadTooLarge(_) => {

@@ -280,7 +280,7 @@ async fn start(
         .await
         .map_err(|e| match e.into_kind() {
             sandboxd_core::Error::BadRequest {
-                code: "spawn_failed",
+                code: sandboxd_core::CODE_SPAWN_FAILED,
                 message,
             } => E2bError::invalid(format!(
                 "{message}; the E2B SDKs run commands with {program}, so pick a template (runtime) whose image has it, e.g. python"

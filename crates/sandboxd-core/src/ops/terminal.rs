@@ -2,7 +2,7 @@
 //! connection.
 
 use crate::core::Core;
-use crate::error::Error;
+use crate::error::{Error, CODE_SPAWN_FAILED};
 use crate::ops::processes::{api_info, plan, process_error, terminal_size, CONTROL_TIMEOUT};
 use crate::state::activity::{Caller, PendingEntry};
 use sandboxd_agent_proto::host::{
@@ -42,10 +42,10 @@ impl Core {
                 .await
                 .map_err(|e| match process_error(e) {
                     Error::BadRequest {
-                        code: "spawn_failed",
+                        code: CODE_SPAWN_FAILED,
                         message,
                     } => Error::bad_request(
-                        "spawn_failed",
+                        CODE_SPAWN_FAILED,
                         format!(
                             "a terminal runs /bin/sh, and this sandbox cannot run it: {message}"
                         ),

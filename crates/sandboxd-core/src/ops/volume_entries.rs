@@ -11,7 +11,7 @@
 //! on that volume alone; a wrong one counts as a failed authentication like a wrong token.
 
 use crate::core::Core;
-use crate::error::Error;
+use crate::error::{Error, CODE_EXISTS};
 use crate::ops::volume_files::{checked_path, files_need_a_session, open_error};
 use crate::ops::volumes::volume_host_error;
 use crate::state::activity::Caller;
@@ -64,7 +64,7 @@ impl Core {
         let done = done.ok_or_else(files_need_a_session)?;
         done.map_err(|e| match e.kind() {
             std::io::ErrorKind::AlreadyExists => Error::Conflict {
-                code: "exists",
+                code: CODE_EXISTS,
                 message: format!("{path} of volume \"{name}\" exists already"),
             },
             std::io::ErrorKind::FileTooLarge => Error::bad_request(
