@@ -19,8 +19,10 @@
 #      chart in deploy/helm/sandboxd, made from the debug build's sandboxd and that agent on
 #      the python image, and the images named in $SANDBOXD_K8S_IMAGES, e.g. a recipe's image a
 #      Docker-backed service built) imported into that containerd from Docker
-#   5. the StorageClass `sandboxd-test` (the controller manager's host-path provisioner: a
-#      directory under /tmp/hostpath_pv per PersistentVolume, no size limit; for tests only)
+#   5. the StorageClass `sandboxd-test` and its provisioner (scripts/k8s/provisioner, built once
+#      per version of its source: an ext4 image of the claim's size per PersistentVolume,
+#      loop-mounted under the state directory and offered as a `local` volume, so a writer
+#      past the size gets ENOSPC and the kubelet reports the volume's use; for tests only)
 #   6. waits for the node to be Ready, then prints `KUBECONFIG=PATH`, `KUBECTL=PATH` and
 #      `HELM=PATH` on stdout (helm built once from its Go module, scripts/k8s/helm/go.mod)
 #
@@ -69,10 +71,14 @@ SERVICE_IMAGE="sandboxd/sandboxd:local"
 HELM_MODULE="$SANDBOXD_SCRIPTS/k8s/helm"
 HELM_VERSION="$(awk '$1 == "require" && $2 == "helm.sh/helm/v4" { print $3 }' "$HELM_MODULE/go.mod")"
 HELM="${SANDBOXD_K8S_CACHE:-/var/cache/sandboxd-k8s}/helm-$HELM_VERSION/helm"
+PROVISIONER_MODULE="$SANDBOXD_SCRIPTS/k8s/provisioner"
+PROVISIONER_NAME="sandboxd.test/loop-image"
+# Where the provisioner keeps each volume's image and mount point (they go with a purge).
+VOLUMES_ROOT="$K8S_STATE/volumes"
 KUBECONFIG_ADMIN="$K8S_STATE/admin.kubeconfig"
 K8S_PACKAGES="containerd runc containernetworking-plugins openssl gcc libc6-dev iproute2"
 K8S_PROGRAMS="etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl"
-# The test StorageClass: PersistentVolumes of the controller manager's host-path provisioner.
+# The test StorageClass: PersistentVolumes of the provisioner above.
 STORAGE_CLASS="sandboxd-test"
 
 # ---- 1. binaries ----------------------------------------------------------------------------
@@ -118,6 +124,28 @@ build_helm() {
             helm.sh/helm/v4/cmd/helm)
     mv "$HELM.partial" "$HELM"
     log "built helm in $(elapsed_since "$t0")"
+}
+
+# The provisioner of the test StorageClass, kept by a hash of its source: a changed source
+# builds (and, through its path, starts) a new one.
+provisioner_binary() {
+    local sum
+    sum="$(cat "$PROVISIONER_MODULE/go.mod" "$PROVISIONER_MODULE/go.sum" "$PROVISIONER_MODULE"/*.go |
+        sha256sum | cut -c1-16)"
+    echo "${SANDBOXD_K8S_CACHE:-/var/cache/sandboxd-k8s}/provisioner-$sum/sandboxd-test-provisioner"
+}
+
+build_provisioner() {
+    local binary=$1 t0
+    [[ -x "$binary" ]] && return 0
+    have go || die "go is needed to build the test cluster's provisioner"
+    log "building the test cluster's provisioner (scripts/k8s/provisioner; about 2 minutes, once per version)"
+    t0="$(now)"
+    mkdir -p "$(dirname "$binary")"
+    (cd "$PROVISIONER_MODULE" &&
+        CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$binary.partial" .)
+    mv "$binary.partial" "$binary"
+    log "built the provisioner in $(elapsed_since "$t0")"
 }
 
 # ---- 2. certificates ------------------------------------------------------------------------
@@ -214,6 +242,23 @@ start() {
     setsid nohup "$@" >>"$SANDBOXD_K8S_LOGS/$name.log" 2>&1 </dev/null &
     echo $! >"$K8S_STATE/run/$name.pid"
     log "started $name (pid $!, log $SANDBOXD_K8S_LOGS/$name.log)"
+}
+
+# replace_if_changed NAME WHAT: stops the component NAME when it runs with another WHAT (its
+# controllers, its configuration, its build) than this run gives it, so `start` starts it anew.
+replace_if_changed() {
+    local name=$1 what=$2 stamp="$K8S_STATE/run/$1.stamp" waited=0
+    if running "$name" && [[ "$(cat "$stamp" 2>/dev/null)" != "$what" ]]; then
+        kill "$(cat "$K8S_STATE/run/$name.pid")" 2>/dev/null || true
+        while running "$name" && ((waited < 300)); do
+            sleep 0.1
+            waited=$((waited + 1))
+        done
+        running "$name" && kill -9 "$(cat "$K8S_STATE/run/$name.pid")" 2>/dev/null
+        log "stopped $name to start it with what this run gives it"
+    fi
+    mkdir -p "$K8S_STATE/run"
+    echo "$what" >"$stamp"
 }
 
 # wait_for WHAT SECONDS CMD...: until CMD succeeds; shows the component's log on failure.
@@ -470,7 +515,10 @@ imageGCLowThresholdPercent: 99
 podPidsLimit: 4096
 maxPods: 500
 serializeImagePulls: false
+# Volumes' use in the summary API is measured this often (default 1m): the tests read it.
+volumeStatsAggPeriod: 5s
 EOF
+    replace_if_changed kubelet "$(sha256sum <"$K8S_STATE/kubelet-config.yaml")"
     start kubelet "$K8S_BIN/kubelet" --config "$K8S_STATE/kubelet-config.yaml" \
         --kubeconfig "$K8S_STATE/kubelet.kubeconfig" --root-dir "$K8S_STATE/kubelet" \
         --cert-dir "$K8S_STATE/kubelet/pki" --hostname-override "$K8S_NODE" --node-ip "$NODE_IP"
@@ -485,7 +533,7 @@ EOF
 # The controllers a cluster needs beyond scheduling, for what the tests use: every namespace
 # gets its `default` service account (without it the API server refuses pods there) and the
 # cluster CA's config map; deleted namespaces are emptied; owned objects are collected; claims
-# are bound to volumes the host-path provisioner makes, and neither is removed while in use;
+# are bound to volumes (the provisioner below makes them), and neither is removed while in use;
 # Deployments get their ReplicaSets and those their pods (the chart's service).
 # Each controller acts with its own service account's credentials, under its RBAC role.
 CONTROLLERS="serviceaccount-controller,serviceaccount-token-controller,namespace-controller"
@@ -494,15 +542,9 @@ CONTROLLERS+=",persistentvolume-binder-controller,persistentvolumeclaim-protecti
 CONTROLLERS+=",persistentvolume-protection-controller,deployment-controller,replicaset-controller"
 start_controller_manager() {
     local pki="$K8S_STATE/pki" kubeconfig="$K8S_STATE/controller-manager.kubeconfig"
-    local chosen="$K8S_STATE/run/kube-controller-manager.controllers"
-    mkdir -p "$K8S_STATE/controller-manager" "$K8S_STATE/run"
+    mkdir -p "$K8S_STATE/controller-manager"
     # One started by an earlier version of this script with other controllers is replaced.
-    if running kube-controller-manager && [[ "$(cat "$chosen" 2>/dev/null)" != "$CONTROLLERS" ]]; then
-        kill "$(cat "$K8S_STATE/run/kube-controller-manager.pid")" 2>/dev/null || true
-        while running kube-controller-manager; do sleep 0.2; done
-        log "stopped kube-controller-manager to start it with the controllers it lacked"
-    fi
-    echo "$CONTROLLERS" >"$chosen"
+    replace_if_changed kube-controller-manager "$CONTROLLERS"
     start kube-controller-manager "$K8S_BIN/kube-controller-manager" \
         --kubeconfig "$kubeconfig" \
         --authentication-kubeconfig "$kubeconfig" --authorization-kubeconfig "$kubeconfig" \
@@ -513,7 +555,6 @@ start_controller_manager() {
         --service-account-private-key-file "$pki/sa.key" \
         --root-ca-file "$pki/ca.crt" \
         --controllers "$CONTROLLERS" \
-        --enable-hostpath-provisioner \
         --profiling=false
     wait_for kube-controller-manager 60 curl -fsSk "https://127.0.0.1:$CONTROLLER_MANAGER_PORT/healthz"
     # Its service-account controller has caught up once the API server's own namespace has
@@ -521,34 +562,40 @@ start_controller_manager() {
     wait_for kube-controller-manager 60 kubectl_admin -n default get serviceaccount default
 }
 
+# The provisioner of the test StorageClass: runs as root on the node's host (it makes and
+# mounts the volumes' filesystems), with the administrator's credentials.
+start_provisioner() {
+    local binary
+    binary="$(provisioner_binary)"
+    build_provisioner "$binary"
+    replace_if_changed sandboxd-test-provisioner "$binary"
+    start sandboxd-test-provisioner "$binary" --kubeconfig "$KUBECONFIG_ADMIN" \
+        --name "$PROVISIONER_NAME" --root "$VOLUMES_ROOT" --node "$K8S_NODE"
+}
+
 # The StorageClass tests make volumes of: bound at once (Immediate), removed with their claim.
+# A class's provisioner cannot be changed: one of an earlier version of this script (the
+# controller manager's host-path provisioner) is made again, its volumes left as they are.
 make_storage_class() {
+    local was
+    was="$(kubectl_admin get storageclass "$STORAGE_CLASS" -o jsonpath='{.provisioner}' 2>/dev/null || true)"
+    if [[ -n "$was" && "$was" != "$PROVISIONER_NAME" ]]; then
+        kubectl_admin delete storageclass "$STORAGE_CLASS" >/dev/null
+    fi
     kubectl_admin apply -f - >/dev/null <<EOF
 apiVersion: storage.k8s.io/v1
 kind: StorageClass
 metadata:
   name: $STORAGE_CLASS
-provisioner: kubernetes.io/host-path
+provisioner: $PROVISIONER_NAME
 reclaimPolicy: Delete
 volumeBindingMode: Immediate
 EOF
 }
 
-# The host-path provisioner keeps each volume's data in a directory of the host, outside the
-# state directory: those of this cluster's volumes go with it on purge (the API server names
-# them; only paths below the provisioner's own directory are removed).
-remove_volume_data() {
-    running kube-apiserver || return 0
-    local path
-    kubectl_admin get pv -o jsonpath="{range .items[?(@.spec.storageClassName==\"$STORAGE_CLASS\")]}{.spec.hostPath.path}{'\n'}{end}" 2>/dev/null |
-        while read -r path; do
-            [[ "$path" == /tmp/hostpath_pv/?* && "$path" != *..* ]] && rm -rf -- "$path"
-        done || true
-}
-
 stop_all() {
     local name
-    for name in kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd; do
+    for name in sandboxd-test-provisioner kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd; do
         if running "$name"; then
             kill "$(cat "$K8S_STATE/run/$name.pid")" 2>/dev/null || true
             log "stopped $name"
@@ -563,10 +610,9 @@ case "${1:-up}" in
         exit 0
         ;;
     purge)
-        remove_volume_data
         stop_all
         sleep 2
-        # Mounts the kubelet and containerd made for pods go first.
+        # Mounts the kubelet and containerd made for pods, and the volumes' filesystems, go first.
         grep -o " $K8S_STATE/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
         rm -rf "$K8S_STATE"
         log "removed $K8S_STATE"
@@ -592,6 +638,7 @@ import_local_images
 start_etcd
 start_apiserver
 start_controller_manager
+start_provisioner
 make_storage_class
 start_scheduler
 start_kubelet

@@ -326,7 +326,7 @@ pub trait Backend: Send + Sync + 'static {
     }
 
     /// Bytes a volume's files take now, where the backend can tell.
-    fn volume_used_bytes(&self, _id: &str) -> Option<u64> {
+    async fn volume_used_bytes(&self, _id: &str) -> Option<u64> {
         None
     }
 

@@ -573,7 +573,7 @@ impl Backend for DockerBackend {
         self.volumes.list()
     }
 
-    fn volume_used_bytes(&self, id: &str) -> Option<u64> {
+    async fn volume_used_bytes(&self, id: &str) -> Option<u64> {
         self.volumes.used_bytes(id)
     }
 

@@ -84,6 +84,7 @@ pub async fn list(State(face): State<Face>, ApiCaller(caller): ApiCaller) -> Res
     let result = face
         .core
         .list_volumes(&caller)
+        .await
         .map_err(E2bError::from)
         .map(|list| {
             list.volumes
@@ -102,7 +103,7 @@ pub async fn get_one(
     Path(id): Path<String>,
 ) -> Response {
     let result = async {
-        face.core.get_volume(&caller, &id)?;
+        face.core.get_volume(&caller, &id).await?;
         with_token(&face, &caller, &id)
     }
     .await;

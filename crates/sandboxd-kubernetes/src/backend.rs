@@ -477,6 +477,13 @@ impl Backend for KubernetesBackend {
         self.claims.list(&self.options.instance_id).await
     }
 
+    async fn volume_used_bytes(&self, id: &str) -> Option<u64> {
+        let claim = crate::volumes::claim_name(id);
+        self.usage
+            .claim_used_bytes(&self.client, &self.options.namespace, &claim)
+            .await
+    }
+
     // A volume's files without a session (`open_volume_file`, `volume_path`) are not served
     // here: the data is a claim only a pod on a node can mount, so the service could reach it
     // only through a pod of its own per request (seconds to start, and with ReadWriteOnce

@@ -1,7 +1,8 @@
 //! What the platform says about a pod: its state, from the pod's status, and its resource use,
-//! from the kubelet's summary API (through the API server's node proxy). Only where the
-//! kubelet counts no processes (cgroup v1 nodes) are they counted by the agent, PID 1 of the
-//! sandbox's container, in the sandbox's own `/proc` ([`processes_seen_by_agent`]).
+//! from the kubelet's summary API (through the API server's node proxy), which also gives the
+//! bytes each mounted claim holds. Only where the kubelet counts no processes (cgroup v1 nodes)
+//! are they counted by the agent, PID 1 of the sandbox's container, in the sandbox's own
+//! `/proc` ([`processes_seen_by_agent`]).
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::{Api, Client};
@@ -9,7 +10,7 @@ use sandboxd_agent_proto::host::list_dir;
 use sandboxd_agent_proto::{DirEntry, EntryKind};
 use sandboxd_backend::{AgentStream, BackendError};
 use serde::Deserialize;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -130,12 +131,26 @@ struct PodSummary {
     memory: Option<MemoryStats>,
     #[serde(default, rename = "process_stats")]
     process_stats: Option<ProcessStats>,
+    #[serde(default)]
+    volume: Vec<VolumeStats>,
 }
 
+/// A pod's or a claim's reference: its namespace and name.
 #[derive(Deserialize)]
 struct PodRef {
     name: String,
     namespace: String,
+}
+
+/// A volume of a pod, as the kubelet measured its filesystem (only volumes of kinds it
+/// measures are listed: `local` and most block-backed ones, not host-path).
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VolumeStats {
+    #[serde(default)]
+    pvc_ref: Option<PodRef>,
+    #[serde(default)]
+    used_bytes: Option<u64>,
 }
 
 #[derive(Deserialize)]
@@ -159,16 +174,26 @@ pub struct PodFigures {
     pub processes: Option<u64>,
 }
 
-/// The use of each pod of a node, by namespace and name.
-type NodeFigures = HashMap<(String, String), PodFigures>;
+/// A namespace and a name.
+type Key = (String, String);
 
-/// The latest summary of each node, the node each pod runs on, and the latest process count
-/// the agent of each pod gave (on cgroup v1 nodes).
+/// What a node's summary says: the use of each pod, and the bytes held by each claim a pod of
+/// the node mounts.
+#[derive(Default)]
+struct NodeFigures {
+    pods: HashMap<Key, PodFigures>,
+    claims: HashMap<Key, u64>,
+}
+
+/// The latest summary of each node, the node each pod runs on, the latest process count the
+/// agent of each pod gave (on cgroup v1 nodes), and the bytes each claim held when a summary
+/// last listed it.
 #[derive(Default)]
 pub struct SummaryCache {
     nodes: Mutex<HashMap<String, (Instant, NodeFigures)>>,
     pod_nodes: Mutex<HashMap<String, String>>,
     processes: Mutex<HashMap<String, (Instant, u64)>>,
+    claims: Mutex<HashMap<Key, u64>>,
 }
 
 impl SummaryCache {
@@ -228,18 +253,71 @@ impl SummaryCache {
             return Ok(usage);
         }
         let figures = fetch(client, &node).await?;
-        let usage = figures.get(&key).copied().unwrap_or_default();
+        let usage = figures.pods.get(&key).copied().unwrap_or_default();
+        self.keep(node, figures);
+        Ok(usage)
+    }
+
+    /// The bytes a claim's volume holds, as the kubelet of a node where a pod mounts it last
+    /// measured them: the summaries of the nodes this service's pods run on are read (each at
+    /// most once per [`SUMMARY_MAX_AGE`]). The last figure seen stays while no pod mounts the
+    /// claim (nothing can write to it then); `None` before any summary listed it, and where the
+    /// class's volumes are not measured by the kubelet (host-path).
+    pub async fn claim_used_bytes(
+        &self,
+        client: &Client,
+        namespace: &str,
+        claim: &str,
+    ) -> Option<u64> {
+        let nodes: HashSet<String> = self
+            .pod_nodes
+            .lock()
+            .expect("pod node lock")
+            .values()
+            .cloned()
+            .collect();
+        for node in nodes {
+            if self.is_fresh(&node) {
+                continue;
+            }
+            match fetch(client, &node).await {
+                Ok(figures) => self.keep(node, figures),
+                Err(e) => tracing::debug!(node, "no volume figures: {e}"),
+            }
+        }
+        let key = (namespace.to_string(), claim.to_string());
+        self.claims
+            .lock()
+            .expect("claim figures lock")
+            .get(&key)
+            .copied()
+    }
+
+    fn cached(&self, node: &str, key: &Key) -> Option<PodFigures> {
+        let nodes = self.nodes.lock().expect("summary cache lock");
+        let (at, figures) = nodes.get(node)?;
+        (at.elapsed() < SUMMARY_MAX_AGE).then(|| figures.pods.get(key).copied().unwrap_or_default())
+    }
+
+    fn is_fresh(&self, node: &str) -> bool {
+        let nodes = self.nodes.lock().expect("summary cache lock");
+        nodes
+            .get(node)
+            .is_some_and(|(at, _)| at.elapsed() < SUMMARY_MAX_AGE)
+    }
+
+    /// Keeps a node's new summary, and the claims' figures it gives.
+    fn keep(&self, node: String, figures: NodeFigures) {
+        self.claims.lock().expect("claim figures lock").extend(
+            figures
+                .claims
+                .iter()
+                .map(|(key, used)| (key.clone(), *used)),
+        );
         self.nodes
             .lock()
             .expect("summary cache lock")
             .insert(node, (Instant::now(), figures));
-        Ok(usage)
-    }
-
-    fn cached(&self, node: &str, key: &(String, String)) -> Option<PodFigures> {
-        let nodes = self.nodes.lock().expect("summary cache lock");
-        let (at, figures) = nodes.get(node)?;
-        (at.elapsed() < SUMMARY_MAX_AGE).then(|| figures.get(key).copied().unwrap_or_default())
     }
 
     async fn node_of(&self, pods: &Api<Pod>, pod: &str) -> Result<String, BackendError> {
@@ -276,17 +354,31 @@ async fn fetch(client: &Client, node: &str) -> Result<NodeFigures, BackendError>
     }
     let summary: Summary = serde_json::from_str(&text)
         .map_err(|e| BackendError::Engine(format!("node {node}'s summary: {e}")))?;
-    Ok(summary
-        .pods
-        .into_iter()
-        .map(|p| {
-            let usage = PodFigures {
-                memory_bytes: p.memory.and_then(|m| m.working_set_bytes).unwrap_or(0),
-                processes: p.process_stats.and_then(|s| s.process_count),
-            };
-            ((p.pod_ref.namespace, p.pod_ref.name), usage)
-        })
-        .collect())
+    Ok(figures(summary))
+}
+
+fn figures(summary: Summary) -> NodeFigures {
+    let mut figures = NodeFigures::default();
+    for pod in summary.pods {
+        for volume in pod.volume {
+            if let (Some(claim), Some(used)) = (volume.pvc_ref, volume.used_bytes) {
+                // Pods mounting one claim see one filesystem: the same figure, or a newer one.
+                let held = figures
+                    .claims
+                    .entry((claim.namespace, claim.name))
+                    .or_default();
+                *held = (*held).max(used);
+            }
+        }
+        let usage = PodFigures {
+            memory_bytes: pod.memory.and_then(|m| m.working_set_bytes).unwrap_or(0),
+            processes: pod.process_stats.and_then(|s| s.process_count),
+        };
+        figures
+            .pods
+            .insert((pod.pod_ref.namespace, pod.pod_ref.name), usage);
+    }
+    figures
 }
 
 /// The most `/proc` entries read: its own few dozen, and a process each, well above any
@@ -388,6 +480,28 @@ mod tests {
         let p = &summary.pods[0];
         assert_eq!(p.memory.as_ref().unwrap().working_set_bytes, Some(1234));
         assert_eq!(p.process_stats.as_ref().unwrap().process_count, Some(3));
+    }
+
+    #[test]
+    fn the_summary_gives_the_bytes_each_mounted_claim_holds() {
+        let summary: Summary = serde_json::from_value(serde_json::json!({
+            "pods": [
+                {"podRef": {"name": "a", "namespace": "ns"},
+                 "volume": [
+                    {"name": "v0", "usedBytes": 4096, "capacityBytes": 1,
+                     "pvcRef": {"name": "sandboxd-volume-x", "namespace": "ns"}},
+                    {"name": "agent", "usedBytes": 77}]},
+                {"podRef": {"name": "b", "namespace": "ns"},
+                 "volume": [{"name": "v0", "usedBytes": 8192,
+                             "pvcRef": {"name": "sandboxd-volume-x", "namespace": "ns"}}]},
+            ],
+        }))
+        .unwrap();
+        let figures = figures(summary);
+        let claim = ("ns".to_string(), "sandboxd-volume-x".to_string());
+        assert_eq!(figures.claims.get(&claim), Some(&8192));
+        assert_eq!(figures.claims.len(), 1, "a volume of no claim is not one");
+        assert_eq!(figures.pods.len(), 2);
     }
 
     #[test]

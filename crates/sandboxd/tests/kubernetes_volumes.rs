@@ -1,8 +1,10 @@
 //! Volumes on the Kubernetes backend, on the real test cluster (scripts/k8s-up.sh; its
-//! StorageClass `sandboxd-test` provisions host-path volumes): a PersistentVolumeClaim per
-//! volume, labelled with the service instance, mounted into the pods of the sessions that ask,
-//! owned by the sandbox's uid, read-only where asked, kept while mounted, removed with the
-//! volume. Every service removes its pods and claims by label when it goes, failing or not.
+//! StorageClass `sandboxd-test` provisions an ext4 image of the claim's size per volume, as
+//! block-backed classes do): a PersistentVolumeClaim per volume, labelled with the service
+//! instance, mounted into the pods of the sessions that ask, owned by the sandbox's uid,
+//! read-only where asked, kept while mounted, capped at its size, its use reported, removed
+//! with the volume. Every service removes its pods and claims by label when it goes, failing
+//! or not.
 //! Ignored without a cluster, like the kubernetes suite; scripts/test.sh's kubernetes step
 //! runs them.
 
@@ -218,6 +220,80 @@ async fn a_volume_is_a_claim_its_data_outlives_sessions_and_it_goes_with_the_vol
     );
     let (_, listed) = admin(&service, Method::GET, "/v1/volumes", None).await;
     assert_eq!(listed["volumes"], json!([]), "{listed}");
+}
+
+#[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
+async fn the_cap_stops_a_writer_with_no_space_and_the_volume_reports_what_it_holds() {
+    let Some(cluster) = cluster() else { return };
+    let service = TestService::start(&base_config(4, ""));
+    let (status, created) = admin(
+        &service,
+        Method::POST,
+        "/v1/volumes",
+        Some(json!({"name": "small", "size": "16m"})),
+    )
+    .await;
+    assert_eq!(status, 201, "{created}");
+    assert_eq!(
+        created["used_bytes"],
+        Value::Null,
+        "no pod has mounted it yet"
+    );
+    let id = open_mounted(
+        &service,
+        json!([{"name": "small", "path": "/workspace/small"}]),
+    )
+    .await;
+    let filled = service
+        .sh(
+            &id,
+            "dd if=/dev/zero of=/workspace/small/big bs=1M count=64 2>&1; echo rc=$?",
+        )
+        .await;
+    let out = filled["stdout"].as_str().unwrap();
+    assert!(out.contains("No space left on device"), "{out}");
+    assert!(!out.contains("rc=0"), "{out}");
+
+    // The host's disk gave the volume no more than its size: the class's image of it.
+    let claim = only_claim(&cluster, &service.instance_id);
+    let volume = claim["spec"]["volumeName"].as_str().unwrap();
+    let path = cluster.kubectl(&["get", "pv", volume, "-o", "jsonpath={.spec.local.path}"]);
+    let image = std::fs::metadata(format!("{}.img", path.trim()))
+        .unwrap_or_else(|e| panic!("the image of {volume} at {path}.img: {e}"));
+    let allocated = std::os::unix::fs::MetadataExt::blocks(&image) * 512;
+    eprintln!("a full 16 MiB volume takes {allocated} bytes of the host's disk");
+    assert!(
+        allocated <= 16 << 20,
+        "the host's disk gave it {allocated} bytes"
+    );
+    assert!(
+        allocated > 8 << 20,
+        "the writes landed in the volume: {allocated}"
+    );
+
+    // What it holds, as the kubelet measures the mounted claim (every 5 s on the test cluster).
+    let deadline = Instant::now() + Duration::from_secs(90);
+    let mut seen = Value::Null;
+    while Instant::now() < deadline {
+        let (status, got) = admin(&service, Method::GET, "/v1/volumes/small", None).await;
+        assert_eq!(status, 200, "{got}");
+        seen = got["used_bytes"].clone();
+        if seen.as_u64().is_some_and(|used| used > 8 << 20) {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    let used = seen.as_u64().unwrap_or(0);
+    assert!(
+        used > 8 << 20 && used <= 16 << 20,
+        "used_bytes of the full 16 MiB volume: {seen}"
+    );
+    // Once no pod mounts it nothing can write to it: the last figure stays.
+    close(&service, &id).await;
+    let (_, listed) = admin(&service, Method::GET, "/v1/volumes", None).await;
+    let kept = listed["volumes"][0]["used_bytes"].as_u64().unwrap_or(0);
+    assert!(kept > 8 << 20, "{listed}");
 }
 
 #[tokio::test]

@@ -146,7 +146,7 @@ impl Sandboxes for Acting {
     }
 
     async fn list_volumes(&self) -> Result<sandboxd_api::VolumeList, Failure> {
-        Ok(self.core.list_volumes(&self.caller)?)
+        Ok(self.core.list_volumes(&self.caller).await?)
     }
 
     async fn fork_session(&self, id: &str, count: u32) -> Result<ForkResult, Failure> {

@@ -83,12 +83,12 @@ impl Core {
         }
     }
 
-    pub(crate) fn volume_info(&self, record: &VolumeRecord) -> VolumeInfo {
+    pub(crate) async fn volume_info(&self, record: &VolumeRecord) -> VolumeInfo {
         VolumeInfo {
             name: record.name.clone(),
             tenant: record.tenant.clone(),
             size_bytes: record.size_bytes,
-            used_bytes: self.backend().volume_used_bytes(&record.id),
+            used_bytes: self.backend().volume_used_bytes(&record.id).await,
             created_at: record.created_at.clone(),
             sessions: self.volume_users(&record.id).unwrap_or_default(),
         }
@@ -209,25 +209,24 @@ impl Core {
             state: VolumeState::Ready,
             ..record
         };
-        Ok(self.volume_info(&record))
+        Ok(self.volume_info(&record).await)
     }
 
     /// The volumes the caller may see: its tenant's, or all for the service token.
-    pub fn list_volumes(&self, caller: &Caller) -> Result<VolumeList, Error> {
+    pub async fn list_volumes(&self, caller: &Caller) -> Result<VolumeList, Error> {
         let tenant = caller.principal.tenant().map(Some);
         let records = self.sessions().store().volumes(tenant)?;
-        Ok(VolumeList {
-            volumes: records
-                .iter()
-                .filter(|r| r.state == VolumeState::Ready)
-                .map(|r| self.volume_info(r))
-                .collect(),
-        })
+        let mut volumes = Vec::with_capacity(records.len());
+        for record in records.iter().filter(|r| r.state == VolumeState::Ready) {
+            volumes.push(self.volume_info(record).await);
+        }
+        Ok(VolumeList { volumes })
     }
 
-    pub fn get_volume(&self, caller: &Caller, name: &str) -> Result<VolumeInfo, Error> {
+    pub async fn get_volume(&self, caller: &Caller, name: &str) -> Result<VolumeInfo, Error> {
         let tenant = caller.principal.tenant();
-        Ok(self.volume_info(&self.volume_for(caller, tenant, name, "get_volume")?))
+        let record = self.volume_for(caller, tenant, name, "get_volume")?;
+        Ok(self.volume_info(&record).await)
     }
 
     /// Deletes a volume and its files; refused while an open session mounts it.
@@ -250,7 +249,7 @@ impl Core {
             store.set_volume_state(&record.id, VolumeState::Deleting)?;
             record
         };
-        let info = self.volume_info(&record);
+        let info = self.volume_info(&record).await;
         self.backend().remove_volume(&record.id).await?;
         store.delete_volume(&record.id)?;
         tracing::info!(volume = %record.id, name, "volume deleted");

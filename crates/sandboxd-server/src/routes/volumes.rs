@@ -67,7 +67,7 @@ pub async fn list(
     State(state): State<AppState>,
     Authenticated(caller): Authenticated,
 ) -> Result<Json<VolumeList>, ApiError> {
-    Ok(Json(state.core.list_volumes(&caller)?))
+    Ok(Json(state.core.list_volumes(&caller).await?))
 }
 
 #[utoipa::path(
@@ -87,7 +87,7 @@ pub async fn get_one(
     Authenticated(caller): Authenticated,
     Path(name): Path<String>,
 ) -> Result<Json<VolumeInfo>, ApiError> {
-    Ok(Json(state.core.get_volume(&caller, &name)?))
+    Ok(Json(state.core.get_volume(&caller, &name).await?))
 }
 
 #[utoipa::path(
