@@ -352,7 +352,7 @@ mkdir -p "$LOG_DIR"
 # with Docker that matter for a backend, with every service's sandboxes as pods. The kubernetes
 # suite's tests are ignored without a cluster (the test step), so they are included here; the
 # shared suites have no ignored test.
-KUBERNETES_SUITES="kubernetes kubernetes_volumes kubernetes_chart files files_meta archive processes ports cli_ports kernel pool api state adversarial snapshots webhooks cli_stream"
+KUBERNETES_SUITES="kubernetes kubernetes_volumes kubernetes_chart volumes files files_meta archive processes ports cli_ports kernel pool api state adversarial snapshots webhooks cli_stream"
 kubernetes_tests() {
     local up kubeconfig kubectl helm interpreter suites=() suite
     # The Kubernetes backend builds no recipe: the code-context suite runs on the interpreter

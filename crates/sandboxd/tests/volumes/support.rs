@@ -1,9 +1,11 @@
-//! The volumes suite's service: one whose volumes' host mounts go with it, and its calls.
+//! The volumes suite's service: one whose volumes' host mounts go with it, and its calls. On
+//! Kubernetes (the kubernetes step runs the suite there too) its volumes are claims.
 
-use crate::common::{base_config, TestService, TOKEN};
+use crate::common::{base_config, kubernetes, on_kubernetes, TestService, TOKEN};
 use reqwest::Method;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// A service whose volumes' mounts on the host are undone when it goes, failing or not, so
 /// its state directory can be removed.
@@ -126,6 +128,37 @@ impl Volumes {
         );
     }
 
+    /// How many volumes have storage: their directories in the state directory on Docker,
+    /// their claims not being deleted on Kubernetes.
+    pub fn stored_volumes(&self) -> usize {
+        match kubernetes() {
+            Some(cluster) => cluster.claims(&self.service.instance_id).len(),
+            None => self.volume_dirs().len(),
+        }
+    }
+
+    /// The volume's `used_bytes`: at once on Docker (the service reads its filesystem); on
+    /// Kubernetes once the kubelet has measured it for a pod that mounts it (every 5 s on the
+    /// test cluster), failing the test after a minute without it.
+    pub async fn used_bytes(&self, name: &str) -> u64 {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let (status, shown) = self
+                .admin(Method::GET, &format!("/v1/volumes/{name}"), None)
+                .await;
+            assert_eq!(status, 200, "{shown}");
+            if let Some(used) = shown["used_bytes"].as_u64() {
+                return used;
+            }
+            assert!(
+                on_kubernetes() && Instant::now() < deadline,
+                "no used_bytes: {shown}"
+            );
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
+    /// The volumes' directories in the state directory (Docker's).
     pub fn volume_dirs(&self) -> Vec<PathBuf> {
         match std::fs::read_dir(self.service.state_dir.path().join("volumes")) {
             Ok(entries) => entries.map(|e| e.unwrap().path()).collect(),
