@@ -399,7 +399,8 @@ gvisor_tests() {
 if step test-build logged test-build cargo cargo test --workspace --no-run; then
     install_static_agent debug >/dev/null
     step test logged test cargo cargo test --workspace --no-fail-fast "$@" || true
-    # Restarting the engine stops every container, so this test runs alone, last.
+    # Restarting an engine stops its containers: this test restarts an engine of its own
+    # (scripts/test-engine.sh), and runs alone, after the others, so its load is theirs to miss.
     step engine-restart logged engine-restart cargo \
         cargo test -p sandboxd --test engine_restart -- --ignored || true
     step kubernetes kubernetes_tests || true

@@ -1,17 +1,100 @@
-//! The Docker engine restarting under a running service. It stops every container on the
-//! engine, so it runs alone, after the rest of the suite (scripts/test.sh does that). A gVisor
-//! session paused to disk is no running container: it survives the restart, its processes
-//! restored at the resume.
+//! The Docker engine restarting under a running service. A restart stops every container on
+//! its engine, so the test runs on an engine of its own (scripts/test-engine.sh: the project's
+//! dockerd with its own roots, socket and pid file), started for it and removed after it,
+//! failing or not: no other service's containers on this host stop with it. It still runs
+//! alone, after the rest of the suite (scripts/test.sh does that), as a restart's load would
+//! weigh on timed checks. A gVisor session paused to disk is no running container: it survives
+//! the restart, its processes restored at the resume.
 
 mod common;
 
 use common::{base_config, docker, TestService};
+use std::path::PathBuf;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-/// The pid file of the engine answering on the default socket (dockerd's default, which
-/// scripts/host-setup.sh starts it with).
-const ENGINE_PID_FILE: &str = "/var/run/docker.pid";
+const TEST_ENGINE: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/test-engine.sh");
+
+/// The pid file of the tests' own engine (scripts/test-engine.sh).
+const ENGINE_PID_FILE: &str = "/run/sandboxd-test-engine/docker.pid";
+
+/// The tests' own engine, started with the busybox image in it; stopped and its data removed
+/// when this goes.
+struct OwnEngine {
+    socket: PathBuf,
+}
+
+impl OwnEngine {
+    fn start() -> OwnEngine {
+        let output = Command::new("bash")
+            .args([TEST_ENGINE, "start", &common::busybox_image()])
+            .output()
+            .unwrap();
+        assert!(
+            output.status.success(),
+            "scripts/test-engine.sh could not start an engine: {}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let socket = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        OwnEngine {
+            socket: socket.into(),
+        }
+    }
+
+    /// What `docker` needs to talk to it.
+    fn host(&self) -> String {
+        format!("unix://{}", self.socket.display())
+    }
+}
+
+impl Drop for OwnEngine {
+    fn drop(&mut self) {
+        let _ = Command::new("bash").args([TEST_ENGINE, "stop"]).status();
+    }
+}
+
+/// A container on the project's engine, standing for another service's sandbox there: it must
+/// run on through the restart of the tests' own engine. Removed when this goes.
+struct Bystander {
+    id: String,
+}
+
+impl Bystander {
+    fn start() -> Bystander {
+        let label = format!(
+            "org.sandboxd.test=engine-restart-{}",
+            common::random_suffix()
+        );
+        let image = common::busybox_image();
+        let id = docker(&[
+            "run",
+            "-d",
+            "--network",
+            "none",
+            "--label",
+            &label,
+            &image,
+            "sleep",
+            "600",
+        ]);
+        let id = id.trim().to_string();
+        assert!(
+            !id.is_empty(),
+            "cannot start a container on the project's engine"
+        );
+        Bystander { id }
+    }
+
+    fn running(&self) -> bool {
+        docker(&["inspect", "-f", "{{.State.Running}}", &self.id]).trim() == "true"
+    }
+}
+
+impl Drop for Bystander {
+    fn drop(&mut self) {
+        docker(&["rm", "-f", &self.id]);
+    }
+}
 
 /// The engine the service uses, by the pid it wrote when it started: only that engine is
 /// stopped, never another one on the machine.
@@ -43,11 +126,13 @@ fn restart_engine() {
         assert!(Instant::now() < deadline, "dockerd {pid} did not stop");
         std::thread::sleep(Duration::from_millis(200));
     }
-    let setup = concat!(env!("CARGO_MANIFEST_DIR"), "/../../scripts/host-setup.sh");
-    let started = Command::new("bash").arg(setup).status().unwrap();
+    let started = Command::new("bash")
+        .args([TEST_ENGINE, "start"])
+        .status()
+        .unwrap();
     assert!(
         started.success(),
-        "host-setup.sh could not start dockerd again"
+        "scripts/test-engine.sh could not start dockerd again"
     );
 }
 
@@ -73,8 +158,14 @@ async fn counted(service: &TestService, id: &str) -> usize {
 
 /// A gVisor session counting in memory, paused to disk; `None` where the engine's runsc does
 /// not restore from disk (host-setup registers the wrapper that does).
-async fn paused_to_disk(service: &TestService) -> Option<String> {
-    let runtimes = docker(&["info", "--format", "{{json .Runtimes}}"]);
+async fn paused_to_disk(service: &TestService, engine: &OwnEngine) -> Option<String> {
+    let runtimes = docker(&[
+        "-H",
+        &engine.host(),
+        "info",
+        "--format",
+        "{{json .Runtimes}}",
+    ]);
     if !runtimes.contains("runsc-sandboxd") {
         common::skip_or_fail("the engine's runsc is not scripts/runsc-sandboxd: no pause to disk to take across the restart");
         return None;
@@ -110,12 +201,18 @@ async fn the_service_survives_an_engine_restart() {
         "[runtimes.sh-gvisor]\nimage = \"{}\"\nisolation = \"gvisor\"\n",
         common::busybox_image()
     );
-    let service = TestService::start(&base_config(3, &gvisor));
+    let engine = OwnEngine::start();
+    let service = TestService::start_with_engine_at(&base_config(3, &gvisor), &engine.socket);
     let id = service.open("sh").await;
     assert_eq!(service.sh(&id, "echo before").await["stdout"], "before\n");
-    let on_disk = paused_to_disk(&service).await;
+    let on_disk = paused_to_disk(&service, &engine).await;
+    let bystander = Bystander::start();
 
     tokio::task::spawn_blocking(restart_engine).await.unwrap();
+    assert!(
+        bystander.running(),
+        "a container on the project's engine stopped with the tests' own"
+    );
 
     let health = service.healthz().await;
     assert_eq!(health.status(), 200, "the service kept serving");
