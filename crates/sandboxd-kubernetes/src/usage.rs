@@ -20,6 +20,9 @@ use std::time::{Duration, Instant};
 const SUMMARY_MAX_AGE: Duration = Duration::from_secs(5);
 /// A process count from a pod's agent answers for this long.
 const PROCESSES_MAX_AGE: Duration = Duration::from_secs(1);
+/// How long a volume's figure waits for a node's summary: a listing of volumes is not held up
+/// by a kubelet that does not answer (the last figure is given then).
+const VOLUME_FIGURES_TIMEOUT: Duration = Duration::from_secs(5);
 /// The summary of a node with hundreds of pods is a few hundred KiB.
 const MAX_SUMMARY_LEN: usize = 16 << 20;
 
@@ -280,9 +283,10 @@ impl SummaryCache {
             if self.is_fresh(&node) {
                 continue;
             }
-            match fetch(client, &node).await {
-                Ok(figures) => self.keep(node, figures),
-                Err(e) => tracing::debug!(node, "no volume figures: {e}"),
+            match tokio::time::timeout(VOLUME_FIGURES_TIMEOUT, fetch(client, &node)).await {
+                Ok(Ok(figures)) => self.keep(node, figures),
+                Ok(Err(e)) => tracing::debug!(node, "no volume figures: {e}"),
+                Err(_) => tracing::debug!(node, "no volume figures: the summary took over 5 s"),
             }
         }
         let key = (namespace.to_string(), claim.to_string());
