@@ -54,9 +54,16 @@ impl Drop for OwnEngine {
 }
 
 /// A container on the project's engine, standing for another service's sandbox there: it must
-/// run on through the restart of the tests' own engine. Removed when this goes.
+/// run on through the restart of the tests' own engine, and its network, the host's `docker0`,
+/// must stay the same interface. Removed when this goes.
 struct Bystander {
     id: String,
+    bridge: Option<String>,
+}
+
+/// The interface index of the project engine's bridge.
+fn docker0_index() -> Option<String> {
+    std::fs::read_to_string("/sys/class/net/docker0/ifindex").ok()
 }
 
 impl Bystander {
@@ -66,27 +73,31 @@ impl Bystander {
             common::random_suffix()
         );
         let image = common::busybox_image();
-        let id = docker(&[
-            "run",
-            "-d",
-            "--network",
-            "none",
-            "--label",
-            &label,
-            &image,
-            "sleep",
-            "600",
-        ]);
+        let id = docker(&["run", "-d", "--label", &label, &image, "sleep", "600"]);
         let id = id.trim().to_string();
         assert!(
             !id.is_empty(),
             "cannot start a container on the project's engine"
         );
-        Bystander { id }
+        Bystander {
+            id,
+            bridge: docker0_index(),
+        }
     }
 
-    fn running(&self) -> bool {
-        docker(&["inspect", "-f", "{{.State.Running}}", &self.id]).trim() == "true"
+    fn assert_untouched(&self) {
+        let running = docker(&["inspect", "-f", "{{.State.Running}}", &self.id]);
+        assert_eq!(
+            running.trim(),
+            "true",
+            "a container on the project's engine stopped with the tests' own"
+        );
+        assert!(self.bridge.is_some(), "the project's engine has no docker0");
+        assert_eq!(
+            docker0_index(),
+            self.bridge,
+            "the host's docker0 was removed or made again"
+        );
     }
 }
 
@@ -201,18 +212,16 @@ async fn the_service_survives_an_engine_restart() {
         "[runtimes.sh-gvisor]\nimage = \"{}\"\nisolation = \"gvisor\"\n",
         common::busybox_image()
     );
+    // Started before the tests' own engine, whose start must leave the host's bridge alone.
+    let bystander = Bystander::start();
     let engine = OwnEngine::start();
     let service = TestService::start_with_engine_at(&base_config(3, &gvisor), &engine.socket);
     let id = service.open("sh").await;
     assert_eq!(service.sh(&id, "echo before").await["stdout"], "before\n");
     let on_disk = paused_to_disk(&service, &engine).await;
-    let bystander = Bystander::start();
 
     tokio::task::spawn_blocking(restart_engine).await.unwrap();
-    assert!(
-        bystander.running(),
-        "a container on the project's engine stopped with the tests' own"
-    );
+    bystander.assert_untouched();
 
     let health = service.healthz().await;
     assert_eq!(health.status(), 200, "the service kept serving");
