@@ -33,9 +33,7 @@ test_engine_pid() {
     [[ "$pid" =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null && echo "$pid"
 }
 
-test_engine_ping() {
-    [[ "$(curl -s --max-time 5 --unix-socket "$TEST_ENGINE_SOCK" http://localhost/_ping 2>/dev/null)" == "OK" ]]
-}
+test_engine_ping() { DOCKER_SOCK="$TEST_ENGINE_SOCK" docker_ping; }
 
 start() {
     require_docker

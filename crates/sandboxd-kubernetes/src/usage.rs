@@ -310,14 +310,12 @@ impl SummaryCache {
             .is_some_and(|(at, _)| at.elapsed() < SUMMARY_MAX_AGE)
     }
 
-    /// Keeps a node's new summary, and the claims' figures it gives.
-    fn keep(&self, node: String, figures: NodeFigures) {
-        self.claims.lock().expect("claim figures lock").extend(
-            figures
-                .claims
-                .iter()
-                .map(|(key, used)| (key.clone(), *used)),
-        );
+    /// Keeps a node's new summary; the claims' figures it gives go to the figures of all nodes.
+    fn keep(&self, node: String, mut figures: NodeFigures) {
+        self.claims
+            .lock()
+            .expect("claim figures lock")
+            .extend(std::mem::take(&mut figures.claims));
         self.nodes
             .lock()
             .expect("summary cache lock")

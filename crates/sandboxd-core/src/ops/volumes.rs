@@ -83,12 +83,22 @@ impl Core {
         }
     }
 
+    /// The volume as shown, with what its files take (on Kubernetes the kubelet's figure, which
+    /// may mean reading a node's summary).
     pub(crate) async fn volume_info(&self, record: &VolumeRecord) -> VolumeInfo {
+        VolumeInfo {
+            used_bytes: self.backend().volume_used_bytes(&record.id).await,
+            ..self.volume_record_info(record)
+        }
+    }
+
+    /// The volume as its record and the open sessions say, without what its files take.
+    fn volume_record_info(&self, record: &VolumeRecord) -> VolumeInfo {
         VolumeInfo {
             name: record.name.clone(),
             tenant: record.tenant.clone(),
             size_bytes: record.size_bytes,
-            used_bytes: self.backend().volume_used_bytes(&record.id).await,
+            used_bytes: None,
             created_at: record.created_at.clone(),
             sessions: self.volume_users(&record.id).unwrap_or_default(),
         }
@@ -249,13 +259,12 @@ impl Core {
             store.set_volume_state(&record.id, VolumeState::Deleting)?;
             record
         };
-        let info = self.volume_info(&record).await;
+        let info = self.volume_record_info(&record);
         self.backend().remove_volume(&record.id).await?;
         store.delete_volume(&record.id)?;
         tracing::info!(volume = %record.id, name, "volume deleted");
         Ok(VolumeInfo {
             sessions: Vec::new(),
-            used_bytes: None,
             ..info
         })
     }
