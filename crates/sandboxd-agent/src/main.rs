@@ -17,6 +17,7 @@ mod kernel;
 mod listener;
 mod ports;
 mod process;
+mod quick_spawn;
 mod seccomp;
 mod serve;
 mod sys;

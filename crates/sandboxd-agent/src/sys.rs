@@ -6,8 +6,9 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
+use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
-use std::process::{Child, Command};
+use std::process::{Child, Command, ExitStatus};
 
 /// Waits for events on `fds` for up to `timeout_ms` (-1: no limit). An interrupted wait
 /// returns normally with no events.
@@ -267,6 +268,34 @@ pub fn spawn_as_oom_victim(
     let spawned = spawn(command);
     let _ = score.file.write_at(&score.own, 0);
     spawned
+}
+
+/// Whether commands start without a fork of their own: the sandbox's kernel has no OOM killer
+/// to make them the first victims of (see [`spawn_as_oom_victim`]).
+pub fn commands_need_no_fork() -> bool {
+    matches!(OOM_VICTIMS.get(), Some(OomVictims::NoneChosen))
+}
+
+/// The exit status of the child `pid`, reaping it: waiting for it with `block`, else `None`
+/// while it runs.
+pub fn wait_for_exit(pid: u32, block: bool) -> io::Result<Option<ExitStatus>> {
+    let pid =
+        libc::pid_t::try_from(pid).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))?;
+    let options = if block { 0 } else { libc::WNOHANG };
+    let mut status = 0;
+    loop {
+        // SAFETY: waits for a child of ours; `status` is a live int.
+        match unsafe { libc::waitpid(pid, &mut status, options) } {
+            0 => return Ok(None),
+            reaped if reaped > 0 => return Ok(Some(ExitStatus::from_raw(status))),
+            _ => {
+                let error = io::Error::last_os_error();
+                if error.kind() != io::ErrorKind::Interrupted {
+                    return Err(error);
+                }
+            }
+        }
+    }
 }
 
 /// The sandbox's process limit, from its pids cgroup (v2, then v1), when it has one.

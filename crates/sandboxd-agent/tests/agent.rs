@@ -50,9 +50,7 @@ fn kill_group(pgid: u32) {
     unsafe { libc::kill(-(pgid as libc::pid_t), libc::SIGKILL) };
 }
 
-#[tokio::test]
-async fn runs_echo() {
-    let fixture = Fixture::start().await;
+async fn runs_echo(fixture: Fixture) {
     let result = fixture.exec(&request(&["echo", "hi"]), None).await.unwrap();
     assert_eq!(text(&result.stdout), "hi\n");
     assert!(result.stderr.is_empty());
@@ -66,9 +64,7 @@ async fn runs_echo() {
     assert!(!result.stdout_truncated && !result.stderr_truncated);
 }
 
-#[tokio::test]
-async fn keeps_stderr_apart_and_reports_exit_codes() {
-    let fixture = Fixture::start().await;
+async fn keeps_stderr_apart_and_reports_exit_codes(fixture: Fixture) {
     let result = fixture
         .exec(&sh("echo out; echo err >&2; exit 3"), None)
         .await
@@ -79,9 +75,7 @@ async fn keeps_stderr_apart_and_reports_exit_codes() {
     assert_eq!(result.report.stderr_bytes, 4);
 }
 
-#[tokio::test]
-async fn environment_and_working_directory() {
-    let fixture = Fixture::start().await;
+async fn environment_and_working_directory(fixture: Fixture) {
     let mut env_request = sh(r#"echo "[$SANDBOXD_AGENT_TOKEN|$FROM_AGENT|$FROM_REQUEST]""#);
     env_request.env = BTreeMap::from([("FROM_REQUEST".into(), "request".into())]);
     let result = fixture.exec(&env_request, None).await.unwrap();
@@ -93,9 +87,7 @@ async fn environment_and_working_directory() {
     assert_eq!(text(&result.stdout), "/tmp\n");
 }
 
-#[tokio::test]
-async fn stdin_round_trip() {
-    let fixture = Fixture::start().await;
+async fn stdin_round_trip(fixture: Fixture) {
     let input: Vec<u8> = (0..300_000u32).map(|i| (i % 251) as u8).collect();
     let result = fixture
         .exec(&request(&["cat"]), Some(input.clone()))
@@ -112,9 +104,7 @@ async fn stdin_round_trip() {
     assert!(result.stdout.is_empty());
 }
 
-#[tokio::test]
-async fn writing_before_reading_stdin_does_not_deadlock() {
-    let fixture = Fixture::start().await;
+async fn writing_before_reading_stdin_does_not_deadlock(fixture: Fixture) {
     // 2 MB of output fill every pipe and socket buffer before the input is read at all.
     let script = sh("head -c 2000000 /dev/zero >&2; wc -c");
     let result = fixture
@@ -125,9 +115,7 @@ async fn writing_before_reading_stdin_does_not_deadlock() {
     assert_eq!(text(&result.stdout).trim(), "500000");
 }
 
-#[tokio::test]
-async fn process_that_ignores_stdin_still_finishes() {
-    let fixture = Fixture::start().await;
+async fn process_that_ignores_stdin_still_finishes(fixture: Fixture) {
     let result = fixture
         .exec(&request(&["true"]), Some(vec![0; 2_000_000]))
         .await
@@ -135,9 +123,7 @@ async fn process_that_ignores_stdin_still_finishes() {
     assert_eq!(result.report.exit_code, Some(0));
 }
 
-#[tokio::test]
-async fn output_over_the_limit_keeps_head_and_tail_with_true_totals() {
-    let fixture = Fixture::start().await;
+async fn output_over_the_limit_keeps_head_and_tail_with_true_totals(fixture: Fixture) {
     let mut big = sh("echo first; head -c 3000000 /dev/zero; echo the-end; echo small >&2");
     big.output_limit = 1000;
     let result = fixture.exec(&big, None).await.unwrap();
@@ -174,9 +160,7 @@ async fn output_over_the_limit_keeps_head_and_tail_with_true_totals() {
     assert_eq!(result.report.exit_code, Some(0));
 }
 
-#[tokio::test]
-async fn output_still_in_the_pipe_after_the_grace_is_forwarded_and_counted() {
-    let fixture = Fixture::start().await;
+async fn output_still_in_the_pipe_after_the_grace_is_forwarded_and_counted(fixture: Fixture) {
     let mut connection = fixture.connection().await;
     // The process fills a pipe of 1 MiB and exits at once. Read slower than the agent's grace
     // after the exit, most of it is still in the pipe when the grace has passed (as on a
@@ -213,9 +197,7 @@ async fn output_still_in_the_pipe_after_the_grace_is_forwarded_and_counted() {
 
 /// The second line is printed only once the test has seen the first (the command waits for a
 /// file the test makes then): output held back until the process ends never arrives.
-#[tokio::test]
-async fn output_streams_while_the_process_runs() {
-    let fixture = Fixture::start().await;
+async fn output_streams_while_the_process_runs(fixture: Fixture) {
     let dir = tempfile::tempdir().unwrap();
     let seen = dir.path().join("seen");
     let mut connection = fixture.connection().await;
@@ -247,9 +229,7 @@ async fn output_streams_while_the_process_runs() {
     assert_eq!(lines, ["a\n", "b\n"]);
 }
 
-#[tokio::test]
-async fn timeout_kills_the_whole_process_group() {
-    let fixture = Fixture::start().await;
+async fn timeout_kills_the_whole_process_group(fixture: Fixture) {
     let mut sleeper = sh("echo $$; sleep 1000 & sleep 1000");
     sleeper.timeout_ms = 500;
     let started = Instant::now();
@@ -268,9 +248,7 @@ async fn timeout_kills_the_whole_process_group() {
     wait_until_group_dead(pgid).await;
 }
 
-#[tokio::test]
-async fn background_children_holding_the_pipes_do_not_delay_the_exit() {
-    let fixture = Fixture::start().await;
+async fn background_children_holding_the_pipes_do_not_delay_the_exit(fixture: Fixture) {
     let started = Instant::now();
     let result = fixture
         .exec(&sh("echo $$; sleep 300 & echo done"), None)
@@ -287,10 +265,8 @@ async fn background_children_holding_the_pipes_do_not_delay_the_exit() {
     wait_until_group_dead(pgid).await;
 }
 
-#[tokio::test]
-async fn a_script_without_an_interpreter_line_runs_as_execvp_runs_it() {
+async fn a_script_without_an_interpreter_line_runs_as_execvp_runs_it(fixture: Fixture) {
     use std::os::unix::fs::PermissionsExt;
-    let fixture = Fixture::start().await;
     let dir = tempfile::tempdir().unwrap();
     let script = dir.path().join("plain-script");
     std::fs::write(&script, "echo from-script\n").unwrap();
@@ -307,9 +283,7 @@ async fn a_script_without_an_interpreter_line_runs_as_execvp_runs_it() {
     assert_eq!(text(&result.stdout), "from-script\n");
 }
 
-#[tokio::test]
-async fn spawn_failures_are_errors_not_crashes() {
-    let fixture = Fixture::start().await;
+async fn spawn_failures_are_errors_not_crashes(fixture: Fixture) {
     for argv in [
         &["/nonexistent/program"][..],
         &["no-such-program-anywhere", "x"],
@@ -338,9 +312,7 @@ async fn spawn_failures_are_errors_not_crashes() {
     assert_eq!(text(&result.stdout), "ok\n");
 }
 
-#[tokio::test]
-async fn unknown_ops_are_refused_and_the_connection_stays_usable() {
-    let fixture = Fixture::start().await;
+async fn unknown_ops_are_refused_and_the_connection_stays_usable(fixture: Fixture) {
     let mut connection = fixture.connection().await;
     let future_op = br#"{"op":"read_file","path":"/etc/hostname"}"#;
     write_frame(&mut connection, FrameKind::Json, future_op)
@@ -358,9 +330,7 @@ async fn unknown_ops_are_refused_and_the_connection_stays_usable() {
     ping(&mut connection, Duration::from_secs(2)).await.unwrap();
 }
 
-#[tokio::test]
-async fn a_lost_service_connection_kills_the_process() {
-    let fixture = Fixture::start().await;
+async fn a_lost_service_connection_kills_the_process(fixture: Fixture) {
     let mut connection = fixture.connection().await;
     write_json(&mut connection, &Request::Exec(sh("echo $$; sleep 1000")))
         .await
@@ -378,9 +348,7 @@ async fn a_lost_service_connection_kills_the_process() {
 
 /// Twenty execs each wait until all twenty have started (a file each in a shared directory):
 /// run one after another, the first would never finish.
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn twenty_concurrent_execs() {
-    let fixture = Fixture::start().await;
+async fn twenty_concurrent_execs(fixture: Fixture) {
     let dir = tempfile::tempdir().unwrap();
     let mut execs = JoinSet::new();
     for i in 0..20 {
@@ -401,9 +369,7 @@ async fn twenty_concurrent_execs() {
     }
 }
 
-#[tokio::test]
-async fn exec_latency_through_the_hub() {
-    let fixture = Fixture::start().await;
+async fn exec_latency_through_the_hub(fixture: Fixture) {
     let rounds = 50;
     let started = Instant::now();
     for _ in 0..rounds {
@@ -414,3 +380,43 @@ async fn exec_latency_through_the_hub() {
     let per_exec = started.elapsed() / rounds;
     eprintln!("exec of `true` through the hub: {per_exec:?} on average over {rounds}");
 }
+
+/// Each test runs twice (on two worker threads, which the concurrent one needs): with the agent forking every command (runc, where a command starts as
+/// the sandbox's first OOM victim) and with its quick spawn (gVisor, whose kernel has none).
+macro_rules! on_both_spawns {
+    ($($test:ident),+ $(,)?) => {
+        $(mod $test {
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn forked() {
+                super::$test(Fixture::start_with(Spawning::Forked).await).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn quick() {
+                super::$test(Fixture::start_with(Spawning::Quick).await).await;
+            }
+        })+
+    };
+}
+
+on_both_spawns!(
+    a_script_without_an_interpreter_line_runs_as_execvp_runs_it,
+    twenty_concurrent_execs,
+    runs_echo,
+    keeps_stderr_apart_and_reports_exit_codes,
+    environment_and_working_directory,
+    stdin_round_trip,
+    writing_before_reading_stdin_does_not_deadlock,
+    process_that_ignores_stdin_still_finishes,
+    output_over_the_limit_keeps_head_and_tail_with_true_totals,
+    output_still_in_the_pipe_after_the_grace_is_forwarded_and_counted,
+    output_streams_while_the_process_runs,
+    timeout_kills_the_whole_process_group,
+    background_children_holding_the_pipes_do_not_delay_the_exit,
+    spawn_failures_are_errors_not_crashes,
+    unknown_ops_are_refused_and_the_connection_stays_usable,
+    a_lost_service_connection_kills_the_process,
+    exec_latency_through_the_hub,
+);

@@ -28,12 +28,27 @@ pub fn secret_beside(socket: &Path) -> AgentSecret {
 /// The agent process; killed when dropped.
 pub struct Agent(pub Child);
 
+/// How the agent starts commands.
+#[derive(Clone, Copy)]
+pub enum Spawning {
+    /// A fork of their own, to start as the sandbox's first OOM victims (runc).
+    Forked,
+    /// Its quick spawn, where the sandbox's kernel has no OOM killer (gVisor).
+    Quick,
+}
+
 impl Agent {
     pub fn spawn(socket: &Path) -> Self {
+        Self::spawn_with(socket, Spawning::Forked)
+    }
+
+    pub fn spawn_with(socket: &Path, spawning: Spawning) -> Self {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sandboxd-agent"));
+        command.arg("--connect").arg(socket);
+        if let Spawning::Quick = spawning {
+            command.arg(sandboxd_agent_proto::AGENT_NO_OOM_KILLER_FLAG);
+        }
         command
-            .arg("--connect")
-            .arg(socket)
             .env("SANDBOXD_AGENT_TOKEN", "must not leak")
             .env("FROM_AGENT", "agent")
             .stdin(Stdio::null());
@@ -72,11 +87,15 @@ pub struct Fixture {
 
 impl Fixture {
     pub async fn start() -> Self {
+        Self::start_with(Spawning::Forked).await
+    }
+
+    pub async fn start_with(spawning: Spawning) -> Self {
         let dir = tempfile::tempdir().unwrap();
         let socket = dir.path().join("agent.sock");
         let hub = AgentHub::bind(&socket, secret_beside(&socket)).unwrap();
         make_wake_fifo(&socket).unwrap();
-        let agent = Agent::spawn(&socket);
+        let agent = Agent::spawn_with(&socket, spawning);
         hub.wait_ready(READY_TIMEOUT)
             .await
             .expect("the agent says hello");
