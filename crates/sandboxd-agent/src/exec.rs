@@ -89,19 +89,20 @@ pub(crate) fn error_event(code: ErrorCode, message: String) -> Event {
     Event::Error { code, message }
 }
 
-/// A started exec: its pid (also its process group), its pipes and, where allowed, its pidfd.
-struct Piped {
-    pid: u32,
-    stdin: Option<File>,
-    stdout: File,
-    stderr: File,
-    exit_signal: Option<OwnedFd>,
+/// A started command: its pid (also its process group), its pipes and, where allowed, its
+/// pidfd. It is waited for by its pid (`sys::wait_for_exit`).
+pub(crate) struct Piped {
+    pub(crate) pid: u32,
+    pub(crate) stdin: Option<File>,
+    pub(crate) stdout: File,
+    pub(crate) stderr: File,
+    pub(crate) exit_signal: Option<OwnedFd>,
 }
 
 /// Starts the request's command with its output piped: by [`quick_spawn`] where the sandbox's
 /// kernel has no OOM killer; else, and for a script without `#!` (which only execvp's fallback
 /// to the shell runs), by std, as the sandbox's preferred victim.
-fn start_piped(request: &ExecRequest) -> io::Result<Piped> {
+pub(crate) fn start_piped(request: &ExecRequest) -> io::Result<Piped> {
     if sys::commands_need_no_fork() {
         match start_quickly(request) {
             Err(e)

@@ -381,27 +381,8 @@ async fn exec_latency_through_the_hub(fixture: Fixture) {
     eprintln!("exec of `true` through the hub: {per_exec:?} on average over {rounds}");
 }
 
-/// Each test runs twice (on two worker threads, which the concurrent one needs): with the agent forking every command (runc, where a command starts as
-/// the sandbox's first OOM victim) and with its quick spawn (gVisor, whose kernel has none).
-macro_rules! on_both_spawns {
-    ($($test:ident),+ $(,)?) => {
-        $(mod $test {
-            use super::*;
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn forked() {
-                super::$test(Fixture::start_with(Spawning::Forked).await).await;
-            }
-
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn quick() {
-                super::$test(Fixture::start_with(Spawning::Quick).await).await;
-            }
-        })+
-    };
-}
-
-on_both_spawns!(
+crate::on_both_spawns!(
+    Fixture:
     a_script_without_an_interpreter_line_runs_as_execvp_runs_it,
     twenty_concurrent_execs,
     runs_echo,

@@ -3,6 +3,8 @@
 
 mod common;
 
+use common::Spawning;
+
 use sandboxd_agent_proto::host::{
     attach_process, list_processes, resize_process, signal_process, start_process,
     write_process_stdin, OutputEvent, ProcessInput, ProcessOutput,
@@ -22,8 +24,8 @@ type Output = ProcessOutput<ReadHalf<AgentLease>>;
 type Input = ProcessInput<WriteHalf<AgentLease>>;
 
 impl Fixture {
-    async fn start() -> Self {
-        Self(common::Fixture::start().await)
+    async fn start_with(spawning: Spawning) -> Self {
+        Self(common::Fixture::start_with(spawning).await)
     }
 
     async fn connection(&self) -> AgentLease {
@@ -165,9 +167,7 @@ async fn read_until(output: &mut Output, text: &str) -> String {
     }
 }
 
-#[tokio::test]
-async fn output_streams_live_and_replays_from_any_offset_after_the_exit() {
-    let fixture = Fixture::start().await;
+async fn output_streams_live_and_replays_from_any_offset_after_the_exit(fixture: Fixture) {
     let info = fixture
         .sh("echo first; echo oops >&2; sleep 1; echo second; exit 3")
         .await;
@@ -201,9 +201,7 @@ async fn output_streams_live_and_replays_from_any_offset_after_the_exit() {
     assert!(matches!(missing, Err(ProtoError::Agent { code, .. }) if code == "no_such_process"));
 }
 
-#[tokio::test]
-async fn output_beyond_the_ring_is_reported_dropped() {
-    let fixture = Fixture::start().await;
+async fn output_beyond_the_ring_is_reported_dropped(fixture: Fixture) {
     let mut request = sh("head -c 100000 /dev/zero; echo; echo end");
     request.command.output_limit = 10_000;
     let info = fixture.start_process(&request).await.unwrap();
@@ -237,9 +235,7 @@ async fn output_beyond_the_ring_is_reported_dropped() {
     assert!(joined(&pieces).len() <= 7_500);
 }
 
-#[tokio::test]
-async fn a_paced_process_waits_for_its_slow_stream_and_loses_nothing() {
-    let fixture = Fixture::start().await;
+async fn a_paced_process_waits_for_its_slow_stream_and_loses_nothing(fixture: Fixture) {
     // Ten times the ring, written as fast as it goes.
     let mut request = sh("head -c 3000000 /dev/zero | tr '\\0' x; echo end");
     request.command.output_limit = 300_000;
@@ -273,9 +269,7 @@ async fn a_paced_process_waits_for_its_slow_stream_and_loses_nothing() {
     assert_eq!(received, 3_000_004);
 }
 
-#[tokio::test]
-async fn stdin_is_written_then_closed() {
-    let fixture = Fixture::start().await;
+async fn stdin_is_written_then_closed(fixture: Fixture) {
     let mut request = sh("cat; echo done");
     request.command.stdin = true;
     let info = fixture.start_process(&request).await.unwrap();
@@ -306,9 +300,9 @@ async fn stdin_is_written_then_closed() {
         .unwrap();
 }
 
-#[tokio::test]
-async fn a_process_that_does_not_read_fails_the_write_and_the_connection_stays_in_step() {
-    let fixture = Fixture::start().await;
+async fn a_process_that_does_not_read_fails_the_write_and_the_connection_stays_in_step(
+    fixture: Fixture,
+) {
     let mut request = sh("sleep 30");
     request.command.stdin = true;
     let info = fixture.start_process(&request).await.unwrap();
@@ -327,9 +321,7 @@ async fn a_process_that_does_not_read_fails_the_write_and_the_connection_stays_i
     assert_eq!(signalled.id, info.id);
 }
 
-#[tokio::test]
-async fn signals_reach_the_whole_group_and_the_exit_says_which() {
-    let fixture = Fixture::start().await;
+async fn signals_reach_the_whole_group_and_the_exit_says_which(fixture: Fixture) {
     let info = fixture.sh("sleep 1000 & sleep 1000").await;
     let (mut output, _) = fixture.attach(&info.id, 0, false).await;
     let mut connection = fixture.connection().await;
@@ -345,9 +337,7 @@ async fn signals_reach_the_whole_group_and_the_exit_says_which() {
     assert!(matches!(invalid, Err(ProtoError::Agent { code, .. }) if code == "bad_request"));
 }
 
-#[tokio::test]
-async fn the_timeout_kills_the_group() {
-    let fixture = Fixture::start().await;
+async fn the_timeout_kills_the_group(fixture: Fixture) {
     let mut request = sh("sleep 1000 & sleep 1000");
     request.command.timeout_ms = 300;
     let info = fixture.start_process(&request).await.unwrap();
@@ -359,9 +349,7 @@ async fn the_timeout_kills_the_group() {
     fixture.wait_until_group_gone(&info.id).await;
 }
 
-#[tokio::test]
-async fn terminal_runs_an_interactive_shell_that_resizes_and_hangs_up() {
-    let fixture = Fixture::start().await;
+async fn terminal_runs_an_interactive_shell_that_resizes_and_hangs_up(fixture: Fixture) {
     let mut request = sh("");
     request.command.argv = vec!["sh".into()];
     request.command.env.insert("PS1".into(), "$ ".into());
@@ -423,9 +411,7 @@ async fn terminal_runs_an_interactive_shell_that_resizes_and_hangs_up() {
     assert!(matches!(refused, Err(ProtoError::Agent { code, .. }) if code == "not_a_terminal"));
 }
 
-#[tokio::test]
-async fn at_most_64_are_tracked_and_exited_ones_make_room() {
-    let fixture = Fixture::start().await;
+async fn at_most_64_are_tracked_and_exited_ones_make_room(fixture: Fixture) {
     let first = fixture.sh("exit 0").await;
     let mut running = Vec::new();
     for _ in 0..63 {
@@ -449,9 +435,7 @@ async fn at_most_64_are_tracked_and_exited_ones_make_room() {
     }
 }
 
-#[tokio::test]
-async fn spawn_failures_are_answered() {
-    let fixture = Fixture::start().await;
+async fn spawn_failures_are_answered(fixture: Fixture) {
     let mut request = sh("");
     request.command.argv = vec!["/no/such/program".into()];
     let failed = fixture.start_process(&request).await;
@@ -462,3 +446,17 @@ async fn spawn_failures_are_answered() {
     let empty = fixture.start_process(&request).await;
     assert!(matches!(empty, Err(ProtoError::Agent { code, .. }) if code == "bad_request"));
 }
+
+crate::on_both_spawns!(
+    Fixture:
+    output_streams_live_and_replays_from_any_offset_after_the_exit,
+    output_beyond_the_ring_is_reported_dropped,
+    a_paced_process_waits_for_its_slow_stream_and_loses_nothing,
+    stdin_is_written_then_closed,
+    a_process_that_does_not_read_fails_the_write_and_the_connection_stays_in_step,
+    signals_reach_the_whole_group_and_the_exit_says_which,
+    the_timeout_kills_the_group,
+    terminal_runs_an_interactive_shell_that_resizes_and_hangs_up,
+    at_most_64_are_tracked_and_exited_ones_make_room,
+    spawn_failures_are_answered,
+);

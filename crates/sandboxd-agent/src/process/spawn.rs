@@ -10,7 +10,6 @@ use std::fs::File;
 use std::io;
 use std::os::fd::OwnedFd;
 use std::os::unix::process::CommandExt;
-use std::process::Child;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -40,7 +39,13 @@ pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refus
         None => spawn_with_pipes(request),
         Some(size) => spawn_on_terminal(request, size),
     };
-    let (child, outputs, stdin, terminal) = spawned.map_err(|e| {
+    let Spawned {
+        pid,
+        exit_signal,
+        outputs,
+        stdin,
+        terminal,
+    } = spawned.map_err(|e| {
         Refusal::new(
             ErrorCode::SpawnFailed,
             exec::spawn_failure(program, command, &e),
@@ -48,7 +53,7 @@ pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refus
     })?;
     let process = Arc::new(Process {
         id: format!("p{}", NEXT_ID.fetch_add(1, Ordering::Relaxed)),
-        pid: child.id(),
+        pid,
         program: request.program.clone(),
         pty: request.pty.is_some(),
         started_at_ms: unix_millis(SystemTime::now()),
@@ -69,10 +74,10 @@ pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refus
     let supervisor = thread::Builder::new()
         .name("process".into())
         .stack_size(SUPERVISOR_STACK_SIZE)
-        .spawn(move || supervised.supervise(child, outputs));
+        .spawn(move || supervised.supervise(exit_signal, outputs));
     if let Err(e) = supervisor {
-        // The child went with the closure; its group must not run unsupervised.
-        sys::kill_process_group(process.pid);
+        // Its group must not run unsupervised.
+        abandon(process.pid);
         let message = format!("cannot supervise {program:?}: {e}");
         return Err(Refusal::new(ErrorCode::SpawnFailed, message));
     }
@@ -80,34 +85,35 @@ pub(super) fn spawn(request: &ProcessStartRequest) -> Result<Arc<Process>, Refus
     Ok(process)
 }
 
-/// A spawned child, its output (kind and pipe or terminal master), its stdin for writing
-/// and its terminal for resizing.
-type Spawned = (Child, Vec<(FrameKind, File)>, Option<File>, Option<File>);
+/// A started process (waited for by its pid), its pidfd where allowed, its output (kind and
+/// pipe or terminal master), its stdin for writing and its terminal for resizing.
+struct Spawned {
+    pid: u32,
+    exit_signal: Option<OwnedFd>,
+    outputs: Vec<(FrameKind, File)>,
+    stdin: Option<File>,
+    terminal: Option<File>,
+}
 
 fn spawn_with_pipes(request: &ProcessStartRequest) -> io::Result<Spawned> {
-    let mut child = exec::start(exec::command(&request.command))?;
-    let stdout = child
-        .stdout
-        .take()
-        .map(|pipe| (FrameKind::Stdout, file(pipe)));
-    let stderr = child
-        .stderr
-        .take()
-        .map(|pipe| (FrameKind::Stderr, file(pipe)));
-    let outputs = stdout.into_iter().chain(stderr).collect();
-    let stdin = child.stdin.take().map(file);
-    if let Some(stdin) = &stdin {
+    let piped = exec::start_piped(&request.command)?;
+    if let Some(stdin) = &piped.stdin {
         // Written only as the process makes room, so it can never block the agent.
         if let Err(e) = sys::set_nonblocking(stdin) {
-            abandon(child);
+            abandon(piped.pid);
             return Err(e);
         }
     }
-    Ok((child, outputs, stdin, None))
-}
-
-fn file(pipe: impl Into<OwnedFd>) -> File {
-    File::from(pipe.into())
+    Ok(Spawned {
+        pid: piped.pid,
+        exit_signal: piped.exit_signal,
+        outputs: vec![
+            (FrameKind::Stdout, piped.stdout),
+            (FrameKind::Stderr, piped.stderr),
+        ],
+        stdin: piped.stdin,
+        terminal: None,
+    })
 }
 
 fn spawn_on_terminal(request: &ProcessStartRequest, size: TermSize) -> io::Result<Spawned> {
@@ -125,6 +131,9 @@ fn spawn_on_terminal(request: &ProcessStartRequest, size: TermSize) -> io::Resul
         // so the master reads end-of-file once the process side has closed the terminal.
         exec::start(command)?
     };
+    // Waited for by its pid from here: std's handle holds nothing else.
+    let pid = child.id();
+    drop(child);
     let spawned = sys::set_nonblocking(&master).and_then(|()| {
         let input = master.try_clone()?;
         let terminal = master.try_clone()?;
@@ -135,18 +144,24 @@ fn spawn_on_terminal(request: &ProcessStartRequest, size: TermSize) -> io::Resul
         ))
     });
     match spawned {
-        Ok((outputs, stdin, terminal)) => Ok((child, outputs, stdin, terminal)),
+        Ok((outputs, stdin, terminal)) => Ok(Spawned {
+            pid,
+            exit_signal: sys::pidfd_open(pid),
+            outputs,
+            stdin,
+            terminal,
+        }),
         Err(e) => {
-            abandon(child);
+            abandon(pid);
             Err(e)
         }
     }
 }
 
 /// Kills and reaps a child that cannot be supervised.
-fn abandon(mut child: Child) {
-    sys::kill_process_group(child.id());
-    let _ = child.wait();
+fn abandon(pid: u32) {
+    sys::kill_process_group(pid);
+    let _ = sys::wait_for_exit(pid, true);
 }
 
 fn unix_millis(at: SystemTime) -> u64 {

@@ -6,8 +6,9 @@ use crate::sys;
 use sandboxd_agent_proto::{ExitReport, FrameKind, OUTPUT_CHUNK_LEN};
 use std::fs::File;
 use std::io::{ErrorKind, Read};
+use std::os::fd::OwnedFd;
 use std::os::unix::process::ExitStatusExt;
-use std::process::{Child, ExitStatus};
+use std::process::ExitStatus;
 use std::sync::atomic::Ordering;
 use std::thread;
 use std::time::{Duration, Instant};
@@ -47,15 +48,18 @@ impl Process {
 
     /// Runs on the process's own thread until it has exited: moves its output into the ring
     /// and kills its group at the timeout, then records the exit.
-    pub(super) fn supervise(&self, mut child: Child, mut outputs: Vec<(FrameKind, File)>) {
+    pub(super) fn supervise(
+        &self,
+        mut exit_signal: Option<OwnedFd>,
+        mut outputs: Vec<(FrameKind, File)>,
+    ) {
         let oom_kills_before = exec::oom_kill_count();
         let deadline = self.started.checked_add(self.timeout);
-        let mut exit_signal = sys::pidfd_open(self.pid);
         let mut timed_out = false;
         let mut buffer = vec![0; OUTPUT_CHUNK_LEN];
         let (status, duration) = loop {
             let now = Instant::now();
-            if let Some(status) = self.reap(&mut child) {
+            if let Some(status) = self.reap() {
                 let duration = self.started.elapsed();
                 self.finish_reading(&mut outputs, &mut buffer, now + exec::DRAIN_GRACE);
                 break (status, duration);
@@ -128,14 +132,14 @@ impl Process {
     }
 
     /// The exit status once the process has exited.
-    fn reap(&self, child: &mut Child) -> Option<ExitStatus> {
-        match child.try_wait() {
+    fn reap(&self) -> Option<ExitStatus> {
+        match sys::wait_for_exit(self.pid, false) {
             Ok(status) => status,
             // Cannot happen for a child only this thread waits for; never leave it running
             // unsupervised all the same.
             Err(_) => {
                 sys::kill_process_group(self.pid);
-                child.wait().ok()
+                sys::wait_for_exit(self.pid, true).ok().flatten()
             }
         }
     }

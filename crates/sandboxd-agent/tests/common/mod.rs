@@ -170,3 +170,26 @@ pub fn sh(script: &str) -> ExecRequest {
 pub fn text(bytes: &[u8]) -> &str {
     std::str::from_utf8(bytes).unwrap()
 }
+
+/// Makes each named test run twice, on two worker threads: with the agent forking every command
+/// (runc, where a command starts as the sandbox's first OOM victim) and with its quick spawn
+/// (gVisor, whose kernel has none). Each is an `async fn NAME(fixture: FIXTURE)`, and FIXTURE
+/// has `start_with(Spawning)`.
+#[macro_export]
+macro_rules! on_both_spawns {
+    ($fixture:ident: $($test:ident),+ $(,)?) => {
+        $(mod $test {
+            use super::*;
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn forked() {
+                super::$test($fixture::start_with(Spawning::Forked).await).await;
+            }
+
+            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+            async fn quick() {
+                super::$test($fixture::start_with(Spawning::Quick).await).await;
+            }
+        })+
+    };
+}
