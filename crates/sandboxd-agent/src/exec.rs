@@ -13,7 +13,6 @@ use std::fs::File;
 use std::io::{self, ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
-use std::os::unix::fs::FileExt;
 use std::os::unix::net::UnixStream;
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -270,9 +269,8 @@ pub(crate) fn oom_killed_between(before: Option<u64>, after: Option<u64>) -> boo
 }
 
 /// The sandbox's OOM-kill count. The counter file is opened once and read from its start each
-/// time (the kernel writes it afresh for every read): an exec reads it twice, and opening a
-/// cgroup file, a path walk through sysfs, was the largest part of the agent's own system time
-/// per exec.
+/// time ([`sys::read_generated`]): an exec reads it twice, and opening a cgroup file, a path
+/// walk through sysfs, was the largest part of the agent's own system time per exec.
 pub(crate) fn oom_kill_count() -> Option<u64> {
     static COUNTERS: OnceLock<Option<File>> = OnceLock::new();
     let counters = COUNTERS
@@ -282,18 +280,7 @@ pub(crate) fn oom_kill_count() -> Option<u64> {
                 .find_map(|path| File::open(path).ok())
         })
         .as_ref()?;
-    let mut text = [0; COUNTERS_MAX_LEN];
-    let mut len = 0;
-    while len < text.len() {
-        match counters.read_at(&mut text[len..], len as u64) {
-            Ok(0) => break,
-            Ok(read) => len += read,
-            Err(e) if e.kind() == ErrorKind::Interrupted => {}
-            Err(_) => return None,
-        }
-    }
-    std::str::from_utf8(&text[..len])
-        .ok()?
+    sys::read_generated(counters, &mut [0; COUNTERS_MAX_LEN])?
         .lines()
         .find_map(|line| line.strip_prefix("oom_kill ")?.trim().parse().ok())
 }

@@ -11,6 +11,8 @@ use std::io;
 /// Room left for the agent's own fork (its page tables and kernel stack, a few hundred KiB)
 /// and the kernel's per-CPU charge batches, which let memory.current lag by up to 256 KiB each.
 const AGENT_RESERVE: u64 = 4 << 20;
+/// More than the byte count of what a cgroup holds takes (20 digits and a newline).
+const HELD_MAX_LEN: usize = 32;
 
 /// Where the sandbox's memory cgroup keeps its limit, its use and their breakdown, and the
 /// breakdown's keys for all file pages and those in tmpfs: cgroup v2, then v1.
@@ -45,7 +47,7 @@ pub fn room_to_start() -> io::Result<()> {
     let Some((layout, limit)) = *LIMIT.get_or_init(|| LAYOUTS.iter().find_map(limit_of)) else {
         return Ok(());
     };
-    let Some(held) = read(layout.held).and_then(|text| text.trim().parse().ok()) else {
+    let Some(held) = held_now(layout) else {
         return Ok(());
     };
     if limit.saturating_sub(held) >= AGENT_RESERVE {
@@ -82,6 +84,19 @@ static LIMIT: std::sync::OnceLock<Option<(&'static Layout, u64)>> = std::sync::O
 fn limit_of(layout: &'static Layout) -> Option<(&'static Layout, u64)> {
     let limit = read(layout.limit)?.trim().parse().ok()?;
     Some((layout, limit))
+}
+
+/// What the sandbox's memory holds now, from its cgroup file opened at the first check and kept
+/// ([`crate::sys::read_generated`]); read by its path should the kept descriptor fail.
+fn held_now(layout: &Layout) -> Option<u64> {
+    static HELD: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
+    let mut buffer = [0; HELD_MAX_LEN];
+    let kept = HELD
+        .get_or_init(|| std::fs::File::open(layout.held).ok())
+        .as_ref()
+        .and_then(|file| crate::sys::read_generated(file, &mut buffer))
+        .map(str::to_owned);
+    kept.or_else(|| read(layout.held))?.trim().parse().ok()
 }
 
 fn read(path: &str) -> Option<String> {

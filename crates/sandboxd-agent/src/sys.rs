@@ -298,6 +298,24 @@ pub fn wait_for_exit(pid: u32, block: bool) -> io::Result<Option<ExitStatus>> {
     }
 }
 
+/// What a file the kernel writes afresh for every read (cgroup and proc figures) holds, read
+/// from its start in one `pread` into `buffer`: a descriptor kept open reads the current
+/// figures with no path walk, which in gVisor costs more than the read. `None` when it cannot
+/// be read or may go on past the buffer.
+pub fn read_generated<'a>(file: &File, buffer: &'a mut [u8]) -> Option<&'a str> {
+    use std::os::unix::fs::FileExt;
+    let len = loop {
+        match file.read_at(buffer, 0) {
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            read => break read.ok()?,
+        }
+    };
+    if len >= buffer.len() {
+        return None;
+    }
+    std::str::from_utf8(&buffer[..len]).ok()
+}
+
 /// The sandbox's process limit, from its pids cgroup (v2, then v1), when it has one.
 pub fn process_limit() -> Option<u64> {
     ["/sys/fs/cgroup/pids.max", "/sys/fs/cgroup/pids/pids.max"]
@@ -334,4 +352,25 @@ pub fn rename_no_replace(from: &Path, to: &Path) -> io::Result<()> {
         return Err(io::Error::from_raw_os_error(libc::EEXIST));
     }
     std::fs::rename(from, to)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_generated_file_is_read_whole_each_time_or_not_at_all() {
+        let status = File::open("/proc/self/status").unwrap();
+        let mut buffer = [0; 8192];
+        let first = read_generated(&status, &mut buffer).unwrap().to_owned();
+        assert!(
+            first.starts_with("Name:") && first.ends_with('\n'),
+            "{first}"
+        );
+        // Read again from its start through the same descriptor: the whole file again.
+        let again = read_generated(&status, &mut buffer).unwrap();
+        assert_eq!(again.lines().next(), first.lines().next());
+        // A buffer it fills may have cut it short.
+        assert_eq!(read_generated(&status, &mut [0; 16]), None);
+    }
 }
