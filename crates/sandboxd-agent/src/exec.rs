@@ -8,7 +8,8 @@ use sandboxd_agent_proto::{
     read_frame, write_frame, write_json, ErrorCode, Event, ExecRequest, ExitReport, Frame,
     FrameKind, ProtoError, OUTPUT_CHUNK_LEN,
 };
-use std::ffi::OsStr;
+use std::collections::BTreeMap;
+use std::ffi::{OsStr, OsString};
 use std::fs::File;
 use std::io::{self, ErrorKind, Read, Write};
 use std::os::fd::{AsRawFd, OwnedFd};
@@ -153,7 +154,7 @@ fn start_quickly(request: &ExecRequest) -> io::Result<Piped> {
     };
     let program = quick_spawn::Program {
         argv: &request.argv,
-        env: quick_spawn::environment(&request.env),
+        env: environment(&request.env),
         cwd: request.cwd.as_deref(),
     };
     let started = quick_spawn::spawn(
@@ -258,8 +259,20 @@ pub(crate) fn program(request: &ExecRequest) -> Command {
 }
 
 /// Whether `name` is one of the agent's own variables, which no command inherits.
-pub(crate) fn is_private_variable(name: &OsStr) -> bool {
+fn is_private_variable(name: &OsStr) -> bool {
     name.as_bytes().starts_with(PRIVATE_ENV_PREFIX)
+}
+
+/// The same environment as [`program`] gives, as a list (for [`quick_spawn`]): the agent's own
+/// less its `SANDBOXD_` variables, with `set` over it.
+pub(crate) fn environment(set: &BTreeMap<String, String>) -> Vec<(OsString, OsString)> {
+    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
+        .filter(|(name, _)| {
+            !is_private_variable(name) && name.to_str().is_none_or(|name| !set.contains_key(name))
+        })
+        .collect();
+    env.extend(set.iter().map(|(name, value)| (name.into(), value.into())));
+    env
 }
 
 /// Whether the sandbox's OOM-kill count rose while a command ran: the kernel killed one of its

@@ -12,7 +12,6 @@
 //! Elsewhere a command needs a fork of its own, to start as the sandbox's first OOM victim
 //! (`sys::spawn_as_oom_victim`), and std starts it.
 
-use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::fs::File;
 use std::io;
@@ -111,18 +110,6 @@ pub fn spawn(program: &Program, stdio: [RawFd; 3]) -> io::Result<Started> {
             Err(io::Error::from_raw_os_error(errno))
         }
     }
-}
-
-/// The command's environment: the agent's own less its `SANDBOXD_` variables, with `set` over it.
-pub fn environment(set: &BTreeMap<String, String>) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = std::env::vars_os()
-        .filter(|(name, _)| {
-            !crate::exec::is_private_variable(name)
-                && name.to_str().is_none_or(|name| !set.contains_key(name))
-        })
-        .collect();
-    env.extend(set.iter().map(|(name, value)| (name.into(), value.into())));
-    env
 }
 
 /// The paths execvp would try for `program`: itself when it names a path, else the program in

@@ -1,4 +1,5 @@
 use super::*;
+use crate::exec::environment;
 use std::io::Read;
 use std::os::fd::AsRawFd;
 use std::os::unix::fs::PermissionsExt;
