@@ -40,8 +40,9 @@
 #
 # Each step that runs tests says how many ran and how many were skipped (cargo's ignored ones,
 # and those that printed `SKIPPED:` because something they need is missing: in CI, which this
-# script declares by setting CI=true unless it is set, those fail instead); a step that ran no
-# test fails.
+# script declares by setting CI=true unless it is set, those fail instead), and how many of
+# those that ran left out a check that is not for the backend they run on (`NOT HERE:`, e.g.
+# a Docker container's log driver on Kubernetes); a step that ran no test fails.
 #
 # Usage: scripts/test.sh [extra args for cargo test, e.g. -- --nocapture]
 set -euo pipefail
@@ -265,8 +266,9 @@ trap summary EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# test_counts KIND LOG: "RAN SKIPPED IGNORED" of a test run's output. RAN leaves out the tests
-# that printed `SKIPPED: NAME: WHY` (tests/common skip.rs), which count as SKIPPED:
+# test_counts KIND LOG: "RAN SKIPPED APART IGNORED" of a test run's output. RAN leaves out the
+# tests that printed `SKIPPED: NAME: WHY` (tests/common skip.rs), which count as SKIPPED; APART
+# is how many of those that ran printed `NOT HERE: NAME: WHY` (each test once):
 #   cargo   the `test result:` lines' passed + failed, and ignored
 #   pytest  the last summary line's passed + failed + errors, and skipped
 #   node    TAP's `# pass`, `# fail`, and `# skipped` + `# todo`
@@ -275,6 +277,7 @@ test_counts() {
     awk -v kind="$kind" '
         function count(word,    m) { return match($0, "[0-9]+ " word) ? substr($0, RSTART, RLENGTH) + 0 : 0 }
         /^SKIPPED: / { skipped++; next }
+        /^NOT HERE: / { split($0, part, ": "); if (!(part[2] in seen)) { seen[part[2]] = 1; apart++ }; next }
         kind == "cargo" && /^test result: / { ran += count("passed") + count("failed"); ignored += count("ignored") }
         kind == "pytest" && /[0-9]+ (passed|failed|skipped|errors?)[ ,].*in [0-9.]+s/ {
             pran = count("passed") + count("failed") + count("error"); pskipped = count("skipped")
@@ -284,7 +287,7 @@ test_counts() {
         END {
             ran += pran; ignored += pskipped
             ran -= skipped
-            printf "%d %d %d\n", (ran < 0 ? 0 : ran), skipped, ignored
+            printf "%d %d %d %d\n", (ran < 0 ? 0 : ran), skipped, apart, ignored
         }
     ' "$file"
 }
@@ -292,15 +295,16 @@ test_counts() {
 # step NAME CMD...: run a step, record NAME=ok|FAIL and its duration, and for a step that ran
 # tests (through logged) how many ran and were skipped; a step that ran none fails.
 step() {
-    local name=$1 s rc=0 counts="" ran skipped ignored
+    local name=$1 s rc=0 counts="" ran skipped apart ignored leaving=""
     shift
     log "==== $name: $*"
     s="$(now)"
     "$@" || rc=$?
     if [[ -n "${STEP_KIND[$name]:-}" && "${STEP_KIND[$name]}" =~ ^(cargo|pytest|node)$ && $name != test-build && $name != clippy ]]; then
-        read -r ran skipped ignored < <(test_counts "${STEP_KIND[$name]}" "$LOG_DIR/$name.log")
-        counts="; ran $ran, skipped $skipped, ignored $ignored"
-        log "==== $name: ran $ran tests, skipped $skipped (missing what they need), ignored $ignored"
+        read -r ran skipped apart ignored < <(test_counts "${STEP_KIND[$name]}" "$LOG_DIR/$name.log")
+        ((apart == 0)) || leaving=" ($apart of them leaving out a check not for this backend)"
+        counts="; ran $ran$leaving, skipped $skipped, ignored $ignored"
+        log "==== $name: ran $ran tests$leaving, skipped $skipped (missing what they need), ignored $ignored"
         if [[ $ran -eq 0 && $rc -eq 0 ]]; then
             log "==== $name ran no test"
             echo "$name: (no test): the step ran no test" >>"$FAILURE_LIST"

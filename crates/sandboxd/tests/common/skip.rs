@@ -17,11 +17,16 @@ fn test_name() -> String {
         .to_string()
 }
 
-/// Reports the running test as skipped, `why` saying what it needs. Written to the process's
-/// stderr itself, past libtest's capture, so the line shows for a passing test too; in one
-/// write, so parallel tests' output cannot split it.
+/// Reports the running test as skipped, `why` saying what it needs.
 pub fn skipped(why: &str) {
-    let line = format!("SKIPPED: {}: {why}\n", test_name());
+    report("SKIPPED", why);
+}
+
+/// A `MARK: TEST: WHY` line for scripts/test.sh to count. Written to the process's stderr
+/// itself, past libtest's capture, so the line shows for a passing test too; in one write, so
+/// parallel tests' output cannot split it.
+pub fn report(mark: &str, why: &str) {
+    let line = format!("{mark}: {}: {why}\n", test_name());
     let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
