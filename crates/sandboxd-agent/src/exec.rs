@@ -112,19 +112,11 @@ pub(crate) fn start_piped(request: &ExecRequest) -> io::Result<Piped> {
         }
     }
     let mut child = start(command(request))?;
+    let file = |pipe: Option<OwnedFd>| pipe.map(File::from);
     let (stdin, stdout, stderr) = (
-        child
-            .stdin
-            .take()
-            .map(|pipe| File::from(OwnedFd::from(pipe))),
-        child
-            .stdout
-            .take()
-            .map(|pipe| File::from(OwnedFd::from(pipe))),
-        child
-            .stderr
-            .take()
-            .map(|pipe| File::from(OwnedFd::from(pipe))),
+        file(child.stdin.take().map(OwnedFd::from)),
+        file(child.stdout.take().map(OwnedFd::from)),
+        file(child.stderr.take().map(OwnedFd::from)),
     );
     let pid = child.id();
     // Waited for by its pid from here: std's handle holds nothing else.

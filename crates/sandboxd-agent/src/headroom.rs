@@ -90,13 +90,11 @@ fn limit_of(layout: &'static Layout) -> Option<(&'static Layout, u64)> {
 /// ([`crate::sys::read_generated`]); read by its path should the kept descriptor fail.
 fn held_now(layout: &Layout) -> Option<u64> {
     static HELD: std::sync::OnceLock<Option<std::fs::File>> = std::sync::OnceLock::new();
-    let mut buffer = [0; HELD_MAX_LEN];
-    let kept = HELD
-        .get_or_init(|| std::fs::File::open(layout.held).ok())
+    let parse = |text: &str| text.trim().parse().ok();
+    HELD.get_or_init(|| std::fs::File::open(layout.held).ok())
         .as_ref()
-        .and_then(|file| crate::sys::read_generated(file, &mut buffer))
-        .map(str::to_owned);
-    kept.or_else(|| read(layout.held))?.trim().parse().ok()
+        .and_then(|file| crate::sys::read_generated(file, &mut [0; HELD_MAX_LEN]).and_then(parse))
+        .or_else(|| read(layout.held).as_deref().and_then(parse))
 }
 
 fn read(path: &str) -> Option<String> {

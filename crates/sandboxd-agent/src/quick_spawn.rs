@@ -104,9 +104,7 @@ pub fn spawn(program: &Program, stdio: [RawFd; 3]) -> io::Result<Started> {
         0 => Ok(Started { pid, pidfd }),
         errno => {
             // The child exited with 127 without running anything: reaped here.
-            let mut status = 0;
-            // SAFETY: waits for our own child; `status` is a live int.
-            unsafe { libc::waitpid(libc::pid_t::try_from(pid).unwrap_or(-1), &mut status, 0) };
+            let _ = crate::sys::wait_for_exit(pid, true);
             Err(io::Error::from_raw_os_error(errno))
         }
     }
