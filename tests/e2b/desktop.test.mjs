@@ -38,7 +38,11 @@ test('screen, screenshot and mouse', async () => {
 test('an application launched, typed into, a key pressed', async () => {
   await desktop.launch('xfce4-terminal');
   await eventually(async () => (await desktop.getApplicationWindows('Xfce4-terminal')).filter(Boolean).length, 'a terminal window');
-  await new Promise((resolve) => setTimeout(resolve, 1000)); // the shell in it starts
+  // Keys go to the terminal once its shell runs: a process whose parent is the terminal.
+  await eventually(
+    async () => (await desktop.commands.run('pgrep -P "$(pgrep -d, -x xfce4-terminal)" || true')).stdout.trim(),
+    "the terminal's shell",
+  );
   await desktop.leftClick(512, 384);
   await desktop.write('echo node-$((6 * 7)) > /tmp/node-typed.txt');
   await desktop.press('enter');

@@ -55,6 +55,9 @@ def png_size(data: bytes) -> tuple[int, int]:
     return struct.unpack(">II", data[16:24])
 
 
+SHELL_IN_TERMINAL = "pgrep -P \"$(pgrep -d, -x xfce4-terminal)\" || true"
+
+
 def wait_for(probe, what: str, tries: int = 100, interval: float = 0.2):
     for _ in range(tries):
         value = probe()
@@ -93,7 +96,8 @@ def test_the_desktop_sdk_works_unchanged(desktop_env):
         windows = wait_for(lambda: terminal_windows(desktop), "a terminal window")
         title = desktop.get_window_title(windows[0])
         assert "Terminal" in title, title
-        time.sleep(1)  # the shell in the terminal starts
+        # Keys go to the terminal once its shell runs: a process whose parent is the terminal.
+        wait_for(lambda: desktop.commands.run(SHELL_IN_TERMINAL).stdout.strip(), "the terminal's shell")
         desktop.left_click(512, 384)
         desktop.write("echo typed-$((6 * 7)) > /tmp/typed.txt")
         desktop.press("enter")
