@@ -2,11 +2,12 @@
 //! same run: as pods (`--kubeconfig`) or under gVisor (`--gvisor`), each through a second
 //! service whose config says so: create (cold, and from its warm pool),
 //! exec `true` and close; on gVisor, the sandbox's own spawn under its exec
-//! ([`exec_over_own_spawn`]), and pause to disk and resume ([`crate::pause_disk`]).
+//! ([`exec_over_own_spawn`]), and pause to disk and resume ([`crate::pause_disk`]), whose
+//! goals it returns.
 
 use crate::raw::Raw;
 use crate::raw_pods::RawPods;
-use crate::report::{print_row, time, Figures, Sample};
+use crate::report::{print_row, time, Figures, Goal, Sample};
 use crate::sandboxd::{Api, Service};
 use anyhow::{bail, Context, Result};
 use std::path::{Path, PathBuf};
@@ -28,8 +29,9 @@ pub(crate) struct Beside {
     title: &'static str,
     isolation: &'static str,
     extra: String,
-    /// Whether pause to disk is measured (gVisor's only).
-    pause_to_disk: bool,
+    /// The Python image pause to disk is measured with (gVisor's only), held against runsc
+    /// alone restoring the same sandbox.
+    pause_to_disk: Option<String>,
     /// What the service's cold create is held against: the platform's own create of the same
     /// sandbox, with nothing of the service's in the way.
     cold_floor: ColdFloor,
@@ -47,7 +49,7 @@ impl Beside {
                 "\n[backend]\nkind = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"{NAMESPACE}\"\n",
                 kubeconfig.display()
             ),
-            pause_to_disk: false,
+            pause_to_disk: None,
             cold_floor: ColdFloor::Pod(kubeconfig.to_path_buf()),
             spawn_floor_runtime: None,
         }
@@ -58,7 +60,7 @@ impl Beside {
             title: "on gVisor: the same operations, every runtime with isolation = \"gvisor\"",
             isolation: "gvisor",
             extra: crate::pause_disk::runtime(python_image),
-            pause_to_disk: true,
+            pause_to_disk: Some(python_image.into()),
             cold_floor: ColdFloor::Engine("runsc"),
             spawn_floor_runtime: Some(crate::pause_disk::RUNTIME),
         }
@@ -73,7 +75,7 @@ pub(crate) async fn run(
     beside: &Beside,
     docker: &Figures,
     raw: &Raw,
-) -> Result<()> {
+) -> Result<Vec<Goal>> {
     let service = Service::start(
         sandboxd,
         agent,
@@ -143,10 +145,11 @@ pub(crate) async fn run(
         samples.push(started.elapsed());
     }
     print_row("session close", &Sample(samples), Some(&docker.close));
-    if beside.pause_to_disk {
-        crate::pause_disk::run(n, &api).await?;
-    }
-    Ok(())
+    let Some(python_image) = &beside.pause_to_disk else {
+        return Ok(Vec::new());
+    };
+    let floor = crate::restore_floor::run(n, raw, python_image).await?;
+    crate::pause_disk::run(n, &api, &floor).await
 }
 
 /// Exec `true` through the service in a session of `runtime`, and what the sandbox's own

@@ -20,6 +20,7 @@ mod ports;
 mod raw;
 mod raw_pods;
 mod report;
+mod restore_floor;
 mod sandboxd;
 mod scale;
 mod snapshots;
@@ -192,8 +193,9 @@ async fn main() -> Result<()> {
         args.kubeconfig.as_deref().map(beside::Beside::kubernetes),
         args.gvisor.then(|| beside::Beside::gvisor(&args.e2b_image)),
     ];
+    let mut beside_goals = Vec::new();
     for beside in elsewhere.iter().flatten() {
-        beside::run(
+        let goals = beside::run(
             args.iterations,
             &args.sandboxd,
             &args.agent,
@@ -203,11 +205,13 @@ async fn main() -> Result<()> {
             &raw,
         )
         .await?;
+        beside_goals.extend(goals);
     }
     egress::run(args.iterations).await?;
     let mut goals = figures.targets();
     goals.extend(figures.exec_goals());
     goals.extend(volume_goals);
+    goals.extend(beside_goals);
     if args.scale.is_some() {
         goals.extend(run_scale(&args, &raw).await?);
     }

@@ -4,9 +4,11 @@
 //! the pause answered; then `n` more with the resume sent a second after the pause (not timed),
 //! as an idle session's is; then forked into 4 sessions
 //! that carry its processes (the answer comes once all four agents answer), and sessions opened
-//! from a snapshot with its memory, a few times each.
+//! from a snapshot with its memory, a few times each. Each restoring figure is held against
+//! runsc alone restoring the same sandbox ([`crate::restore_floor`]) in the same run.
 
-use crate::report::{print_row, time, Sample};
+use crate::report::{print_row, time, Figure, Goal, Sample, Target};
+use crate::restore_floor::RestoreFloor;
 use crate::sandboxd::Api;
 use anyhow::{bail, Result};
 use reqwest::Method;
@@ -31,7 +33,7 @@ pub(crate) fn runtime(python_image: &str) -> String {
     format!("\n[runtimes.{RUNTIME}]\nimage = \"{python_image}\"\nmem_limit = \"512m\"\n")
 }
 
-pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
+pub(crate) async fn run(n: usize, api: &Api, floor: &RestoreFloor) -> Result<Vec<Goal>> {
     let id = api.open(RUNTIME).await?;
     let path = |rest: &str| format!("/v1/sessions/{id}{rest}");
     api.call(
@@ -79,23 +81,25 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
         .and_then(|entries| entries.iter().find(|e| e["action"] == "pause"))
         .and_then(|entry| entry["bytes"].as_u64())
         .unwrap_or_default();
+    let (pauses, resumes, settled) = (Sample(pauses), Sample(resumes), Sample(settled));
     print_row(
         &format!(
             "pause to disk, Python holding 64 MiB ({} MiB image)",
             image >> 20
         ),
-        &Sample(pauses),
+        &pauses,
         None,
     );
+    println!("  (floor of the restoring rows: runsc alone restoring the same sandbox, until an exec answers)");
     print_row(
         "resume from disk at once, agent answering",
-        &Sample(resumes),
-        None,
+        &resumes,
+        Some(&floor.single),
     );
     print_row(
         "resume from disk 1 s after, agent answering",
-        &Sample(settled),
-        None,
+        &settled,
+        Some(&floor.single),
     );
     let mut forks = Vec::new();
     for _ in 0..n.min(FORKS) {
@@ -113,10 +117,11 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
                 .await?;
         }
     }
+    let forks = Sample(forks);
     print_row(
         "fork of 4 carrying the processes, all answering",
-        &Sample(forks),
-        None,
+        &forks,
+        Some(&floor.four),
     );
     let snapshot = api
         .call(
@@ -145,10 +150,44 @@ pub(crate) async fn run(n: usize, api: &Api) -> Result<()> {
         None,
     )
     .await?;
+    let opens = Sample(opens);
     print_row(
         "open from a snapshot with memory, agent answering",
-        &Sample(opens),
-        None,
+        &opens,
+        Some(&floor.single),
     );
-    api.close(&id).await
+    api.close(&id).await?;
+    let goal = |name: &str, figure: &Sample, floor: Option<&Sample>, budget_ms: u64| Goal {
+        name: name.into(),
+        figure: Figure::Latency(figure.p50()),
+        floor: floor.map(|floor| Figure::Latency(floor.p50())),
+        target: Target::AtMost(Figure::Latency(Duration::from_millis(budget_ms))),
+    };
+    Ok(vec![
+        goal("gVisor pause to disk p50, 64 MiB held", &pauses, None, 150),
+        goal(
+            "gVisor resume at once p50 vs runsc's restore",
+            &resumes,
+            Some(&floor.single),
+            150,
+        ),
+        goal(
+            "gVisor resume 1 s after p50 vs runsc's restore",
+            &settled,
+            Some(&floor.single),
+            150,
+        ),
+        goal(
+            "gVisor fork of 4 p50 vs runsc's 4 restores",
+            &forks,
+            Some(&floor.four),
+            600,
+        ),
+        goal(
+            "gVisor open from a memory snapshot vs runsc's restore",
+            &opens,
+            Some(&floor.single),
+            200,
+        ),
+    ])
 }

@@ -9,6 +9,8 @@ use bollard::query_parameters::{
 use bollard::Docker;
 use futures_util::{StreamExt, TryStreamExt};
 use std::collections::HashMap;
+use std::io::Write;
+use std::path::Path;
 
 /// Labelled with the bench's process id, so a run removes only what it made, also while
 /// another run goes on beside it.
@@ -134,6 +136,34 @@ impl Raw {
         self.docker
             .remove_container(container, Some(options))
             .await?;
+        Ok(())
+    }
+
+    /// The files of `image`, as a container of it holds them, unpacked into `into` (the
+    /// archive passes through the file `spool` on the way, not through memory).
+    pub(crate) async fn export_image(&self, image: &str, spool: &Path, into: &Path) -> Result<()> {
+        let body = ContainerCreateBody {
+            image: Some(image.into()),
+            cmd: Some(vec!["true".into()]),
+            labels: Some(HashMap::from([(LABEL.to_string(), run_label())])),
+            ..Default::default()
+        };
+        let options = CreateContainerOptionsBuilder::default().build();
+        let created = self.docker.create_container(Some(options), body).await?;
+        let spooled = async {
+            let mut file = std::fs::File::create(spool)?;
+            let mut export = self.docker.export_container(&created.id);
+            while let Some(chunk) = export.next().await {
+                file.write_all(&chunk?)?;
+            }
+            anyhow::Ok(())
+        }
+        .await;
+        self.remove(&created.id).await?;
+        spooled?;
+        std::fs::create_dir_all(into)?;
+        tar::Archive::new(std::fs::File::open(spool)?).unpack(into)?;
+        std::fs::remove_file(spool)?;
         Ok(())
     }
 
