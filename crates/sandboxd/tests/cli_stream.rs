@@ -461,9 +461,20 @@ fn shell_is_a_real_terminal_that_resizes_and_exits_with_the_shell() {
     tmux.run(&["send-keys", "-t", "shell", "stty size", "Enter"]);
     tmux.wait_for("24 80");
     tmux.run(&["resize-window", "-t", "shell", "-x", "100", "-y", "30"]);
-    std::thread::sleep(Duration::from_millis(500));
-    tmux.run(&["send-keys", "-t", "shell", "clear; stty size", "Enter"]);
-    tmux.wait_for("30 100");
+    // The new size reaches the sandbox's terminal in its own time: asked until it shows.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        tmux.run(&["send-keys", "-t", "shell", "clear; stty size", "Enter"]);
+        std::thread::sleep(Duration::from_millis(300));
+        let screen = tmux.run(&["capture-pane", "-p", "-t", "shell"]);
+        if screen.contains("30 100") {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the resize never showed:\n{screen}"
+        );
+    }
     tmux.run(&["send-keys", "-t", "shell", "exit 3", "Enter"]);
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
