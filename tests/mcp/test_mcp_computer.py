@@ -118,6 +118,25 @@ async def eventually(probe, what, tries=60):
     raise AssertionError(f"{what} did not happen")
 
 
+# The text field of PAGE: x, y, width, height.
+FIELD = (100, 300, 600, 60)
+
+
+async def until_colour(service, session_id, region, wanted, what):
+    """Waits until the mean colour of REGION (x, y, width, height) is WANTED (a predicate):
+    Chromium paints in its own time after an action. A failure names the last colour seen."""
+    seen = []
+
+    async def probe():
+        seen.append(await mean_colour(service, session_id, *region))
+        return wanted(seen[-1])
+
+    try:
+        await eventually(probe, what)
+    except AssertionError as failed:
+        raise AssertionError(f"{failed}: the last mean colour was {seen[-1]}") from None
+
+
 @pytest.mark.parametrize("transport", ["http"])
 async def test_an_agent_loop_clicks_and_types_on_a_page(desktop_service, transport):
     async with connect(desktop_service, transport) as (session, _):
@@ -146,11 +165,14 @@ async def test_an_agent_loop_clicks_and_types_on_a_page(desktop_service, transpo
             )
             assert not started.is_error, started.content[0].text
 
-            async def page_shown():
-                # The button's corner, away from its label.
-                return near(await mean_colour(desktop_service, session_id, 110, 110, 60, 30), (0x30, 0x50, 0xF0))
-
-            await eventually(page_shown, "the page in Chromium (its blue button)")
+            # The button's corner, away from its label.
+            await until_colour(
+                desktop_service,
+                session_id,
+                (110, 110, 60, 30),
+                lambda c: near(c, (0x30, 0x50, 0xF0)),
+                "the page in Chromium (its blue button)",
+            )
 
             clicked = await call(
                 session, "computer", session_id=session_id, action="click", x=250, y=150, screenshot=True
@@ -159,14 +181,16 @@ async def test_an_agent_loop_clicks_and_types_on_a_page(desktop_service, transpo
             assert png_size(image_of(clicked)) == (1024, 768), "a fresh screenshot after the action"
             tools = {tool.name: tool for tool in (await session.list_tools()).tools}
             jsonschema.validate(clicked.structured_content, tools["computer"].output_schema)
-
-            async def page_turned_green():
-                return near(await mean_colour(desktop_service, session_id, 600, 600, 100, 100), (0x00, 0xC0, 0x00))
-
-            await eventually(page_turned_green, "the click's handler turning the page green")
+            await until_colour(
+                desktop_service,
+                session_id,
+                (600, 600, 100, 100),
+                lambda c: near(c, (0x00, 0xC0, 0x00)),
+                "the click's handler turning the page green",
+            )
 
             # Thresholds, not exact colours: the field's blinking caret may be drawn.
-            blank = await mean_colour(desktop_service, session_id, 100, 300, 600, 60)
+            blank = await mean_colour(desktop_service, session_id, *FIELD)
             assert min(blank) >= 252, blank
             await call(session, "computer", session_id=session_id, action="click", x=400, y=330)
             typed_text = "hello sandboxd"
@@ -190,13 +214,10 @@ async def test_an_agent_loop_clicks_and_types_on_a_page(desktop_service, transpo
             # The pointer (screenshots show it) out of the way of the field.
             moved = await call(session, "computer", session_id=session_id, action="mouse_move", x=900, y=700)
             assert not moved.is_error, moved.content[0].text
-
-            async def field_colour(wanted):
-                colour = await mean_colour(desktop_service, session_id, 100, 300, 600, 60)
-                return colour if wanted(colour) else None
-
             # Chromium paints after its title changes: the pixels are awaited, not sampled once.
-            await eventually(lambda: field_colour(lambda c: max(c) <= 245), "the field's pixels showing the text")
+            await until_colour(
+                desktop_service, session_id, FIELD, lambda c: max(c) <= 245, "the field's pixels showing the text"
+            )
 
             # A chord: select all and delete, the title follows.
             keys = await call(session, "computer", session_id=session_id, action="key", keys="ctrl+a BackSpace")
@@ -207,7 +228,7 @@ async def test_an_agent_loop_clicks_and_types_on_a_page(desktop_service, transpo
 
             await eventually(title_left_the_text, "the page's title without the deleted text")
             # Between the two keys the selection is painted blue; after both, the field is white again.
-            await eventually(lambda: field_colour(lambda c: min(c) >= 252), "the field's pixels cleared")
+            await until_colour(desktop_service, session_id, FIELD, lambda c: min(c) >= 252, "the field's pixels cleared")
 
             cursor = await call(session, "computer", session_id=session_id, action="cursor_position")
             assert cursor.structured_content["cursor"] == {"x": 900, "y": 700}
