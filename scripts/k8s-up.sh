@@ -3,16 +3,16 @@
 # the backend by hand. Idempotent: a second run finds it up and only prints where it is.
 #
 #   1. the binaries (etcd, kube-apiserver, kube-controller-manager, kube-scheduler, kubelet,
-#      kubectl) are built once from
+#      kube-proxy, kubectl) are built once from
 #      their Go modules (scripts/k8s/cluster/go.mod pins them; no registry ships them) into a
 #      cache outside the clone, keyed by version: a second run starts in seconds
 #   2. certificates: a cluster CA, the API server's serving certificate, client certificates for
 #      the administrator, the controller manager, the scheduler and the kubelet, the
 #      service-account signing key
 #   3. etcd, a containerd of its own (own config, root, state and socket: Docker's is left alone),
-#      the API server, the controller manager, the scheduler and the kubelet, each a background
-#      process logging to $SANDBOXD_K8S_LOGS; pods get no network (an address on an interface
-#      that reaches nothing)
+#      the API server, the controller manager, the scheduler, the kubelet, kube-proxy and CoreDNS,
+#      each a background process logging to $SANDBOXD_K8S_LOGS; pods get a network of their own
+#      with Services and DNS (scripts/k8s/network.sh)
 #   4. the pause image and the project's local images (busybox, python, the agent image
 #      made from $SANDBOXD_AGENT, the static agent, or without it from the debug build's, which
 #      scripts/build.sh makes when missing, the service's image sandboxd/sandboxd:local for the
@@ -30,7 +30,9 @@
 # (e.g. the controller manager, on a cluster started before this script had it, building it
 # first).
 #
-# Everything listens on 127.0.0.1, but the kubelet, on the node's own local address (below).
+# Everything listens on 127.0.0.1, but the kubelet, on the node's own local address (below), the
+# API server, also on that address for the pods (its port kept to them and the loopback), and
+# CoreDNS, on the pods' gateway.
 # `scripts/k8s-up.sh down` stops the cluster (its state
 # stays, so the next start is quick); `scripts/k8s-up.sh purge` also removes the state and the
 # data of the volumes provisioned for it.
@@ -38,6 +40,8 @@ set -euo pipefail
 
 # shellcheck source=lib.sh
 . "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+# shellcheck source=k8s/network.sh
+. "$(dirname "${BASH_SOURCE[0]}")/k8s/network.sh"
 
 K8S_VERSION="v1.34.4"
 K8S_CACHE="${SANDBOXD_K8S_CACHE:-/var/cache/sandboxd-k8s/$K8S_VERSION}"
@@ -54,13 +58,10 @@ KUBELET_HEALTHZ_PORT=20248
 SCHEDULER_PORT=20259
 CONTROLLER_MANAGER_PORT=20257
 CONTAINERD_SOCK="$K8S_STATE/containerd/containerd.sock"
-# The host interface (a bridge without ports or addresses) under the pods' eth0.
-NO_NETWORK_LINK="sbxnone0"
 # The node's address: the kubelet refuses a loopback one, and the API server's node proxy (the
 # kubelet's summary API) refuses to dial one. So the node gets an address of a documentation
 # range (198.51.100.0/24, never routed) on an interface of its own with no ports: local to
-# this host, unreachable from the pods (they have no route to it), and everything listens on
-# it or on 127.0.0.1 only.
+# this host; the pods reach it through their gateway (the API server's Service leads there).
 NODE_LINK="sbxnode0"
 NODE_IP="198.51.100.1"
 PAUSE_IMAGE="sandboxd.local/pause:1"
@@ -77,7 +78,7 @@ PROVISIONER_NAME="sandboxd.test/loop-image"
 VOLUMES_ROOT="$K8S_STATE/volumes"
 KUBECONFIG_ADMIN="$K8S_STATE/admin.kubeconfig"
 K8S_PACKAGES="containerd runc containernetworking-plugins openssl gcc libc6-dev iproute2"
-K8S_PROGRAMS="etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kubectl"
+K8S_PROGRAMS="etcd kube-apiserver kube-controller-manager kube-scheduler kubelet kube-proxy kubectl"
 # The test StorageClass: PersistentVolumes of the provisioner above.
 STORAGE_CLASS="sandboxd-test"
 
@@ -280,19 +281,8 @@ kubectl_admin() { "$K8S_BIN/kubectl" --kubeconfig "$KUBECONFIG_ADMIN" "$@"; }
 
 start_containerd() {
     local dir="$K8S_STATE/containerd"
-    mkdir -p "$dir/root" "$dir/state" "$K8S_STATE/cni/net.d"
-    # No network: containerd wants an address on the pod's eth0, so eth0 is a macvlan in private
-    # mode over a bridge of the host that has no port and no address, which drops every frame
-    # sent to it. Pods get an address of a documentation range (192.0.2.0/24, never routed) and
-    # no route: they reach nothing, not even each other (private mode), only their own loopback.
-    ip link show "$NO_NETWORK_LINK" >/dev/null 2>&1 || ip link add "$NO_NETWORK_LINK" type bridge
-    sysctl -qw "net.ipv6.conf.$NO_NETWORK_LINK.disable_ipv6=1"
-    ip link set "$NO_NETWORK_LINK" up
-    cat >"$K8S_STATE/cni/net.d/10-sandboxd-none.conflist" <<EOF
-{"cniVersion": "0.4.0", "name": "sandboxd-none", "plugins": [{"type": "macvlan",
- "master": "$NO_NETWORK_LINK", "mode": "private", "ipam": {"type": "host-local",
- "ranges": [[{"subnet": "192.0.2.0/24"}]], "dataDir": "$K8S_STATE/cni/ipam"}}]}
-EOF
+    mkdir -p "$dir/root" "$dir/state"
+    write_pod_network
     # restrict_oom_score_adj: runc cannot lower oom_score_adj here (no CAP_SYS_RESOURCE).
     cat >"$dir/config.toml" <<EOF
 version = 2
@@ -442,24 +432,28 @@ start_etcd() {
 }
 
 start_apiserver() {
-    local pki="$K8S_STATE/pki"
-    start kube-apiserver "$K8S_BIN/kube-apiserver" \
-        --etcd-servers "http://127.0.0.1:$ETCD_PORT" \
-        --bind-address 127.0.0.1 --advertise-address 127.0.0.1 --secure-port "$APISERVER_PORT" \
-        --endpoint-reconciler-type none \
-        --service-cluster-ip-range 10.96.0.0/24 \
-        --client-ca-file "$pki/ca.crt" \
-        --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key" \
-        --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt" \
-        --kubelet-client-key "$pki/apiserver-kubelet-client.key" \
-        --kubelet-certificate-authority "$pki/ca.crt" \
-        --kubelet-preferred-address-types InternalIP \
-        --service-account-issuer https://kubernetes.default.svc \
-        --service-account-key-file "$pki/sa.pub" \
-        --service-account-signing-key-file "$pki/sa.key" \
-        --authorization-mode Node,RBAC \
-        --enable-priority-and-fairness=false \
-        --profiling=false
+    local pki="$K8S_STATE/pki" args
+    node_address
+    guard_api_port
+    # The pods reach it through its Service, whose endpoint is the node's address.
+    args=(--etcd-servers "http://127.0.0.1:$ETCD_PORT"
+        --bind-address 0.0.0.0 --advertise-address "$NODE_IP" --secure-port "$APISERVER_PORT"
+        --anonymous-auth=false
+        --service-cluster-ip-range 10.96.0.0/24
+        --client-ca-file "$pki/ca.crt"
+        --tls-cert-file "$pki/apiserver.crt" --tls-private-key-file "$pki/apiserver.key"
+        --kubelet-client-certificate "$pki/apiserver-kubelet-client.crt"
+        --kubelet-client-key "$pki/apiserver-kubelet-client.key"
+        --kubelet-certificate-authority "$pki/ca.crt"
+        --kubelet-preferred-address-types InternalIP
+        --service-account-issuer https://kubernetes.default.svc
+        --service-account-key-file "$pki/sa.pub"
+        --service-account-signing-key-file "$pki/sa.key"
+        --authorization-mode Node,RBAC
+        --enable-priority-and-fairness=false
+        --profiling=false)
+    replace_if_changed kube-apiserver "${args[*]}"
+    start kube-apiserver "$K8S_BIN/kube-apiserver" "${args[@]}"
     wait_for kube-apiserver 90 kubectl_admin get --raw /readyz
 }
 
@@ -480,7 +474,6 @@ node_address() {
 
 start_kubelet() {
     local pki="$K8S_STATE/pki"
-    node_address
     mkdir -p "$K8S_STATE/kubelet"
     # cgroup v1 without systemd: cgroupfs. Eviction and image garbage collection are kept out of
     # the way of a development machine's disk; pods' pids are capped per pod.
@@ -496,6 +489,8 @@ cgroupDriver: cgroupfs
 containerRuntimeEndpoint: unix://$CONTAINERD_SOCK
 failSwapOn: false
 resolvConf: ""
+clusterDNS: ["$POD_GATEWAY"]
+clusterDomain: $CLUSTER_DOMAIN
 authentication:
   anonymous: {enabled: false}
   webhook: {enabled: false}
@@ -595,7 +590,7 @@ EOF
 
 stop_all() {
     local name
-    for name in sandboxd-test-provisioner kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd; do
+    for name in coredns kube-proxy sandboxd-test-provisioner kubelet kube-scheduler kube-controller-manager kube-apiserver etcd containerd; do
         if running "$name"; then
             kill "$(cat "$K8S_STATE/run/$name.pid")" 2>/dev/null || true
             log "stopped $name"
@@ -642,6 +637,8 @@ start_provisioner
 make_storage_class
 start_scheduler
 start_kubelet
+start_kube_proxy
+start_coredns
 log "the cluster is up: node $K8S_NODE Ready"
 echo "KUBECONFIG=$KUBECONFIG_ADMIN"
 echo "KUBECTL=$K8S_BIN/kubectl"

@@ -3,7 +3,8 @@
 //! where the platform reaches into the sandbox instead (Kubernetes), it listens on a loopback
 //! port (`--listen`). `--install DEST` copies the agent to DEST, for an init container;
 //! `--own UID DIR...` gives each directory to UID, for the init container that readies a
-//! pod's volumes.
+//! pod's volumes; `--no-network` takes the pod's interfaces down, for the init container of a
+//! sandbox without a network.
 //! It uses std and libc only, so it links statically and runs in images without a libc or
 //! a shell.
 
@@ -15,6 +16,7 @@ mod headroom;
 mod init;
 mod kernel;
 mod listener;
+mod no_network;
 mod ports;
 mod process;
 mod quick_spawn;
@@ -31,7 +33,7 @@ use std::process::ExitCode;
 
 const DEFAULT_SOCKET: &str = "/.sandboxd/agent.sock";
 const USAGE: &str =
-    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST | --own UID DIR...] [--no-oom-killer]";
+    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST | --own UID DIR... | --no-network] [--no-oom-killer]";
 
 /// What the agent was started to do.
 #[derive(Debug, PartialEq, Eq)]
@@ -44,6 +46,8 @@ enum Mode {
     Install(PathBuf),
     /// Give each directory (not what is in it) to this uid and its group, and exit.
     Own(u32, Vec<PathBuf>),
+    /// Take every interface but the loopback down, and exit.
+    NoNetwork,
     Help,
 }
 
@@ -71,6 +75,7 @@ fn main() -> ExitCode {
         }
         Mode::Install(dest) => return install(&dest),
         Mode::Own(uid, dirs) => return own(uid, &dirs),
+        Mode::NoNetwork => return no_network::take_interfaces_down(),
         // Before any thread or process exists, so all of them inherit the filter. Without it
         // the sandbox would be weaker than promised: refuse to serve.
         Mode::Connect(socket) => init::become_init_parent()
@@ -188,6 +193,7 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
             "--connect" => Mode::Connect(value()?.into()),
             "--listen" => Mode::Listen(value()?),
             "--install" => Mode::Install(value()?.into()),
+            "--no-network" if inline.is_none() => Mode::NoNetwork,
             // The directories are the arguments after the uid.
             "--own" => {
                 let uid = value()?;
@@ -261,6 +267,7 @@ mod tests {
         );
         assert_eq!(parse(&["--install=/a/b"]), Ok(Mode::Install("/a/b".into())));
         assert_eq!(parse(&["--help"]), Ok(Mode::Help));
+        assert_eq!(parse(&["--no-network"]), Ok(Mode::NoNetwork));
         assert_eq!(
             parse(&["--own", "61000", "/v/0", "/v/1"]),
             Ok(Mode::Own(61000, vec!["/v/0".into(), "/v/1".into()]))

@@ -125,19 +125,7 @@ fn session_volumes(
         image: Some(options.agent_image.clone()),
         image_pull_policy: Some("IfNotPresent".to_string()),
         command: Some(command),
-        security_context: Some(SecurityContext {
-            allow_privilege_escalation: Some(false),
-            capabilities: Some(Capabilities {
-                drop: Some(vec!["ALL".to_string()]),
-                add: Some(vec!["CHOWN".to_string()]),
-            }),
-            privileged: Some(false),
-            read_only_root_filesystem: Some(true),
-            run_as_non_root: Some(false),
-            run_as_user: Some(0),
-            run_as_group: Some(0),
-            ..Default::default()
-        }),
+        security_context: Some(root_with(&["CHOWN"])),
         resources: Some(init_resources()),
         volume_mounts: Some(
             roots
@@ -149,6 +137,42 @@ fn session_volumes(
         ..Default::default()
     };
     (volumes, mounts, Some(owner))
+}
+
+/// For a sandbox without a network, an init container that takes the pod's interfaces down
+/// (the agent's `--no-network`, as root with `CAP_NET_ADMIN` alone): the deny-all
+/// NetworkPolicy holds such pods only where the cluster enforces policies, this on every
+/// cluster. The sandbox's container, without the capability, cannot bring them up again.
+fn no_network(options: &KubernetesOptions, spec: &SandboxSpec) -> Option<Container> {
+    if spec.limits.network_mode == NetworkMode::Bridge {
+        return None;
+    }
+    Some(Container {
+        name: "no-network".to_string(),
+        image: Some(options.agent_image.clone()),
+        image_pull_policy: Some("IfNotPresent".to_string()),
+        command: Some(vec![AGENT_IN_IMAGE.to_string(), "--no-network".to_string()]),
+        security_context: Some(root_with(&["NET_ADMIN"])),
+        resources: Some(init_resources()),
+        ..Default::default()
+    })
+}
+
+/// An init container's profile that runs as root with these capabilities alone.
+fn root_with(capabilities: &[&str]) -> SecurityContext {
+    SecurityContext {
+        allow_privilege_escalation: Some(false),
+        capabilities: Some(Capabilities {
+            drop: Some(vec!["ALL".to_string()]),
+            add: Some(capabilities.iter().map(|c| c.to_string()).collect()),
+        }),
+        privileged: Some(false),
+        read_only_root_filesystem: Some(true),
+        run_as_non_root: Some(false),
+        run_as_user: Some(0),
+        run_as_group: Some(0),
+        ..Default::default()
+    }
 }
 
 fn memory_volume(name: &str, size: Quantity) -> Volume {
@@ -203,6 +227,7 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
         volume_mounts: Some(vec![mount("agent", AGENT_DIR, false)]),
         ..Default::default()
     };
+    let network = no_network(options, spec);
     let (claims, claim_mounts, owner) = session_volumes(options, spec);
     let mut mounts = vec![
         mount("agent", AGENT_DIR, true),
@@ -247,7 +272,12 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
             ..Default::default()
         },
         spec: Some(PodSpec {
-            init_containers: Some([Some(install), owner].into_iter().flatten().collect()),
+            init_containers: Some(
+                [Some(install), network, owner]
+                    .into_iter()
+                    .flatten()
+                    .collect(),
+            ),
             containers: vec![sandbox],
             volumes: Some(volumes),
             // As on Docker: the pod's name is the service's business, not the sandbox's.
@@ -411,11 +441,11 @@ mod tests {
         assert_eq!(mounted("/tmp/ref").read_only, Some(true));
         let inits = spec.init_containers.unwrap();
         assert_eq!(
-            inits.len(),
-            2,
-            "the agent's installer, then the volumes' owner"
+            init_names(&inits),
+            ["agent", "no-network", "volumes"],
+            "the agent's installer, the network's removal, then the volumes' owner"
         );
-        let owner = &inits[1];
+        let owner = &inits[2];
         assert_eq!(
             owner.command.as_ref().unwrap()[1..],
             [
@@ -444,10 +474,42 @@ mod tests {
         );
     }
 
+    fn init_names(inits: &[Container]) -> Vec<&str> {
+        inits.iter().map(|c| c.name.as_str()).collect()
+    }
+
     #[test]
     fn a_session_without_volumes_has_no_owner_step() {
         let spec = pod(&options(), &spec("sh")).spec.unwrap();
-        assert_eq!(spec.init_containers.unwrap().len(), 1);
+        assert_eq!(
+            init_names(&spec.init_containers.unwrap()),
+            ["agent", "no-network"]
+        );
+    }
+
+    #[test]
+    fn a_sandbox_without_a_network_has_its_interfaces_taken_down_first() {
+        let spec_none = pod(&options(), &spec("sh")).spec.unwrap();
+        let inits = spec_none.init_containers.unwrap();
+        let step = &inits[1];
+        assert_eq!(step.command.as_ref().unwrap()[1..], ["--no-network"]);
+        let security = step.security_context.as_ref().unwrap();
+        let capabilities = security.capabilities.as_ref().unwrap();
+        assert_eq!(capabilities.add, Some(vec!["NET_ADMIN".to_string()]));
+        assert_eq!(capabilities.drop, Some(vec!["ALL".to_string()]));
+        assert_eq!(security.allow_privilege_escalation, Some(false));
+        let mut bridge = spec("sh");
+        bridge.limits.network_mode = NetworkMode::Bridge;
+        let inits = pod(&options(), &bridge)
+            .spec
+            .unwrap()
+            .init_containers
+            .unwrap();
+        assert_eq!(
+            init_names(&inits),
+            ["agent"],
+            "a bridge sandbox keeps its network"
+        );
     }
 
     #[test]

@@ -7,7 +7,9 @@
 
 mod common;
 
-use common::{base_config, cluster, idle_processes, Kubernetes, TestService, TEST_NAMESPACE};
+use common::{
+    base_config, cluster, idle_processes, python_image, Kubernetes, TestService, TEST_NAMESPACE,
+};
 use serde_json::json;
 use std::time::Duration;
 
@@ -66,7 +68,9 @@ async fn a_network_none_sandbox_reaches_nothing_and_its_agent_still_answers() {
     let service = TestService::start(&base_config(4, ""));
     let id = service.open("python").await;
     // The API server's service address, the node's API server port through the pod's own
-    // loopback, an outside address: none is reachable from the pod's network namespace.
+    // loopback, an outside address: none is reachable from the pod's network namespace, whose
+    // interfaces but the loopback were taken down before the sandbox started (the test
+    // cluster does not enforce the deny-all NetworkPolicy).
     let probe = r#"
 import socket
 for host, port in [("10.96.0.1", 443), ("127.0.0.1", 16443), ("8.8.8.8", 53), ("169.254.169.254", 80)]:
@@ -88,6 +92,39 @@ print(sorted(open("/proc/net/dev").read().split()[::17])[:5])
     assert_eq!(stdout.matches(" refused ").count(), 4, "{result}");
     let again = service.sh(&id, "echo still here").await;
     assert_eq!(again["stdout"], "still here\n");
+}
+
+#[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
+async fn a_bridge_sandbox_gets_the_pod_network_with_services_and_dns() {
+    let Some(_cluster) = cluster() else { return };
+    let extra = format!(
+        "[runtimes.online]\nimage = \"{}\"\nnetwork_mode = \"bridge\"\n",
+        python_image()
+    );
+    let service = TestService::start(&base_config(4, &extra));
+    let id = service.open("online").await;
+    // The cluster's DNS names the API server's Service, and its address leads to the API
+    // server (through the Service proxy), which answers TLS.
+    let probe = r#"
+import socket, ssl
+print("resolved", socket.gethostbyname("kubernetes.default"))
+raw = socket.create_connection(("kubernetes.default", 443), timeout=5)
+ctx = ssl.create_default_context()
+ctx.check_hostname = False
+ctx.verify_mode = ssl.CERT_NONE
+with ctx.wrap_socket(raw) as tls:
+    print("tls", tls.version())
+print("default routes", sum(1 for l in open("/proc/net/route").readlines()[1:] if l.split()[1] == "00000000"))
+"#;
+    let result = service
+        .exec(&id, json!({"argv": ["python3", "-c", probe]}))
+        .await
+        .1;
+    let stdout = result["stdout"].as_str().unwrap();
+    assert!(stdout.contains("resolved 10.96.0.1\n"), "{result}");
+    assert!(stdout.contains("tls TLS"), "{result}");
+    assert!(stdout.contains("default routes 1\n"), "{result}");
 }
 
 #[tokio::test]
