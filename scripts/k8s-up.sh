@@ -529,12 +529,14 @@ EOF
 # gets its `default` service account (without it the API server refuses pods there) and the
 # cluster CA's config map; deleted namespaces are emptied; owned objects are collected; claims
 # are bound to volumes (the provisioner below makes them), and neither is removed while in use;
-# Deployments get their ReplicaSets and those their pods (the chart's service).
+# Deployments get their ReplicaSets and those their pods (the chart's service); Services get
+# the EndpointSlices of their ready pods (kube-proxy and CoreDNS follow those).
 # Each controller acts with its own service account's credentials, under its RBAC role.
 CONTROLLERS="serviceaccount-controller,serviceaccount-token-controller,namespace-controller"
 CONTROLLERS+=",garbage-collector-controller,root-ca-certificate-publisher-controller"
 CONTROLLERS+=",persistentvolume-binder-controller,persistentvolumeclaim-protection-controller"
 CONTROLLERS+=",persistentvolume-protection-controller,deployment-controller,replicaset-controller"
+CONTROLLERS+=",endpointslice-controller"
 start_controller_manager() {
     local pki="$K8S_STATE/pki" kubeconfig="$K8S_STATE/controller-manager.kubeconfig"
     mkdir -p "$K8S_STATE/controller-manager"
@@ -609,6 +611,7 @@ case "${1:-up}" in
         sleep 2
         # Mounts the kubelet and containerd made for pods, and the volumes' filesystems, go first.
         grep -o " $K8S_STATE/[^ ]*" /proc/mounts | sort -r | xargs -r -n1 umount -l 2>/dev/null || true
+        remove_pod_network
         rm -rf "$K8S_STATE"
         log "removed $K8S_STATE"
         exit 0

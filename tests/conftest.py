@@ -8,10 +8,11 @@ import os
 import queue
 import secrets
 import shutil
-import socket
 import subprocess
 import tempfile
 import threading
+import time
+import urllib.request
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,21 +160,10 @@ def helm(*args: str) -> subprocess.CompletedProcess:
 
 def chart_values(config_text: str, token: str) -> dict:
     """The chart's values for a service with `config_text` (its token goes to the chart's
-    Secret). The test cluster has no Service proxy: the pod runs on the node's network,
-    listening on the node's address at a free port, and reaches the API server at its address."""
-    node = kubectl("get", "nodes", "-o", 'jsonpath={.items[0].status.addresses[?(@.type=="InternalIP")].address}').strip()
-    server = kubectl("config", "view", "--minify", "-o", "jsonpath={.clusters[0].cluster.server}").strip()
-    api_host, api_port = server.removeprefix("https://").rsplit(":", 1)
-    with socket.socket() as probe:
-        probe.bind((node, 0))
-        port = probe.getsockname()[1]
+    Secret), on the cluster's pod network like any workload."""
     return {
         "image": SERVICE_IMAGE,
         "agentImage": AGENT_IMAGE,
-        "hostNetwork": True,
-        "listen": node,
-        "service": {"port": port},
-        "apiServer": {"host": api_host, "port": api_port},
         "persistence": {"storageClass": TEST_STORAGE_CLASS, "size": "1Gi"},
         # The test StorageClass's host-path volumes ignore fsGroup: the state directory is root's.
         "podSecurityContext": {"runAsNonRoot": False, "runAsUser": 0, "runAsGroup": 0, "fsGroup": 0},
@@ -205,9 +195,23 @@ def service_in_cluster(config_text: str, token: str, name: str):
             "get", "pods", "-n", namespace, "-o", "wide")
         instance_id = kubectl("exec", "-n", namespace, f"deploy/{release}-sandboxd", "--",
                               "cat", "/var/lib/sandboxd/instance-id").strip()
+        # Its Service's address, which the node's Service proxy leads to the pod from this host.
+        cluster_ip = kubectl("get", "service", "-n", namespace, f"{release}-sandboxd",
+                             "-o", "jsonpath={.spec.clusterIP}:{.spec.ports[0].port}").strip()
         print(f"# the service the chart installed in namespace {namespace}: "
-              f"http://{values['listen']}:{values['service']['port']}, instance {instance_id}")
-        yield Service(url=f"http://{values['listen']}:{values['service']['port']}", token=token, instance_id=instance_id)
+              f"http://{cluster_ip} (its Service), instance {instance_id}")
+        # The node's Service proxy follows the pod's readiness a moment after helm has seen it.
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                with urllib.request.urlopen(f"http://{cluster_ip}/healthz", timeout=5) as answer:
+                    if answer.status == 200:
+                        break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, f"the service at {cluster_ip} never answered"
+            time.sleep(0.2)
+        yield Service(url=f"http://{cluster_ip}", token=token, instance_id=instance_id)
     finally:
         helm("uninstall", release, "--namespace", namespace, "--wait", "--timeout", "60s")
         subprocess.run([KUBECTL, "--kubeconfig", KUBECONFIG, "delete", "clusterrole,clusterrolebinding",

@@ -64,6 +64,14 @@ guard_api_port() {
         iptables -I INPUT -p tcp --dport "$APISERVER_PORT" -j "$API_GUARD_CHAIN"
 }
 
+# What write_pod_network and guard_api_port made on the host (a purge).
+remove_pod_network() {
+    ip link del "$POD_BRIDGE" 2>/dev/null || true
+    iptables -D INPUT -p tcp --dport "$APISERVER_PORT" -j "$API_GUARD_CHAIN" 2>/dev/null || true
+    iptables -F "$API_GUARD_CHAIN" 2>/dev/null || true
+    iptables -X "$API_GUARD_CHAIN" 2>/dev/null || true
+}
+
 build_coredns() {
     [[ -x "$COREDNS" ]] && return 0
     have go || die "go is needed to build CoreDNS"
@@ -77,10 +85,20 @@ build_coredns() {
     log "built CoreDNS in $(elapsed_since "$t0")"
 }
 
+# write_if_changed FILE: standard input to FILE, unless FILE holds it already.
+write_if_changed() {
+    local file=$1 new
+    new="$(cat)"
+    [[ -f "$file" && "$(cat "$file")" == "$new" ]] && return 0
+    printf '%s\n' "$new" >"$file.partial"
+    mv "$file.partial" "$file"
+}
+
 start_kube_proxy() {
     cert kube-proxy "/CN=system:kube-proxy"
     kubeconfig "$K8S_STATE/kube-proxy.kubeconfig" kube-proxy
-    cat >"$K8S_STATE/kube-proxy-config.yaml" <<CONF
+    # kube-proxy watches its file and exits when it is written: only a change is written.
+    write_if_changed "$K8S_STATE/kube-proxy-config.yaml" <<CONF
 apiVersion: kubeproxy.config.k8s.io/v1alpha1
 kind: KubeProxyConfiguration
 clientConnection: {kubeconfig: "$K8S_STATE/kube-proxy.kubeconfig"}

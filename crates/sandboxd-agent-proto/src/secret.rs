@@ -1,6 +1,7 @@
 //! The per-sandbox secret an agent proves itself with, and the file it is read from.
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 /// The file beside the agent socket from which the agent reads its [`AgentSecret`] at start.
 /// The service removes it once the agent has said hello, before anything else runs in the
@@ -33,6 +34,16 @@ impl AgentSecret {
     /// The hex form, as the secret file holds it.
     pub fn expose(&self) -> &str {
         &self.0
+    }
+
+    /// The SHA-256 of the hex form, in hex: what an agent reachable by others than the service
+    /// is told at start (`--claim-digest`), so that it accepts only this secret's claims
+    /// without the secret itself being written where others read it (a pod's spec).
+    pub fn digest(&self) -> String {
+        Sha256::digest(self.0.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect()
     }
 }
 
@@ -77,5 +88,15 @@ mod tests {
         ] {
             assert!(AgentSecret::parse(bad).is_none(), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_digest_is_the_sha256_of_the_hex_form() {
+        let secret = AgentSecret::from_bytes(&[0; AGENT_SECRET_LEN]);
+        // sha256 of 64 ASCII zeros.
+        assert_eq!(
+            secret.digest(),
+            "60e05bd1b195af2f94112fa7197a5c88289058840ce7c6df9693756bc6250f55"
+        );
     }
 }

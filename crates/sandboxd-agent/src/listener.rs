@@ -2,10 +2,13 @@
 //! letting it dial out (Kubernetes: the service connects through the API server's
 //! port-forward to a loopback port in the pod, which has no other network).
 //!
-//! Each accepted connection must first [`Request::Claim`] with the sandbox's secret. The first
-//! secret the agent is sent becomes its own: nothing runs in the sandbox before the service's
-//! first connection, so no sandbox process can claim first; later connections (also a
-//! sandbox process dialing the loopback port) must present the same secret or are closed.
+//! Each accepted connection must first [`Request::Claim`] with the sandbox's secret. Told the
+//! secret's digest at start (`--claim-digest`, where the agent listens on the pod's network,
+//! which other pods reach), the agent accepts only claims of that secret. Without it, the
+//! first secret the agent is sent becomes its own: on a loopback port nothing runs in the
+//! sandbox before the service's first connection, so no sandbox process can claim first.
+//! Either way later connections (also a sandbox process dialing the port) must present the
+//! same secret or are closed.
 //! A claimed connection is then served exactly like a dialed one: its bytes are relayed to one
 //! end of a unix socket pair whose other end goes to [`dialer::serve_connection`].
 
@@ -31,10 +34,11 @@ const RELAY_BUFFER: usize = 64 * 1024;
 const RELAY_STACK_SIZE: usize = 128 * 1024;
 
 /// Accepts connections on `address` forever.
-pub fn run(address: &str) -> Result<(), String> {
+pub fn run(address: &str, claim_digest: Option<&str>) -> Result<(), String> {
     let listener =
         TcpListener::bind(address).map_err(|e| format!("cannot listen on {address}: {e}"))?;
     let claimed: Arc<OnceLock<AgentSecret>> = Arc::new(OnceLock::new());
+    let claim_digest: Arc<Option<String>> = Arc::new(claim_digest.map(str::to_string));
     let open = Arc::new(AtomicUsize::new(0));
     let pool = dialer::Pool::shared()?;
     for stream in listener.incoming() {
@@ -48,11 +52,12 @@ pub fn run(address: &str) -> Result<(), String> {
         }
         open.fetch_add(1, Ordering::AcqRel);
         let (claimed, relays, pool) = (claimed.clone(), open.clone(), pool.clone());
+        let claim_digest = claim_digest.clone();
         let spawned = thread::Builder::new()
             .name("relay".into())
             .stack_size(RELAY_STACK_SIZE)
             .spawn(move || {
-                if claim(&stream, &claimed).is_ok() {
+                if claim(&stream, &claimed, claim_digest.as_deref()).is_ok() {
                     relay(stream, &pool);
                 }
                 relays.fetch_sub(1, Ordering::AcqRel);
@@ -65,7 +70,11 @@ pub fn run(address: &str) -> Result<(), String> {
 }
 
 /// Checks the connection's claim and answers with the agent's hello.
-fn claim(stream: &TcpStream, claimed: &OnceLock<AgentSecret>) -> io::Result<()> {
+fn claim(
+    stream: &TcpStream,
+    claimed: &OnceLock<AgentSecret>,
+    claim_digest: Option<&str>,
+) -> io::Result<()> {
     let refused = || io::Error::new(io::ErrorKind::PermissionDenied, "bad claim");
     stream.set_read_timeout(Some(CLAIM_TIMEOUT))?;
     let frame = read_frame(&mut &*stream).map_err(|_| refused())?;
@@ -75,6 +84,10 @@ fn claim(stream: &TcpStream, claimed: &OnceLock<AgentSecret>) -> io::Result<()> 
     let Ok(Request::Claim { secret }) = frame.parse_json::<Request>() else {
         return Err(refused());
     };
+    // The digest is no secret: comparing it in variable time tells a dialer nothing.
+    if claim_digest.is_some_and(|digest| secret.digest() != digest) {
+        return Err(refused());
+    }
     if *claimed.get_or_init(|| secret.clone()) != secret {
         return Err(refused());
     }
@@ -155,23 +168,26 @@ mod tests {
         }
     }
 
-    #[test]
-    fn the_first_claim_sets_the_secret_and_later_ones_must_match() {
+    /// An agent listening on a free loopback port, once it accepts connections.
+    fn listening(claim_digest: Option<String>) -> std::net::SocketAddr {
         let listener = TcpListener::bind("127.0.0.1:0").unwrap();
         let address = listener.local_addr().unwrap();
         drop(listener);
         let bound = address.to_string();
-        thread::spawn(move || run(&bound));
-        let mut first = None;
+        thread::spawn(move || run(&bound, claim_digest.as_deref()));
         for _ in 0..100 {
-            if let Ok(stream) = TcpStream::connect(address) {
-                drop(stream);
-                first = connect_and_claim(address, &secret(1));
-                break;
+            if TcpStream::connect(address).is_ok() {
+                return address;
             }
             thread::sleep(Duration::from_millis(20));
         }
-        let mut first = first.expect("the first claim is taken");
+        panic!("the agent does not listen on {address}");
+    }
+
+    #[test]
+    fn the_first_claim_sets_the_secret_and_later_ones_must_match() {
+        let address = listening(None);
+        let mut first = connect_and_claim(address, &secret(1)).expect("the first claim is taken");
         assert!(
             connect_and_claim(address, &secret(2)).is_none(),
             "another secret is refused"
@@ -184,5 +200,21 @@ mod tests {
             let pong = read_frame(stream).unwrap().parse_json::<Event>().unwrap();
             assert_eq!(pong, Event::Pong);
         }
+    }
+
+    #[test]
+    fn told_a_digest_only_that_secret_is_taken_even_first() {
+        let address = listening(Some(secret(3).digest()));
+        assert!(
+            connect_and_claim(address, &secret(1)).is_none(),
+            "a first claim of another secret is refused"
+        );
+        let mut taken = connect_and_claim(address, &secret(3)).expect("the secret of the digest");
+        write_json(&mut taken, &Request::Ping).unwrap();
+        let pong = read_frame(&mut taken)
+            .unwrap()
+            .parse_json::<Event>()
+            .unwrap();
+        assert_eq!(pong, Event::Pong);
     }
 }

@@ -33,7 +33,7 @@ use std::process::ExitCode;
 
 const DEFAULT_SOCKET: &str = "/.sandboxd/agent.sock";
 const USAGE: &str =
-    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST | --own UID DIR... | --no-network] [--no-oom-killer]";
+    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST | --own UID DIR... | --no-network] [--no-oom-killer] [--claim-digest HEX]";
 
 /// What the agent was started to do.
 #[derive(Debug, PartialEq, Eq)]
@@ -57,10 +57,17 @@ struct Args {
     mode: Mode,
     /// False with [`AGENT_NO_OOM_KILLER_FLAG`]: the kernel kills nothing by OOM score.
     oom_killer: bool,
+    /// With `--claim-digest HEX`, a listening agent accepts only claims of the secret with
+    /// this digest ([`AgentSecret::digest`]), not the first one sent.
+    claim_digest: Option<String>,
 }
 
 fn main() -> ExitCode {
-    let Args { mode, oom_killer } = match parse_args(std::env::args_os().skip(1)) {
+    let Args {
+        mode,
+        oom_killer,
+        claim_digest,
+    } = match parse_args(std::env::args_os().skip(1)) {
         Ok(args) => args,
         Err(message) => {
             eprintln!("sandboxd-agent: {message}\n{USAGE}");
@@ -84,7 +91,7 @@ fn main() -> ExitCode {
             .and_then(|secret| dialer::run(&socket, &secret).map(|never| match never {})),
         Mode::Listen(address) => init::become_init_parent()
             .and_then(|()| harden(oom_killer))
-            .and_then(|()| listener::run(&address)),
+            .and_then(|()| listener::run(&address, claim_digest.as_deref())),
     };
     if let Err(message) = served {
         eprintln!("sandboxd-agent: {message}");
@@ -171,6 +178,7 @@ fn read_secret(socket: &Path) -> Result<AgentSecret, String> {
 fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> {
     let mut mode = Mode::Connect(PathBuf::from(DEFAULT_SOCKET));
     let mut oom_killer = true;
+    let mut claim_digest = None;
     while let Some(arg) = args.next() {
         let arg = arg
             .into_string()
@@ -190,6 +198,20 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
                 oom_killer = false;
                 continue;
             }
+            "--claim-digest" => {
+                let digest = value()?;
+                let well_formed = digest.len() == 64
+                    && digest
+                        .bytes()
+                        .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'));
+                if !well_formed {
+                    return Err(format!(
+                        "--claim-digest needs 64 lowercase hex digits, not {digest:?}"
+                    ));
+                }
+                claim_digest = Some(digest);
+                continue;
+            }
             "--connect" => Mode::Connect(value()?.into()),
             "--listen" => Mode::Listen(value()?),
             "--install" => Mode::Install(value()?.into()),
@@ -201,18 +223,27 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
                     .parse()
                     .map_err(|_| format!("--own needs a uid, not {uid:?}"))?;
                 let mode = Mode::Own(uid, args.map(PathBuf::from).collect());
-                return Ok(Args { mode, oom_killer });
+                return Ok(Args {
+                    mode,
+                    oom_killer,
+                    claim_digest,
+                });
             }
             "-h" | "--help" => {
                 return Ok(Args {
                     mode: Mode::Help,
                     oom_killer,
+                    claim_digest,
                 })
             }
             _ => return Err(format!("unknown argument {flag:?}")),
         };
     }
-    Ok(Args { mode, oom_killer })
+    Ok(Args {
+        mode,
+        oom_killer,
+        claim_digest,
+    })
 }
 
 #[cfg(test)]
@@ -268,6 +299,16 @@ mod tests {
         assert_eq!(parse(&["--install=/a/b"]), Ok(Mode::Install("/a/b".into())));
         assert_eq!(parse(&["--help"]), Ok(Mode::Help));
         assert_eq!(parse(&["--no-network"]), Ok(Mode::NoNetwork));
+        let digest = "ab".repeat(32);
+        let listening = parse_args(
+            ["--listen", "0.0.0.0:7", "--claim-digest", &digest]
+                .iter()
+                .map(OsString::from),
+        )
+        .unwrap();
+        assert_eq!(listening.claim_digest, Some(digest.clone()));
+        assert!(parse(&["--claim-digest", "AB"]).is_err());
+        assert!(parse(&["--claim-digest", &digest.to_uppercase()]).is_err());
         assert_eq!(
             parse(&["--own", "61000", "/v/0", "/v/1"]),
             Ok(Mode::Own(61000, vec!["/v/0".into(), "/v/1".into()]))
@@ -281,7 +322,8 @@ mod tests {
             told(&["--connect", "/s", "--no-oom-killer"]),
             Args {
                 mode: Mode::Connect("/s".into()),
-                oom_killer: false
+                oom_killer: false,
+                claim_digest: None,
             }
         );
         assert!(

@@ -15,6 +15,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta};
 use kube::api::{DeleteParams, ListParams, PostParams, WatchEvent, WatchParams};
 use kube::{Api, Client};
 use sandboxd_agent_proto::host::AgentKey;
+use sandboxd_api::NetworkMode;
 use sandboxd_backend::WORKDIR;
 use sandboxd_backend::{
     AgentStream, Backend, BackendError, ExistingSandbox, ImageProgress, ImageRequest, Paused,
@@ -47,6 +48,9 @@ pub struct KubernetesBackend {
     usage: usage::SummaryCache,
     claims: Claims,
     watch_refused: stops::WatchRefused,
+    /// The service runs in the cluster (its own pod's service account, no kubeconfig): it
+    /// reaches pods on the pod network, so `bridge` sandboxes' agents listen there.
+    in_cluster: bool,
 }
 
 /// How long a namespace the service made may take to get its `default` service account (the
@@ -83,6 +87,9 @@ impl KubernetesBackend {
             }
             None => kube::Config::infer().await.map_err(|e| setup(&e))?,
         };
+        let in_cluster = options.kubeconfig.is_none()
+            && std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
+            && std::env::var_os("KUBECONFIG").is_none();
         let client = Client::try_from(config)
             .map_err(|e| BackendError::Setup(format!("cannot make the Kubernetes client: {e}")))?;
         let key_dir = &options.key_dir;
@@ -103,6 +110,7 @@ impl KubernetesBackend {
             connections: Connections::default(),
             usage: usage::SummaryCache::default(),
             watch_refused: stops::WatchRefused::default(),
+            in_cluster,
         };
         backend.prepare_namespace().await?;
         runtime_classes::check(&backend.client, &backend.options.runtime_classes).await?;
@@ -267,6 +275,10 @@ impl KubernetesBackend {
                     if let Some(node) = pod.spec.as_ref().and_then(|spec| spec.node_name.as_ref()) {
                         self.usage.remember_node(name, node);
                     }
+                    if self.in_cluster {
+                        self.connections
+                            .register(name, pod::pod_network_address(&pod));
+                    }
                     running = true;
                 }
                 usage::PodState::Failed(why) => {
@@ -296,7 +308,12 @@ impl KubernetesBackend {
 #[async_trait]
 impl Backend for KubernetesBackend {
     async fn create(&self, spec: &SandboxSpec) -> Result<Sandbox, BackendError> {
-        let manifest = pod::pod(&self.options, spec);
+        let agent_listen = pod::AgentListen {
+            claim_digest: self.secret(&spec.session_id).digest(),
+            // A pod without a network has its interfaces taken down: only the loopback.
+            on_pod_network: self.in_cluster && spec.limits.network_mode == NetworkMode::Bridge,
+        };
+        let manifest = pod::pod(&self.options, spec, &agent_listen);
         let name = pod::pod_name(&spec.session_id);
         self.pods
             .create(&PostParams::default(), &manifest)
@@ -306,7 +323,7 @@ impl Backend for KubernetesBackend {
             session_id: spec.session_id.clone(),
             backend_id: name,
         };
-        self.connections.register(&sandbox.backend_id);
+        self.connections.register(&sandbox.backend_id, None);
         if let Err(e) = self.wait_ready(&sandbox).await {
             let _ = self.destroy(&sandbox).await;
             return Err(e);
@@ -315,7 +332,6 @@ impl Backend for KubernetesBackend {
     }
 
     async fn adopt(&self, sandbox: &Sandbox) -> Result<(), BackendError> {
-        self.connections.register(&sandbox.backend_id);
         let connection = self.agent(sandbox).await?;
         connection.reuse();
         Ok(())
@@ -365,6 +381,22 @@ impl Backend for KubernetesBackend {
     }
 
     async fn agent(&self, sandbox: &Sandbox) -> Result<AgentStream, BackendError> {
+        let pod = &sandbox.backend_id;
+        // A pod this service did not start (it started before the service did): its agent's
+        // address on the pod network, if it listens there, is read once.
+        if !self.connections.knows(pod) {
+            let direct = match self.in_cluster {
+                true => self
+                    .pods
+                    .get_opt(pod)
+                    .await
+                    .map_err(api_error)?
+                    .as_ref()
+                    .and_then(pod::pod_network_address),
+                false => None,
+            };
+            self.connections.register(pod, direct);
+        }
         let connection = self
             .connections
             .take(

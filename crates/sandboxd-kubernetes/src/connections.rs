@@ -1,7 +1,9 @@
-//! Connections to a sandbox's agent through the API server's port-forward, which reaches the
-//! agent's loopback port in the pod without giving the pod a network. Opening one costs a
-//! WebSocket to the API server and a claim, so connections that ended a request cleanly are
-//! kept (a few per sandbox) and handed out again.
+//! Connections to a sandbox's agent: through the API server's port-forward, which reaches the
+//! agent's loopback port in the pod without giving the pod a network; or, for a pod whose agent
+//! listens on the pod network (a `bridge` sandbox of a service that runs in the cluster), a TCP
+//! connection to the pod's address, which spares the API server and the kubelet the stream.
+//! Opening one costs a claim (and through the port-forward a WebSocket to the API server), so
+//! connections that ended a request cleanly are kept (a few per sandbox) and handed out again.
 
 use k8s_openapi::api::core::v1::Pod;
 use kube::Api;
@@ -9,11 +11,13 @@ use sandboxd_agent_proto::host::claim;
 use sandboxd_agent_proto::AgentSecret;
 use sandboxd_backend::{AgentIo, BackendError};
 use std::collections::HashMap;
+use std::net::SocketAddr;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
+use tokio::net::TcpStream;
 
 /// Idle connections kept per sandbox: here they cost the agent nothing while idle, and each
 /// new one a WebSocket and a claim.
@@ -24,12 +28,26 @@ const MAX_IDLE_AGE: Duration = Duration::from_secs(60);
 /// Opening and claiming a connection.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(10);
 
-type Idle = Vec<(DuplexStream, Instant)>;
+/// A connection to an agent, whichever way it goes.
+enum Link {
+    PortForward(DuplexStream),
+    PodNetwork(TcpStream),
+}
+
+type Idle = Vec<(Link, Instant)>;
+
+/// What is known of a sandbox: its idle connections, and the agent's address on the pod
+/// network when it listens there.
+#[derive(Default)]
+struct Known {
+    idle: Idle,
+    direct: Option<SocketAddr>,
+}
 
 /// The idle connections of every sandbox, by pod name.
 #[derive(Default)]
 pub struct Connections {
-    idle: Arc<Mutex<HashMap<String, Idle>>>,
+    known: Arc<Mutex<HashMap<String, Known>>>,
 }
 
 impl Connections {
@@ -41,10 +59,17 @@ impl Connections {
         port: u16,
         secret: &AgentSecret,
     ) -> Result<Box<PooledConnection>, BackendError> {
-        if let Some(stream) = self.take_idle(pod) {
-            return Ok(self.wrap(pod, stream));
+        if let Some(link) = self.take_idle(pod) {
+            return Ok(self.wrap(pod, link));
         }
-        let stream = tokio::time::timeout(OPEN_TIMEOUT, open(pods, pod, port, secret))
+        let direct = self.lock().get(pod).and_then(|known| known.direct);
+        let opened = async {
+            match direct {
+                Some(address) => open_direct(pod, address, secret).await,
+                None => open(pods, pod, port, secret).await,
+            }
+        };
+        let link = tokio::time::timeout(OPEN_TIMEOUT, opened)
             .await
             .map_err(|_| {
                 BackendError::AgentUnavailable(format!(
@@ -52,12 +77,22 @@ impl Connections {
                     OPEN_TIMEOUT.as_secs()
                 ))
             })??;
-        Ok(self.wrap(pod, stream))
+        Ok(self.wrap(pod, link))
     }
 
-    /// Makes the pod known, so its connections are kept after use.
-    pub fn register(&self, pod: &str) {
-        self.lock().entry(pod.to_string()).or_default();
+    /// Makes the pod known, so its connections are kept after use; with `direct`, its agent
+    /// is dialed there rather than through the port-forward.
+    pub fn register(&self, pod: &str, direct: Option<SocketAddr>) {
+        let mut known = self.lock();
+        let entry = known.entry(pod.to_string()).or_default();
+        if direct.is_some() {
+            entry.direct = direct;
+        }
+    }
+
+    /// Whether the pod was registered.
+    pub fn knows(&self, pod: &str) -> bool {
+        self.lock().contains_key(pod)
     }
 
     /// Forgets the pod's idle connections (its sandbox is gone).
@@ -65,28 +100,46 @@ impl Connections {
         self.lock().remove(pod);
     }
 
-    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Idle>> {
-        self.idle.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> std::sync::MutexGuard<'_, HashMap<String, Known>> {
+        self.known.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    fn take_idle(&self, pod: &str) -> Option<DuplexStream> {
-        let mut idle = self.lock();
-        let streams = idle.get_mut(pod)?;
-        while let Some((stream, since)) = streams.pop() {
+    fn take_idle(&self, pod: &str) -> Option<Link> {
+        let mut known = self.lock();
+        let links = &mut known.get_mut(pod)?.idle;
+        while let Some((link, since)) = links.pop() {
             if since.elapsed() < MAX_IDLE_AGE {
-                return Some(stream);
+                return Some(link);
             }
         }
         None
     }
 
-    fn wrap(&self, pod: &str, stream: DuplexStream) -> Box<PooledConnection> {
+    fn wrap(&self, pod: &str, link: Link) -> Box<PooledConnection> {
         Box::new(PooledConnection {
-            stream,
+            link,
             pod: pod.to_string(),
-            idle: self.idle.clone(),
+            known: self.known.clone(),
         })
     }
+}
+
+/// A claimed connection over the pod network.
+async fn open_direct(
+    pod: &str,
+    address: SocketAddr,
+    secret: &AgentSecret,
+) -> Result<Link, BackendError> {
+    let unavailable = |what: String| BackendError::AgentUnavailable(format!("pod {pod}: {what}"));
+    let mut stream = TcpStream::connect(address)
+        .await
+        .map_err(|e| unavailable(format!("no connection to the agent at {address}: {e}")))?;
+    // Requests are small frames answered at once: no waiting to fill a segment.
+    let _ = stream.set_nodelay(true);
+    claim(&mut stream, secret)
+        .await
+        .map_err(|e| unavailable(format!("the agent did not accept the connection: {e}")))?;
+    Ok(Link::PodNetwork(stream))
 }
 
 /// A claimed connection: a port-forward stream to the agent's port.
@@ -95,7 +148,7 @@ async fn open(
     pod: &str,
     port: u16,
     secret: &AgentSecret,
-) -> Result<DuplexStream, BackendError> {
+) -> Result<Link, BackendError> {
     let unavailable = |what: String| BackendError::AgentUnavailable(format!("pod {pod}: {what}"));
     let mut forwarder = pods
         .portforward(pod, &[port])
@@ -109,24 +162,24 @@ async fn open(
     claim(&mut stream, secret)
         .await
         .map_err(|e| unavailable(format!("the agent did not accept the connection: {e}")))?;
-    Ok(stream)
+    Ok(Link::PortForward(stream))
 }
 
 /// A connection handed out for one request; [`AgentIo::reuse`] puts it back.
 pub struct PooledConnection {
-    stream: DuplexStream,
+    link: Link,
     pod: String,
-    idle: Arc<Mutex<HashMap<String, Idle>>>,
+    known: Arc<Mutex<HashMap<String, Known>>>,
 }
 
 impl AgentIo for PooledConnection {
     fn reuse(self: Box<Self>) {
-        let PooledConnection { stream, pod, idle } = *self;
-        let mut idle = idle.lock().unwrap_or_else(PoisonError::into_inner);
+        let PooledConnection { link, pod, known } = *self;
+        let mut known = known.lock().unwrap_or_else(PoisonError::into_inner);
         // Only sandboxes still known keep connections: a forgotten one's entry is not remade.
-        if let Some(streams) = idle.get_mut(&pod) {
-            if streams.len() < MAX_IDLE {
-                streams.push((stream, Instant::now()));
+        if let Some(entry) = known.get_mut(&pod) {
+            if entry.idle.len() < MAX_IDLE {
+                entry.idle.push((link, Instant::now()));
             }
         }
     }
@@ -138,7 +191,10 @@ impl AsyncRead for PooledConnection {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_read(cx, buf)
+        match &mut self.link {
+            Link::PortForward(stream) => Pin::new(stream).poll_read(cx, buf),
+            Link::PodNetwork(stream) => Pin::new(stream).poll_read(cx, buf),
+        }
     }
 }
 
@@ -148,14 +204,23 @@ impl AsyncWrite for PooledConnection {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.stream).poll_write(cx, buf)
+        match &mut self.link {
+            Link::PortForward(stream) => Pin::new(stream).poll_write(cx, buf),
+            Link::PodNetwork(stream) => Pin::new(stream).poll_write(cx, buf),
+        }
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_flush(cx)
+        match &mut self.link {
+            Link::PortForward(stream) => Pin::new(stream).poll_flush(cx),
+            Link::PodNetwork(stream) => Pin::new(stream).poll_flush(cx),
+        }
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.stream).poll_shutdown(cx)
+        match &mut self.link {
+            Link::PortForward(stream) => Pin::new(stream).poll_shutdown(cx),
+            Link::PodNetwork(stream) => Pin::new(stream).poll_shutdown(cx),
+        }
     }
 }

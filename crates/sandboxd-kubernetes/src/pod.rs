@@ -14,6 +14,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::ObjectMeta;
 use sandboxd_api::NetworkMode;
 use sandboxd_backend::{SandboxSpec, HOME_DIR, WORKDIR};
 use std::collections::BTreeMap;
+use std::net::{IpAddr, SocketAddr};
 
 /// Where the init container leaves the agent, read-only in the sandbox's container.
 const AGENT_DIR: &str = "/.sandboxd";
@@ -25,6 +26,34 @@ const AGENT_VOLUME_SIZE: &str = "64Mi";
 /// A CPU request of this share of the limit: sandboxes are scheduled by memory, which they
 /// get in full, while CPU is a ceiling (as on Docker, where `cpus` is a quota).
 const CPU_REQUEST_SHARE: f64 = 0.05;
+
+/// The annotation of a pod whose agent listens on the pod network (its value
+/// [`ON_POD_NETWORK`]), so that a service taking the pod back dials it there too.
+const ANNOTATION_AGENT_LISTENS: &str = "org.sandboxd.agent-listens";
+const ON_POD_NETWORK: &str = "pod-network";
+
+/// How the pod's agent is started: the digest of the sandbox's secret, the only claims it
+/// accepts, and whether it listens on the pod network (for a service in the cluster, which
+/// dials it there) or on the pod's loopback only (reached through the port-forward).
+pub struct AgentListen {
+    pub claim_digest: String,
+    pub on_pod_network: bool,
+}
+
+/// Where to dial the pod's agent on the pod network, if it listens there and the pod has its
+/// address yet.
+pub fn pod_network_address(pod: &Pod) -> Option<SocketAddr> {
+    let listens = pod
+        .metadata
+        .annotations
+        .as_ref()?
+        .get(ANNOTATION_AGENT_LISTENS)?;
+    if listens != ON_POD_NETWORK {
+        return None;
+    }
+    let ip: IpAddr = pod.status.as_ref()?.pod_ip.as_deref()?.parse().ok()?;
+    Some(SocketAddr::new(ip, AGENT_PORT))
+}
 
 pub fn pod_name(session_id: &str) -> String {
     format!("sandboxd-{session_id}")
@@ -195,7 +224,7 @@ fn mount(name: &str, path: &str, read_only: bool) -> VolumeMount {
     }
 }
 
-pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
+pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec, agent_listen: &AgentListen) -> Pod {
     let limits = &spec.limits;
     let memory = Quantity(limits.mem_limit_bytes.to_string());
     let cpu_limit = Quantity(format!("{}m", millicpus(limits.cpus)));
@@ -250,7 +279,13 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
         command: Some(vec![
             agent,
             "--listen".to_string(),
-            format!("127.0.0.1:{AGENT_PORT}"),
+            if agent_listen.on_pod_network {
+                format!("0.0.0.0:{AGENT_PORT}")
+            } else {
+                format!("127.0.0.1:{AGENT_PORT}")
+            },
+            "--claim-digest".to_string(),
+            agent_listen.claim_digest.clone(),
         ]),
         args: Some(vec![]),
         working_dir: Some(WORKDIR.to_string()),
@@ -269,6 +304,12 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec) -> Pod {
             name: Some(pod_name(&spec.session_id)),
             namespace: Some(options.namespace.clone()),
             labels: Some(labels(options, spec)),
+            annotations: agent_listen.on_pod_network.then(|| {
+                BTreeMap::from([(
+                    ANNOTATION_AGENT_LISTENS.to_string(),
+                    ON_POD_NETWORK.to_string(),
+                )])
+            }),
             ..Default::default()
         },
         spec: Some(PodSpec {
@@ -325,6 +366,14 @@ mod tests {
     use crate::options::tests::options;
     use sandboxd_api::Limits;
 
+    fn pod_of(spec: &SandboxSpec) -> Pod {
+        let agent_listen = AgentListen {
+            claim_digest: "ab".repeat(32),
+            on_pod_network: false,
+        };
+        pod(&options(), spec, &agent_listen)
+    }
+
     fn spec(runtime: &str) -> SandboxSpec {
         SandboxSpec {
             session_id: "abc123".into(),
@@ -345,7 +394,7 @@ mod tests {
 
     #[test]
     fn the_pod_carries_the_hardened_profile() {
-        let pod = pod(&options(), &spec("gvisor"));
+        let pod = pod_of(&spec("gvisor"));
         let spec = pod.spec.unwrap();
         assert_eq!(spec.automount_service_account_token, Some(false));
         assert_eq!(spec.enable_service_links, Some(false));
@@ -426,7 +475,7 @@ mod tests {
                 read_only: true,
             },
         ];
-        let spec = pod(&options(), &asked).spec.unwrap();
+        let spec = pod_of(&asked).spec.unwrap();
         let claims: Vec<_> = spec
             .volumes
             .iter()
@@ -480,7 +529,7 @@ mod tests {
 
     #[test]
     fn a_session_without_volumes_has_no_owner_step() {
-        let spec = pod(&options(), &spec("sh")).spec.unwrap();
+        let spec = pod_of(&spec("sh")).spec.unwrap();
         assert_eq!(
             init_names(&spec.init_containers.unwrap()),
             ["agent", "no-network"]
@@ -489,7 +538,7 @@ mod tests {
 
     #[test]
     fn a_sandbox_without_a_network_has_its_interfaces_taken_down_first() {
-        let spec_none = pod(&options(), &spec("sh")).spec.unwrap();
+        let spec_none = pod_of(&spec("sh")).spec.unwrap();
         let inits = spec_none.init_containers.unwrap();
         let step = &inits[1];
         assert_eq!(step.command.as_ref().unwrap()[1..], ["--no-network"]);
@@ -500,11 +549,7 @@ mod tests {
         assert_eq!(security.allow_privilege_escalation, Some(false));
         let mut bridge = spec("sh");
         bridge.limits.network_mode = NetworkMode::Bridge;
-        let inits = pod(&options(), &bridge)
-            .spec
-            .unwrap()
-            .init_containers
-            .unwrap();
+        let inits = pod_of(&bridge).spec.unwrap().init_containers.unwrap();
         assert_eq!(
             init_names(&inits),
             ["agent"],
@@ -513,8 +558,51 @@ mod tests {
     }
 
     #[test]
+    fn an_agent_on_the_pod_network_listens_there_for_its_secret_alone_and_says_so() {
+        let agent_listen = AgentListen {
+            claim_digest: "cd".repeat(32),
+            on_pod_network: true,
+        };
+        let mut made = pod(&options(), &spec("sh"), &agent_listen);
+        let command = made.spec.as_ref().unwrap().containers[0]
+            .command
+            .clone()
+            .unwrap();
+        assert_eq!(
+            command[1..],
+            [
+                "--listen",
+                "0.0.0.0:7719",
+                "--claim-digest",
+                &"cd".repeat(32)
+            ]
+        );
+        assert_eq!(pod_network_address(&made), None, "no address yet");
+        made.status = Some(k8s_openapi::api::core::v1::PodStatus {
+            pod_ip: Some("10.244.0.7".into()),
+            ..Default::default()
+        });
+        assert_eq!(
+            pod_network_address(&made),
+            Some("10.244.0.7:7719".parse().unwrap())
+        );
+        let mut loopback = pod_of(&spec("sh"));
+        let command = loopback.spec.as_ref().unwrap().containers[0]
+            .command
+            .clone()
+            .unwrap();
+        assert_eq!(command[2], "127.0.0.1:7719");
+        loopback.status = made.status.clone();
+        assert_eq!(
+            pod_network_address(&loopback),
+            None,
+            "reached by port-forward"
+        );
+    }
+
+    #[test]
     fn runtimes_without_a_class_get_the_clusters_default() {
-        let pod = pod(&options(), &spec("python"));
+        let pod = pod_of(&spec("python"));
         assert_eq!(pod.spec.unwrap().runtime_class_name, None);
     }
 }

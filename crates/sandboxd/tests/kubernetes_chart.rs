@@ -8,8 +8,9 @@
 //! kubernetes suite; scripts/test.sh's kubernetes step runs it (scripts/k8s-up.sh builds helm
 //! and makes the image sandboxd/sandboxd:local from the build).
 //!
-//! The test cluster has no Service proxy, so the pod runs on the node's network (`hostNetwork`)
-//! and reaches the API server at its address (`apiServer`), listening on the node's address.
+//! The pod runs on the cluster's pod network: it reaches the API server through the `kubernetes`
+//! Service, and the test reaches it through its own Service (the node's Service proxy leads
+//! the host's connections to the pod).
 
 mod common;
 
@@ -107,6 +108,36 @@ impl Release {
         self.cluster.kubectl(&all)
     }
 
+    /// The address and port of the release's Service.
+    fn service_address(&self) -> String {
+        self.kubectl(&[
+            "get",
+            "service",
+            &format!("{}-sandboxd", self.name),
+            "-o",
+            "jsonpath={.spec.clusterIP}:{.spec.ports[0].port}",
+        ])
+        .trim()
+        .to_string()
+    }
+
+    /// The session's agent holds connections from the service's pod alone: it was dialed on
+    /// the pod network, not through the port-forward (which ends at the pod's loopback).
+    async fn assert_dialed_on_the_pod_network(&self, service: &InCluster, id: &str) {
+        let peers = agent_peers(&service.exec(id, "cat /proc/net/tcp").await);
+        let service_ip = self.kubectl(&[
+            "get",
+            "pods",
+            &format!("-lapp.kubernetes.io/instance={}", self.name),
+            "-o",
+            "jsonpath={.items[0].status.podIP}",
+        ]);
+        assert!(
+            !peers.is_empty() && peers.iter().all(|peer| *peer == service_ip.trim()),
+            "the agent's peers {peers:?}, the service's pod {service_ip}"
+        );
+    }
+
     /// The service's pods (not the sessions'), by the chart's labels.
     fn service_pods(&self) -> Vec<String> {
         let selector = format!("app.kubernetes.io/instance={}", self.name);
@@ -140,44 +171,11 @@ impl Drop for Release {
     }
 }
 
-/// The node's address (the service listens there: the kubelet probes it) and the API server's
-/// host and port, from the kubeconfig's server URL.
-fn addresses(cluster: &Kubernetes) -> (String, String, String) {
-    let node = cluster.kubectl(&[
-        "get",
-        "nodes",
-        "-o",
-        "jsonpath={.items[0].status.addresses[?(@.type==\"InternalIP\")].address}",
-    ]);
-    let server = cluster.kubectl(&[
-        "config",
-        "view",
-        "--minify",
-        "-o",
-        "jsonpath={.clusters[0].cluster.server}",
-    ]);
-    let authority = server.trim().trim_start_matches("https://");
-    let (host, port) = authority.rsplit_once(':').expect("server URL with a port");
-    (node.trim().to_string(), host.to_string(), port.to_string())
-}
-
-fn free_port(address: &str) -> u16 {
-    std::net::TcpListener::bind((address, 0))
-        .expect("bind on the node's address")
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
-fn values(node: &str, port: u16, api_host: &str, api_port: &str, config: &str) -> String {
+fn values(config: &str) -> String {
     let config = config.replace('\n', "\n  ");
     format!(
         r#"image: {{repository: sandboxd/sandboxd, tag: local, pullPolicy: Never}}
 agentImage: sandboxd/agent:local
-hostNetwork: true
-listen: "{node}"
-service: {{port: {port}}}
-apiServer: {{host: "{api_host}", port: "{api_port}"}}
 persistence: {{storageClass: sandboxd-test, size: 1Gi}}
 # The test StorageClass's host-path volumes ignore fsGroup: the state directory is root's.
 podSecurityContext: {{runAsNonRoot: false, runAsUser: 0, runAsGroup: 0, fsGroup: 0}}
@@ -187,7 +185,7 @@ config: |
     )
 }
 
-/// The service the chart installed, at the node's address, with its token.
+/// The service the chart installed, at its Service's address, with its token.
 struct InCluster {
     client: reqwest::Client,
     url: String,
@@ -204,6 +202,26 @@ impl InCluster {
                 .unwrap(),
             url: url.to_string(),
             token: token.to_string(),
+        }
+    }
+
+    /// Once its Service leads to the ready pod: the node's Service proxy follows the pod's
+    /// readiness a moment after `helm --wait` has seen it (until then it refuses).
+    async fn reachable(self) -> InCluster {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let health = self
+                .client
+                .get(format!("{}/healthz", self.url))
+                .send()
+                .await;
+            match health {
+                Ok(response) if response.status().is_success() => return self,
+                _ if Instant::now() < deadline => {
+                    tokio::time::sleep(Duration::from_millis(200)).await
+                }
+                other => panic!("the service at {} never answered: {other:?}", self.url),
+            }
         }
     }
 
@@ -224,6 +242,22 @@ impl InCluster {
         assert_eq!(body["exit_code"], 0, "{body}");
         body["stdout"].as_str().unwrap().to_string()
     }
+}
+
+/// The addresses of the peers of the agent's established connections (its port, 7719), from
+/// the sandbox's `/proc/net/tcp` (little-endian hex).
+fn agent_peers(proc_net_tcp: &str) -> Vec<String> {
+    proc_net_tcp
+        .lines()
+        .skip(1)
+        .filter_map(|line| {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            let (local, remote, state) = (fields.get(1)?, fields.get(2)?, fields.get(3)?);
+            (local.ends_with(":1E27") && *state == "01").then_some(())?;
+            let ip = u32::from_str_radix(remote.split(':').next()?, 16).ok()?;
+            Some(std::net::Ipv4Addr::from(ip.swap_bytes()).to_string())
+        })
+        .collect()
 }
 
 #[test]
@@ -311,18 +345,14 @@ async fn the_chart_installs_the_service_in_the_cluster_and_an_upgrade_keeps_its_
     let (Some(cluster), Some(helm)) = (cluster(), helm_binary()) else {
         return;
     };
-    let (node, api_host, api_port) = addresses(&cluster);
-    let port = free_port(&node);
     let config = format!(
-        "default_runtime = \"sh\"\n\n[runtimes.sh]\nimage = \"{}\"\ninterpreter = [\"sh\"]\n",
+        "default_runtime = \"sh\"\n\n[runtimes.sh]\nimage = \"{0}\"\ninterpreter = [\"sh\"]\n\n\
+         [runtimes.online]\nimage = \"{0}\"\nnetwork_mode = \"bridge\"\n",
         busybox_image()
     );
     let release = Release::new(cluster, helm);
     let started = Instant::now();
-    release.apply(
-        "install",
-        &values(&node, port, &api_host, &api_port, &config),
-    );
+    release.apply("install", &values(&config));
     println!(
         "# helm install, until the service's pod was ready: {:?}",
         started.elapsed()
@@ -330,10 +360,10 @@ async fn the_chart_installs_the_service_in_the_cluster_and_an_upgrade_keeps_its_
     let first_pods = release.service_pods();
     assert_eq!(first_pods.len(), 1, "{first_pods:?}");
 
-    let url = format!("http://{node}:{port}");
+    let url = format!("http://{}", release.service_address());
     let token = release.token();
     assert_eq!(token.len(), 40, "a random token was made");
-    let service = InCluster::new(&url, &token);
+    let service = InCluster::new(&url, &token).reachable().await;
     let (status, health) = service.call(reqwest::Method::GET, "/healthz", None).await;
     assert_eq!(status, 200, "{health}");
     // A session's pod, made by the service's own account under the chart's Role.
@@ -360,16 +390,29 @@ async fn the_chart_installs_the_service_in_the_cluster_and_an_upgrade_keeps_its_
     );
     service.exec(&id, "echo kept > /workspace/mark").await;
 
+    // A bridge sandbox's agent is dialed on the pod network, not through the API server: the
+    // connections the agent holds come from the service's pod, not from the pod's loopback
+    // (where the kubelet's port-forward ends).
+    let (status, online) = service
+        .call(
+            reqwest::Method::POST,
+            "/v1/sessions",
+            Some(json!({"runtime": "online"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{online}");
+    let online = online["id"].as_str().unwrap().to_string();
+    release
+        .assert_dialed_on_the_pod_network(&service, &online)
+        .await;
+
     // An upgrade that changes the config replaces the service's pod; the new one takes the
     // session back, the token stays.
     let upgraded = format!(
         "{config}\n[runtimes.other]\nimage = \"{}\"\ninterpreter = [\"sh\"]\n",
         busybox_image()
     );
-    release.apply(
-        "upgrade",
-        &values(&node, port, &api_host, &api_port, &upgraded),
-    );
+    release.apply("upgrade", &values(&upgraded));
     let second_pods = release.service_pods();
     assert_eq!(second_pods.len(), 1, "{second_pods:?}");
     assert_ne!(
@@ -378,7 +421,7 @@ async fn the_chart_installs_the_service_in_the_cluster_and_an_upgrade_keeps_its_
     );
     assert_eq!(release.token(), token, "the upgrade kept the token");
     // The old pod's connections went with it.
-    let service = InCluster::new(&url, &token);
+    let service = InCluster::new(&url, &token).reachable().await;
     let (status, runtimes) = service
         .call(reqwest::Method::GET, "/v1/runtimes", None)
         .await;
@@ -390,6 +433,10 @@ async fn the_chart_installs_the_service_in_the_cluster_and_an_upgrade_keeps_its_
     assert_eq!(status, 200, "{session}");
     assert_eq!(session["state"], "running", "{session}");
     assert_eq!(service.exec(&id, "cat /workspace/mark").await, "kept\n");
+    // The new pod took the bridge sandbox back on the pod network too.
+    release
+        .assert_dialed_on_the_pod_network(&service, &online)
+        .await;
     let (status, closed) = service
         .call(reqwest::Method::DELETE, &format!("/v1/sessions/{id}"), None)
         .await;
