@@ -64,8 +64,9 @@ guard_api_port() {
         iptables -I INPUT -p tcp --dport "$APISERVER_PORT" -j "$API_GUARD_CHAIN"
 }
 
-# What write_pod_network and guard_api_port made on the host (a purge).
+# What write_pod_network, guard_api_port and kube-proxy made on the host (a purge).
 remove_pod_network() {
+    if [[ -x "$K8S_BIN/kube-proxy" ]]; then "$K8S_BIN/kube-proxy" --cleanup >/dev/null 2>&1 || true; fi
     ip link del "$POD_BRIDGE" 2>/dev/null || true
     iptables -D INPUT -p tcp --dport "$APISERVER_PORT" -j "$API_GUARD_CHAIN" 2>/dev/null || true
     iptables -F "$API_GUARD_CHAIN" 2>/dev/null || true

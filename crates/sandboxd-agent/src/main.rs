@@ -3,8 +3,8 @@
 //! where the platform reaches into the sandbox instead (Kubernetes), it listens on a loopback
 //! port (`--listen`). `--install DEST` copies the agent to DEST, for an init container;
 //! `--own UID DIR...` gives each directory to UID, for the init container that readies a
-//! pod's volumes; `--no-network` takes the pod's interfaces down, for the init container of a
-//! sandbox without a network.
+//! pod's volumes; `--install DEST --no-network` also takes the pod's interfaces down, for the
+//! init container of a sandbox without a network.
 //! It uses std and libc only, so it links statically and runs in images without a libc or
 //! a shell.
 
@@ -33,7 +33,7 @@ use std::process::ExitCode;
 
 const DEFAULT_SOCKET: &str = "/.sandboxd/agent.sock";
 const USAGE: &str =
-    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST | --own UID DIR... | --no-network] [--no-oom-killer] [--claim-digest HEX]";
+    "usage: sandboxd-agent [--connect SOCKET_PATH | --listen ADDRESS:PORT | --install DEST [--no-network] | --own UID DIR...] [--no-oom-killer] [--claim-digest HEX]";
 
 /// What the agent was started to do.
 #[derive(Debug, PartialEq, Eq)]
@@ -42,12 +42,14 @@ enum Mode {
     Connect(PathBuf),
     /// Accept the service's connections on this address.
     Listen(String),
-    /// Copy the agent's binary to this path, read-only and executable, and exit.
-    Install(PathBuf),
+    /// Copy the agent's binary to this path, read-only and executable (with `no_network`,
+    /// first take every interface but the loopback down), and exit.
+    Install {
+        dest: PathBuf,
+        no_network: bool,
+    },
     /// Give each directory (not what is in it) to this uid and its group, and exit.
     Own(u32, Vec<PathBuf>),
-    /// Take every interface but the loopback down, and exit.
-    NoNetwork,
     Help,
 }
 
@@ -80,9 +82,13 @@ fn main() -> ExitCode {
             println!("{USAGE}");
             return ExitCode::SUCCESS;
         }
-        Mode::Install(dest) => return install(&dest),
+        Mode::Install { dest, no_network } => {
+            if no_network && no_network::take_interfaces_down() != ExitCode::SUCCESS {
+                return ExitCode::FAILURE;
+            }
+            return install(&dest);
+        }
         Mode::Own(uid, dirs) => return own(uid, &dirs),
-        Mode::NoNetwork => return no_network::take_interfaces_down(),
         // Before any thread or process exists, so all of them inherit the filter. Without it
         // the sandbox would be weaker than promised: refuse to serve.
         Mode::Connect(socket) => init::become_init_parent()
@@ -214,8 +220,17 @@ fn parse_args(mut args: impl Iterator<Item = OsString>) -> Result<Args, String> 
             }
             "--connect" => Mode::Connect(value()?.into()),
             "--listen" => Mode::Listen(value()?),
-            "--install" => Mode::Install(value()?.into()),
-            "--no-network" if inline.is_none() => Mode::NoNetwork,
+            "--install" => Mode::Install {
+                dest: value()?.into(),
+                no_network: false,
+            },
+            "--no-network" if inline.is_none() => match mode {
+                Mode::Install { dest, .. } => Mode::Install {
+                    dest,
+                    no_network: true,
+                },
+                _ => return Err("--no-network goes after --install DEST".into()),
+            },
             // The directories are the arguments after the uid.
             "--own" => {
                 let uid = value()?;
@@ -296,9 +311,22 @@ mod tests {
             parse(&["--listen", "127.0.0.1:7"]),
             Ok(Mode::Listen("127.0.0.1:7".into()))
         );
-        assert_eq!(parse(&["--install=/a/b"]), Ok(Mode::Install("/a/b".into())));
+        assert_eq!(
+            parse(&["--install=/a/b"]),
+            Ok(Mode::Install {
+                dest: "/a/b".into(),
+                no_network: false
+            })
+        );
         assert_eq!(parse(&["--help"]), Ok(Mode::Help));
-        assert_eq!(parse(&["--no-network"]), Ok(Mode::NoNetwork));
+        assert_eq!(
+            parse(&["--install", "/a", "--no-network"]),
+            Ok(Mode::Install {
+                dest: "/a".into(),
+                no_network: true
+            })
+        );
+        assert!(parse(&["--no-network"]).is_err());
         let digest = "ab".repeat(32);
         let listening = parse_args(
             ["--listen", "0.0.0.0:7", "--claim-digest", &digest]

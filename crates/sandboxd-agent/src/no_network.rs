@@ -1,5 +1,7 @@
-//! `--no-network`: takes every interface of the pod's network namespace down but the loopback,
-//! for the init container of a `network_mode = "none"` sandbox on Kubernetes. Whatever the
+//! `--install DEST --no-network`: takes every interface of the pod's network namespace down but
+//! the loopback, in the init container of a `network_mode = "none"` sandbox on Kubernetes
+//! (the one that installs the agent: a second init container would cost the pod's start a
+//! kubelet relist, about a second). Whatever the
 //! cluster's network plugin gave the pod, and whether or not the cluster enforces the deny-all
 //! NetworkPolicy, the sandbox then has no route anywhere; it cannot bring an interface back
 //! up (no `CAP_NET_ADMIN`, and no way to gain it). The agent is still reached through the API

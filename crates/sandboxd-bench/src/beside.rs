@@ -38,20 +38,31 @@ pub(crate) struct Beside {
     /// A runtime whose image has Python, to measure the sandbox's own spawn inside it: the
     /// floor of the exec figure ([`exec_over_own_spawn`]).
     spawn_floor_runtime: Option<&'static str>,
+    /// A `bridge` runtime whose agents the service dials on the pod network, beside the
+    /// port-forward of the others (Kubernetes).
+    pod_network_runtime: Option<&'static str>,
 }
 
+/// The Kubernetes bench's `bridge` runtime, its agents dialed on the pod network.
+const POD_NETWORK_RUNTIME: &str = "online";
+
 impl Beside {
-    pub(crate) fn kubernetes(kubeconfig: &Path) -> Beside {
+    /// The bench runs on a host routed to the pods' addresses (the test cluster's node), so
+    /// the service is told to dial `bridge` agents on the pod network as in the cluster.
+    pub(crate) fn kubernetes(kubeconfig: &Path, image: &str) -> Beside {
         Beside {
             title: "on Kubernetes: the same operations, sandboxes as pods",
             isolation: "runc",
             extra: format!(
-                "\n[backend]\nkind = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"{NAMESPACE}\"\n",
+                "\n[runtimes.{POD_NETWORK_RUNTIME}]\nimage = \"{image}\"\nnetwork_mode = \"bridge\"\n\
+                 \n[backend]\nkind = \"kubernetes\"\nkubeconfig = \"{}\"\nnamespace = \"{NAMESPACE}\"\n\
+                 agent_path = \"pod-network\"\n",
                 kubeconfig.display()
             ),
             pause_to_disk: None,
             cold_floor: ColdFloor::Pod(kubeconfig.to_path_buf()),
             spawn_floor_runtime: None,
+            pod_network_runtime: Some(POD_NETWORK_RUNTIME),
         }
     }
 
@@ -63,6 +74,7 @@ impl Beside {
             pause_to_disk: Some(python_image.into()),
             cold_floor: ColdFloor::Engine("runsc"),
             spawn_floor_runtime: Some(crate::pause_disk::RUNTIME),
+            pod_network_runtime: None,
         }
     }
 }
@@ -120,6 +132,22 @@ pub(crate) async fn run(
         samples.push(started.elapsed());
     }
     print_row("exec `true`", &Sample(samples), Some(&docker.exec_true));
+    if let Some(runtime) = beside.pod_network_runtime {
+        let id = api.open(runtime).await?;
+        // The first exec warms the agent's caches, as above.
+        api.exec(&id, "true").await?;
+        let mut samples = Vec::new();
+        for _ in 0..(n * 5) {
+            time(&mut samples, api.exec(&id, "true")).await?;
+        }
+        api.close(&id).await?;
+        print_row(
+            "exec `true`, agent on the pod network",
+            &Sample(samples),
+            Some(&docker.exec_true),
+        );
+        println!("  (the row above it: through the API server's port-forward)");
+    }
     if let Some(runtime) = beside.spawn_floor_runtime {
         let (exec_true, floor) = exec_over_own_spawn(&api, runtime, n * 5).await?;
         print_row(

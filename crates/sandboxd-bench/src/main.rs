@@ -190,7 +190,9 @@ async fn main() -> Result<()> {
     raw.clean_up(&instance).await;
     let figures = result?;
     let elsewhere = [
-        args.kubeconfig.as_deref().map(beside::Beside::kubernetes),
+        args.kubeconfig
+            .as_deref()
+            .map(|kubeconfig| beside::Beside::kubernetes(kubeconfig, &args.image)),
         args.gvisor.then(|| beside::Beside::gvisor(&args.e2b_image)),
     ];
     let mut beside_goals = Vec::new();

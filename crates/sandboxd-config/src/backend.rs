@@ -51,6 +51,20 @@ impl Default for DockerSettings {
     }
 }
 
+/// How the service reaches its Kubernetes sandboxes' agents.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AgentPath {
+    /// On the pod network where the service runs in the cluster, else the port-forward.
+    #[default]
+    Auto,
+    /// On the pod network: the service reaches the pods' addresses (in the cluster, or on a
+    /// host routed to them).
+    PodNetwork,
+    /// Always through the API server's port-forward.
+    PortForward,
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct KubernetesSettings {
     /// Credentials for the cluster; in-cluster ones (or `KUBECONFIG`) when absent.
@@ -64,6 +78,8 @@ pub struct KubernetesSettings {
     pub volume_storage_class: Option<String>,
     /// The access mode of the volumes' claims (one of [`VOLUME_ACCESS_MODES`]).
     pub volume_access_mode: String,
+    /// How `bridge` sandboxes' agents are reached (others' always through the port-forward).
+    pub agent_path: AgentPath,
 }
 
 #[derive(Deserialize)]
@@ -79,6 +95,7 @@ pub(crate) struct BackendFile {
     agent_image: Option<String>,
     volume_storage_class: Option<String>,
     volume_access_mode: Option<String>,
+    agent_path: Option<AgentPath>,
     sandboxes_per_shim: Option<u32>,
 }
 
@@ -97,6 +114,7 @@ pub(crate) fn resolve(
         ("agent_image", file.agent_image.is_some()),
         ("volume_storage_class", file.volume_storage_class.is_some()),
         ("volume_access_mode", file.volume_access_mode.is_some()),
+        ("agent_path", file.agent_path.is_some()),
     ];
     match file.kind.as_str() {
         "docker" => match kubernetes_only.iter().find(|(_, given)| *given) {
@@ -171,6 +189,7 @@ pub(crate) fn resolve(
                     .unwrap_or(DEFAULT_AGENT_IMAGE.into()),
                 volume_storage_class: file.volume_storage_class.clone(),
                 volume_access_mode,
+                agent_path: file.agent_path.unwrap_or_default(),
             }))
         }
         other => Err(invalid(
@@ -260,6 +279,25 @@ mod tests {
         };
         assert_eq!(k.volume_storage_class.as_deref(), Some("fast-ssd"));
         assert_eq!(k.volume_access_mode, "ReadWriteMany");
+        assert_eq!(k.agent_path, super::AgentPath::Auto);
+        let BackendSettings::Kubernetes(k) =
+            parse("[backend]\nkind = \"kubernetes\"\nagent_path = \"pod-network\"\n")
+                .unwrap()
+                .backend
+        else {
+            panic!("kubernetes expected")
+        };
+        assert_eq!(k.agent_path, super::AgentPath::PodNetwork);
+        let wrong = parse("[backend]\nkind = \"kubernetes\"\nagent_path = \"tunnel\"\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(wrong.contains("port-forward"), "{wrong}");
+        let docker = parse("[backend]\nkind = \"docker\"\nagent_path = \"auto\"\n")
+            .err()
+            .unwrap()
+            .to_string();
+        assert!(docker.contains("backend.agent_path"), "{docker}");
     }
 
     #[test]

@@ -24,7 +24,7 @@ mod tenants;
 mod tests;
 mod webhooks;
 
-pub use backend::{BackendSettings, KubernetesSettings};
+pub use backend::{AgentPath, BackendSettings, KubernetesSettings};
 pub use config::{check_token, Config, TokenSource, EMBEDDED_DEFAULT};
 pub use e2b::{E2bSettings, WatcherBytes};
 pub use egress::EgressSettings;

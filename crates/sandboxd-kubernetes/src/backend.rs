@@ -48,9 +48,9 @@ pub struct KubernetesBackend {
     usage: usage::SummaryCache,
     claims: Claims,
     watch_refused: stops::WatchRefused,
-    /// The service runs in the cluster (its own pod's service account, no kubeconfig): it
-    /// reaches pods on the pod network, so `bridge` sandboxes' agents listen there.
-    in_cluster: bool,
+    /// The service reaches pods on the pod network (it runs in the cluster, or the operator
+    /// says so), so `bridge` sandboxes' agents listen there and are dialed there.
+    on_pod_network: bool,
 }
 
 /// How long a namespace the service made may take to get its `default` service account (the
@@ -87,9 +87,12 @@ impl KubernetesBackend {
             }
             None => kube::Config::infer().await.map_err(|e| setup(&e))?,
         };
-        let in_cluster = options.kubeconfig.is_none()
-            && std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
-            && std::env::var_os("KUBECONFIG").is_none();
+        // In the cluster: its own pod's service account, no kubeconfig.
+        let on_pod_network = options.agents_on_pod_network.unwrap_or_else(|| {
+            options.kubeconfig.is_none()
+                && std::env::var_os("KUBERNETES_SERVICE_HOST").is_some()
+                && std::env::var_os("KUBECONFIG").is_none()
+        });
         let client = Client::try_from(config)
             .map_err(|e| BackendError::Setup(format!("cannot make the Kubernetes client: {e}")))?;
         let key_dir = &options.key_dir;
@@ -110,7 +113,7 @@ impl KubernetesBackend {
             connections: Connections::default(),
             usage: usage::SummaryCache::default(),
             watch_refused: stops::WatchRefused::default(),
-            in_cluster,
+            on_pod_network,
         };
         backend.prepare_namespace().await?;
         runtime_classes::check(&backend.client, &backend.options.runtime_classes).await?;
@@ -275,7 +278,7 @@ impl KubernetesBackend {
                     if let Some(node) = pod.spec.as_ref().and_then(|spec| spec.node_name.as_ref()) {
                         self.usage.remember_node(name, node);
                     }
-                    if self.in_cluster {
+                    if self.on_pod_network {
                         self.connections
                             .register(name, pod::pod_network_address(&pod));
                     }
@@ -311,7 +314,7 @@ impl Backend for KubernetesBackend {
         let agent_listen = pod::AgentListen {
             claim_digest: self.secret(&spec.session_id).digest(),
             // A pod without a network has its interfaces taken down: only the loopback.
-            on_pod_network: self.in_cluster && spec.limits.network_mode == NetworkMode::Bridge,
+            on_pod_network: self.on_pod_network && spec.limits.network_mode == NetworkMode::Bridge,
         };
         let manifest = pod::pod(&self.options, spec, &agent_listen);
         let name = pod::pod_name(&spec.session_id);
@@ -385,7 +388,7 @@ impl Backend for KubernetesBackend {
         // A pod this service did not start (it started before the service did): its agent's
         // address on the pod network, if it listens there, is read once.
         if !self.connections.knows(pod) {
-            let direct = match self.in_cluster {
+            let direct = match self.on_pod_network {
                 true => self
                     .pods
                     .get_opt(pod)

@@ -27,6 +27,9 @@ pub struct KubernetesOptions {
     pub volume_storage_class: Option<String>,
     /// The access mode of the volumes' claims (`ReadWriteOnce`...).
     pub volume_access_mode: String,
+    /// Whether `bridge` sandboxes' agents listen on the pod network and are dialed there;
+    /// `None`: where the service runs in the cluster.
+    pub agents_on_pod_network: Option<bool>,
 }
 
 #[cfg(test)]
@@ -45,6 +48,7 @@ pub(crate) mod tests {
             key_dir: "/nonexistent".into(),
             volume_storage_class: None,
             volume_access_mode: "ReadWriteOnce".into(),
+            agents_on_pod_network: None,
         }
     }
 }

@@ -168,25 +168,6 @@ fn session_volumes(
     (volumes, mounts, Some(owner))
 }
 
-/// For a sandbox without a network, an init container that takes the pod's interfaces down
-/// (the agent's `--no-network`, as root with `CAP_NET_ADMIN` alone): the deny-all
-/// NetworkPolicy holds such pods only where the cluster enforces policies, this on every
-/// cluster. The sandbox's container, without the capability, cannot bring them up again.
-fn no_network(options: &KubernetesOptions, spec: &SandboxSpec) -> Option<Container> {
-    if spec.limits.network_mode == NetworkMode::Bridge {
-        return None;
-    }
-    Some(Container {
-        name: "no-network".to_string(),
-        image: Some(options.agent_image.clone()),
-        image_pull_policy: Some("IfNotPresent".to_string()),
-        command: Some(vec![AGENT_IN_IMAGE.to_string(), "--no-network".to_string()]),
-        security_context: Some(root_with(&["NET_ADMIN"])),
-        resources: Some(init_resources()),
-        ..Default::default()
-    })
-}
-
 /// An init container's profile that runs as root with these capabilities alone.
 fn root_with(capabilities: &[&str]) -> SecurityContext {
     SecurityContext {
@@ -242,21 +223,34 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec, agent_listen: &Agent
         ..Default::default()
     };
     let agent = format!("{AGENT_DIR}/sandboxd-agent");
+    let mut install_command = vec![
+        AGENT_IN_IMAGE.to_string(),
+        "--install".to_string(),
+        agent.clone(),
+    ];
+    // For a sandbox without a network the same init container takes the pod's interfaces down
+    // first (as root with `CAP_NET_ADMIN` alone): the deny-all NetworkPolicy holds such pods
+    // only where the cluster enforces policies, this on every cluster. The sandbox's
+    // container, without the capability, cannot bring them up again. One init container
+    // rather than two: the kubelet notices each one's end at its next relist.
+    let no_network = spec.limits.network_mode != NetworkMode::Bridge;
+    if no_network {
+        install_command.push("--no-network".to_string());
+    }
     let install = Container {
         name: "agent".to_string(),
         image: Some(options.agent_image.clone()),
         image_pull_policy: Some("IfNotPresent".to_string()),
-        command: Some(vec![
-            AGENT_IN_IMAGE.to_string(),
-            "--install".to_string(),
-            agent.clone(),
-        ]),
-        security_context: Some(hardened()),
+        command: Some(install_command),
+        security_context: Some(if no_network {
+            root_with(&["NET_ADMIN"])
+        } else {
+            hardened()
+        }),
         resources: Some(init_resources()),
         volume_mounts: Some(vec![mount("agent", AGENT_DIR, false)]),
         ..Default::default()
     };
-    let network = no_network(options, spec);
     let (claims, claim_mounts, owner) = session_volumes(options, spec);
     let mut mounts = vec![
         mount("agent", AGENT_DIR, true),
@@ -313,12 +307,7 @@ pub fn pod(options: &KubernetesOptions, spec: &SandboxSpec, agent_listen: &Agent
             ..Default::default()
         },
         spec: Some(PodSpec {
-            init_containers: Some(
-                [Some(install), network, owner]
-                    .into_iter()
-                    .flatten()
-                    .collect(),
-            ),
+            init_containers: Some([Some(install), owner].into_iter().flatten().collect()),
             containers: vec![sandbox],
             volumes: Some(volumes),
             // As on Docker: the pod's name is the service's business, not the sandbox's.
@@ -491,10 +480,10 @@ mod tests {
         let inits = spec.init_containers.unwrap();
         assert_eq!(
             init_names(&inits),
-            ["agent", "no-network", "volumes"],
-            "the agent's installer, the network's removal, then the volumes' owner"
+            ["agent", "volumes"],
+            "the agent's installer, then the volumes' owner"
         );
-        let owner = &inits[2];
+        let owner = &inits[1];
         assert_eq!(
             owner.command.as_ref().unwrap()[1..],
             [
@@ -530,30 +519,35 @@ mod tests {
     #[test]
     fn a_session_without_volumes_has_no_owner_step() {
         let spec = pod_of(&spec("sh")).spec.unwrap();
-        assert_eq!(
-            init_names(&spec.init_containers.unwrap()),
-            ["agent", "no-network"]
-        );
+        assert_eq!(init_names(&spec.init_containers.unwrap()), ["agent"]);
     }
 
     #[test]
     fn a_sandbox_without_a_network_has_its_interfaces_taken_down_first() {
         let spec_none = pod_of(&spec("sh")).spec.unwrap();
-        let inits = spec_none.init_containers.unwrap();
-        let step = &inits[1];
-        assert_eq!(step.command.as_ref().unwrap()[1..], ["--no-network"]);
-        let security = step.security_context.as_ref().unwrap();
+        let install = &spec_none.init_containers.unwrap()[0];
+        assert_eq!(
+            install.command.as_ref().unwrap()[1..],
+            ["--install", "/.sandboxd/sandboxd-agent", "--no-network"]
+        );
+        let security = install.security_context.as_ref().unwrap();
         let capabilities = security.capabilities.as_ref().unwrap();
         assert_eq!(capabilities.add, Some(vec!["NET_ADMIN".to_string()]));
         assert_eq!(capabilities.drop, Some(vec!["ALL".to_string()]));
         assert_eq!(security.allow_privilege_escalation, Some(false));
         let mut bridge = spec("sh");
         bridge.limits.network_mode = NetworkMode::Bridge;
-        let inits = pod_of(&bridge).spec.unwrap().init_containers.unwrap();
+        let install = &pod_of(&bridge).spec.unwrap().init_containers.unwrap()[0];
         assert_eq!(
-            init_names(&inits),
-            ["agent"],
+            install.command.as_ref().unwrap().last().map(String::as_str),
+            Some("/.sandboxd/sandboxd-agent"),
             "a bridge sandbox keeps its network"
+        );
+        let security = install.security_context.as_ref().unwrap();
+        assert_eq!(
+            security.run_as_non_root,
+            Some(true),
+            "and a non-root installer"
         );
     }
 

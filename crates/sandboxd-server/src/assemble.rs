@@ -14,7 +14,7 @@ pub use state_dir::new_token;
 use error::with_causes;
 
 use sandboxd_backend::Backend;
-use sandboxd_config::{BackendSettings, Config};
+use sandboxd_config::{AgentPath, BackendSettings, Config};
 use sandboxd_core::Core;
 use sandboxd_docker::{DockerBackend, DockerOptions};
 use sandboxd_kubernetes::{KubernetesBackend, KubernetesOptions};
@@ -255,6 +255,11 @@ async fn connect_backend(
                 key_dir: state_dir.join("sandboxes"),
                 volume_storage_class: settings.volume_storage_class.clone(),
                 volume_access_mode: settings.volume_access_mode.clone(),
+                agents_on_pod_network: match settings.agent_path {
+                    AgentPath::Auto => None,
+                    AgentPath::PodNetwork => Some(true),
+                    AgentPath::PortForward => Some(false),
+                },
             })
             .await
             .map_err(AssembleError::Kubernetes)?;

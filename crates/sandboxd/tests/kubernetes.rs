@@ -8,7 +8,8 @@
 mod common;
 
 use common::{
-    base_config, cluster, idle_processes, python_image, Kubernetes, TestService, TEST_NAMESPACE,
+    agent_peers, base_config, busybox_image, cluster, idle_processes, python_image, Kubernetes,
+    TestService, TEST_NAMESPACE,
 };
 use serde_json::json;
 use std::time::Duration;
@@ -125,6 +126,43 @@ print("default routes", sum(1 for l in open("/proc/net/route").readlines()[1:] i
     assert!(stdout.contains("resolved 10.96.0.1\n"), "{result}");
     assert!(stdout.contains("tls TLS"), "{result}");
     assert!(stdout.contains("default routes 1\n"), "{result}");
+}
+
+#[tokio::test]
+#[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
+async fn told_the_pod_network_a_service_outside_dials_bridge_agents_there() {
+    let Some(_cluster) = cluster() else { return };
+    let extra = format!(
+        "[runtimes.online]\nimage = \"{}\"\nnetwork_mode = \"bridge\"\n",
+        busybox_image()
+    );
+    let service = TestService::start_with_backend_lines(
+        &base_config(4, &extra),
+        "agent_path = \"pod-network\"\n",
+    );
+    let online = service.open("online").await;
+    let none = service.open("sh").await;
+    // The agents' peers: this host's address on the pods' bridge for the bridge sandbox (no
+    // port-forward, which ends at the pod's loopback), the loopback for the one without a
+    // network (its pod has only that).
+    let peers = |id: String| {
+        let service = &service;
+        async move {
+            let listing = service.sh(&id, "cat /proc/net/tcp").await;
+            let text = listing["stdout"].as_str().unwrap().to_string();
+            agent_peers(&text)
+        }
+    };
+    let online_peers = peers(online).await;
+    assert!(
+        !online_peers.is_empty() && online_peers.iter().all(|p| p != "127.0.0.1"),
+        "{online_peers:?}"
+    );
+    let none_peers = peers(none).await;
+    assert!(
+        !none_peers.is_empty() && none_peers.iter().all(|p| p == "127.0.0.1"),
+        "{none_peers:?}"
+    );
 }
 
 #[tokio::test]

@@ -14,7 +14,9 @@
 
 mod common;
 
-use common::{busybox_image, call_at, cluster, random_suffix, skip_or_fail, Kubernetes};
+use common::{
+    agent_peers, busybox_image, call_at, cluster, random_suffix, skip_or_fail, Kubernetes,
+};
 use serde_json::{json, Value};
 use std::path::PathBuf;
 use std::process::{Command, Output};
@@ -242,22 +244,6 @@ impl InCluster {
         assert_eq!(body["exit_code"], 0, "{body}");
         body["stdout"].as_str().unwrap().to_string()
     }
-}
-
-/// The addresses of the peers of the agent's established connections (its port, 7719), from
-/// the sandbox's `/proc/net/tcp` (little-endian hex).
-fn agent_peers(proc_net_tcp: &str) -> Vec<String> {
-    proc_net_tcp
-        .lines()
-        .skip(1)
-        .filter_map(|line| {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            let (local, remote, state) = (fields.get(1)?, fields.get(2)?, fields.get(3)?);
-            (local.ends_with(":1E27") && *state == "01").then_some(())?;
-            let ip = u32::from_str_radix(remote.split(':').next()?, 16).ok()?;
-            Some(std::net::Ipv4Addr::from(ip.swap_bytes()).to_string())
-        })
-        .collect()
 }
 
 #[test]

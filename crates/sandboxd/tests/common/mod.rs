@@ -17,7 +17,9 @@ pub mod ledger;
 mod running;
 mod skip;
 #[allow(unused_imports)] // each test binary uses a different part
-pub use kubernetes::{cluster, kubernetes, Kubernetes, TEST_NAMESPACE, TEST_STORAGE_CLASS};
+pub use kubernetes::{
+    agent_peers, cluster, kubernetes, Kubernetes, TEST_NAMESPACE, TEST_STORAGE_CLASS,
+};
 #[allow(unused_imports)] // each test binary uses a different part
 pub use skip::{in_ci, skip_or_fail};
 
@@ -271,6 +273,16 @@ impl TestService {
     pub fn start_logged_with_credentials(config: &str, kubeconfig: &str) -> TestService {
         let backend = kubernetes::backend_table(kubeconfig, TEST_NAMESPACE);
         let (state_dir, instance_id) = Self::prepare_with(config, true, &backend);
+        let (child, url) = spawn_service(state_dir.path(), None);
+        Self::serving(state_dir, instance_id, url, Running::Process(child), None)
+    }
+
+    /// As [`start`](TestService::start) on the cluster, with these lines added to its
+    /// `[backend]` table.
+    pub fn start_with_backend_lines(config: &str, lines: &str) -> TestService {
+        let cluster = kubernetes().expect("a cluster");
+        let backend = kubernetes::backend_table(&cluster.kubeconfig, TEST_NAMESPACE) + lines;
+        let (state_dir, instance_id) = Self::prepare_with(config, false, &backend);
         let (child, url) = spawn_service(state_dir.path(), None);
         Self::serving(state_dir, instance_id, url, Running::Process(child), None)
     }
