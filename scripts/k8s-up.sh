@@ -112,19 +112,23 @@ build_binaries() {
     log "built ${missing[*]} in $(elapsed_since "$t0")"
 }
 
-build_helm() {
-    [[ -x "$HELM" ]] && return 0
-    have go || die "go is needed to build helm"
-    log "building helm $HELM_VERSION from its Go module (once per machine; about 3 minutes)"
-    local t0
+# build_go_tool WHAT MINUTES MODULE_DIR BINARY PACKAGE [LDFLAGS]: PACKAGE of the Go module in
+# MODULE_DIR built to BINARY (static, stripped), unless it is there.
+build_go_tool() {
+    local what=$1 minutes=$2 module=$3 binary=$4 package=$5 ldflags="-s -w ${6:-}" t0
+    [[ -x "$binary" ]] && return 0
+    have go || die "go is needed to build $what"
+    log "building $what from its Go module (once per machine; about $minutes minutes)"
     t0="$(now)"
-    mkdir -p "$(dirname "$HELM")"
-    (cd "$HELM_MODULE" &&
-        CGO_ENABLED=0 go build -trimpath -o "$HELM.partial" \
-            -ldflags="-s -w -X helm.sh/helm/v4/internal/version.version=$HELM_VERSION" \
-            helm.sh/helm/v4/cmd/helm)
-    mv "$HELM.partial" "$HELM"
-    log "built helm in $(elapsed_since "$t0")"
+    mkdir -p "$(dirname "$binary")"
+    (cd "$module" && CGO_ENABLED=0 go build -trimpath -ldflags="$ldflags" -o "$binary.partial" "$package")
+    mv "$binary.partial" "$binary"
+    log "built $what in $(elapsed_since "$t0")"
+}
+
+build_helm() {
+    build_go_tool "helm $HELM_VERSION" 3 "$HELM_MODULE" "$HELM" helm.sh/helm/v4/cmd/helm \
+        "-X helm.sh/helm/v4/internal/version.version=$HELM_VERSION"
 }
 
 # The provisioner of the test StorageClass, kept by a hash of its source: a changed source
@@ -137,16 +141,8 @@ provisioner_binary() {
 }
 
 build_provisioner() {
-    local binary=$1 t0
-    [[ -x "$binary" ]] && return 0
-    have go || die "go is needed to build the test cluster's provisioner"
-    log "building the test cluster's provisioner (scripts/k8s/provisioner; about 2 minutes, once per version)"
-    t0="$(now)"
-    mkdir -p "$(dirname "$binary")"
-    (cd "$PROVISIONER_MODULE" &&
-        CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$binary.partial" .)
-    mv "$binary.partial" "$binary"
-    log "built the provisioner in $(elapsed_since "$t0")"
+    build_go_tool "the test cluster's provisioner (scripts/k8s/provisioner, once per version)" 2 \
+        "$PROVISIONER_MODULE" "$1" .
 }
 
 # ---- 2. certificates ------------------------------------------------------------------------

@@ -74,16 +74,7 @@ remove_pod_network() {
 }
 
 build_coredns() {
-    [[ -x "$COREDNS" ]] && return 0
-    have go || die "go is needed to build CoreDNS"
-    log "building CoreDNS $COREDNS_VERSION from its Go module (once per machine; about 2 minutes)"
-    local t0
-    t0="$(now)"
-    mkdir -p "$(dirname "$COREDNS")"
-    (cd "$COREDNS_MODULE" &&
-        CGO_ENABLED=0 go build -trimpath -ldflags='-s -w' -o "$COREDNS.partial" github.com/coredns/coredns)
-    mv "$COREDNS.partial" "$COREDNS"
-    log "built CoreDNS in $(elapsed_since "$t0")"
+    build_go_tool "CoreDNS $COREDNS_VERSION" 2 "$COREDNS_MODULE" "$COREDNS" github.com/coredns/coredns
 }
 
 # write_if_changed FILE: standard input to FILE, unless FILE holds it already.

@@ -95,15 +95,16 @@ print(sorted(open("/proc/net/dev").read().split()[::17])[:5])
     assert_eq!(again["stdout"], "still here\n");
 }
 
+/// A runtime `online` of `image` on the pod network.
+fn bridge_runtime(image: &str) -> String {
+    format!("[runtimes.online]\nimage = \"{image}\"\nnetwork_mode = \"bridge\"\n")
+}
+
 #[tokio::test]
 #[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
 async fn a_bridge_sandbox_gets_the_pod_network_with_services_and_dns() {
     let Some(_cluster) = cluster() else { return };
-    let extra = format!(
-        "[runtimes.online]\nimage = \"{}\"\nnetwork_mode = \"bridge\"\n",
-        python_image()
-    );
-    let service = TestService::start(&base_config(4, &extra));
+    let service = TestService::start(&base_config(4, &bridge_runtime(&python_image())));
     let id = service.open("online").await;
     // The cluster's DNS names the API server's Service, and its address leads to the API
     // server (through the Service proxy), which answers TLS.
@@ -132,12 +133,8 @@ print("default routes", sum(1 for l in open("/proc/net/route").readlines()[1:] i
 #[ignore = "needs a cluster: scripts/test.sh's kubernetes step runs it"]
 async fn told_the_pod_network_a_service_outside_dials_bridge_agents_there() {
     let Some(_cluster) = cluster() else { return };
-    let extra = format!(
-        "[runtimes.online]\nimage = \"{}\"\nnetwork_mode = \"bridge\"\n",
-        busybox_image()
-    );
     let service = TestService::start_with_backend_lines(
-        &base_config(4, &extra),
+        &base_config(4, &bridge_runtime(&busybox_image())),
         "agent_path = \"pod-network\"\n",
     );
     let online = service.open("online").await;
