@@ -84,15 +84,20 @@ for host, port in [("10.96.0.1", 443), ("127.0.0.1", 16443), ("8.8.8.8", 53), ("
         print(host, "refused", e.errno)
 print(sorted(open("/proc/net/dev").read().split()[::17])[:5])
 "#;
-    let result = service
-        .exec(&id, json!({"argv": ["python3", "-c", probe]}))
-        .await
-        .1;
+    let result = python(&service, &id, probe).await;
     let stdout = result["stdout"].as_str().unwrap();
     assert!(!stdout.contains(" open"), "a connection was made: {result}");
     assert_eq!(stdout.matches(" refused ").count(), 4, "{result}");
     let again = service.sh(&id, "echo still here").await;
     assert_eq!(again["stdout"], "still here\n");
+}
+
+/// What `python3 -c probe` gave in the session.
+async fn python(service: &TestService, id: &str, probe: &str) -> serde_json::Value {
+    service
+        .exec(id, json!({"argv": ["python3", "-c", probe]}))
+        .await
+        .1
 }
 
 /// A runtime `online` of `image` on the pod network.
@@ -119,10 +124,7 @@ with ctx.wrap_socket(raw) as tls:
     print("tls", tls.version())
 print("default routes", sum(1 for l in open("/proc/net/route").readlines()[1:] if l.split()[1] == "00000000"))
 "#;
-    let result = service
-        .exec(&id, json!({"argv": ["python3", "-c", probe]}))
-        .await
-        .1;
+    let result = python(&service, &id, probe).await;
     let stdout = result["stdout"].as_str().unwrap();
     assert!(stdout.contains("resolved 10.96.0.1\n"), "{result}");
     assert!(stdout.contains("tls TLS"), "{result}");
@@ -179,10 +181,7 @@ try:
 except OSError:
     print("closed")
 "#;
-    let result = service
-        .exec(&id, json!({"argv": ["python3", "-c", impostor]}))
-        .await
-        .1;
+    let result = python(&service, &id, impostor).await;
     assert_eq!(result["stdout"], "closed\n", "{result}");
     assert_eq!(service.sh(&id, "echo ok").await["stdout"], "ok\n");
 }
