@@ -73,10 +73,6 @@ remove_pod_network() {
     iptables -X "$API_GUARD_CHAIN" 2>/dev/null || true
 }
 
-build_coredns() {
-    build_go_tool "CoreDNS $COREDNS_VERSION" 2 "$COREDNS_MODULE" "$COREDNS" github.com/coredns/coredns
-}
-
 # write_if_changed FILE: standard input to FILE, unless FILE holds it already.
 write_if_changed() {
     local file=$1 new
@@ -110,7 +106,7 @@ CONF
 }
 
 start_coredns() {
-    build_coredns
+    build_go_tool "CoreDNS $COREDNS_VERSION" 2 "$COREDNS_MODULE" "$COREDNS" github.com/coredns/coredns
     mkdir -p "$K8S_STATE/coredns"
     cat >"$K8S_STATE/coredns/Corefile" <<CONF
 .:53 {

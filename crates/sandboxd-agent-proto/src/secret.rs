@@ -19,7 +19,7 @@ pub struct AgentSecret(String);
 impl AgentSecret {
     /// The secret for `bytes`.
     pub fn from_bytes(bytes: &[u8; AGENT_SECRET_LEN]) -> AgentSecret {
-        AgentSecret(bytes.iter().map(|b| format!("{b:02x}")).collect())
+        AgentSecret(hex(bytes))
     }
 
     /// Reads the secret as the agent's secret file holds it (surrounding whitespace ignored);
@@ -40,11 +40,13 @@ impl AgentSecret {
     /// is told at start (`--claim-digest`), so that it accepts only this secret's claims
     /// without the secret itself being written where others read it (a pod's spec).
     pub fn digest(&self) -> String {
-        Sha256::digest(self.0.as_bytes())
-            .iter()
-            .map(|b| format!("{b:02x}"))
-            .collect()
+        hex(&Sha256::digest(self.0.as_bytes()))
     }
+}
+
+/// Lowercase hex, two digits a byte.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
 impl std::fmt::Debug for AgentSecret {

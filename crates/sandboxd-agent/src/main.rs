@@ -83,7 +83,11 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Mode::Install { dest, no_network } => {
-            if no_network && no_network::take_interfaces_down() != ExitCode::SUCCESS {
+            if let Err(message) = no_network
+                .then(no_network::take_interfaces_down)
+                .transpose()
+            {
+                eprintln!("sandboxd-agent: {message}");
                 return ExitCode::FAILURE;
             }
             return install(&dest);

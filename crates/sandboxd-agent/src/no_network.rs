@@ -10,27 +10,25 @@
 use std::ffi::CStr;
 use std::io::Error;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-use std::process::ExitCode;
 
-pub fn take_interfaces_down() -> ExitCode {
+pub fn take_interfaces_down() -> Result<(), String> {
     match interfaces().and_then(|names| {
         names
             .iter()
             .filter(|name| name.as_bytes() != b"lo")
             .try_for_each(|name| take_down(name))
     }) {
-        Ok(()) => ExitCode::SUCCESS,
+        Ok(()) => Ok(()),
         // gVisor's network stack has no interface flags to set: there the deny-all
         // NetworkPolicy alone holds the pod, as the operator book says.
         Err(Refused::Unsupported(message)) => {
             eprintln!(
                 "sandboxd-agent: this kernel cannot take interfaces down ({message}); the pod's network is left to the NetworkPolicy"
             );
-            ExitCode::SUCCESS
+            Ok(())
         }
         Err(Refused::Failed(message)) => {
-            eprintln!("sandboxd-agent: cannot take the pod's network away: {message}");
-            ExitCode::FAILURE
+            Err(format!("cannot take the pod's network away: {message}"))
         }
     }
 }

@@ -125,25 +125,17 @@ pub(crate) async fn run(
     let warm = api.warm_opens(n, Duration::from_secs(10)).await?;
     print_row("session create, warm pool", &warm, Some(&docker.warm));
 
-    let mut samples = Vec::new();
-    for _ in 0..(n * 5) {
-        let started = Instant::now();
-        api.exec(&sessions[0], "true").await?;
-        samples.push(started.elapsed());
-    }
-    print_row("exec `true`", &Sample(samples), Some(&docker.exec_true));
+    let exec_true = execs_of_true(&api, &sessions[0], n * 5).await?;
+    print_row("exec `true`", &exec_true, Some(&docker.exec_true));
     if let Some(runtime) = beside.pod_network_runtime {
         let id = api.open(runtime).await?;
         // The first exec warms the agent's caches, as above.
         api.exec(&id, "true").await?;
-        let mut samples = Vec::new();
-        for _ in 0..(n * 5) {
-            time(&mut samples, api.exec(&id, "true")).await?;
-        }
+        let exec_true = execs_of_true(&api, &id, n * 5).await?;
         api.close(&id).await?;
         print_row(
             "exec `true`, agent on the pod network",
-            &Sample(samples),
+            &exec_true,
             Some(&docker.exec_true),
         );
         println!("  (the row above it: through the API server's port-forward)");
@@ -178,6 +170,15 @@ pub(crate) async fn run(
     };
     let floor = crate::restore_floor::run(n, raw, python_image).await?;
     crate::pause_disk::run(n, &api, &floor).await
+}
+
+/// `count` execs of `true` in session `id`, one at a time, each timed.
+async fn execs_of_true(api: &Api, id: &str, count: usize) -> Result<Sample> {
+    let mut samples = Vec::new();
+    for _ in 0..count {
+        time(&mut samples, api.exec(id, "true")).await?;
+    }
+    Ok(Sample(samples))
 }
 
 /// Exec `true` through the service in a session of `runtime`, and what the sandbox's own

@@ -278,10 +278,9 @@ impl KubernetesBackend {
                     if let Some(node) = pod.spec.as_ref().and_then(|spec| spec.node_name.as_ref()) {
                         self.usage.remember_node(name, node);
                     }
-                    if self.on_pod_network {
-                        self.connections
-                            .register(name, pod::pod_network_address(&pod));
-                    }
+                    // Annotated when its agent listens on the pod network: dialed there.
+                    self.connections
+                        .register(name, pod::pod_network_address(&pod));
                     running = true;
                 }
                 usage::PodState::Failed(why) => {
@@ -388,15 +387,11 @@ impl Backend for KubernetesBackend {
         // A pod this service did not start (it started before the service did): its agent's
         // address on the pod network, if it listens there, is read once.
         if !self.connections.knows(pod) {
-            let direct = match self.on_pod_network {
-                true => self
-                    .pods
-                    .get_opt(pod)
-                    .await
-                    .map_err(api_error)?
-                    .as_ref()
-                    .and_then(pod::pod_network_address),
-                false => None,
+            let direct = if self.on_pod_network {
+                let found = self.pods.get_opt(pod).await.map_err(api_error)?;
+                found.as_ref().and_then(pod::pod_network_address)
+            } else {
+                None
             };
             self.connections.register(pod, direct);
         }

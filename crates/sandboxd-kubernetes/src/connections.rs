@@ -16,7 +16,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
-use tokio::io::{AsyncRead, AsyncWrite, DuplexStream, ReadBuf};
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
 /// Idle connections kept per sandbox: here they cost the agent nothing while idle, and each
@@ -28,11 +28,10 @@ const MAX_IDLE_AGE: Duration = Duration::from_secs(60);
 /// Opening and claiming a connection.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// A connection to an agent, whichever way it goes.
-enum Link {
-    PortForward(DuplexStream),
-    PodNetwork(TcpStream),
-}
+/// A connection to an agent, whichever way it goes (a port-forward stream, a TCP connection).
+trait Duplex: AsyncRead + AsyncWrite + Send + Unpin {}
+impl<T: AsyncRead + AsyncWrite + Send + Unpin> Duplex for T {}
+type Link = Box<dyn Duplex>;
 
 type Idle = Vec<(Link, Instant)>;
 
@@ -139,7 +138,7 @@ async fn open_direct(
     claim(&mut stream, secret)
         .await
         .map_err(|e| unavailable(format!("the agent did not accept the connection: {e}")))?;
-    Ok(Link::PodNetwork(stream))
+    Ok(Box::new(stream))
 }
 
 /// A claimed connection: a port-forward stream to the agent's port.
@@ -162,7 +161,7 @@ async fn open(
     claim(&mut stream, secret)
         .await
         .map_err(|e| unavailable(format!("the agent did not accept the connection: {e}")))?;
-    Ok(Link::PortForward(stream))
+    Ok(Box::new(stream))
 }
 
 /// A connection handed out for one request; [`AgentIo::reuse`] puts it back.
@@ -191,10 +190,7 @@ impl AsyncRead for PooledConnection {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<std::io::Result<()>> {
-        match &mut self.link {
-            Link::PortForward(stream) => Pin::new(stream).poll_read(cx, buf),
-            Link::PodNetwork(stream) => Pin::new(stream).poll_read(cx, buf),
-        }
+        Pin::new(&mut self.link).poll_read(cx, buf)
     }
 }
 
@@ -204,23 +200,14 @@ impl AsyncWrite for PooledConnection {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<std::io::Result<usize>> {
-        match &mut self.link {
-            Link::PortForward(stream) => Pin::new(stream).poll_write(cx, buf),
-            Link::PodNetwork(stream) => Pin::new(stream).poll_write(cx, buf),
-        }
+        Pin::new(&mut self.link).poll_write(cx, buf)
     }
 
     fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match &mut self.link {
-            Link::PortForward(stream) => Pin::new(stream).poll_flush(cx),
-            Link::PodNetwork(stream) => Pin::new(stream).poll_flush(cx),
-        }
+        Pin::new(&mut self.link).poll_flush(cx)
     }
 
     fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        match &mut self.link {
-            Link::PortForward(stream) => Pin::new(stream).poll_shutdown(cx),
-            Link::PodNetwork(stream) => Pin::new(stream).poll_shutdown(cx),
-        }
+        Pin::new(&mut self.link).poll_shutdown(cx)
     }
 }

@@ -100,6 +100,12 @@ async fn python(service: &TestService, id: &str, probe: &str) -> serde_json::Val
         .1
 }
 
+/// The peers of the connections the session's agent holds, from its `/proc/net/tcp`.
+async fn peers_of_agent(service: &TestService, id: &str) -> Vec<String> {
+    let listing = service.sh(id, "cat /proc/net/tcp").await;
+    agent_peers(listing["stdout"].as_str().unwrap())
+}
+
 /// A runtime `online` of `image` on the pod network.
 fn bridge_runtime(image: &str) -> String {
     format!("[runtimes.online]\nimage = \"{image}\"\nnetwork_mode = \"bridge\"\n")
@@ -144,20 +150,12 @@ async fn told_the_pod_network_a_service_outside_dials_bridge_agents_there() {
     // The agents' peers: this host's address on the pods' bridge for the bridge sandbox (no
     // port-forward, which ends at the pod's loopback), the loopback for the one without a
     // network (its pod has only that).
-    let peers = |id: String| {
-        let service = &service;
-        async move {
-            let listing = service.sh(&id, "cat /proc/net/tcp").await;
-            let text = listing["stdout"].as_str().unwrap().to_string();
-            agent_peers(&text)
-        }
-    };
-    let online_peers = peers(online).await;
+    let online_peers = peers_of_agent(&service, &online).await;
     assert!(
         !online_peers.is_empty() && online_peers.iter().all(|p| p != "127.0.0.1"),
         "{online_peers:?}"
     );
-    let none_peers = peers(none).await;
+    let none_peers = peers_of_agent(&service, &none).await;
     assert!(
         !none_peers.is_empty() && none_peers.iter().all(|p| p == "127.0.0.1"),
         "{none_peers:?}"
